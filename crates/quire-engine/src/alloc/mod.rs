@@ -1,0 +1,1 @@
+//! Extents, free lists and page allocation (being written).

@@ -1,0 +1,1 @@
+//! The buffer pool (being written).

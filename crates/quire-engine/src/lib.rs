@@ -1,0 +1,25 @@
+//! # quire-engine
+//!
+//! The storage engine, one module per layer, bottom-up. A module only uses modules listed
+//! above it here (checked by `tests/layering.rs`); where a lower layer must call an upper one
+//! (the buffer pool must force the log before writing a page), the lower layer defines a
+//! trait and the upper one implements it.
+//!
+//! | module  | owns |
+//! |---------|------|
+//! | [`page`]   | page ids, LSNs, the page header/trailer, checksums |
+//! | [`space`]  | tablespace files: reading, writing and extending pages |
+//! | [`buffer`] | the buffer pool: page table, latches, LRU, flush list, page cleaner |
+//! | [`log`]    | the redo log: file, log buffer, group commit, checkpoints |
+//! | [`alloc`]  | extents, free lists and page allocation inside a space |
+//!
+//! All file I/O goes through [`quire_io`], so the same code runs on the disk and on the
+//! fault-injecting simulator.
+
+#![deny(clippy::unwrap_used)]
+
+pub mod alloc;
+pub mod buffer;
+pub mod log;
+pub mod page;
+pub mod space;

@@ -1,0 +1,1 @@
+//! The simulated, fault-injecting file system (being written; see docs/io.md).
