@@ -1,0 +1,699 @@
+//! # The log: appends, group commit, checkpoints
+//!
+//! ```text
+//!  LSN:  checkpoint ≤ flushed ≤ written ≤ filled ≤ reserved
+//!        |reusable  | durable | in the OS | copied   | being copied
+//!        |after ckpt|         | page cache| in order | (out of order)
+//! ```
+//!
+//! Invariants (checked by [`Shared::check_invariants`] after every write and checkpoint):
+//! 1. `checkpoint ≤ flushed ≤ written ≤ filled ≤ reserved`; all only grow.
+//! 2. No file write touches log at or after `checkpoint + capacity`: an append's end stays
+//!    within `checkpoint + capacity − SLACK` (asserted before each write).
+//! 3. An appender copies into the ring only when `end ≤ written + ring size`.
+//! 4. `flushed` advances only after a sync (or an O_DSYNC write) covering it.
+//! 5. The checkpoint LSN is published only after its slot is durable.
+//!
+//! State transitions: `append` moves `reserved` (and `filled`, through publication);
+//! [`Shared::lead`] moves `written` and `flushed`; [`Shared::checkpoint`] moves `checkpoint`.
+//!
+//! **Group commit** (lesson 3): committers queue on the writer mutex. The first to get it
+//! (the leader) writes everything filled, syncs once, and publishes `flushed`; the others
+//! find their LSN covered when they get the mutex and return without I/O. Appenders waiting
+//! for ring space never block on that mutex (they `try_lock` it or wait for `written`),
+//! because the leader may be waiting for *their* copies.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering::SeqCst};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use parking_lot::{Condvar, Mutex, RwLock};
+use quire_io::{AlignedBuf, Vfs};
+
+use super::buffer::LogBuffer;
+use super::file::LogFile;
+use super::flusher::{self, FlushAtCommit, Stop};
+use super::format::{self, CheckpointSlot, BLOCK, FRAME_OVERHEAD, SLOT_OFFSETS};
+use super::reader::LogReader;
+use super::{LogConfig, LogError, Result};
+use crate::page::Lsn;
+
+/// Log kept free ahead of the checkpoint, so the zero padding of an O_DIRECT tail block
+/// never lands on un-checkpointed log (invariant 2).
+pub(crate) const SLACK: u64 = BLOCK;
+/// The leader writes at most this much per write call (and frees ring space as it goes).
+const CHUNK: u64 = 1 << 20;
+/// Backstop for waits: a lost wake-up costs at most this.
+const WAIT_TICK: Duration = Duration::from_millis(10);
+
+/// The LSN range of one appended frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LsnRange {
+    pub start: Lsn,
+    /// The commit LSN of the mini-transaction: pass it to [`Log::commit_wait`].
+    pub end: Lsn,
+}
+
+/// Counters, in InnoDB's names where the meaning is the same.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LogStats {
+    /// `Innodb_os_log_written`: bytes written to the file, O_DIRECT rewrites and padding
+    /// included.
+    pub os_log_written: u64,
+    /// `Innodb_log_writes`: write calls.
+    pub log_writes: u64,
+    /// `Innodb_os_log_fsyncs`: syncs of the log file (data and checkpoints).
+    pub os_log_fsyncs: u64,
+    /// `Innodb_log_waits`: appends that had to wait for ring or log space.
+    pub log_waits: u64,
+    /// Calls of `commit_wait`.
+    pub commits: u64,
+    /// `Innodb_checkpoint_age`: current − checkpoint LSN.
+    pub checkpoint_age: u64,
+    pub current_lsn: Lsn,
+    pub written_lsn: Lsn,
+    pub flushed_lsn: Lsn,
+    pub checkpoint_lsn: Lsn,
+    pub capacity: u64,
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct Counters {
+    pub os_log_written: AtomicU64,
+    pub log_writes: AtomicU64,
+    pub os_log_fsyncs: AtomicU64,
+    pub log_waits: AtomicU64,
+    pub commits: AtomicU64,
+}
+
+/// The writer's private state, under the writer mutex.
+#[derive(Debug)]
+pub(crate) struct WriterState {
+    /// The partial last block at `written` (O_DIRECT): rewritten, extended, by the next
+    /// write.
+    pub tail: AlignedBuf,
+    pub staging: AlignedBuf,
+}
+
+impl WriterState {
+    pub fn new(file: &LogFile, tail: &[u8]) -> WriterState {
+        let mut t = file.buf(BLOCK as usize);
+        t[..tail.len()].copy_from_slice(tail);
+        WriterState {
+            tail: t,
+            staging: file.buf((CHUNK + 2 * BLOCK) as usize),
+        }
+    }
+}
+
+/// Which slot the next checkpoint goes to.
+#[derive(Debug)]
+pub(crate) struct CkptState {
+    pub seq: u64,
+    pub next_slot: usize,
+}
+
+type PressureHook = Arc<dyn Fn(Lsn) + Send + Sync>;
+
+/// Everything the appenders, the leader and the background thread share.
+pub(crate) struct Shared {
+    pub vfs: Arc<dyn Vfs>,
+    pub dir: PathBuf,
+    pub config: LogConfig,
+    /// This run's epoch (durable in a checkpoint slot before the first append).
+    pub epoch: u32,
+    flush_at_commit: AtomicU8,
+    pub buf: LogBuffer,
+    pub written: AtomicU64,
+    pub flushed: AtomicU64,
+    pub checkpoint: AtomicU64,
+    /// Bytes of log allowed ahead of the checkpoint: capacity − SLACK, lowered early by a
+    /// shrinking resize.
+    pub space_limit: AtomicU64,
+    pub max_payload: AtomicU64,
+    /// The current file; replaced only by resize, holding the writer and checkpoint mutexes.
+    pub file: RwLock<Arc<LogFile>>,
+    pub writer: Mutex<WriterState>,
+    pub ckpt: Mutex<CkptState>,
+    pub resize_lock: Mutex<()>,
+    wait_mx: Mutex<()>,
+    wait_cv: Condvar,
+    waiters: AtomicUsize,
+    pub counters: Counters,
+    hook: RwLock<Option<PressureHook>>,
+}
+
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Log")
+            .field("dir", &self.dir)
+            .field("epoch", &self.epoch)
+            .field("buf", &self.buf)
+            .field("written", &self.written)
+            .field("flushed", &self.flushed)
+            .field("checkpoint", &self.checkpoint)
+            .finish()
+    }
+}
+
+/// Where a newly opened or created log starts.
+pub(crate) struct Start {
+    pub file: LogFile,
+    pub end: Lsn,
+    pub checkpoint: Lsn,
+    pub ckpt: CkptState,
+    pub epoch: u32,
+    /// The bytes of the block holding `end`, before `end` (O_DIRECT tail).
+    pub tail: Vec<u8>,
+}
+
+impl Shared {
+    pub(crate) fn new(vfs: Arc<dyn Vfs>, dir: PathBuf, config: LogConfig, s: Start) -> Shared {
+        let ring = config.ring_size();
+        let capacity = s.file.capacity;
+        let writer = WriterState::new(&s.file, &s.tail);
+        Shared {
+            vfs,
+            dir,
+            epoch: s.epoch,
+            flush_at_commit: AtomicU8::new(config.flush_at_commit.as_innodb()),
+            config,
+            buf: LogBuffer::new(ring, s.end.0),
+            written: AtomicU64::new(s.end.0),
+            flushed: AtomicU64::new(s.end.0),
+            checkpoint: AtomicU64::new(s.checkpoint.0),
+            space_limit: AtomicU64::new(capacity - SLACK),
+            max_payload: AtomicU64::new(format::max_payload(ring, capacity)),
+            file: RwLock::new(Arc::new(s.file)),
+            writer: Mutex::new(writer),
+            ckpt: Mutex::new(s.ckpt),
+            resize_lock: Mutex::new(()),
+            wait_mx: Mutex::new(()),
+            wait_cv: Condvar::new(),
+            waiters: AtomicUsize::new(0),
+            counters: Counters::default(),
+            hook: RwLock::new(None),
+        }
+    }
+
+    // ---- waiting -------------------------------------------------------------------------
+
+    /// Wakes every waiter, if there is one. Callers change the state first (SeqCst), and
+    /// waiters count themselves before re-checking it, so no wake-up is lost.
+    pub(crate) fn wake(&self) {
+        if self.waiters.load(SeqCst) > 0 {
+            let _g = self.wait_mx.lock();
+            self.wait_cv.notify_all();
+        }
+    }
+
+    /// Blocks until `ready()` or `timeout`; returns `ready()`'s last answer. `ready` must not
+    /// take `wait_mx` (it may take the tracker's mutex).
+    fn wait_for(&self, ready: &mut dyn FnMut() -> bool, timeout: Duration) -> bool {
+        if ready() {
+            return true;
+        }
+        let deadline = std::time::Instant::now() + timeout;
+        loop {
+            let mut g = self.wait_mx.lock();
+            self.waiters.fetch_add(1, SeqCst);
+            let ok = ready();
+            if !ok {
+                self.wait_cv.wait_for(&mut g, WAIT_TICK);
+            }
+            self.waiters.fetch_sub(1, SeqCst);
+            drop(g);
+            if ok || ready() {
+                return true;
+            }
+            if std::time::Instant::now() >= deadline {
+                return false;
+            }
+        }
+    }
+
+    fn wait_until(&self, mut ready: impl FnMut() -> bool) {
+        while !self.wait_for(&mut ready, Duration::from_secs(3600)) {}
+    }
+
+    // ---- appending -----------------------------------------------------------------------
+
+    pub(crate) fn append(&self, payload: &[u8]) -> Result<LsnRange> {
+        let len = payload.len() as u64;
+        if len == 0 {
+            return Err(LogError::EmptyPayload);
+        }
+        let max = self.max_payload.load(SeqCst);
+        if len > max {
+            return Err(LogError::PayloadTooLarge { len, max });
+        }
+        let frame_len = len + FRAME_OVERHEAD;
+        let start = self.buf.reserve(frame_len);
+        let end = start + frame_len;
+
+        // Room: log capacity (checkpoint), then ring space, then the completion window. In
+        // this order an earlier range's conditions are implied by a later one's, which is
+        // what makes a leader's wait for earlier copies finite (docs/redo-log.md).
+        let mut waited = false;
+        if end > self.space_end() {
+            waited = true;
+            self.wait_for_space(end);
+        }
+        let ring = self.buf.size();
+        if end > self.written.load(SeqCst) + ring {
+            waited = true;
+            self.make_ring_room(end - ring);
+        }
+        if !self.buf.window_ok(start) {
+            self.wait_until(|| {
+                self.buf.advance();
+                self.buf.window_ok(start)
+            });
+        }
+        if waited {
+            self.counters.log_waits.fetch_add(1, SeqCst);
+        }
+        debug_assert!(end <= self.written.load(SeqCst) + ring, "invariant 3");
+
+        let epoch = self.epoch;
+        self.buf
+            .copy_in(start, &format::frame_header(len as u32, epoch));
+        self.buf.copy_in(start + 8, payload);
+        let crc = format::frame_crc(Lsn(start), epoch, payload);
+        self.buf.copy_in(end - 4, &crc.to_le_bytes());
+        self.buf.publish(start, frame_len);
+        self.wake();
+        Ok(LsnRange {
+            start: Lsn(start),
+            end: Lsn(end),
+        })
+    }
+
+    /// The LSN up to which log may be reserved without overwriting un-checkpointed log.
+    fn space_end(&self) -> u64 {
+        self.checkpoint.load(SeqCst) + self.space_limit.load(SeqCst)
+    }
+
+    /// Blocks until the checkpoint lets log reach `end`, ringing the pressure hook (the page
+    /// cleaner's doorbell) while it waits.
+    pub(crate) fn wait_for_space(&self, end: u64) {
+        loop {
+            if end <= self.space_end() {
+                return;
+            }
+            let need = Lsn(end.saturating_sub(self.space_limit.load(SeqCst)));
+            let hook = self.hook.read().clone();
+            if let Some(h) = hook {
+                h(need);
+            }
+            tracing::debug!(target: "quire::log", "log full: waiting for a checkpoint at {need}");
+            if self.wait_for(&mut || end <= self.space_end(), Duration::from_millis(100)) {
+                return;
+            }
+        }
+    }
+
+    /// Makes `written ≥ need` without blocking on the writer mutex: either we lead, or the
+    /// current leader will write what we need (it writes everything filled while it waits).
+    fn make_ring_room(&self, need: u64) {
+        loop {
+            if self.written.load(SeqCst) >= need {
+                return;
+            }
+            if let Some(mut w) = self.writer.try_lock() {
+                if self.written.load(SeqCst) < need {
+                    self.lead(&mut w, need, false);
+                }
+                drop(w);
+                self.wake();
+                return;
+            }
+            self.wait_until(|| self.written.load(SeqCst) >= need || !self.writer.is_locked());
+        }
+    }
+
+    pub(crate) fn set_pressure_hook(&self, hook: Option<PressureHook>) {
+        *self.hook.write() = hook;
+    }
+
+    // ---- writing -------------------------------------------------------------------------
+
+    fn is_done(&self, lsn: u64, durable: bool) -> bool {
+        if durable {
+            self.flushed.load(SeqCst) >= lsn
+        } else {
+            self.written.load(SeqCst) >= lsn
+        }
+    }
+
+    pub(crate) fn write_up_to(&self, lsn: Lsn, durable: bool) {
+        let lsn = lsn.0;
+        let reserved = self.buf.reserved();
+        assert!(
+            lsn <= reserved,
+            "write_up_to({lsn}) is beyond the current LSN {reserved}"
+        );
+        if self.is_done(lsn, durable) {
+            return;
+        }
+        let mut w = self.writer.lock();
+        if !self.is_done(lsn, durable) {
+            self.lead(&mut w, lsn, durable);
+        }
+        drop(w);
+        self.wake();
+    }
+
+    /// Writes and syncs everything filled so far.
+    pub(crate) fn flush_all(&self) {
+        let f = self.buf.advance();
+        self.write_up_to(Lsn(f), true);
+    }
+
+    /// The leader's work, under the writer mutex: write everything filled until `filled ≥
+    /// lsn`, then sync once if `durable`.
+    fn lead(&self, w: &mut WriterState, lsn: u64, durable: bool) {
+        let file = Arc::clone(&self.file.read());
+        loop {
+            let filled = self.buf.advance();
+            let written = self.written.load(SeqCst);
+            if filled > written {
+                self.write_range(w, &file, written, filled);
+            }
+            if filled >= lsn {
+                break;
+            }
+            self.wait_until(|| {
+                self.buf.next_published() || self.buf.filled() > self.written.load(SeqCst)
+            });
+        }
+        if durable {
+            let target = self.written.load(SeqCst);
+            if self.flushed.load(SeqCst) < target {
+                if !self.config.dsync {
+                    file.handle.sync_data();
+                    self.counters.os_log_fsyncs.fetch_add(1, SeqCst);
+                }
+                self.flushed.store(target, SeqCst);
+            }
+        }
+        self.check_invariants();
+    }
+
+    /// Writes ring bytes `[from, to)` to the file in chunks, advancing `written` after each.
+    fn write_range(&self, w: &mut WriterState, file: &LogFile, from: u64, to: u64) {
+        let b = file.io_block;
+        let cap = file.capacity;
+        // Invariant 2: never write over log the checkpoint still needs.
+        let ckpt = self.checkpoint.load(SeqCst);
+        assert!(
+            to.div_ceil(b) * b <= ckpt + cap,
+            "invariant 2: writing up to {to} would overwrite log after checkpoint {ckpt}"
+        );
+        let mut pos = from;
+        while pos < to {
+            let blk_start = pos - pos % b;
+            let wrap = (pos / cap + 1) * cap;
+            let end = to.min(wrap).min(blk_start + CHUNK);
+            let prefix = (pos - blk_start) as usize;
+            let n = (end - pos) as usize;
+            let total = (prefix + n).div_ceil(b as usize) * b as usize;
+            let staging = &mut w.staging[..total];
+            staging[..prefix].copy_from_slice(&w.tail[..prefix]);
+            self.buf.copy_out(pos, &mut staging[prefix..prefix + n]);
+            staging[prefix + n..].fill(0);
+            file.write_data(blk_start, staging);
+            // Keep the new partial last block for the next write's rewrite.
+            let last_blk = end - end % b;
+            let keep = (end - last_blk) as usize;
+            let at = (last_blk - blk_start) as usize;
+            w.tail[..keep].copy_from_slice(&w.staging[at..at + keep]);
+
+            self.counters.os_log_written.fetch_add(total as u64, SeqCst);
+            self.counters.log_writes.fetch_add(1, SeqCst);
+            self.written.store(end, SeqCst);
+            if self.config.dsync {
+                self.flushed.store(end, SeqCst);
+            }
+            self.wake();
+            pos = end;
+        }
+    }
+
+    /// Invariant 1, loading the smaller LSNs first so that concurrent growth cannot make a
+    /// true relation look false.
+    pub(crate) fn check_invariants(&self) {
+        let ckpt = self.checkpoint.load(SeqCst);
+        let flushed = self.flushed.load(SeqCst);
+        let written = self.written.load(SeqCst);
+        let filled = self.buf.filled();
+        let reserved = self.buf.reserved();
+        assert!(
+            ckpt <= flushed && flushed <= written && written <= filled && filled <= reserved,
+            "invariant 1: checkpoint {ckpt} ≤ flushed {flushed} ≤ written {written} ≤ filled \
+             {filled} ≤ reserved {reserved}"
+        );
+    }
+
+    // ---- checkpoints ---------------------------------------------------------------------
+
+    pub(crate) fn checkpoint(&self, lsn: Lsn) -> Result<()> {
+        let reserved = self.buf.reserved();
+        assert!(
+            lsn.0 <= reserved,
+            "checkpoint({lsn}) is beyond the current LSN {reserved}"
+        );
+        if lsn.0 <= self.checkpoint.load(SeqCst) {
+            return Ok(());
+        }
+        // The checkpoint must never be ahead of the durable log (invariant 1).
+        self.write_up_to(lsn, true);
+        let mut c = self.ckpt.lock();
+        if lsn.0 <= self.checkpoint.load(SeqCst) {
+            return Ok(());
+        }
+        let file = Arc::clone(&self.file.read());
+        let slot = CheckpointSlot {
+            checkpoint_lsn: lsn,
+            capacity: file.capacity,
+            seq: c.seq + 1,
+            epoch: self.epoch,
+            durable_lsn: Lsn(self.flushed.load(SeqCst)),
+        };
+        self.write_slot(&file, c.next_slot, &slot);
+        c.seq += 1;
+        c.next_slot ^= 1;
+        // Invariant 5: published only now that the slot is durable.
+        self.checkpoint.store(lsn.0, SeqCst);
+        drop(c);
+        self.wake();
+        self.check_invariants();
+        Ok(())
+    }
+
+    /// Writes and syncs checkpoint slot `i`.
+    pub(crate) fn write_slot(&self, file: &LogFile, i: usize, slot: &CheckpointSlot) {
+        let mut b = file.buf(BLOCK as usize);
+        slot.encode(&mut b);
+        file.write_block(SLOT_OFFSETS[i], &b);
+        if !self.config.dsync {
+            file.handle.sync_data();
+        }
+        self.counters.os_log_fsyncs.fetch_add(1, SeqCst);
+    }
+
+    pub(crate) fn flush_at_commit(&self) -> FlushAtCommit {
+        FlushAtCommit::from_innodb(self.flush_at_commit.load(SeqCst)).unwrap_or_default()
+    }
+}
+
+/// The redo log. Share it with `Arc<Log>`; every method takes `&self`.
+#[derive(Debug)]
+pub struct Log {
+    shared: Arc<Shared>,
+    stop: Arc<Stop>,
+    bg: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl Log {
+    pub(crate) fn start(shared: Shared) -> Result<Log> {
+        let shared = Arc::new(shared);
+        let stop = Arc::new(Stop::default());
+        let bg = if shared.config.background_flush {
+            let h = flusher::spawn(Arc::clone(&shared), Arc::clone(&stop)).map_err(|e| {
+                LogError::Io(quire_io::IoError::from_std(
+                    "spawn log flush thread",
+                    &shared.dir,
+                    &e,
+                ))
+            })?;
+            Some(h)
+        } else {
+            None
+        };
+        Ok(Log {
+            shared,
+            stop,
+            bg: Mutex::new(bg),
+        })
+    }
+
+    pub(crate) fn shared(&self) -> &Shared {
+        &self.shared
+    }
+
+    /// Appends one mini-transaction's redo as one frame and returns its LSN range. Blocks
+    /// while the ring or the log is full. Errors only for an empty or oversized payload.
+    pub fn append(&self, payload: &[u8]) -> Result<LsnRange> {
+        self.shared.append(payload)
+    }
+
+    /// Writes (and, if `durable`, syncs) the log up to at least `lsn`, which must not be
+    /// beyond [`Log::current_lsn`]. One leader does the I/O for everyone waiting.
+    pub fn write_up_to(&self, lsn: Lsn, durable: bool) {
+        self.shared.write_up_to(lsn, durable)
+    }
+
+    /// What a transaction commit waits for, per `innodb_flush_log_at_trx_commit`.
+    pub fn commit_wait(&self, lsn: Lsn) {
+        self.shared.counters.commits.fetch_add(1, SeqCst);
+        match self.shared.flush_at_commit() {
+            FlushAtCommit::Durable => self.shared.write_up_to(lsn, true),
+            FlushAtCommit::WriteOnly => self.shared.write_up_to(lsn, false),
+            FlushAtCommit::Lazy => {}
+        }
+    }
+
+    /// `SET GLOBAL innodb_flush_log_at_trx_commit`.
+    pub fn set_flush_at_commit(&self, v: FlushAtCommit) {
+        self.shared.flush_at_commit.store(v.as_innodb(), SeqCst);
+    }
+    pub fn flush_at_commit(&self) -> FlushAtCommit {
+        self.shared.flush_at_commit()
+    }
+
+    /// Writes and syncs everything appended so far.
+    pub fn flush_all(&self) {
+        self.shared.flush_all()
+    }
+
+    /// Records that every page modified by log before `lsn` is on disk: writes the other
+    /// checkpoint slot and syncs it, freeing the log before `lsn`. `lsn` must be a frame
+    /// boundary (an mtr's start, or [`Log::current_lsn`]). A lower `lsn` than the current
+    /// checkpoint is a no-op.
+    pub fn checkpoint(&self, lsn: Lsn) -> Result<()> {
+        self.shared.checkpoint(lsn)
+    }
+
+    /// Blocks until `len` more bytes of log fit ahead of the checkpoint. The mtr layer calls
+    /// it *before* latching pages (InnoDB's `log_free_check`), so that an append blocked on
+    /// a full log never holds a latch the page cleaner needs.
+    pub fn free_check(&self, len: u64) {
+        let end = self.shared.buf.reserved() + len;
+        self.shared.wait_for_space(end);
+    }
+
+    /// Sets the callback an append calls when it blocks on a full log, with the LSN the
+    /// checkpoint must reach. It should only signal the page cleaner (it runs on the
+    /// appending thread).
+    pub fn set_pressure_hook(&self, hook: impl Fn(Lsn) + Send + Sync + 'static) {
+        self.shared.set_pressure_hook(Some(Arc::new(hook)));
+    }
+
+    /// Reads the frames from `from` up to the written LSN.
+    pub fn scan(&self, from: Lsn) -> Result<LogReader> {
+        let file = Arc::clone(&self.shared.file.read());
+        LogReader::new(file, from, Some(self.written_lsn()))
+    }
+
+    /// The LSN the next append starts at.
+    pub fn current_lsn(&self) -> Lsn {
+        Lsn(self.shared.buf.reserved())
+    }
+    pub fn written_lsn(&self) -> Lsn {
+        Lsn(self.shared.written.load(SeqCst))
+    }
+    /// Durable up to here: commits at or below it survive a crash.
+    pub fn flushed_lsn(&self) -> Lsn {
+        Lsn(self.shared.flushed.load(SeqCst))
+    }
+    pub fn checkpoint_lsn(&self) -> Lsn {
+        Lsn(self.shared.checkpoint.load(SeqCst))
+    }
+    /// `Innodb_checkpoint_age`.
+    pub fn checkpoint_age(&self) -> u64 {
+        let ckpt = self.shared.checkpoint.load(SeqCst);
+        self.shared.buf.reserved() - ckpt
+    }
+    /// Bytes in the circular data area (`innodb_log_file_size`).
+    pub fn capacity(&self) -> u64 {
+        self.shared.file.read().capacity
+    }
+    /// Bytes that can still be appended before a checkpoint is needed.
+    pub fn free_space(&self) -> u64 {
+        self.shared
+            .space_limit
+            .load(SeqCst)
+            .saturating_sub(self.checkpoint_age())
+    }
+    /// How full the log is, 0.0 to 1.0: the page cleaner's signal for adaptive flushing
+    /// (lesson 2: flush by checkpoint age, not only by dirty-page percentage).
+    pub fn fill_ratio(&self) -> f64 {
+        let limit = self.shared.space_limit.load(SeqCst).max(1);
+        self.checkpoint_age() as f64 / limit as f64
+    }
+    /// The largest payload [`Log::append`] accepts.
+    pub fn max_payload(&self) -> u64 {
+        self.shared.max_payload.load(SeqCst)
+    }
+    /// This run's epoch.
+    pub fn epoch(&self) -> u32 {
+        self.shared.epoch
+    }
+    /// Whether writes go through O_DIRECT.
+    pub fn direct_io(&self) -> bool {
+        self.shared.file.read().io_block > 1
+    }
+
+    pub fn stats(&self) -> LogStats {
+        let c = &self.shared.counters;
+        LogStats {
+            os_log_written: c.os_log_written.load(SeqCst),
+            log_writes: c.log_writes.load(SeqCst),
+            os_log_fsyncs: c.os_log_fsyncs.load(SeqCst),
+            log_waits: c.log_waits.load(SeqCst),
+            commits: c.commits.load(SeqCst),
+            checkpoint_lsn: self.checkpoint_lsn(),
+            flushed_lsn: self.flushed_lsn(),
+            written_lsn: self.written_lsn(),
+            current_lsn: self.current_lsn(),
+            checkpoint_age: self.checkpoint_age(),
+            capacity: self.capacity(),
+        }
+    }
+
+    /// Stops the background thread, then writes and syncs everything appended.
+    pub fn shutdown(self) {
+        self.stop_background();
+        self.shared.flush_all();
+    }
+
+    fn stop_background(&self) {
+        self.stop.stop();
+        if let Some(h) = self.bg.lock().take() {
+            if h.join().is_err() {
+                tracing::error!(target: "quire::log", "the log flush thread panicked");
+            }
+        }
+    }
+}
+
+impl Drop for Log {
+    fn drop(&mut self) {
+        // Dropping without `shutdown` (a test simulating a crash, or a panic) only stops the
+        // thread: writing here could hide a bug that lost a write.
+        self.stop_background();
+    }
+}
