@@ -257,7 +257,7 @@ impl Geometry {
     }
     /// Is `page` a descriptor page (page 0 or the first page of a later group)?
     pub fn is_descriptor_page(&self, page: PageNo) -> bool {
-        page.0 % self.pages_per_group() == 0
+        page.0.is_multiple_of(self.pages_per_group())
     }
 }
 

@@ -328,7 +328,7 @@ impl<'a, P: AllocPages> Allocator<'a, P> {
     pub fn free_extent(&mut self, first_page: PageNo) -> Result<()> {
         let space = self.pages.space_id();
         let mut h = self.header()?;
-        if first_page.0 % EXTENT_PAGES != 0 || first_page.0 >= h.free_limit {
+        if !first_page.0.is_multiple_of(EXTENT_PAGES) || first_page.0 >= h.free_limit {
             return Err(AllocError::NotAllocated {
                 space,
                 page: first_page,
@@ -370,7 +370,7 @@ impl<'a, P: AllocPages> Allocator<'a, P> {
                 h.free_limit, h.size_pages, file_pages
             ));
         }
-        if h.free_limit % EXTENT_PAGES != 0 {
+        if !h.free_limit.is_multiple_of(EXTENT_PAGES) {
             problems.push(format!("free_limit {} is not extent-aligned", h.free_limit));
         }
         let n_ext = h.free_limit / EXTENT_PAGES;
@@ -427,11 +427,10 @@ impl<'a, P: AllocPages> Allocator<'a, P> {
         for (e, d) in descs.iter().enumerate() {
             let e = e as u32;
             match d.state {
-                ExtentState::Segment => {
-                    if seen[e as usize] {
-                        problems.push(format!("segment extent {e} is on a free list"));
-                    }
+                ExtentState::Segment if seen[e as usize] => {
+                    problems.push(format!("segment extent {e} is on a free list"))
                 }
+                ExtentState::Segment => {}
                 _ if !seen[e as usize] => problems.push(format!("extent {e} is in no list")),
                 ExtentState::Free if d.used != 0 => {
                     problems.push(format!("FREE extent {e} has used pages {:#x}", d.used))

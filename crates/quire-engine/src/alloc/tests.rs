@@ -74,7 +74,7 @@ fn pages_are_allocated_once_and_never_the_descriptor_page() {
     let mut seen = BTreeSet::new();
     for _ in 0..10_000 {
         let p = a.alloc_page().expect("alloc");
-        assert!(p.0 % 4096 != 0, "descriptor page {p} handed out");
+        assert!(!p.0.is_multiple_of(4096), "descriptor page {p} handed out");
         assert!(seen.insert(p), "page {p} handed out twice");
     }
     let u = verify_mem(&mut m, ps).expect("clean");
