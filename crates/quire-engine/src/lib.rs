@@ -12,6 +12,7 @@
 //! | [`buffer`] | the buffer pool: page table, latches, LRU, flush list, page cleaner |
 //! | [`log`]    | the redo log: file, log buffer, group commit, checkpoints |
 //! | [`alloc`]  | extents, free lists and page allocation inside a space |
+//! | [`check`]  | the offline consistency check behind `quire check` |
 //!
 //! All file I/O goes through [`quire_io`], so the same code runs on the disk and on the
 //! fault-injecting simulator.
@@ -20,6 +21,7 @@
 
 pub mod alloc;
 pub mod buffer;
+pub mod check;
 pub mod log;
 pub mod page;
 pub mod space;
