@@ -11,6 +11,7 @@
 //! | [`space`]  | tablespace files: reading, writing and extending pages |
 //! | [`buffer`] | the buffer pool: page table, latches, LRU, flush list, page cleaner |
 //! | [`log`]    | the redo log: file, log buffer, group commit, checkpoints |
+//! | [`mtr`]    | mini-transactions: redo records, latching and commit |
 //! | [`alloc`]  | extents, free lists and page allocation inside a space |
 //! | [`check`]  | the offline consistency check behind `quire check` |
 //!
@@ -23,5 +24,6 @@ pub mod alloc;
 pub mod buffer;
 pub mod check;
 pub mod log;
+pub mod mtr;
 pub mod page;
 pub mod space;
