@@ -6,7 +6,9 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 /// Bottom-up. Keep in sync with the table in src/lib.rs.
-const LAYERS: &[&str] = &["page", "space", "buffer", "log", "mtr", "alloc", "check"];
+const LAYERS: &[&str] = &[
+    "page", "space", "buffer", "log", "mtr", "alloc", "check", "config",
+];
 
 fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
     for e in fs::read_dir(dir).expect("read src dir") {
