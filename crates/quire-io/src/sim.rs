@@ -1300,3 +1300,63 @@ impl VfsFile for SimFile {
         self.direct
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writes_split_at_absolute_sector_boundaries() {
+        assert_eq!(sector_pieces(0, 1024), vec![(0, 0, 512), (1, 512, 1024)]);
+        assert_eq!(
+            sector_pieces(700, 1000),
+            vec![(1, 0, 324), (2, 324, 836), (3, 836, 1000)]
+        );
+        assert_eq!(sector_pieces(5, 3), vec![(0, 0, 3)]);
+        assert!(sector_pieces(5, 0).is_empty());
+    }
+
+    #[test]
+    fn bare_names_live_in_dot() {
+        assert_eq!(
+            split(Path::new("a")),
+            (PathBuf::from("."), OsString::from("a"))
+        );
+        assert_eq!(
+            split(Path::new("/d/a")),
+            (PathBuf::from("/d"), OsString::from("a"))
+        );
+    }
+
+    #[test]
+    fn weighted_mode_with_only_keep_keeps_everything() {
+        let mut rng = StdRng::seed_from_u64(1);
+        let mut fates = Fates {
+            rng: &mut rng,
+            mode: CrashMode::Weighted(FateWeights {
+                keep: 1,
+                drop: 0,
+                tear: 0,
+                garbage: 0,
+            }),
+        };
+        for _ in 0..100 {
+            assert_eq!(fates.write_fate(0, 4096), WriteFate::Kept);
+        }
+    }
+
+    #[test]
+    fn crash_seeds_differ_per_generation() {
+        assert_ne!(mix(1, 0), mix(1, 1));
+        assert_ne!(mix(1, 0), mix(2, 0));
+    }
+
+    #[test]
+    #[should_panic(expected = "already past")]
+    fn crash_point_in_the_past_is_a_test_bug() {
+        let vfs = SimVfs::new(0);
+        vfs.open(Path::new("/a"), OpenOptions::create_new())
+            .expect("create");
+        vfs.set_crash_point(0);
+    }
+}
