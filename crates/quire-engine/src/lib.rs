@@ -11,7 +11,10 @@
 //! | [`space`]  | tablespace files: reading, writing and extending pages |
 //! | [`buffer`] | the buffer pool: page table, latches, LRU, flush list, page cleaner |
 //! | [`log`]    | the redo log: file, log buffer, group commit, checkpoints |
+//! | [`mtr`]    | mini-transactions: redo records, latching and commit |
 //! | [`alloc`]  | extents, free lists and page allocation inside a space |
+//! | [`config`] | settings under InnoDB's variable names |
+//! | [`check`]  | the offline consistency check behind `quire check` |
 //!
 //! All file I/O goes through [`quire_io`], so the same code runs on the disk and on the
 //! fault-injecting simulator.
@@ -20,6 +23,9 @@
 
 pub mod alloc;
 pub mod buffer;
+pub mod check;
+pub mod config;
 pub mod log;
+pub mod mtr;
 pub mod page;
 pub mod space;

@@ -261,9 +261,16 @@ mod tests {
     use super::*;
     use crate::page::{init_header, set_lsn, stamp, Lsn, PageType};
     use quire_io::os::OsVfs;
+    use quire_io::AlignedBuf;
 
-    fn page(id: PageId, ps: PageSize, fill: u8) -> Vec<u8> {
-        let mut p = vec![fill; ps.bytes()];
+    /// O_DIRECT needs aligned buffers: the OS grants it on this file system.
+    fn buf(ps: PageSize) -> AlignedBuf {
+        AlignedBuf::zeroed(ps.bytes(), 4096)
+    }
+
+    fn page(id: PageId, ps: PageSize, fill: u8) -> AlignedBuf {
+        let mut p = buf(ps);
+        p.fill(fill);
         init_header(&mut p, id, PageType::Raw);
         set_lsn(&mut p, Lsn(1));
         stamp(&mut p);
@@ -291,9 +298,9 @@ mod tests {
         let id = PageId::new(SpaceId(3), PageNo(5));
         sp.write_page(PageNo(5), &page(id, ps, 0xab))
             .expect("write");
-        let mut buf = vec![0u8; ps.bytes()];
+        let mut buf = buf(ps);
         sp.read_page(PageNo(5), &mut buf).expect("read");
-        assert_eq!(buf, page(id, ps, 0xab));
+        assert_eq!(&buf[..], &page(id, ps, 0xab)[..]);
 
         // Flip one bit behind the engine's back.
         let raw = vfs.open(&path, OpenOptions::existing()).expect("open");
@@ -331,7 +338,27 @@ mod tests {
         assert_eq!(sp.file().len().expect("len"), 128 * ps.get() as u64);
         let reopened = Space::open(&vfs, &path, SpaceId(1), ps).expect("open");
         assert_eq!(reopened.size_pages(), 128);
-        let mut buf = vec![0u8; ps.bytes()];
+        let mut buf = buf(ps);
         reopened.read_page(PageNo(0), &mut buf).expect("read");
+    }
+
+    #[test]
+    fn creating_and_extending_a_space_writes_no_zeros() {
+        let vfs = quire_io::sim::SimVfs::new(1);
+        vfs.create_dir_all(Path::new("/d")).expect("mkdir");
+        let sp = Space::create(
+            &vfs,
+            Path::new("/d/t.qsp"),
+            SpaceId(2),
+            PageSize::DEFAULT,
+            640,
+        )
+        .expect("create");
+        sp.extend_to_include(PageNo(10_000)).expect("extend");
+        let st = vfs.stats();
+        assert_eq!(st.bytes_written, 0, "{st:?}");
+        assert_eq!(st.syncs, 0, "no sync per extension: {st:?}");
+        assert_eq!(st.allocates, 2);
+        assert!(sp.size_pages() > 10_000);
     }
 }

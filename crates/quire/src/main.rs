@@ -66,13 +66,56 @@ fn main() -> ExitCode {
             eprintln!("quire serve: not yet available (the SQL layer and server come after the engine, steps 1-6)");
             ExitCode::from(2)
         }
-        Cmd::Check { .. } => {
-            eprintln!("quire check: not yet available");
-            ExitCode::from(2)
-        }
+        Cmd::Check { data_dir } => check(&data_dir),
         Cmd::Bench { workload, .. } => {
             eprintln!("quire bench {workload}: not yet available");
             ExitCode::from(2)
         }
+    }
+}
+
+/// `quire check`: exit 0 when clean, 1 when problems were found, 2 when the check could not run.
+fn check(data_dir: &std::path::Path) -> ExitCode {
+    let vfs = quire_io::os::OsVfs::new();
+    if !data_dir.is_dir() {
+        eprintln!(
+            "quire check: {}: no such data directory",
+            data_dir.display()
+        );
+        return ExitCode::from(2);
+    }
+    let report = match quire_engine::check::check_data_dir(&vfs, data_dir) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("quire check: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    for f in &report.files {
+        let usage = f
+            .usage
+            .map(|u| format!(", {} of {} pages in use", u.used_pages, u.size_pages))
+            .unwrap_or_default();
+        let verdict = if f.problems.is_empty() {
+            "ok"
+        } else {
+            "PROBLEMS"
+        };
+        println!(
+            "{}: {} pages checked{usage}: {verdict}",
+            f.path.display(),
+            f.pages_checked
+        );
+        for p in &f.problems {
+            println!("  {p}");
+        }
+    }
+    let n = report.problems().count();
+    if n == 0 {
+        println!("clean: {} files", report.files.len());
+        ExitCode::SUCCESS
+    } else {
+        println!("{n} problems in {} files", report.files.len());
+        ExitCode::from(1)
     }
 }
