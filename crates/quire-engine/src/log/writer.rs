@@ -259,11 +259,14 @@ impl Shared {
         let mut waited = false;
         if end > self.space_end() {
             waited = true;
+            self.counters.log_waits.fetch_add(1, SeqCst);
             self.wait_for_space(end);
         }
         let ring = self.buf.size();
         if end > self.written.load(SeqCst) + ring {
-            waited = true;
+            if !waited {
+                self.counters.log_waits.fetch_add(1, SeqCst);
+            }
             self.make_ring_room(end - ring);
         }
         if !self.buf.window_ok(start) {
@@ -271,9 +274,6 @@ impl Shared {
                 self.buf.advance();
                 self.buf.window_ok(start)
             });
-        }
-        if waited {
-            self.counters.log_waits.fetch_add(1, SeqCst);
         }
         debug_assert!(end <= self.written.load(SeqCst) + ring, "invariant 3");
 

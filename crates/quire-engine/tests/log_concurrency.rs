@@ -1,0 +1,271 @@
+//! Lesson 3 under load: concurrent appenders, group commit, a full log blocking appends
+//! until a checkpoint, and `innodb_flush_log_at_trx_commit`.
+
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Barrier};
+use std::time::{Duration, Instant};
+
+use quire_engine::log::format::START_LSN;
+use quire_engine::log::{FlushAtCommit, Log, LogConfig};
+use quire_engine::page::Lsn;
+use quire_io::os::OsVfs;
+use quire_io::Vfs;
+
+fn config(file_size: u64, buffer_size: u64) -> LogConfig {
+    LogConfig {
+        file_size,
+        buffer_size,
+        flush_at_commit: FlushAtCommit::Durable,
+        direct: true,
+        dsync: false,
+        preallocate: false,
+        background_flush: false,
+    }
+}
+
+fn vfs() -> Arc<dyn Vfs> {
+    Arc::new(OsVfs::new())
+}
+
+fn tagged(thread: u64, seq: u64, len: usize) -> Vec<u8> {
+    let mut p = Vec::with_capacity(len.max(16));
+    p.extend_from_slice(&thread.to_le_bytes());
+    p.extend_from_slice(&seq.to_le_bytes());
+    p.resize(len.max(16), (thread * 7 + seq) as u8);
+    p
+}
+
+#[test]
+fn concurrent_appenders_every_payload_once_in_contiguous_ranges() {
+    // A 64 KiB ring, so appenders wait for ring space and wrap it many times.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let log = Arc::new(Log::create(vfs(), dir.path(), config(16 << 20, 64 << 10)).expect("create"));
+    const THREADS: u64 = 4;
+    const PER_THREAD: u64 = 3000;
+    let start = Arc::new(Barrier::new(THREADS as usize));
+    let handles: Vec<_> = (0..THREADS)
+        .map(|t| {
+            let log = Arc::clone(&log);
+            let start = Arc::clone(&start);
+            std::thread::spawn(move || {
+                start.wait();
+                for s in 0..PER_THREAD {
+                    let len = 16 + ((t * 131 + s * 17) % 900) as usize;
+                    let r = log.append(&tagged(t, s, len)).expect("append");
+                    if s % 100 == 0 {
+                        log.write_up_to(r.end, false);
+                    }
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().expect("appender");
+    }
+    log.flush_all();
+    let stats = log.stats();
+    assert_eq!(stats.flushed_lsn, stats.current_lsn);
+    let mut seen = HashSet::new();
+    let mut next_seq = [0u64; THREADS as usize];
+    let mut expect_start = START_LSN;
+    for f in log.scan(START_LSN).expect("scan") {
+        let f = f.expect("frame");
+        assert_eq!(f.start, expect_start, "ranges are contiguous and disjoint");
+        expect_start = f.end;
+        let t = u64::from_le_bytes(f.payload[..8].try_into().expect("8"));
+        let s = u64::from_le_bytes(f.payload[8..16].try_into().expect("8"));
+        let len = 16 + ((t * 131 + s * 17) % 900) as usize;
+        assert_eq!(f.payload, tagged(t, s, len), "payload intact");
+        assert!(seen.insert((t, s)), "({t}, {s}) read twice");
+        assert_eq!(next_seq[t as usize], s, "each thread's frames in its order");
+        next_seq[t as usize] += 1;
+    }
+    assert_eq!(
+        seen.len() as u64,
+        THREADS * PER_THREAD,
+        "every payload once"
+    );
+    assert_eq!(expect_start, stats.current_lsn);
+    assert!(stats.log_waits > 0, "the small ring made appenders wait");
+}
+
+#[test]
+fn group_commit_syncs_fewer_than_commits() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let log = Arc::new(Log::create(vfs(), dir.path(), config(64 << 20, 1 << 20)).expect("create"));
+    const THREADS: usize = 8;
+    const COMMITS: u64 = 150;
+    let before = log.stats();
+    let start = Arc::new(Barrier::new(THREADS));
+    let handles: Vec<_> = (0..THREADS as u64)
+        .map(|t| {
+            let log = Arc::clone(&log);
+            let start = Arc::clone(&start);
+            std::thread::spawn(move || {
+                start.wait();
+                for s in 0..COMMITS {
+                    let r = log.append(&tagged(t, s, 120)).expect("append");
+                    log.commit_wait(r.end);
+                    // Acknowledged only when durable.
+                    assert!(log.flushed_lsn() >= r.end);
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().expect("committer");
+    }
+    let after = log.stats();
+    let commits = after.commits - before.commits;
+    let syncs = after.os_log_fsyncs - before.os_log_fsyncs;
+    eprintln!(
+        "group commit: {commits} commits, {syncs} syncs, {} writes",
+        after.log_writes
+    );
+    assert_eq!(commits, THREADS as u64 * COMMITS);
+    assert!(
+        syncs < commits,
+        "{syncs} syncs for {commits} commits: no group commit"
+    );
+}
+
+#[test]
+fn an_append_that_would_overwrite_unckeckpointed_log_blocks_until_a_checkpoint() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let log = Arc::new(Log::create(vfs(), dir.path(), config(64 << 10, 64 << 10)).expect("create"));
+    let asked = Arc::new(AtomicU64::new(0));
+    {
+        let asked = Arc::clone(&asked);
+        log.set_pressure_hook(move |lsn| asked.store(lsn.0, Ordering::SeqCst));
+    }
+    let mut last = START_LSN;
+    let p = vec![5u8; 1000];
+    while log.free_space() > 2000 {
+        last = log.append(&p).expect("append").end;
+    }
+    let ratio = log.fill_ratio();
+    assert!(ratio > 0.9, "fill ratio {ratio}");
+    let done = Arc::new(AtomicBool::new(false));
+    let h = {
+        let log = Arc::clone(&log);
+        let done = Arc::clone(&done);
+        std::thread::spawn(move || {
+            for _ in 0..3 {
+                log.append(&[9u8; 1000]).expect("append");
+            }
+            done.store(true, Ordering::SeqCst);
+        })
+    };
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(
+        !done.load(Ordering::SeqCst),
+        "the append must wait for a checkpoint"
+    );
+    assert!(
+        asked.load(Ordering::SeqCst) > START_LSN.0,
+        "the pressure hook rang"
+    );
+    assert!(log.stats().log_waits > 0);
+    log.checkpoint(last).expect("checkpoint");
+    let t0 = Instant::now();
+    while !done.load(Ordering::SeqCst) {
+        assert!(t0.elapsed() < Duration::from_secs(5), "still blocked");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    h.join().expect("appender");
+    assert!(log.checkpoint_age() <= log.capacity());
+}
+
+#[test]
+fn appenders_and_a_checkpointer_cycle_a_small_log_many_times() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let log = Arc::new(Log::create(vfs(), dir.path(), config(64 << 10, 64 << 10)).expect("create"));
+    let stop = Arc::new(AtomicBool::new(false));
+    let ckpt = {
+        let log = Arc::clone(&log);
+        let stop = Arc::clone(&stop);
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::SeqCst) {
+                // Nothing is dirty in this test: the written LSN is a frame boundary.
+                log.flush_all();
+                log.checkpoint(log.written_lsn()).expect("checkpoint");
+                std::thread::sleep(Duration::from_micros(300));
+            }
+        })
+    };
+    let handles: Vec<_> = (0..3u64)
+        .map(|t| {
+            let log = Arc::clone(&log);
+            std::thread::spawn(move || {
+                for s in 0..2000 {
+                    log.append(&tagged(t, s, 200)).expect("append");
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().expect("appender");
+    }
+    stop.store(true, Ordering::SeqCst);
+    ckpt.join().expect("checkpointer");
+    let cap = log.capacity();
+    assert!(log.current_lsn().0 > START_LSN.0 + 10 * cap, "many laps");
+    let from = log.checkpoint_lsn();
+    log.flush_all();
+    let n = log
+        .scan(from)
+        .expect("scan")
+        .map(|f| f.expect("frame"))
+        .count();
+    let end = log.current_lsn();
+    drop(log);
+    let log = Log::open(vfs(), dir.path(), config(64 << 10, 64 << 10)).expect("reopen");
+    assert_eq!(log.current_lsn(), end);
+    let m = log.scan(from).expect("scan").count();
+    assert_eq!(n, m);
+}
+
+#[test]
+fn flush_at_commit_policies_and_the_once_a_second_thread() {
+    for (policy, written_at_commit) in [
+        (FlushAtCommit::WriteOnly, true),
+        (FlushAtCommit::Lazy, false),
+    ] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut cfg = config(1 << 20, 64 << 10);
+        cfg.flush_at_commit = policy;
+        cfg.background_flush = true;
+        let log = Log::create(vfs(), dir.path(), cfg).expect("create");
+        assert_eq!(log.flush_at_commit(), policy);
+        let r = log.append(b"commit").expect("append");
+        log.commit_wait(r.end);
+        assert_eq!(log.written_lsn() >= r.end, written_at_commit, "{policy:?}");
+        assert!(
+            log.flushed_lsn() < r.end,
+            "{policy:?}: not synced at commit"
+        );
+        let t0 = Instant::now();
+        while log.flushed_lsn() < r.end {
+            assert!(
+                t0.elapsed() < Duration::from_secs(3),
+                "{policy:?}: never synced"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        log.set_flush_at_commit(FlushAtCommit::Durable);
+        let r = log.append(b"durable").expect("append");
+        log.commit_wait(r.end);
+        assert!(log.flushed_lsn() >= r.end);
+        // Shutdown stops and joins the thread.
+        let t0 = Instant::now();
+        log.shutdown();
+        assert!(t0.elapsed() < Duration::from_millis(900));
+    }
+    assert_eq!(
+        FlushAtCommit::from_innodb(2),
+        Some(FlushAtCommit::WriteOnly)
+    );
+    assert_eq!(FlushAtCommit::from_innodb(3), None);
+    let _ = Lsn::ZERO;
+}
