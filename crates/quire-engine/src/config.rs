@@ -8,16 +8,7 @@
 
 use std::fmt;
 
-/// When a commit is durable (lesson 3).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FlushAtCommit {
-    /// 0: the log is written and synced once a second.
-    Lazy = 0,
-    /// 1: written and synced at every commit (group commit shares the sync).
-    Durable = 1,
-    /// 2: written at commit, synced once a second.
-    WriteOnly = 2,
-}
+pub use crate::log::FlushAtCommit;
 
 /// How the redo log reaches the disk.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -180,12 +171,12 @@ impl Config {
                 self.log_buffer_size = size_in(n, value, 256 << 10, 1 << 32)?
             }
             "innodb_flush_log_at_trx_commit" => {
-                self.flush_log_at_trx_commit = match value.trim() {
-                    "0" => FlushAtCommit::Lazy,
-                    "1" => FlushAtCommit::Durable,
-                    "2" => FlushAtCommit::WriteOnly,
-                    _ => return Err(bad(n, value, "0, 1 or 2")),
-                }
+                self.flush_log_at_trx_commit = value
+                    .trim()
+                    .parse::<u8>()
+                    .ok()
+                    .and_then(FlushAtCommit::from_innodb)
+                    .ok_or_else(|| bad(n, value, "0, 1 or 2"))?
             }
             "innodb_flush_method" => {
                 self.flush_method = match value.to_ascii_uppercase().as_str() {
@@ -228,7 +219,7 @@ impl Config {
             ("innodb_log_buffer_size", self.log_buffer_size.to_string()),
             (
                 "innodb_flush_log_at_trx_commit",
-                (self.flush_log_at_trx_commit as u8).to_string(),
+                self.flush_log_at_trx_commit.as_innodb().to_string(),
             ),
             ("innodb_flush_method", self.flush_method.to_string()),
             ("innodb_doublewrite", on(self.doublewrite)),
