@@ -185,22 +185,15 @@ fn crash_at_every_op_o_dsync_every_mode() {
     crash_everywhere(false, true, &ALL);
 }
 
+/// O_DIRECT rewrites the partial last block; under garbage crashes this lost acknowledged
+/// frames until the writer learned to pad every durable write to a block boundary
+/// (docs/redo-log.md, "Padding"). Every mode must hold.
 #[test]
-fn crash_at_every_op_o_direct_keep_drop_tear() {
-    // O_DIRECT rewrites the partial last block; a device that writes garbage over sectors
-    // whose contents did not change is outside this mode's guarantee (docs/redo-log.md).
-    crash_everywhere(
-        true,
-        false,
-        &[CrashMode::KeepAll, CrashMode::DropAll, CrashMode::TearAll],
-    );
+fn crash_at_every_op_o_direct_every_mode() {
+    crash_everywhere(true, false, &ALL);
 }
 
-/// Known gap (docs/redo-log.md): with O_DIRECT, the rewrite of a partial last block that
-/// holds acknowledged frames can lose them if the device writes garbage over that sector.
-/// Fix planned: pad to a block boundary before each durable sync.
 #[test]
-#[ignore = "known gap: O_DIRECT partial-block rewrite under garbage crashes"]
-fn known_gap_o_direct_every_mode() {
-    crash_everywhere(true, false, &ALL);
+fn crash_at_every_op_o_direct_o_dsync_every_mode() {
+    crash_everywhere(true, true, &ALL);
 }

@@ -6,7 +6,8 @@
 //!   links:                    a.len       0           c.len
 //! ```
 //!
-//! An appender reserves its LSN range with one `fetch_add` on `reserved`, copies its frame
+//! An appender reserves its LSN range with one compare-and-swap on `reserved` (bounded by
+//! the space the checkpoint leaves, so a reserved range never waits for a checkpoint), copies its frame
 //! into the ring at `lsn mod size` with no lock held, then *publishes* by storing the
 //! frame length in `links[start mod LINKS]`. The tracker ([`LogBuffer::advance`]) turns those
 //! out-of-order publications into `filled`, the LSN up to which the ring is contiguously
@@ -19,7 +20,8 @@
 //! 2. A slot is non-zero only while a published range starting at that slot is not yet
 //!    consumed. Appenders publish only when `start < filled + LINKS` ([`Self::window_ok`]),
 //!    so two live ranges never share a slot.
-//! 3. Ring bytes `[filled, reserved)` are owned by their appenders until published; the
+//! 3. Ring bytes `[filled, reserved)` are owned by their appenders (or by the writer, for a
+//!    padding frame) until published; the
 //!    writer reads only below `filled`. Reuse of ring bytes is gated by the caller
 //!    (`writer`): an appender copies only when `end ≤ written + size`.
 
@@ -80,10 +82,53 @@ impl LogBuffer {
         self.filled.load(SeqCst)
     }
 
-    /// Reserves `len` bytes of LSN space: the one shared atomic on the append path.
+    /// Reserves `len` bytes of LSN space unconditionally (tests of the tracker).
+    #[cfg(test)]
     pub fn reserve(&self, len: u64) -> u64 {
         debug_assert!(len > 0 && len <= u64::from(u32::MAX));
         self.reserved.fetch_add(len, SeqCst)
+    }
+
+    /// Reserves `len` bytes of LSN space if the range ends at or below `limit`: the one
+    /// shared atomic on the append path. `None` means the log is full; the caller waits for
+    /// a checkpoint *before* holding a reservation, so that no reserved range ever depends
+    /// on a checkpoint (a leader waiting for earlier ranges then waits only for copies).
+    pub fn try_reserve(&self, len: u64, limit: u64) -> Option<u64> {
+        debug_assert!(len > 0 && len <= u64::from(u32::MAX));
+        let mut cur = self.reserved.load(SeqCst);
+        loop {
+            if cur + len > limit {
+                return None;
+            }
+            match self
+                .reserved
+                .compare_exchange_weak(cur, cur + len, SeqCst, SeqCst)
+            {
+                Ok(_) => return Some(cur),
+                Err(now) => cur = now,
+            }
+        }
+    }
+
+    /// Reserves the padding that makes `reserved` a multiple of `block` (the writer, before
+    /// an O_DIRECT sync): returns its start and length, which is 0 if `reserved` already is
+    /// one. It ignores the space limit: the limit keeps [`super::writer::SLACK`] free for
+    /// exactly this, so the padding never waits.
+    pub fn reserve_padding(&self, block: u64) -> (u64, u64) {
+        let mut cur = self.reserved.load(SeqCst);
+        loop {
+            let len = super::format::padding_len(cur, block);
+            if len == 0 {
+                return (cur, 0);
+            }
+            match self
+                .reserved
+                .compare_exchange_weak(cur, cur + len, SeqCst, SeqCst)
+            {
+                Ok(_) => return (cur, len),
+                Err(now) => cur = now,
+            }
+        }
     }
 
     /// Whether a range starting at `start` may publish (invariant 2).
@@ -175,6 +220,20 @@ mod tests {
         b.copy_out(100, &mut out);
         assert_eq!(&out[..10], &[1; 10]);
         assert_eq!(&out[30..], &[3; 5]);
+    }
+
+    #[test]
+    fn bounded_and_padding_reservations() {
+        let b = LogBuffer::new(1 << 16, 1000);
+        assert_eq!(b.try_reserve(100, 1100), Some(1000));
+        assert_eq!(
+            b.try_reserve(1, 1100),
+            None,
+            "the limit is exclusive of more"
+        );
+        assert_eq!(b.reserve_padding(512), (1100, 436));
+        assert_eq!(b.reserve_padding(512), (1536, 0));
+        assert_eq!(b.reserved(), 1536);
     }
 
     #[test]

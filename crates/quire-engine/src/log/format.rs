@@ -16,14 +16,22 @@ pub const SLOT_OFFSETS: [u64; 2] = [BLOCK, 2 * BLOCK];
 pub const DATA_START: u64 = 3 * BLOCK;
 /// The first LSN of a new log. LSN 0 stays free to mean "none".
 pub const START_LSN: Lsn = Lsn(8192);
-/// The format this code writes and reads.
-pub const FORMAT_VERSION: u32 = 1;
+/// The format this code writes and reads. Version 2 added padding frames: a version-1 reader
+/// would take one for the end of the log, so it must refuse the file instead.
+pub const FORMAT_VERSION: u32 = 2;
 /// Frame header (`len`, `epoch`) plus trailer (`crc32c`).
 pub const FRAME_OVERHEAD: u64 = 12;
 /// The largest payload whatever the configuration (a limit on everything).
 pub const MAX_PAYLOAD_BYTES: u64 = 4 << 20;
 /// Smallest data area: a few maximal frames of the smallest buffer must fit.
 pub const MIN_CAPACITY: u64 = 64 << 10;
+/// Set in a frame's `len` field: a *padding frame*, which the reader checks and skips. The
+/// writer appends one before an O_DIRECT sync so that the sync ends on a block boundary and
+/// no durable byte is ever rewritten (docs/redo-log.md, "Padding").
+pub const PAD_FLAG: u32 = 1 << 31;
+/// The largest padding frame, header and crc included: a gap smaller than a frame header is
+/// padded to the block after, so up to one block plus `FRAME_OVERHEAD − 1` bytes.
+pub const MAX_PADDING: u64 = BLOCK + FRAME_OVERHEAD - 1;
 
 const HEADER_MAGIC: &[u8; 8] = b"QUIRELOG";
 const SLOT_MAGIC: &[u8; 8] = b"QUIRECKP";
@@ -34,6 +42,9 @@ const CREATOR: &str = concat!("quire-engine ", env!("CARGO_PKG_VERSION"));
 const _: () = assert!(DATA_START.is_multiple_of(BLOCK));
 const _: () = assert!(MIN_CAPACITY.is_multiple_of(BLOCK));
 const _: () = assert!(MAX_PAYLOAD_BYTES < u32::MAX as u64);
+// A payload length never has the padding flag set, and padding never looks like a payload.
+const _: () = assert!(MAX_PAYLOAD_BYTES < PAD_FLAG as u64);
+const _: () = assert!(MAX_PADDING < MIN_CAPACITY / 4);
 
 /// File offset of the byte at `lsn` in a data area of `capacity` bytes.
 pub fn file_offset(lsn: u64, capacity: u64) -> u64 {
@@ -188,12 +199,45 @@ impl CheckpointSlot {
 /// The crc32c that ends a frame: over the start LSN, the length, the epoch and the payload.
 /// The LSN makes bytes left from an earlier lap of the circle fail the check.
 pub fn frame_crc(start: Lsn, epoch: u32, payload: &[u8]) -> u32 {
+    frame_crc_raw(start, payload.len() as u32, epoch, payload)
+}
+
+/// [`frame_crc`] with the `len` field as stored (with [`PAD_FLAG`] for padding).
+pub fn frame_crc_raw(start: Lsn, len_field: u32, epoch: u32, body: &[u8]) -> u32 {
     let mut head = [0u8; 16];
     put_u64(&mut head, 0, start.0);
-    put_u32(&mut head, 8, payload.len() as u32);
+    put_u32(&mut head, 8, len_field);
     put_u32(&mut head, 12, epoch);
     let crc = crc32c::crc32c(&head);
-    crc32c::crc32c_append(crc, payload)
+    crc32c::crc32c_append(crc, body)
+}
+
+/// How many bytes of padding end the log at a multiple of `block` if it is now at `at`: 0 if
+/// it is already there; a gap too small for a frame header is padded to the block after.
+pub fn padding_len(at: u64, block: u64) -> u64 {
+    debug_assert!(block.is_power_of_two() && block <= BLOCK);
+    let gap = (block - at % block) % block;
+    let len = if gap == 0 || gap >= FRAME_OVERHEAD {
+        gap
+    } else {
+        gap + block
+    };
+    debug_assert!(len <= MAX_PADDING && (at + len).is_multiple_of(block));
+    len
+}
+
+/// Encodes a padding frame of `len` bytes in all (`FRAME_OVERHEAD ≤ len ≤ MAX_PADDING`)
+/// starting at `start`: a header with [`PAD_FLAG`], zeros, and a crc like any frame's, so
+/// a stale or garbage padding frame fails the check exactly as a stale payload would.
+pub fn encode_padding(start: Lsn, epoch: u32, len: u64) -> Vec<u8> {
+    assert!((FRAME_OVERHEAD..=MAX_PADDING).contains(&len));
+    let body = (len - FRAME_OVERHEAD) as usize;
+    let len_field = PAD_FLAG | body as u32;
+    let mut f = vec![0u8; len as usize];
+    f[..8].copy_from_slice(&frame_header(len_field, epoch));
+    let crc = frame_crc_raw(start, len_field, epoch, &f[8..8 + body]);
+    f[8 + body..].copy_from_slice(&crc.to_le_bytes());
+    f
 }
 
 /// The 8-byte frame header (`len`, `epoch`).
@@ -247,6 +291,25 @@ mod tests {
             frame_crc(Lsn(100 + (1 << 20)), 1, p)
         );
         assert_ne!(frame_crc(Lsn(100), 1, p), frame_crc(Lsn(100), 2, p));
+    }
+
+    #[test]
+    fn padding_reaches_the_next_block_and_is_never_shorter_than_a_header() {
+        for block in [512, 4096] {
+            assert_eq!(padding_len(8192, block), 0);
+            assert_eq!(padding_len(8192 + 1, block), block - 1);
+            assert_eq!(padding_len(8192 + block - 12, block), 12);
+            assert_eq!(padding_len(8192 + block - 11, block), block + 11);
+            assert_eq!(padding_len(8192 + block - 1, block), block + 1);
+        }
+        assert_eq!(padding_len(12345, 1), 0, "buffered I/O never pads");
+        let p = encode_padding(Lsn(100), 3, 40);
+        assert_eq!(p.len(), 40);
+        assert_eq!(get_u32(&p, 0), PAD_FLAG | 28);
+        assert_eq!(
+            get_u32(&p, 36),
+            frame_crc_raw(Lsn(100), PAD_FLAG | 28, 3, &p[8..36])
+        );
     }
 
     #[test]

@@ -8,8 +8,8 @@
 //! ```text
 //!   append()  ──reserve (fetch_add)──► copy into ring ──publish──► links ─► filled
 //!                                                                            │
-//!   commit_wait() / write_up_to() ── one leader: write [written, filled) ────┘
-//!                                     ── sync once ─► flushed ─► all waiters released
+//!   commit_wait() / write_up_to() ── write lock: write [written, filled) + pad ┘
+//!                                  ── flush lock: sync once ─► flushed ─► waiters released
 //!   checkpoint(lsn) ── alternate slot, sync ─► frees [old ckpt, lsn) for reuse
 //! ```
 //!
@@ -23,7 +23,8 @@
 //!   `innodb_flush_log_at_trx_commit` and the once-a-second thread.
 //!
 //! Invariants (asserted in `writer`):
-//! 1. `checkpoint ≤ flushed ≤ written ≤ filled ≤ reserved` (all LSNs, all monotonic).
+//! 1. `checkpoint ≤ flushed ≤ stable ≤ written ≤ filled ≤ reserved` (all LSNs, all
+//!    monotonic).
 //! 2. No write to the file overwrites log at or after the checkpoint LSN: every byte written
 //!    is below `checkpoint + capacity`.
 //! 3. The ring holds `[written, reserved)`; no appender copies below `reserved − buffer_size`,
@@ -32,6 +33,10 @@
 //!    acknowledged only at or below `flushed` (a failed write or sync aborts: never
 //!    acknowledge).
 //! 5. A checkpoint LSN is published only after its slot is durable.
+//! 6. No durable byte is ever written again: with O_DIRECT a durable write first pads the
+//!    log to a block boundary (a padding frame), and `flushed` only reaches such `stable`
+//!    LSNs, so the rewritten partial last block never holds acknowledged log.
+//! 7. A reserved LSN range never waits for a checkpoint (space is checked before reserving).
 
 mod buffer;
 mod file;

@@ -100,6 +100,7 @@ impl Log {
             },
             epoch: 1,
             tail: Vec::new(),
+            stable: START_LSN,
         };
         Log::start(Shared::new(vfs, dir.to_path_buf(), config, start))
     }
@@ -221,6 +222,9 @@ impl Recovery {
             self.frames += 1;
         }
         let end = self.reader.position();
+        // With O_DIRECT the new run rewrites the block holding `end`: frames in it count as
+        // durable again only after a padded sync (invariant 6 in `writer`).
+        let stable = self.reader.stable_position();
         let Recovery {
             vfs,
             dir,
@@ -281,6 +285,7 @@ impl Recovery {
             },
             epoch,
             tail,
+            stable,
         };
         Log::start(Shared::new(vfs, dir, config, start))
     }

@@ -7,6 +7,10 @@
 //! error; only an I/O error is an error. Recovery therefore applies only complete
 //! mini-transactions.
 //!
+//! Padding frames (`len` with [`format::PAD_FLAG`], written before O_DIRECT syncs) are
+//! checked exactly like payload frames (bounds, epoch, LSN-keyed crc) and then skipped: a
+//! stale or garbage padding frame ends the log like any other bad frame.
+//!
 //! It reads through a window of about 1 MiB so that recovery scans the log once, in large
 //! sequential reads (lesson 2: recovery must be fast).
 
@@ -15,7 +19,7 @@ use std::sync::Arc;
 use quire_io::AlignedBuf;
 
 use super::file::LogFile;
-use super::format::{self, get_u32, FRAME_OVERHEAD, MAX_PAYLOAD_BYTES};
+use super::format::{self, get_u32, FRAME_OVERHEAD, MAX_PADDING, MAX_PAYLOAD_BYTES, PAD_FLAG};
 use super::Result;
 use crate::page::Lsn;
 
@@ -38,6 +42,8 @@ pub struct LogReader {
     file: Arc<LogFile>,
     file_len: u64,
     next: u64,
+    /// The last frame boundary (or the start) that is a multiple of the file's I/O block.
+    stable: u64,
     prev_epoch: u32,
     /// Stop here even if more valid frames follow (a running log's written LSN).
     limit: Option<u64>,
@@ -55,6 +61,7 @@ impl LogReader {
             file,
             file_len,
             next: from.0,
+            stable: from.0,
             prev_epoch: 0,
             limit: limit.map(|l| l.0),
             win,
@@ -68,6 +75,13 @@ impl LogReader {
     /// log.
     pub fn position(&self) -> Lsn {
         Lsn(self.next)
+    }
+
+    /// The last position read so far that is both a frame boundary (or the start) and a
+    /// multiple of the I/O block: a reopened log counts as durable only up to here, because
+    /// the O_DIRECT writer rewrites the block after it (docs/redo-log.md, "Padding").
+    pub(crate) fn stable_position(&self) -> Lsn {
+        Lsn(self.stable)
     }
 
     /// The epoch of the last frame returned (0 before any).
@@ -97,14 +111,34 @@ impl LogReader {
     }
 
     fn read_frame(&mut self) -> Result<Option<Frame>> {
+        loop {
+            match self.read_one()? {
+                // Padding: checked, then skipped.
+                Some(None) => continue,
+                Some(Some(f)) => return Ok(Some(f)),
+                None => return Ok(None),
+            }
+        }
+    }
+
+    /// Reads the frame at `next`: `None` at the end of the log, `Some(None)` for a valid
+    /// padding frame, `Some(Some(frame))` for a payload.
+    fn read_one(&mut self) -> Result<Option<Option<Frame>>> {
         let start = self.next;
         let capacity = self.file.capacity;
         let head = self.bytes(start, 8)?;
-        let len = get_u32(head, 0);
+        let len_field = get_u32(head, 0);
         let epoch = get_u32(head, 4);
+        let padding = len_field & PAD_FLAG != 0;
+        let len = len_field & !PAD_FLAG;
         let len64 = u64::from(len);
         // Sanity bounds before trusting `len` for a read; the crc is the real check.
-        if len == 0 || len64 > MAX_PAYLOAD_BYTES || len64 + FRAME_OVERHEAD > capacity {
+        let bad_len = if padding {
+            len64 + FRAME_OVERHEAD > MAX_PADDING
+        } else {
+            len == 0 || len64 > MAX_PAYLOAD_BYTES
+        };
+        if bad_len || len64 + FRAME_OVERHEAD > capacity {
             return Ok(None);
         }
         if epoch < self.prev_epoch {
@@ -119,18 +153,25 @@ impl LogReader {
         let body = self.bytes(start + 8, len as usize + 4)?;
         let payload = &body[..len as usize];
         let crc = get_u32(body, len as usize);
-        if crc != format::frame_crc(Lsn(start), epoch, payload) {
+        if crc != format::frame_crc_raw(Lsn(start), len_field, epoch, payload) {
             return Ok(None);
         }
-        let payload = payload.to_vec();
+        let payload = if padding {
+            None
+        } else {
+            Some(payload.to_vec())
+        };
         self.prev_epoch = epoch;
         self.next = end;
-        Ok(Some(Frame {
+        if end.is_multiple_of(self.file.io_block) {
+            self.stable = end;
+        }
+        Ok(Some(payload.map(|payload| Frame {
             start: Lsn(start),
             end: Lsn(end),
             epoch,
             payload,
-        }))
+        })))
     }
 }
 

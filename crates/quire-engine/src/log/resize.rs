@@ -145,8 +145,9 @@ impl Shared {
         *self.file.write() = Arc::new(new);
         c.seq += 1;
         c.next_slot = 1;
-        // Everything written is now durable in the new file.
-        self.flushed.fetch_max(written, SeqCst);
+        // Everything written is now durable in the new file; acknowledged only up to
+        // `stable`, since the partial last block will be rewritten (invariant 6 in `writer`).
+        self.flushed.fetch_max(self.stable.load(SeqCst), SeqCst);
         self.space_limit.store(new_cap - SLACK, SeqCst);
         self.max_payload
             .store(format::max_payload(self.buf.size(), new_cap), SeqCst);

@@ -1,27 +1,44 @@
 //! # The log: appends, group commit, checkpoints
 //!
 //! ```text
-//!  LSN:  checkpoint ≤ flushed ≤ written ≤ filled ≤ reserved
-//!        |reusable  | durable | in the OS | copied   | being copied
-//!        |after ckpt|         | page cache| in order | (out of order)
+//!  LSN:  checkpoint ≤ flushed ≤ stable ≤ written ≤ filled ≤ reserved
+//!        |reusable  | durable |never    | in the OS| copied   | being copied
+//!        |after ckpt|         |rewritten| cache    | in order | (out of order)
 //! ```
 //!
 //! Invariants (checked by [`Shared::check_invariants`] after every write and checkpoint):
-//! 1. `checkpoint ≤ flushed ≤ written ≤ filled ≤ reserved`; all only grow.
-//! 2. No file write touches log at or after `checkpoint + capacity`: an append's end stays
-//!    within `checkpoint + capacity − SLACK` (asserted before each write).
+//! 1. `checkpoint ≤ flushed ≤ stable ≤ written ≤ filled ≤ reserved`; all only grow.
+//! 2. No file write touches log at or after `checkpoint + capacity`: appenders reserve only
+//!    up to `checkpoint + capacity − SLACK`, padding only fills to the next block boundary
+//!    inside that slack (asserted before each write).
 //! 3. An appender copies into the ring only when `end ≤ written + ring size`.
-//! 4. `flushed` advances only after a sync (or an O_DSYNC write) covering it.
+//! 4. `flushed` advances only after a sync (or an O_DSYNC write) covering it, and only to a
+//!    `stable` LSN.
 //! 5. The checkpoint LSN is published only after its slot is durable.
+//! 6. `stable` is a frame boundary and a multiple of the I/O block (1 when buffered), or,
+//!    until the first padded write after an open, the checkpoint LSN (nothing before it is
+//!    needed). The writer rewrites only the block holding `written`, so no byte below
+//!    `stable` is ever
+//!    written again (until the circle comes round, after a checkpoint passed it). Hence an
+//!    acknowledged (durable) byte is never rewritten, and a garbage write at a crash cannot
+//!    reach it (lesson 3's O_DIRECT partial-block rewrite, made safe by padding).
+//! 7. A reserved range never waits for a checkpoint: appenders wait for log space *before*
+//!    reserving. So a writer waiting for `filled` waits only for copies, never for itself.
 //!
 //! State transitions: `append` moves `reserved` (and `filled`, through publication);
-//! [`Shared::lead`] moves `written` and `flushed`; [`Shared::checkpoint`] moves `checkpoint`.
+//! [`Shared::write_phase`] moves `written` and `stable` (and `reserved`/`filled` by a
+//! padding frame); [`Shared::flush_phase`] moves `flushed`; [`Shared::checkpoint`] moves
+//! `checkpoint`.
 //!
-//! **Group commit** (lesson 3): committers queue on the writer mutex. The first to get it
-//! (the leader) writes everything filled, syncs once, and publishes `flushed`; the others
-//! find their LSN covered when they get the mutex and return without I/O. Appenders waiting
-//! for ring space never block on that mutex (they `try_lock` it or wait for `written`),
-//! because the leader may be waiting for *their* copies.
+//! **Group commit, write and sync split** (lesson 3, as InnoDB's `write_lock` and
+//! `flush_lock`): a committer takes the *write lock*, writes everything filled (padding
+//! the O_DIRECT tail so it ends on a block boundary), advances `written`/`stable` and lets
+//! go; then takes the *flush lock*, syncs once and advances `flushed` to the `stable` it
+//! read before the sync. Committers whose LSN is already covered return without I/O, so one
+//! write and one sync serve a whole group, and group N+1 writes while group N syncs. The
+//! locks are never held together (the flush lock is taken after the write lock is released).
+//! Appenders waiting for ring space never block on the write lock (they `try_lock` it or
+//! wait for `written`), because its holder may be waiting for *their* copies.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering::SeqCst};
@@ -40,9 +57,12 @@ use super::reader::LogReader;
 use super::{LogConfig, LogError, Result};
 use crate::page::Lsn;
 
-/// Log kept free ahead of the checkpoint, so the zero padding of an O_DIRECT tail block
-/// never lands on un-checkpointed log (invariant 2).
-pub(crate) const SLACK: u64 = BLOCK;
+/// Log kept free ahead of the checkpoint: a padding frame (up to [`format::MAX_PADDING`])
+/// and the zeros of an O_DIRECT tail block must never land on un-checkpointed log
+/// (invariant 2), and padding must never wait for space (invariant 7).
+pub(crate) const SLACK: u64 = 2 * BLOCK;
+const _: () = assert!(SLACK >= format::MAX_PADDING);
+const _: () = assert!(SLACK < format::MIN_CAPACITY / 4);
 /// The leader writes at most this much per write call (and frees ring space as it goes).
 const CHUNK: u64 = 1 << 20;
 /// Backstop for waits: a lost wake-up costs at most this.
@@ -70,6 +90,9 @@ pub struct LogStats {
     pub log_waits: u64,
     /// Calls of `commit_wait`.
     pub commits: u64,
+    /// `quire_log_padding_bytes`: log spent on padding frames, which end an O_DIRECT sync
+    /// on a block boundary so that durable bytes are never rewritten.
+    pub padding_bytes: u64,
     /// `Innodb_checkpoint_age`: current − checkpoint LSN.
     pub checkpoint_age: u64,
     pub current_lsn: Lsn,
@@ -86,9 +109,10 @@ pub(crate) struct Counters {
     pub os_log_fsyncs: AtomicU64,
     pub log_waits: AtomicU64,
     pub commits: AtomicU64,
+    pub padding_bytes: AtomicU64,
 }
 
-/// The writer's private state, under the writer mutex.
+/// The writer's private state, under the write lock.
 #[derive(Debug)]
 pub(crate) struct WriterState {
     /// The partial last block at `written` (O_DIRECT): rewritten, extended, by the next
@@ -127,6 +151,9 @@ pub(crate) struct Shared {
     flush_at_commit: AtomicU8,
     pub buf: LogBuffer,
     pub written: AtomicU64,
+    /// Invariant 6: written, a frame boundary, and a multiple of the I/O block (or the
+    /// checkpoint, at open).
+    pub stable: AtomicU64,
     pub flushed: AtomicU64,
     pub checkpoint: AtomicU64,
     /// Bytes of log allowed ahead of the checkpoint: capacity − SLACK, lowered early by a
@@ -135,7 +162,11 @@ pub(crate) struct Shared {
     pub max_payload: AtomicU64,
     /// The current file; replaced only by resize, holding the writer and checkpoint mutexes.
     pub file: RwLock<Arc<LogFile>>,
+    /// The write lock (InnoDB's `write_lock`): writes to the file, moves `written`.
     pub writer: Mutex<WriterState>,
+    /// The flush lock (InnoDB's `flush_lock`): syncs, moves `flushed`. Never held with
+    /// `writer`.
+    flush_lock: Mutex<()>,
     pub ckpt: Mutex<CkptState>,
     pub resize_lock: Mutex<()>,
     wait_mx: Mutex<()>,
@@ -152,6 +183,7 @@ impl std::fmt::Debug for Shared {
             .field("epoch", &self.epoch)
             .field("buf", &self.buf)
             .field("written", &self.written)
+            .field("stable", &self.stable)
             .field("flushed", &self.flushed)
             .field("checkpoint", &self.checkpoint)
             .finish()
@@ -167,6 +199,9 @@ pub(crate) struct Start {
     pub epoch: u32,
     /// The bytes of the block holding `end`, before `end` (O_DIRECT tail).
     pub tail: Vec<u8>,
+    /// Durable and never to be rewritten up to here (invariant 6): `end` itself only if it
+    /// is a multiple of the I/O block; the scan's last such frame boundary otherwise.
+    pub stable: Lsn,
 }
 
 impl Shared {
@@ -182,12 +217,14 @@ impl Shared {
             config,
             buf: LogBuffer::new(ring, s.end.0),
             written: AtomicU64::new(s.end.0),
-            flushed: AtomicU64::new(s.end.0),
+            stable: AtomicU64::new(s.stable.0),
+            flushed: AtomicU64::new(s.stable.0),
             checkpoint: AtomicU64::new(s.checkpoint.0),
             space_limit: AtomicU64::new(capacity - SLACK),
             max_payload: AtomicU64::new(format::max_payload(ring, capacity)),
             file: RwLock::new(Arc::new(s.file)),
             writer: Mutex::new(writer),
+            flush_lock: Mutex::new(()),
             ckpt: Mutex::new(s.ckpt),
             resize_lock: Mutex::new(()),
             wait_mx: Mutex::new(()),
@@ -250,18 +287,22 @@ impl Shared {
             return Err(LogError::PayloadTooLarge { len, max });
         }
         let frame_len = len + FRAME_OVERHEAD;
-        let start = self.buf.reserve(frame_len);
-        let end = start + frame_len;
-
-        // Room: log capacity (checkpoint), then ring space, then the completion window. In
-        // this order an earlier range's conditions are implied by a later one's, which is
-        // what makes a leader's wait for earlier copies finite (docs/redo-log.md).
+        // Room: log capacity (checkpoint) before reserving (invariant 7), then ring space,
+        // then the completion window. Neither of the last two needs a checkpoint, and an
+        // earlier range's conditions are implied by a later one's, which is what makes a
+        // writer's wait for earlier copies finite (docs/redo-log.md).
         let mut waited = false;
-        if end > self.space_end() {
-            waited = true;
-            self.counters.log_waits.fetch_add(1, SeqCst);
-            self.wait_for_space(end);
-        }
+        let start = loop {
+            if let Some(start) = self.buf.try_reserve(frame_len, self.space_end()) {
+                break start;
+            }
+            if !waited {
+                waited = true;
+                self.counters.log_waits.fetch_add(1, SeqCst);
+            }
+            self.wait_for_space(self.buf.reserved() + frame_len);
+        };
+        let end = start + frame_len;
         let ring = self.buf.size();
         if end > self.written.load(SeqCst) + ring {
             if !waited {
@@ -315,8 +356,8 @@ impl Shared {
         }
     }
 
-    /// Makes `written ≥ need` without blocking on the writer mutex: either we lead, or the
-    /// current leader will write what we need (it writes everything filled while it waits).
+    /// Makes `written ≥ need` without blocking on the write lock: either we take it, or its
+    /// holder will write what we need (it writes everything filled while it waits).
     fn make_ring_room(&self, need: u64) {
         loop {
             if self.written.load(SeqCst) >= need {
@@ -324,7 +365,7 @@ impl Shared {
             }
             if let Some(mut w) = self.writer.try_lock() {
                 if self.written.load(SeqCst) < need {
-                    self.lead(&mut w, need, false);
+                    self.write_phase(&mut w, need, false);
                 }
                 drop(w);
                 self.wake();
@@ -348,6 +389,16 @@ impl Shared {
         }
     }
 
+    /// Whether the write phase has done its part for `lsn`: written, and for a durable
+    /// request written up to a `stable` LSN, so the sync can cover it.
+    fn is_written(&self, lsn: u64, durable: bool) -> bool {
+        if durable {
+            self.stable.load(SeqCst) >= lsn
+        } else {
+            self.written.load(SeqCst) >= lsn
+        }
+    }
+
     pub(crate) fn write_up_to(&self, lsn: Lsn, durable: bool) {
         let lsn = lsn.0;
         let reserved = self.buf.reserved();
@@ -358,12 +409,18 @@ impl Shared {
         if self.is_done(lsn, durable) {
             return;
         }
-        let mut w = self.writer.lock();
-        if !self.is_done(lsn, durable) {
-            self.lead(&mut w, lsn, durable);
+        if !self.is_written(lsn, durable) {
+            let mut w = self.writer.lock();
+            if !self.is_written(lsn, durable) {
+                self.write_phase(&mut w, lsn, durable);
+            }
+            drop(w);
+            self.wake();
         }
-        drop(w);
-        self.wake();
+        if durable {
+            self.flush_phase(lsn);
+        }
+        self.check_invariants();
     }
 
     /// Writes and syncs everything filled so far.
@@ -372,37 +429,84 @@ impl Shared {
         self.write_up_to(Lsn(f), true);
     }
 
-    /// The leader's work, under the writer mutex: write everything filled until `filled ≥
-    /// lsn`, then sync once if `durable`.
-    fn lead(&self, w: &mut WriterState, lsn: u64, durable: bool) {
+    /// Under the write lock: write everything filled until `filled ≥ lsn`; if `durable`,
+    /// go on until `stable ≥ lsn`, appending a padding frame if the log does not end on a
+    /// block boundary (O_DIRECT only; buffered, every frame boundary is stable).
+    fn write_phase(&self, w: &mut WriterState, lsn: u64, durable: bool) {
         let file = Arc::clone(&self.file.read());
+        self.write_until(w, &file, lsn);
+        if !durable || self.stable.load(SeqCst) >= lsn {
+            return;
+        }
+        // `lsn` lies in the partial last block. Pad at the end of *all* reservations (the
+        // LSNs in between belong to appenders still copying; invariant 7 says they finish
+        // without a checkpoint). The padding needs no log space of its own (SLACK).
+        let (at, len) = self.buf.reserve_padding(file.io_block);
+        let ckpt = self.checkpoint.load(SeqCst);
+        assert!(
+            at + len <= ckpt + file.capacity,
+            "invariant 2: padding [{at}, {}) would overwrite log after checkpoint {ckpt}",
+            at + len
+        );
+        self.write_until(w, &file, at);
+        if len > 0 {
+            debug_assert_eq!(self.buf.filled(), at, "the padding is not published yet");
+            let pad = format::encode_padding(Lsn(at), self.epoch, len);
+            // Room in the ring: `written == at` now and `len` < the ring (invariant 3).
+            debug_assert_eq!(self.written.load(SeqCst), at);
+            self.buf.copy_in(at, &pad);
+            self.buf.publish(at, len);
+            self.counters.padding_bytes.fetch_add(len, SeqCst);
+            self.buf.advance();
+            // Write exactly through the padding, so `stable` lands on its end; frames filled
+            // meanwhile go with the next write.
+            self.write_range(w, &file, at, at + len);
+        }
+        assert!(
+            self.stable.load(SeqCst) >= lsn,
+            "invariant 6: padding made {lsn} stable"
+        );
+    }
+
+    /// Writes everything filled until `filled ≥ lsn`, waiting for copies in progress.
+    fn write_until(&self, w: &mut WriterState, file: &LogFile, lsn: u64) {
         loop {
             let filled = self.buf.advance();
             let written = self.written.load(SeqCst);
             if filled > written {
-                self.write_range(w, &file, written, filled);
+                self.write_range(w, file, written, filled);
             }
             if filled >= lsn {
-                break;
+                return;
             }
             self.wait_until(|| {
                 self.buf.next_published() || self.buf.filled() > self.written.load(SeqCst)
             });
         }
-        if durable {
-            let target = self.written.load(SeqCst);
-            if self.flushed.load(SeqCst) < target {
-                if !self.config.dsync {
-                    file.handle.sync_data();
-                    self.counters.os_log_fsyncs.fetch_add(1, SeqCst);
-                }
-                self.flushed.store(target, SeqCst);
-            }
+    }
+
+    /// Under the flush lock: one sync covers everything stable when it starts, which is at
+    /// least `lsn` (the write phase made it so); committers covered by an earlier sync
+    /// return without one.
+    fn flush_phase(&self, lsn: u64) {
+        let _f = self.flush_lock.lock();
+        if self.flushed.load(SeqCst) >= lsn {
+            return;
         }
-        self.check_invariants();
+        // Read before the sync: a sync covers the writes completed before it started.
+        let target = self.stable.load(SeqCst);
+        assert!(target >= lsn, "the write phase made {lsn} stable");
+        if !self.config.dsync {
+            let file = Arc::clone(&self.file.read());
+            file.handle.sync_data();
+            self.counters.os_log_fsyncs.fetch_add(1, SeqCst);
+        }
+        // Invariant 4. (With O_DSYNC the writes were durable on return.)
+        self.flushed.fetch_max(target, SeqCst);
     }
 
     /// Writes ring bytes `[from, to)` to the file in chunks, advancing `written` after each.
+    /// `to` must be a frame boundary (a `filled` value, or a padding's end).
     fn write_range(&self, w: &mut WriterState, file: &LogFile, from: u64, to: u64) {
         let b = file.io_block;
         let cap = file.capacity;
@@ -412,6 +516,13 @@ impl Shared {
             to.div_ceil(b) * b <= ckpt + cap,
             "invariant 2: writing up to {to} would overwrite log after checkpoint {ckpt}"
         );
+        // Invariant 6: the rewritten prefix lies in `stable`'s block or after it (the same
+        // block only when `stable` is an unaligned checkpoint at open: nothing before it is
+        // needed).
+        debug_assert!({
+            let stable = self.stable.load(SeqCst);
+            from - from % b >= stable - stable % b
+        });
         let mut pos = from;
         while pos < to {
             let blk_start = pos - pos % b;
@@ -434,11 +545,15 @@ impl Shared {
             self.counters.os_log_written.fetch_add(total as u64, SeqCst);
             self.counters.log_writes.fetch_add(1, SeqCst);
             self.written.store(end, SeqCst);
-            if self.config.dsync {
-                self.flushed.store(end, SeqCst);
-            }
             self.wake();
             pos = end;
+        }
+        if to.is_multiple_of(b) {
+            self.stable.fetch_max(to, SeqCst);
+            if self.config.dsync {
+                // Durable on return (O_DSYNC), and stable: acknowledge (invariant 4).
+                self.flushed.fetch_max(to, SeqCst);
+            }
         }
     }
 
@@ -447,13 +562,18 @@ impl Shared {
     pub(crate) fn check_invariants(&self) {
         let ckpt = self.checkpoint.load(SeqCst);
         let flushed = self.flushed.load(SeqCst);
+        let stable = self.stable.load(SeqCst);
         let written = self.written.load(SeqCst);
         let filled = self.buf.filled();
         let reserved = self.buf.reserved();
         assert!(
-            ckpt <= flushed && flushed <= written && written <= filled && filled <= reserved,
-            "invariant 1: checkpoint {ckpt} ≤ flushed {flushed} ≤ written {written} ≤ filled \
-             {filled} ≤ reserved {reserved}"
+            ckpt <= flushed
+                && flushed <= stable
+                && stable <= written
+                && written <= filled
+                && filled <= reserved,
+            "invariant 1: checkpoint {ckpt} ≤ flushed {flushed} ≤ stable {stable} ≤ written \
+             {written} ≤ filled {filled} ≤ reserved {reserved}"
         );
     }
 
@@ -665,6 +785,7 @@ impl Log {
             os_log_fsyncs: c.os_log_fsyncs.load(SeqCst),
             log_waits: c.log_waits.load(SeqCst),
             commits: c.commits.load(SeqCst),
+            padding_bytes: c.padding_bytes.load(SeqCst),
             checkpoint_lsn: self.checkpoint_lsn(),
             flushed_lsn: self.flushed_lsn(),
             written_lsn: self.written_lsn(),
