@@ -430,38 +430,41 @@ impl Shared {
     }
 
     /// Under the write lock: write everything filled until `filled ≥ lsn`; if `durable`,
-    /// go on until `stable ≥ lsn`, appending a padding frame if the log does not end on a
-    /// block boundary (O_DIRECT only; buffered, every frame boundary is stable).
+    /// until `stable ≥ lsn`, which with O_DIRECT means ending the log on a block boundary
+    /// with a padding frame (buffered, every frame boundary is stable).
     fn write_phase(&self, w: &mut WriterState, lsn: u64, durable: bool) {
         let file = Arc::clone(&self.file.read());
-        self.write_until(w, &file, lsn);
-        if !durable || self.stable.load(SeqCst) >= lsn {
+        let b = file.io_block;
+        if !durable || b == 1 {
+            self.write_until(w, &file, lsn);
+            debug_assert!(!durable || self.stable.load(SeqCst) >= lsn);
             return;
         }
-        // `lsn` lies in the partial last block. Pad at the end of *all* reservations (the
-        // LSNs in between belong to appenders still copying; invariant 7 says they finish
-        // without a checkpoint). The padding needs no log space of its own (SLACK).
-        let (at, len) = self.buf.reserve_padding(file.io_block);
+        // Pad at the end of *all* reservations (≥ lsn): the group takes in every frame
+        // being copied. Those appenders finish without a checkpoint (invariant 7) and the
+        // padding needs no log space of its own (SLACK), so nothing here waits for one.
+        let (at, len) = self.buf.reserve_padding(b);
         let ckpt = self.checkpoint.load(SeqCst);
         assert!(
-            at + len <= ckpt + file.capacity,
+            at >= lsn && at + len <= ckpt + file.capacity,
             "invariant 2: padding [{at}, {}) would overwrite log after checkpoint {ckpt}",
             at + len
         );
-        self.write_until(w, &file, at);
+        self.fill_to(w, &file, at);
         if len > 0 {
-            debug_assert_eq!(self.buf.filled(), at, "the padding is not published yet");
             let pad = format::encode_padding(Lsn(at), self.epoch, len);
-            // Room in the ring: `written == at` now and `len` < the ring (invariant 3).
-            debug_assert_eq!(self.written.load(SeqCst), at);
+            // Room in the ring: the whole blocks below `at` are written, so
+            // `at + len ≤ written + b + MAX_PADDING` < `written + ring` (invariant 3).
+            debug_assert!(at + len <= self.written.load(SeqCst) + self.buf.size());
             self.buf.copy_in(at, &pad);
             self.buf.publish(at, len);
             self.counters.padding_bytes.fetch_add(len, SeqCst);
             self.buf.advance();
-            // Write exactly through the padding, so `stable` lands on its end; frames filled
-            // meanwhile go with the next write.
-            self.write_range(w, &file, at, at + len);
         }
+        // One write through the padding's end, so `stable` lands on it; frames filled
+        // meanwhile go with the next write.
+        let written = self.written.load(SeqCst);
+        self.write_range(w, &file, written, at + len, true);
         assert!(
             self.stable.load(SeqCst) >= lsn,
             "invariant 6: padding made {lsn} stable"
@@ -474,13 +477,37 @@ impl Shared {
             let filled = self.buf.advance();
             let written = self.written.load(SeqCst);
             if filled > written {
-                self.write_range(w, file, written, filled);
+                self.write_range(w, file, written, filled, true);
             }
             if filled >= lsn {
                 return;
             }
             self.wait_until(|| {
                 self.buf.next_published() || self.buf.filled() > self.written.load(SeqCst)
+            });
+        }
+    }
+
+    /// Waits until `filled ≥ lsn`, writing meanwhile only whole blocks (so the partial last
+    /// block is written once, by the caller, and appenders waiting for ring room still get
+    /// it: a frame is at most a quarter of the ring, a block at most 4 KiB).
+    fn fill_to(&self, w: &mut WriterState, file: &LogFile, lsn: u64) {
+        let b = file.io_block;
+        let whole = |f: u64| f - f % b;
+        loop {
+            let filled = self.buf.advance();
+            if filled >= lsn {
+                return;
+            }
+            let written = self.written.load(SeqCst);
+            if whole(filled) > written {
+                self.write_range(w, file, written, whole(filled), false);
+            }
+            self.wait_until(|| {
+                let filled = self.buf.filled();
+                self.buf.next_published()
+                    || filled >= lsn
+                    || whole(filled) > self.written.load(SeqCst)
             });
         }
     }
@@ -506,8 +533,16 @@ impl Shared {
     }
 
     /// Writes ring bytes `[from, to)` to the file in chunks, advancing `written` after each.
-    /// `to` must be a frame boundary (a `filled` value, or a padding's end).
-    fn write_range(&self, w: &mut WriterState, file: &LogFile, from: u64, to: u64) {
+    /// `frame_end` says `to` is a frame boundary (a `filled` value, or a padding's end), so
+    /// that, on a block boundary, it becomes `stable`.
+    fn write_range(
+        &self,
+        w: &mut WriterState,
+        file: &LogFile,
+        from: u64,
+        to: u64,
+        frame_end: bool,
+    ) {
         let b = file.io_block;
         let cap = file.capacity;
         // Invariant 2: never write over log the checkpoint still needs.
@@ -548,7 +583,7 @@ impl Shared {
             self.wake();
             pos = end;
         }
-        if to.is_multiple_of(b) {
+        if frame_end && to.is_multiple_of(b) {
             self.stable.fetch_max(to, SeqCst);
             if self.config.dsync {
                 // Durable on return (O_DSYNC), and stable: acknowledge (invariant 4).
