@@ -92,7 +92,7 @@ impl LogBuffer {
     /// Reserves `len` bytes of LSN space if the range ends at or below `limit`: the one
     /// shared atomic on the append path. `None` means the log is full; the caller waits for
     /// a checkpoint *before* holding a reservation, so that no reserved range ever depends
-    /// on a checkpoint (a leader waiting for earlier ranges then waits only for copies).
+    /// on a checkpoint (a writer waiting for earlier ranges then waits only for copies).
     pub fn try_reserve(&self, len: u64, limit: u64) -> Option<u64> {
         debug_assert!(len > 0 && len <= u64::from(u32::MAX));
         let mut cur = self.reserved.load(SeqCst);

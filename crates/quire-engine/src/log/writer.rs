@@ -63,7 +63,7 @@ use crate::page::Lsn;
 pub(crate) const SLACK: u64 = 2 * BLOCK;
 const _: () = assert!(SLACK >= format::MAX_PADDING);
 const _: () = assert!(SLACK < format::MIN_CAPACITY / 4);
-/// The leader writes at most this much per write call (and frees ring space as it goes).
+/// The write-lock holder writes at most this much per write call (and frees ring space as it goes).
 const CHUNK: u64 = 1 << 20;
 /// Backstop for waits: a lost wake-up costs at most this.
 const WAIT_TICK: Duration = Duration::from_millis(10);
@@ -141,7 +141,7 @@ pub(crate) struct CkptState {
 
 type PressureHook = Arc<dyn Fn(Lsn) + Send + Sync>;
 
-/// Everything the appenders, the leader and the background thread share.
+/// Everything the appenders, the writers and the background thread share.
 pub(crate) struct Shared {
     pub vfs: Arc<dyn Vfs>,
     pub dir: PathBuf,
@@ -706,7 +706,7 @@ impl Log {
     }
 
     /// Writes (and, if `durable`, syncs) the log up to at least `lsn`, which must not be
-    /// beyond [`Log::current_lsn`]. One leader does the I/O for everyone waiting.
+    /// beyond [`Log::current_lsn`]. One write and one sync serve every committer waiting (group commit).
     pub fn write_up_to(&self, lsn: Lsn, durable: bool) {
         self.shared.write_up_to(lsn, durable)
     }
