@@ -1,0 +1,180 @@
+//! # Frames: page memory, latch, pin count and bookkeeping
+//!
+//! A frame is one page-sized slot of the pool's aligned memory plus its control block.
+//!
+//! ```text
+//!            alloc (pool mutex + shard write lock)           read ok: unlatch/downgrade
+//!   FREE ───────────────────────────────────────► READING ─────────────────────────────► READY
+//!    ▲  ▲                                            │ read failed: unmapped               │
+//!    │  └────── last unpin ─────── ORPHAN ◄──────────┘                                     │
+//!    └──────────────────────── evict / discard (pin == 0, shard write lock) ───────────────┘
+//! ```
+//! (`create` goes FREE → READY directly: a new page is never read.)
+//!
+//! Invariants:
+//! 1. The page bytes are read only under the frame's latch (S, SX or X) and written only
+//!    under X. A READING frame is X-latched by its reader, so waiters block on the latch
+//!    instead of reading the page a second time.
+//! 2. Every latch holder holds a pin; a frame with pins is never evicted or reused.
+//! 3. Outside an X latch, `newest_modification` equals the LSN in the page header.
+//! 4. `oldest_modification != 0` iff the frame is on the flush list (see `flush_list.rs`);
+//!    a dirty frame is never evicted, only written (or discarded with its space).
+//! 5. `flushing` is set by at most one flusher at a time, which holds a pin meanwhile.
+
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
+
+use parking_lot::lock_api::{
+    RawRwLock as _, RawRwLockDowngrade as _, RawRwLockUpgrade as _, RawRwLockUpgradeDowngrade as _,
+};
+use parking_lot::RawRwLock;
+use quire_io::AlignedBuf;
+
+use super::lru::OldFlags;
+
+pub(crate) const FREE: u8 = 0;
+pub(crate) const READING: u8 = 1;
+pub(crate) const READY: u8 = 2;
+pub(crate) const ORPHAN: u8 = 3;
+
+/// `page` of a frame that holds no page.
+pub(crate) const NO_PAGE: u64 = u64::MAX;
+
+/// Frame memory alignment: O_DIRECT needs at least the logical block size.
+pub(crate) const FRAME_ALIGN: usize = 4096;
+
+/// Which page latch a guard holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// Shared: many readers.
+    S,
+    /// Shared-exclusive: coexists with S, excludes SX and X. Can be upgraded to X.
+    Sx,
+    /// Exclusive.
+    X,
+}
+
+/// One frame's control block. Cache-line aligned so that latching one page does not slow
+/// down hits on its neighbours.
+#[repr(align(64))]
+pub(crate) struct Frame {
+    pub(crate) latch: RawRwLock,
+    pub(crate) pin: AtomicU32,
+    pub(crate) state: AtomicU8,
+    /// In the LRU's old sublist (written under the pool mutex; read as a hint on hits).
+    pub(crate) old: AtomicBool,
+    pub(crate) flushing: AtomicBool,
+    /// The PageId (as u64) this frame holds, or NO_PAGE. Changes only under the pool mutex.
+    pub(crate) page: AtomicU64,
+    pub(crate) oldest_modification: AtomicU64,
+    pub(crate) newest_modification: AtomicU64,
+    /// When the page was read in (ms since the pool started): old_blocks_time starts here.
+    pub(crate) first_access_ms: AtomicU64,
+    /// The pool's young clock when this frame was last put at the LRU head.
+    pub(crate) young_stamp: AtomicU64,
+}
+
+impl Frame {
+    pub(crate) fn new() -> Frame {
+        Frame {
+            latch: RawRwLock::INIT,
+            pin: AtomicU32::new(0),
+            state: AtomicU8::new(FREE),
+            old: AtomicBool::new(false),
+            flushing: AtomicBool::new(false),
+            page: AtomicU64::new(NO_PAGE),
+            oldest_modification: AtomicU64::new(0),
+            newest_modification: AtomicU64::new(0),
+            first_access_ms: AtomicU64::new(0),
+            young_stamp: AtomicU64::new(0),
+        }
+    }
+
+    pub(crate) fn lock(&self, mode: Mode) {
+        match mode {
+            Mode::S => self.latch.lock_shared(),
+            Mode::Sx => self.latch.lock_upgradable(),
+            Mode::X => self.latch.lock_exclusive(),
+        }
+    }
+
+    /// # Safety
+    /// The caller holds the latch in `mode`.
+    pub(crate) unsafe fn unlock(&self, mode: Mode) {
+        match mode {
+            Mode::S => self.latch.unlock_shared(),
+            Mode::Sx => self.latch.unlock_upgradable(),
+            Mode::X => self.latch.unlock_exclusive(),
+        }
+    }
+
+    /// Turns the X latch of a reader into `mode`, without letting a writer in between.
+    ///
+    /// # Safety
+    /// The caller holds the latch in X.
+    pub(crate) unsafe fn downgrade_x_to(&self, mode: Mode) {
+        match mode {
+            Mode::S => self.latch.downgrade(),
+            Mode::Sx => self.latch.downgrade_to_upgradable(),
+            Mode::X => {}
+        }
+    }
+}
+
+impl OldFlags for [Frame] {
+    fn set_old(&self, f: u32, old: bool) {
+        self[f as usize].old.store(old, Ordering::Relaxed);
+    }
+    fn is_old(&self, f: u32) -> bool {
+        self[f as usize].old.load(Ordering::Relaxed)
+    }
+}
+
+/// The page memory of all frames: one aligned allocation, frame `i` at `i * page_size`.
+pub(crate) struct Arena {
+    base: NonNull<u8>,
+    page_size: usize,
+    frames: usize,
+    /// Owns the allocation; never dereferenced after `base` is taken.
+    _buf: AlignedBuf,
+}
+
+// SAFETY: the arena is plain memory; who may read or write which frame is governed by the
+// frame latches (frame invariant 1), which is what makes sharing it sound.
+unsafe impl Send for Arena {}
+// SAFETY: as above.
+unsafe impl Sync for Arena {}
+
+impl Arena {
+    pub(crate) fn new(frames: usize, page_size: usize) -> Arena {
+        let mut buf = AlignedBuf::zeroed(frames * page_size, FRAME_ALIGN);
+        let base = NonNull::new(buf.as_mut_ptr()).unwrap_or(NonNull::dangling());
+        Arena {
+            base,
+            page_size,
+            frames,
+            _buf: buf,
+        }
+    }
+
+    /// # Safety
+    /// The caller holds frame `idx`'s latch (any mode) for the lifetime of the slice.
+    pub(crate) unsafe fn page(&self, idx: u32) -> &[u8] {
+        debug_assert!((idx as usize) < self.frames);
+        std::slice::from_raw_parts(
+            self.base.as_ptr().add(idx as usize * self.page_size),
+            self.page_size,
+        )
+    }
+
+    /// # Safety
+    /// The caller holds frame `idx`'s latch in X for the lifetime of the slice.
+    #[allow(clippy::mut_from_ref)]
+    pub(crate) unsafe fn page_mut(&self, idx: u32) -> &mut [u8] {
+        debug_assert!((idx as usize) < self.frames);
+        std::slice::from_raw_parts_mut(
+            self.base.as_ptr().add(idx as usize * self.page_size),
+            self.page_size,
+        )
+    }
+}
