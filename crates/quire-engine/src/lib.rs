@@ -7,14 +7,16 @@
 //!
 //! | module  | owns |
 //! |---------|------|
-//! | [`page`]   | page ids, LSNs, the page header/trailer, checksums |
-//! | [`space`]  | tablespace files: reading, writing and extending pages |
-//! | [`buffer`] | the buffer pool: page table, latches, LRU, flush list, page cleaner |
-//! | [`log`]    | the redo log: file, log buffer, group commit, checkpoints |
-//! | [`mtr`]    | mini-transactions: redo records, latching and commit |
-//! | [`alloc`]  | extents, free lists and page allocation inside a space |
-//! | [`config`] | settings under InnoDB's variable names |
-//! | [`check`]  | the offline consistency check behind `quire check` |
+//! | [`page`]     | page ids, LSNs, the page header/trailer, checksums |
+//! | [`space`]    | tablespace files: reading, writing and extending pages |
+//! | [`buffer`]   | the buffer pool: page table, latches, LRU, flush list, page cleaner |
+//! | [`log`]      | the redo log: file, log buffer, group commit, checkpoints |
+//! | [`mtr`]      | mini-transactions: redo records, latching and commit |
+//! | [`alloc`]    | extents, free lists and page allocation inside a space |
+//! | [`recovery`] | redo scan, file replay, parallel page apply |
+//! | [`check`]    | the offline consistency check behind `quire check` |
+//! | [`config`]   | settings under InnoDB's variable names |
+//! | [`engine`]   | one open data directory: recovery, checkpoints, the API above |
 //!
 //! All file I/O goes through [`quire_io`], so the same code runs on the disk and on the
 //! fault-injecting simulator.
@@ -25,7 +27,11 @@ pub mod alloc;
 pub mod buffer;
 pub mod check;
 pub mod config;
+pub mod engine;
 pub mod log;
 pub mod mtr;
 pub mod page;
+pub mod recovery;
 pub mod space;
+
+pub use engine::{Engine, EngineError};

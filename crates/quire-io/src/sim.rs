@@ -710,19 +710,27 @@ impl SimVfs {
     /// (its open files keep working on the old state). The result is a function of the seed,
     /// the sequence of calls and the number of earlier crashes in this lineage.
     pub fn crash_with(&self, mode: CrashMode) -> (SimVfs, CrashReport) {
+        self.crash_with_policy(&|_| mode)
+    }
+
+    /// Like [`SimVfs::crash_with`], with the crash mode chosen per file (and per directory,
+    /// for its pending entries) by `policy`. Crash tests use it to model devices with
+    /// different guarantees, e.g. atomic page writes for data files but tearing for the log.
+    pub fn crash_with_policy(&self, policy: &dyn Fn(&Path) -> CrashMode) -> (SimVfs, CrashReport) {
         self.check_invariants();
         let st = self.state.lock();
         let disk = st.frozen.as_ref().unwrap_or(&st.disk);
         let mut rng = StdRng::seed_from_u64(mix(st.seed, st.generation));
         let mut fates = Fates {
             rng: &mut rng,
-            mode,
+            mode: CrashMode::KeepAll,
         };
         let mut report = CrashReport::default();
 
         // Directories: a prefix of each one's pending ops survives.
         let mut dirs = BTreeMap::new();
         for (path, dir) in &disk.dirs {
+            fates.mode = policy(path);
             let kept = fates.dir_prefix(dir.pending.len());
             let mut entries = dir.durable.clone();
             for op in &dir.pending[..kept] {
@@ -761,6 +769,7 @@ impl SimVfs {
                 .get(&ino)
                 .unwrap_or_else(|| panic!("invariant 4: inode {ino} missing at crash"));
             let mut image = node.durable.clone();
+            fates.mode = policy(path);
             for op in &node.pending {
                 match op {
                     PendingOp::Write {

@@ -5,6 +5,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod bench;
+
 #[derive(Parser, Debug)]
 #[command(
     name = "quire",
@@ -49,6 +51,9 @@ enum Cmd {
         data_dir: Option<PathBuf>,
         #[arg(long = "set", value_name = "NAME=VALUE")]
         set: Vec<String>,
+        /// Where to write the time series (CSV) and the plot (SVG).
+        #[arg(long, default_value = "quire-bench-results")]
+        out: PathBuf,
     },
 }
 
@@ -59,6 +64,7 @@ fn main() -> ExitCode {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
         )
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     let cli = Cli::parse();
     match cli.cmd {
@@ -67,9 +73,31 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
         Cmd::Check { data_dir } => check(&data_dir),
-        Cmd::Bench { workload, .. } => {
-            eprintln!("quire bench {workload}: not yet available");
-            ExitCode::from(2)
+        Cmd::Bench {
+            workload,
+            threads,
+            seconds,
+            rows,
+            data_dir,
+            set,
+            out,
+        } => {
+            let opts = bench::Options {
+                workload,
+                threads,
+                seconds,
+                rows,
+                data_dir,
+                settings: set,
+                out_dir: Some(out),
+            };
+            match bench::main(opts) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("quire bench: {e}");
+                    ExitCode::from(1)
+                }
+            }
         }
     }
 }

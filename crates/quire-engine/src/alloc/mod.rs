@@ -22,15 +22,18 @@
 //! 5. Descriptor pages are always marked used.
 //! 6. `free_limit <= size_pages <=` the file's size in pages.
 //!
-//! All changes go through [`AllocPages`], so the same code runs on the buffer pool now and under
-//! a redo-logging mini-transaction later. Concurrency: callers hold page 0 exclusively for the
-//! whole operation, which serializes allocation within one space (InnoDB does the same).
+//! All changes go through [`AllocPages`]: [`MtrPages`] makes each one a redo-logged change of
+//! a mini-transaction (and each file extension a FILE_EXTEND record), so recovery applies an
+//! allocation whole or not at all. Concurrency: callers hold page 0 exclusively for the whole
+//! operation, which serializes allocation within one space (InnoDB does the same).
 
 pub mod format;
-// mod pool_pages; (glue to the buffer pool: lands with the buffer pool)
+mod mtr_pages;
 
 use crate::page::{PageNo, PageSize, PageType, SpaceId};
 use crate::space::EXTENT_PAGES;
+pub use mtr_pages::MtrPages;
+
 use format::{
     Descriptor, ExtentState, FormatError, Geometry, ListBase, SpaceHeader, NIL, OFF_SPACE_HEADER,
 };
@@ -45,6 +48,10 @@ pub enum AllocError {
     SpaceFull { space: SpaceId, max_pages: u32 },
     #[error(transparent)]
     Space(#[from] crate::space::SpaceError),
+    #[error(transparent)]
+    Buffer(#[from] crate::buffer::BufferError),
+    #[error("mini-transaction: {0}")]
+    Mtr(String),
 }
 
 pub type Result<T> = std::result::Result<T, AllocError>;

@@ -52,7 +52,9 @@ impl Fixture {
 
     /// Writes a stamped page straight to disk, behind the pool's back.
     fn write_raw(&self, pid: PageId, fill: u8, lsn: u64) {
-        let mut p = vec![fill; PS];
+        // O_DIRECT is granted on this file system: page buffers must be aligned.
+        let mut p = quire_io::AlignedBuf::zeroed(PS, 4096);
+        p.fill(fill);
         init_header(&mut p, pid, PageType::Raw);
         set_lsn(&mut p, Lsn(lsn));
         stamp(&mut p);
@@ -62,11 +64,11 @@ impl Fixture {
     }
 
     fn read_raw(&self, pid: PageId) -> Vec<u8> {
-        let mut b = vec![0u8; PS];
+        let mut b = quire_io::AlignedBuf::zeroed(PS, 4096);
         self.space(pid.space.0)
             .read_page(pid.page_no, &mut b)
             .expect("read");
-        b
+        b.to_vec()
     }
 
     fn pool(&self, frames: usize) -> Arc<BufferPool> {

@@ -1,7 +1,314 @@
 //! # Mini-transactions: the unit of atomic page change
 //!
 //! An mtr latches pages, changes them, and describes each change as a redo record
-//! ([`record`]). At commit its records become one frame in the redo log; recovery applies
-//! whole mtrs only. (The mtr itself lands with step 2's integration of log and buffer pool.)
+//! ([`record`]). Every change is made by *applying its own redo record* to the page
+//! ([`record::apply`]), the same function recovery uses, so the log can never say something
+//! other than what was done. At commit the records become one frame of the redo log; recovery
+//! applies whole mtrs only (docs/mtr.md).
+//!
+//! Invariants:
+//! 1. A page is changed only under its X latch, held from the change until commit.
+//! 2. Every change to a page has a redo record in the same mtr, in the order made.
+//! 3. A page changed by this mtr is on the flush list, with an oldest modification no later
+//!    than this mtr's start LSN, before the mtr's LSN range is reserved (so no checkpoint can
+//!    pass the change while it is only in the log; see [`Mtr::commit`]).
+//! 4. At commit every changed page gets page LSN = the mtr's end LSN.
+//! 5. Page latches are taken in the global order of docs/mtr.md (asserted in debug builds).
 
 pub mod record;
+
+use crate::buffer::{BufferError, BufferPool, PageMut, PageRef};
+use crate::log::{Log, LogError};
+use crate::page::{Lsn, PageId, PageType};
+use record::{Record, RecordWriter};
+
+#[derive(Debug, thiserror::Error)]
+pub enum MtrError {
+    #[error(transparent)]
+    Buffer(#[from] BufferError),
+    #[error(transparent)]
+    Log(#[from] LogError),
+    #[error("page {page}: {what}")]
+    Misuse { page: PageId, what: &'static str },
+}
+
+pub type Result<T> = std::result::Result<T, MtrError>;
+
+enum Latch<'a> {
+    S(PageRef<'a>),
+    X(PageMut<'a>),
+}
+
+struct Held<'a> {
+    id: PageId,
+    latch: Latch<'a>,
+    modified: bool,
+}
+
+/// A handle to a page latched by an [`Mtr`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Slot(usize);
+
+/// A mini-transaction. Create with [`Mtr::new`], latch and change pages, then [`Mtr::commit`].
+/// Dropping an mtr that changed pages commits it: an applied change must never be left
+/// without its redo.
+pub struct Mtr<'a> {
+    pool: &'a BufferPool,
+    log: &'a Log,
+    held: Vec<Held<'a>>,
+    records: RecordWriter,
+    committed: bool,
+}
+
+impl<'a> Mtr<'a> {
+    /// Starts an mtr. The caller should have called `log.free_check` (done by
+    /// `Engine::mtr`) so that commit never waits for log space while holding latches.
+    pub fn new(pool: &'a BufferPool, log: &'a Log) -> Self {
+        Mtr {
+            pool,
+            log,
+            held: Vec::new(),
+            records: RecordWriter::new(),
+            committed: false,
+        }
+    }
+
+    fn find(&self, id: PageId) -> Option<usize> {
+        self.held.iter().position(|h| h.id == id)
+    }
+
+    /// Latches `id` exclusively (reading it if needed). Latching a page this mtr already
+    /// holds X returns the same slot; holding it S is a misuse (upgrading could deadlock).
+    pub fn x_latch(&mut self, id: PageId) -> Result<Slot> {
+        if let Some(i) = self.find(id) {
+            return match self.held[i].latch {
+                Latch::X(_) => Ok(Slot(i)),
+                Latch::S(_) => Err(MtrError::Misuse {
+                    page: id,
+                    what: "X after S in one mtr",
+                }),
+            };
+        }
+        let g = self.pool.get_exclusive(id)?;
+        self.held.push(Held {
+            id,
+            latch: Latch::X(g),
+            modified: false,
+        });
+        Ok(Slot(self.held.len() - 1))
+    }
+
+    /// Latches `id` shared.
+    pub fn s_latch(&mut self, id: PageId) -> Result<Slot> {
+        if let Some(i) = self.find(id) {
+            return Ok(Slot(i));
+        }
+        let g = self.pool.get_shared(id)?;
+        self.held.push(Held {
+            id,
+            latch: Latch::S(g),
+            modified: false,
+        });
+        Ok(Slot(self.held.len() - 1))
+    }
+
+    /// Starts page `id` from nothing as type `ty` (PAGE_INIT): it is never read from disk, and
+    /// recovery rebuilds it from redo alone (lesson 1).
+    pub fn create_page(&mut self, id: PageId, ty: PageType) -> Result<Slot> {
+        if self.find(id).is_some() {
+            return Err(MtrError::Misuse {
+                page: id,
+                what: "create of a page already latched",
+            });
+        }
+        let g = self.pool.create(id, ty)?;
+        self.held.push(Held {
+            id,
+            latch: Latch::X(g),
+            modified: true,
+        });
+        // The pool already initialized the frame exactly as PAGE_INIT does; log it.
+        self.records.push(&Record::PageInit {
+            page: id,
+            page_type: ty,
+        });
+        Ok(Slot(self.held.len() - 1))
+    }
+
+    pub fn page_id(&self, s: Slot) -> PageId {
+        self.held[s.0].id
+    }
+
+    /// The bytes of a latched page.
+    pub fn page(&self, s: Slot) -> &[u8] {
+        match &self.held[s.0].latch {
+            Latch::S(g) => g,
+            Latch::X(g) => g,
+        }
+    }
+
+    /// Logs `rec` and applies it to the X-latched page in `s` (invariants 1 and 2). Every
+    /// check happens before the page is touched, so an error leaves page and redo unchanged.
+    fn change(&mut self, s: Slot, rec: Record<'_>) -> Result<()> {
+        let h = &mut self.held[s.0];
+        let Latch::X(g) = &mut h.latch else {
+            return Err(MtrError::Misuse {
+                page: h.id,
+                what: "change without an X latch",
+            });
+        };
+        let mark = self.records.mark();
+        self.records.push(&rec);
+        if self.records.len() > self.log.max_payload() as usize {
+            self.records.rollback(mark);
+            return Err(MtrError::Misuse {
+                page: h.id,
+                what: "mini-transaction too large",
+            });
+        }
+        if record::apply(&rec, g).is_err() {
+            self.records.rollback(mark);
+            return Err(MtrError::Misuse {
+                page: h.id,
+                what: "change outside the page body",
+            });
+        }
+        h.modified = true;
+        Ok(())
+    }
+
+    /// Writes `data` at `offset` of the page.
+    pub fn write(&mut self, s: Slot, offset: usize, data: &[u8]) -> Result<()> {
+        let page = self.page_id(s);
+        self.change(
+            s,
+            Record::Write {
+                page,
+                offset: offset as u32,
+                data,
+            },
+        )
+    }
+
+    pub fn write_u32(&mut self, s: Slot, offset: usize, v: u32) -> Result<()> {
+        self.write(s, offset, &v.to_le_bytes())
+    }
+
+    pub fn write_u64(&mut self, s: Slot, offset: usize, v: u64) -> Result<()> {
+        self.write(s, offset, &v.to_le_bytes())
+    }
+
+    pub fn memset(&mut self, s: Slot, offset: usize, len: usize, byte: u8) -> Result<()> {
+        let page = self.page_id(s);
+        self.change(
+            s,
+            Record::Memset {
+                page,
+                offset: offset as u32,
+                len: len as u32,
+                byte,
+            },
+        )
+    }
+
+    pub fn memmove(&mut self, s: Slot, dst: usize, src: usize, len: usize) -> Result<()> {
+        let page = self.page_id(s);
+        self.change(
+            s,
+            Record::Memmove {
+                page,
+                dst: dst as u32,
+                src: src as u32,
+                len: len as u32,
+            },
+        )
+    }
+
+    /// Logs a file operation (FILE_CREATE, FILE_EXTEND, ...). The caller performs it after
+    /// the commit LSN is durable.
+    pub fn log_file_op(&mut self, rec: Record<'_>) -> Result<()> {
+        debug_assert!(rec.page().is_none(), "log_file_op takes file records");
+        let mark = self.records.mark();
+        self.records.push(&rec);
+        if self.records.len() > self.log.max_payload() as usize {
+            self.records.rollback(mark);
+            let page = PageId::new(crate::page::SpaceId(u32::MAX), crate::page::PageNo::NULL);
+            return Err(MtrError::Misuse {
+                page,
+                what: "mini-transaction too large",
+            });
+        }
+        Ok(())
+    }
+
+    /// Whether this mtr has changes to commit.
+    pub fn is_empty(&self) -> bool {
+        self.records.is_empty()
+    }
+
+    /// Commits: appends the redo as one log frame, stamps and dirties the changed pages,
+    /// releases the latches. Returns the end LSN (what a transaction waits on), or `None` if
+    /// nothing was changed.
+    ///
+    /// Order (invariant 3): the changed pages go on the flush list with oldest modification
+    /// `lsn0 = log.current_lsn()` *before* the LSN range is reserved. Any reservation after
+    /// reading `lsn0` starts at or after it, so `lsn0 <= start`: conservative, hence safe.
+    /// The checkpointer reads the log's current LSN *then* the flush list's oldest, and takes
+    /// the smaller: a page missing from the flush list it saw belongs to an mtr that reserved
+    /// later, at or after the current LSN it read.
+    pub fn commit(mut self) -> Result<Option<Lsn>> {
+        self.commit_inner()
+    }
+
+    fn commit_inner(&mut self) -> Result<Option<Lsn>> {
+        self.committed = true;
+        if self.records.is_empty() {
+            self.release();
+            return Ok(None);
+        }
+        let lsn0 = self.log.current_lsn();
+        for h in self.held.iter_mut().filter(|h| h.modified) {
+            if let Latch::X(g) = &mut h.latch {
+                g.mark_dirty(lsn0, lsn0);
+            }
+        }
+        // The size was checked at every change, so append cannot refuse this payload; if it
+        // did, the pages would hold changes without redo: a broken invariant, not an error.
+        let range = match self.log.append(self.records.as_bytes()) {
+            Ok(r) => r,
+            Err(e) => quire_io::fatal::fatal(&format!("redo append of a checked mtr failed: {e}")),
+        };
+        debug_assert!(range.start >= lsn0);
+        for h in self.held.iter_mut().filter(|h| h.modified) {
+            if let Latch::X(g) = &mut h.latch {
+                g.mark_dirty(lsn0, range.end);
+            }
+        }
+        self.release();
+        Ok(Some(range.end))
+    }
+
+    /// Releases latches in reverse order of acquisition.
+    fn release(&mut self) {
+        while let Some(h) = self.held.pop() {
+            drop(h);
+        }
+        self.records.clear();
+    }
+}
+
+impl Drop for Mtr<'_> {
+    fn drop(&mut self) {
+        if self.committed || self.records.is_empty() {
+            self.release();
+            return;
+        }
+        // Changes were applied to pages: they must reach the log, whatever the caller's
+        // error path. Failing that, the pages in memory say something the log does not.
+        if let Err(e) = self.commit_inner() {
+            quire_io::fatal::fatal(&format!(
+                "mini-transaction dropped and could not commit: {e}"
+            ));
+        }
+    }
+}

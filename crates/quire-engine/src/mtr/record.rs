@@ -119,6 +119,17 @@ impl RecordWriter {
     pub fn into_bytes(self) -> Vec<u8> {
         self.buf
     }
+    /// A point to [`RecordWriter::rollback`] to.
+    pub fn mark(&self) -> (usize, Option<PageId>) {
+        (self.buf.len(), self.last_page)
+    }
+
+    /// Forgets every record pushed since `mark`.
+    pub fn rollback(&mut self, mark: (usize, Option<PageId>)) {
+        self.buf.truncate(mark.0);
+        self.last_page = mark.1;
+    }
+
     pub fn clear(&mut self) {
         self.buf.clear();
         self.last_page = None;

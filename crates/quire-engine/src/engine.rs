@@ -1,0 +1,639 @@
+//! # The engine: one data directory, opened, recovered and run
+//!
+//! `Engine` ties the layers together: the redo log, the tablespaces, the buffer pool with its
+//! page cleaner, and a checkpointer thread that flushes adaptively by checkpoint age
+//! (lesson 2) and moves the checkpoint. It is the API the layers above (tables, transactions,
+//! SQL) and embedding applications use.
+//!
+//! Data directory layout (docs/data-dir.md):
+//!
+//! ```text
+//! quire-data/
+//!   redo.log        the redo log
+//!   system.qsp      space 0
+//!   <name>.qsp      other spaces
+//! ```
+//!
+//! Invariants:
+//! 1. Nothing touches a page before recovery has finished.
+//! 2. A checkpoint at LSN c is written only after every page change below c is on disk, the
+//!    files created, renamed or deleted below c are durable in their directory, and every
+//!    file extended below c has its size synced (so recovery never needs a file operation from
+//!    before the checkpoint).
+//! 3. A file is created before the mtr that logs its FILE_CREATE commits (a crash in between
+//!    leaves an unformatted file that the next open removes), and deleted only after the mtr
+//!    that logs its FILE_DELETE is durable.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use parking_lot::{Condvar, Mutex};
+use quire_io::{OpenOptions, Vfs};
+
+use crate::alloc::format::SpaceHeader;
+use crate::alloc::{AllocError, Allocator, MtrPages};
+use crate::buffer::{BufferConfig, BufferError, BufferPool, PageCleaner, WalGate};
+use crate::config::{Config, FlushMethod};
+use crate::log::{Log, LogConfig, LogError, LOG_FILE};
+use crate::mtr::record::Record;
+use crate::mtr::{Mtr, MtrError};
+use crate::page::{Lsn, PageId, PageNo, PageSize, PageType, SpaceId};
+use crate::recovery::{self, RecoveryError, RecoveryStats, SpaceFiles};
+use crate::space::{Space, SpaceError, Spaces};
+
+/// File name suffix of tablespace files.
+pub const SPACE_SUFFIX: &str = "qsp";
+/// The system space's file.
+pub const SYSTEM_FILE: &str = "system.qsp";
+/// Initial size of a new space, in pages (one extent).
+pub const INITIAL_SPACE_PAGES: u32 = 64;
+/// Log bytes an mtr may append after `free_check`; larger mtrs check for more.
+const MTR_MARGIN: u64 = 64 << 10;
+
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error(transparent)]
+    Log(#[from] LogError),
+    #[error(transparent)]
+    Buffer(#[from] BufferError),
+    #[error(transparent)]
+    Space(#[from] SpaceError),
+    #[error(transparent)]
+    Mtr(#[from] MtrError),
+    #[error(transparent)]
+    Alloc(#[from] AllocError),
+    #[error("recovery failed: {0}")]
+    Recovery(#[from] RecoveryError),
+    #[error(transparent)]
+    Io(#[from] quire_io::IoError),
+    #[error("{}: {what}", path.display())]
+    DataDir { path: PathBuf, what: String },
+    #[error("no space named '{0}'")]
+    NoSuchSpace(String),
+    #[error("a space named '{0}' exists already")]
+    SpaceExists(String),
+    #[error("invalid configuration: {0}")]
+    Config(String),
+}
+
+pub type Result<T> = std::result::Result<T, EngineError>;
+
+/// The write-ahead rule for the buffer pool, once the log exists. During recovery there is
+/// no log object yet, and nothing to wait for: every redo being applied was read from disk.
+#[derive(Default)]
+struct LogGate {
+    log: OnceLock<Arc<Log>>,
+}
+
+impl WalGate for LogGate {
+    fn flush_up_to(&self, lsn: Lsn) {
+        if let Some(log) = self.log.get() {
+            log.write_up_to(lsn, true);
+        }
+    }
+    fn durable_lsn(&self) -> Option<Lsn> {
+        self.log.get().map(|l| l.flushed_lsn())
+    }
+}
+
+/// File operations since the last checkpoint that must be made durable before the next one
+/// (invariant 2).
+#[derive(Default)]
+struct PendingFileSync {
+    dir: bool,
+    extended: Vec<SpaceId>,
+}
+
+struct Shared {
+    vfs: Arc<dyn Vfs>,
+    dir: PathBuf,
+    page_size: PageSize,
+    spaces: Arc<Spaces>,
+    pool: Arc<BufferPool>,
+    log: Arc<Log>,
+    names: Mutex<HashMap<String, SpaceId>>,
+    next_space: AtomicU32,
+    file_sync: Mutex<PendingFileSync>,
+    stop: AtomicBool,
+    wake: (Mutex<bool>, Condvar),
+    checkpoints: AtomicU64,
+    adaptive_lwm: f64,
+}
+
+/// An open data directory.
+pub struct Engine {
+    shared: Arc<Shared>,
+    cleaner: Option<PageCleaner>,
+    checkpointer: Option<JoinHandle<()>>,
+    recovery: RecoveryStats,
+    config: Config,
+}
+
+fn log_config(c: &Config) -> LogConfig {
+    LogConfig {
+        file_size: c.log_file_size,
+        buffer_size: c.log_buffer_size,
+        flush_at_commit: c.flush_log_at_trx_commit,
+        direct: c.flush_method != FlushMethod::Fsync,
+        dsync: c.flush_method == FlushMethod::ODsync,
+        ..LogConfig::default()
+    }
+}
+
+fn buffer_config(c: &Config, page_size: PageSize) -> BufferConfig {
+    BufferConfig {
+        size_bytes: c.buffer_pool_size,
+        page_size,
+        old_blocks_pct: c.old_blocks_pct,
+        old_blocks_time_ms: c.old_blocks_time_ms,
+        max_dirty_pages_pct: c.max_dirty_pages_pct.round() as u32,
+        io_capacity: c.io_capacity.min(u64::from(u32::MAX)) as u32,
+        io_capacity_max: c.io_capacity_max.min(u64::from(u32::MAX)) as u32,
+        ..BufferConfig::default()
+    }
+}
+
+/// Reads the space id and page size from the first sector of a space file's page 0. Every
+/// version of that sector names the same space, so a torn page 0 still identifies its file.
+fn peek_space(vfs: &dyn Vfs, path: &Path) -> Option<(SpaceId, PageSize)> {
+    let f = vfs
+        .open(
+            path,
+            OpenOptions {
+                read_only: true,
+                ..OpenOptions::existing()
+            },
+        )
+        .ok()?;
+    let mut head = [0u8; 64];
+    f.read_exact_at(&mut head, 0).ok()?;
+    let ps = SpaceHeader::peek_page_size(&head)?;
+    Some((crate::page::Header::new(&head).page_id().space, ps))
+}
+
+impl Engine {
+    /// Opens the data directory `dir`, creating it if it holds no redo log yet, and running
+    /// recovery otherwise.
+    pub fn open(vfs: Arc<dyn Vfs>, dir: &Path, config: Config) -> Result<Engine> {
+        vfs.create_dir_all(dir)?;
+        let mut fresh = !vfs.exists(&dir.join(LOG_FILE))?;
+        // Find the spaces on disk and the data directory's page size.
+        let mut files: SpaceFiles = HashMap::new();
+        let mut orphans = Vec::new();
+        let mut page_size = None;
+        for name in vfs.list_dir(dir)? {
+            if name.extension().is_none_or(|x| x != SPACE_SUFFIX) {
+                continue;
+            }
+            match peek_space(vfs.as_ref(), &dir.join(&name)) {
+                Some((id, ps)) => {
+                    if let Some(prev) = files.insert(id, name.clone()) {
+                        return Err(EngineError::DataDir {
+                            path: dir.to_path_buf(),
+                            what: format!(
+                                "{} and {} both claim space {id}",
+                                prev.display(),
+                                name.display()
+                            ),
+                        });
+                    }
+                    page_size.get_or_insert(ps);
+                }
+                None => orphans.push(name),
+            }
+        }
+        if !fresh && files.is_empty() {
+            // No identified space: if the log is unreadable too, creating this data directory
+            // never finished (the log's header is synced before any space file is made), so
+            // nothing can have been committed. Start again instead of refusing to open.
+            if let Err(e @ LogError::Corrupt { .. }) =
+                Log::open_for_recovery(vfs.clone(), dir, log_config(&config)).map(|_| ())
+            {
+                tracing::warn!(
+                    "{e}: the data directory was never fully created; creating it again"
+                );
+                vfs.delete(&dir.join(LOG_FILE))?;
+                fresh = true;
+            }
+        }
+        if fresh && !files.is_empty() {
+            return Err(EngineError::DataDir {
+                path: dir.join(LOG_FILE),
+                what: "missing: the data directory has tablespaces but no redo log".into(),
+            });
+        }
+        let page_size = match (page_size, PageSize::new(config.page_size)) {
+            (Some(p), _) => p,
+            (None, Some(p)) => p,
+            (None, None) => {
+                return Err(EngineError::Config(format!(
+                    "bad page size {}",
+                    config.page_size
+                )))
+            }
+        };
+        let spaces = Arc::new(Spaces::new());
+        let gate = Arc::new(LogGate::default());
+        let pool = BufferPool::new(
+            buffer_config(&config, page_size),
+            spaces.clone(),
+            gate.clone(),
+        )?;
+        let threads = if config.recovery_threads == 0 {
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(2)
+        } else {
+            config.recovery_threads
+        };
+        let (log, recovery) = if fresh {
+            let log = Log::create(vfs.clone(), dir, log_config(&config))?;
+            vfs.sync_dir(dir)?;
+            (log, RecoveryStats::default())
+        } else {
+            recovery::recover(
+                &vfs,
+                dir,
+                log_config(&config),
+                page_size,
+                &mut files,
+                &spaces,
+                &pool,
+                threads,
+            )?
+        };
+        // Files that recovery did not identify were created by an mtr that never became
+        // durable (invariant 3): they hold nothing.
+        for name in orphans {
+            let path = dir.join(&name);
+            if !files.values().any(|f| *f == name) {
+                tracing::warn!(file = %path.display(), "removing a space file whose creation never committed");
+                vfs.delete(&path)?;
+            }
+        }
+        for (id, rel) in &files {
+            if spaces.get(*id).is_err() {
+                spaces.insert(Arc::new(Space::open(
+                    vfs.as_ref(),
+                    &dir.join(rel),
+                    *id,
+                    page_size,
+                )?));
+            }
+        }
+        let log = Arc::new(log);
+        if gate.log.set(log.clone()).is_err() {
+            unreachable!("the gate is set once");
+        }
+        let names = files
+            .iter()
+            .filter_map(|(id, p)| {
+                let stem = p.file_stem()?.to_str()?.to_string();
+                Some((stem, *id))
+            })
+            .collect::<HashMap<_, _>>();
+        let next = files.keys().map(|s| s.0 + 1).max().unwrap_or(0);
+        let shared = Arc::new(Shared {
+            vfs,
+            dir: dir.to_path_buf(),
+            page_size,
+            spaces,
+            pool: pool.clone(),
+            log: log.clone(),
+            names: Mutex::new(names),
+            next_space: AtomicU32::new(next),
+            file_sync: Mutex::new(PendingFileSync::default()),
+            stop: AtomicBool::new(false),
+            wake: (Mutex::new(false), Condvar::new()),
+            checkpoints: AtomicU64::new(0),
+            adaptive_lwm: config.adaptive_flushing_lwm / 100.0,
+        });
+        {
+            let weak = Arc::downgrade(&shared);
+            log.set_pressure_hook(move |lsn| {
+                if let Some(s) = weak.upgrade() {
+                    s.pool.request_flush_up_to(lsn);
+                    s.wake_checkpointer();
+                }
+            });
+        }
+        let cleaner = PageCleaner::start(pool).map_err(|e| EngineError::DataDir {
+            path: dir.to_path_buf(),
+            what: format!("cannot start the page cleaner: {e}"),
+        })?;
+        let ck = shared.clone();
+        let checkpointer = std::thread::Builder::new()
+            .name("quire-checkpoint".into())
+            .spawn(move || ck.checkpoint_loop())
+            .map_err(|e| EngineError::DataDir {
+                path: dir.to_path_buf(),
+                what: format!("cannot start the checkpointer: {e}"),
+            })?;
+        let engine = Engine {
+            shared,
+            cleaner: Some(cleaner),
+            checkpointer: Some(checkpointer),
+            recovery,
+            config,
+        };
+        if fresh || engine.shared.spaces.get(SpaceId::SYSTEM).is_err() {
+            engine.create_space_with_id(SpaceId::SYSTEM, "system")?;
+            engine.shared.next_space.fetch_max(1, Ordering::SeqCst);
+        }
+        Ok(engine)
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+    pub fn page_size(&self) -> PageSize {
+        self.shared.page_size
+    }
+    pub fn pool(&self) -> &BufferPool {
+        &self.shared.pool
+    }
+    pub fn log(&self) -> &Log {
+        &self.shared.log
+    }
+    pub fn spaces(&self) -> &Spaces {
+        &self.shared.spaces
+    }
+    pub fn dir(&self) -> &Path {
+        &self.shared.dir
+    }
+    /// What recovery did when this engine was opened.
+    pub fn recovery_stats(&self) -> &RecoveryStats {
+        &self.recovery
+    }
+
+    /// Starts a mini-transaction. Waits first, with no latch held, until the log has room
+    /// for it (InnoDB's log_free_check), so that commit never blocks on a full log while
+    /// holding latches the page cleaner needs.
+    pub fn mtr(&self) -> Mtr<'_> {
+        self.shared.log.free_check(MTR_MARGIN);
+        Mtr::new(&self.shared.pool, &self.shared.log)
+    }
+
+    /// Waits for a commit at `lsn` per `innodb_flush_log_at_trx_commit`.
+    pub fn commit_wait(&self, lsn: Lsn) {
+        self.shared.log.commit_wait(lsn);
+    }
+
+    /// The id of the space called `name`.
+    pub fn space_id(&self, name: &str) -> Result<SpaceId> {
+        self.shared
+            .names
+            .lock()
+            .get(name)
+            .copied()
+            .ok_or_else(|| EngineError::NoSuchSpace(name.into()))
+    }
+
+    /// Creates a space `<name>.qsp`: the file is allocated (no zeros, no sync: lesson 5), and
+    /// one mtr logs FILE_CREATE and formats page 0. Returns once that mtr is durable.
+    pub fn create_space(&self, name: &str) -> Result<SpaceId> {
+        let id = SpaceId(self.shared.next_space.fetch_add(1, Ordering::SeqCst));
+        self.create_space_with_id(id, name)
+    }
+
+    fn create_space_with_id(&self, id: SpaceId, name: &str) -> Result<SpaceId> {
+        if name.is_empty() || name.contains(['/', '\\', '\0']) || name.starts_with('.') {
+            return Err(EngineError::Config(format!("bad space name '{name}'")));
+        }
+        {
+            let mut names = self.shared.names.lock();
+            if names.contains_key(name) {
+                return Err(EngineError::SpaceExists(name.into()));
+            }
+            names.insert(name.to_string(), id);
+        }
+        let rel = format!("{name}.{SPACE_SUFFIX}");
+        let path = self.shared.dir.join(&rel);
+        let created = (|| -> Result<Lsn> {
+            let space = Arc::new(Space::create(
+                self.shared.vfs.as_ref(),
+                &path,
+                id,
+                self.shared.page_size,
+                INITIAL_SPACE_PAGES,
+            )?);
+            self.shared.spaces.insert(space.clone());
+            let mut mtr = self.mtr();
+            mtr.log_file_op(Record::FileCreate {
+                space: id,
+                page_size: self.shared.page_size.get(),
+                initial_pages: INITIAL_SPACE_PAGES,
+                path: &rel,
+            })?;
+            mtr.create_page(PageId::new(id, PageNo(0)), PageType::SpaceHeader)?;
+            {
+                let mut pages = MtrPages::new(&mut mtr, space.clone());
+                Allocator::new(&mut pages, self.shared.page_size).format(space.size_pages())?;
+            }
+            let lsn = mtr.commit()?.unwrap_or(Lsn::ZERO);
+            Ok(lsn)
+        })();
+        match created {
+            Ok(lsn) => {
+                self.shared.file_sync.lock().dir = true;
+                self.shared.log.write_up_to(lsn, true);
+                Ok(id)
+            }
+            Err(e) => {
+                self.shared.names.lock().remove(name);
+                self.shared.spaces.remove(id);
+                Err(e)
+            }
+        }
+    }
+
+    /// Allocates a page in `space` within `mtr`.
+    pub fn alloc_page(&self, mtr: &mut Mtr<'_>, space: SpaceId) -> Result<PageNo> {
+        let sp = self.shared.spaces.get(space)?;
+        let size_before = sp.size_pages();
+        let page = {
+            let mut pages = MtrPages::new(mtr, sp.clone());
+            Allocator::new(&mut pages, self.shared.page_size).alloc_page()?
+        };
+        if sp.size_pages() != size_before {
+            self.shared.file_sync.lock().extended.push(space);
+        }
+        Ok(page)
+    }
+
+    /// Frees a page of `space` within `mtr`.
+    pub fn free_page(&self, mtr: &mut Mtr<'_>, id: PageId) -> Result<()> {
+        let sp = self.shared.spaces.get(id.space)?;
+        let mut pages = MtrPages::new(mtr, sp);
+        Allocator::new(&mut pages, self.shared.page_size).free_page(id.page_no)?;
+        Ok(())
+    }
+
+    /// Writes every dirty page and takes a checkpoint at the current LSN.
+    pub fn checkpoint_now(&self) -> Result<Lsn> {
+        self.shared.log.flush_all();
+        self.shared.pool.flush_all()?;
+        self.shared.checkpoint()
+    }
+
+    /// Counters under InnoDB's status names (and `quire_` names for new concepts).
+    pub fn stats(&self) -> Vec<(&'static str, u64)> {
+        let l = self.shared.log.stats();
+        let b = self.shared.pool.stats();
+        vec![
+            ("Innodb_os_log_written", l.os_log_written),
+            ("Innodb_log_writes", l.log_writes),
+            ("Innodb_os_log_fsyncs", l.os_log_fsyncs),
+            ("Innodb_log_waits", l.log_waits),
+            ("Innodb_checkpoint_age", l.checkpoint_age),
+            ("Innodb_lsn_current", l.current_lsn.0),
+            ("Innodb_lsn_flushed", l.flushed_lsn.0),
+            ("Innodb_lsn_last_checkpoint", l.checkpoint_lsn.0),
+            ("Innodb_buffer_pool_pages_total", b.frames as u64),
+            ("Innodb_buffer_pool_pages_free", b.free_frames as u64),
+            ("Innodb_buffer_pool_pages_dirty", b.dirty_pages as u64),
+            ("Innodb_buffer_pool_reads", b.misses),
+            ("Innodb_buffer_pool_read_requests", b.hits + b.misses),
+            ("Innodb_pages_read", b.pages_read),
+            ("Innodb_pages_created", b.pages_created),
+            ("Innodb_pages_written", b.pages_written),
+            (
+                "quire_checkpoints",
+                self.shared.checkpoints.load(Ordering::Relaxed),
+            ),
+            ("quire_commits", l.commits),
+        ]
+    }
+
+    /// The value of one counter from [`Engine::stats`].
+    pub fn stat(&self, name: &str) -> Option<u64> {
+        self.stats()
+            .into_iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v)
+    }
+
+    fn stop_threads(&mut self) {
+        self.shared.stop.store(true, Ordering::SeqCst);
+        self.shared.wake_checkpointer();
+        if let Some(h) = self.checkpointer.take() {
+            let _ = h.join();
+        }
+        if let Some(c) = self.cleaner.take() {
+            c.shutdown();
+        }
+    }
+
+    /// A clean shutdown: every dirty page written, a final checkpoint, threads joined.
+    pub fn shutdown(mut self) -> Result<()> {
+        self.stop_threads();
+        let r = self.checkpoint_now().map(|_| ());
+        self.shared.log.flush_all();
+        r
+    }
+
+    /// Stops the engine as a crash would: threads stop, nothing more is written. The next
+    /// open recovers. For tests and for `quire bench` kill-and-resume runs.
+    pub fn kill(mut self) {
+        self.stop_threads();
+        // Skip Drop's clean shutdown.
+        self.shared.stop.store(true, Ordering::SeqCst);
+        std::mem::forget(self);
+    }
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        if self.checkpointer.is_none() && self.cleaner.is_none() {
+            return;
+        }
+        self.stop_threads();
+        if let Err(e) = self.checkpoint_now() {
+            tracing::error!("shutdown checkpoint failed: {e}; the next open will recover");
+        }
+        self.shared.log.flush_all();
+    }
+}
+
+impl Shared {
+    fn wake_checkpointer(&self) {
+        let (m, cv) = &self.wake;
+        *m.lock() = true;
+        cv.notify_one();
+    }
+
+    /// Makes durable every file operation a checkpoint would otherwise cover (invariant 2).
+    fn sync_files_before_checkpoint(&self) -> Result<()> {
+        let pending = std::mem::take(&mut *self.file_sync.lock());
+        if pending.dir {
+            self.vfs.sync_dir(&self.dir)?;
+        }
+        let mut ext = pending.extended;
+        ext.sort();
+        ext.dedup();
+        for id in ext {
+            if let Ok(sp) = self.spaces.get(id) {
+                sp.sync();
+            }
+        }
+        Ok(())
+    }
+
+    /// Moves the checkpoint to the oldest change not yet on disk. The current LSN is read
+    /// *before* the flush list (see `Mtr::commit`): a change missing from the flush list that
+    /// was read belongs to an mtr that reserved its LSN after the current LSN that was read.
+    fn checkpoint(&self) -> Result<Lsn> {
+        let current = self.log.current_lsn();
+        let oldest = self.pool.flush_list_oldest().unwrap_or(current);
+        let target = current.min(oldest);
+        if target <= self.log.checkpoint_lsn() {
+            return Ok(self.log.checkpoint_lsn());
+        }
+        self.sync_files_before_checkpoint()?;
+        self.log.checkpoint(target)?;
+        self.checkpoints.fetch_add(1, Ordering::Relaxed);
+        Ok(target)
+    }
+
+    /// Adaptive flushing by checkpoint age (lesson 2): above the low-water mark, ask the page
+    /// cleaner to write the pages whose changes hold the checkpoint back, reaching further the
+    /// fuller the log is, so the log never fills and commits never stall all at once.
+    fn adaptive_flush(&self) {
+        let fill = self.log.fill_ratio();
+        if fill <= self.adaptive_lwm {
+            return;
+        }
+        let ckpt = self.log.checkpoint_lsn().0;
+        let current = self.log.current_lsn().0;
+        // From the low-water mark to a full log, the target moves from the checkpoint to
+        // halfway to the current LSN: the share grows with the square root of the excess.
+        let excess = ((fill - self.adaptive_lwm) / (1.0 - self.adaptive_lwm)).clamp(0.0, 1.0);
+        let share = (0.5 * excess.sqrt()).max(0.05);
+        let target = ckpt + ((current - ckpt) as f64 * share) as u64;
+        self.pool.request_flush_up_to(Lsn(target));
+    }
+
+    fn checkpoint_loop(&self) {
+        let (m, cv) = &self.wake;
+        while !self.stop.load(Ordering::SeqCst) {
+            {
+                let mut woken = m.lock();
+                if !*woken {
+                    cv.wait_for(&mut woken, Duration::from_millis(100));
+                }
+                *woken = false;
+            }
+            if self.stop.load(Ordering::SeqCst) {
+                break;
+            }
+            self.adaptive_flush();
+            if let Err(e) = self.checkpoint() {
+                tracing::error!("checkpoint failed: {e}");
+            }
+        }
+    }
+}

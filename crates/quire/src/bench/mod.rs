@@ -1,0 +1,147 @@
+//! `quire bench`: embedded workloads (no network) on a fresh data directory in a temporary
+//! folder, or on `--data-dir` (recovering it if needed, reusing the workload's tables).
+
+mod commit;
+pub mod plot;
+pub mod runner;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use quire_engine::config::Config;
+use quire_engine::page::SpaceId;
+use quire_engine::Engine;
+
+use runner::{run, RunSpec};
+
+/// The workloads that exist so far; each arrives with the step that makes it possible.
+pub const WORKLOADS: &[&str] = &["commit"];
+
+pub struct Options {
+    pub workload: String,
+    pub threads: usize,
+    pub seconds: f64,
+    pub rows: Option<u64>,
+    pub data_dir: Option<PathBuf>,
+    pub settings: Vec<String>,
+    pub out_dir: Option<PathBuf>,
+}
+
+/// What a prepared workload needs to run.
+pub struct Workload {
+    pub space: SpaceId,
+    pub pages: u32,
+}
+
+pub fn main(opts: Options) -> Result<(), String> {
+    if !WORKLOADS.contains(&opts.workload.as_str()) {
+        return Err(format!(
+            "unknown workload '{}'; available: {} (the others arrive with later steps)",
+            opts.workload,
+            WORKLOADS.join(", ")
+        ));
+    }
+    if opts.threads == 0 || opts.seconds.is_nan() || opts.seconds <= 0.0 {
+        return Err("--threads and --seconds must be positive".into());
+    }
+    let mut config = Config::default();
+    for s in &opts.settings {
+        config.set_str(s).map_err(|e| format!("--set {s}: {e}"))?;
+    }
+    let tmp;
+    let dir = match &opts.data_dir {
+        Some(d) => d.clone(),
+        None => {
+            tmp = tempfile::Builder::new()
+                .prefix("quire-bench-")
+                .tempdir_in(
+                    std::env::var_os("TMPDIR")
+                        .map(PathBuf::from)
+                        .unwrap_or_else(|| PathBuf::from(".")),
+                )
+                .map_err(|e| format!("cannot create a temporary data directory: {e}"))?;
+            tmp.path().to_path_buf()
+        }
+    };
+    eprintln!(
+        "quire bench {}: data directory {}",
+        opts.workload,
+        dir.display()
+    );
+    let vfs: Arc<dyn quire_io::Vfs> = Arc::new(quire_io::os::OsVfs::new());
+    let engine = Arc::new(Engine::open(vfs, &dir, config.clone()).map_err(|e| e.to_string())?);
+    let rows = opts.rows.unwrap_or(1000);
+    let w = Arc::new(match opts.workload.as_str() {
+        "commit" => commit::prepare(&engine, rows)?,
+        _ => unreachable!("checked above"),
+    });
+    let before = engine.stats();
+    let e2 = engine.clone();
+    let w2 = w.clone();
+    let txn = Arc::new(move |_t: usize| commit::txn(&e2, &w2));
+    let e3 = engine.clone();
+    let gauges = Arc::new(move || {
+        vec![
+            (
+                "checkpoint_age_mib",
+                (e3.stat("Innodb_checkpoint_age").unwrap_or(0) >> 20) as f64,
+            ),
+            (
+                "dirty_pages",
+                e3.stat("Innodb_buffer_pool_pages_dirty").unwrap_or(0) as f64,
+            ),
+        ]
+    });
+    let spec = RunSpec {
+        workload: &opts.workload,
+        threads: opts.threads,
+        seconds: opts.seconds,
+        out_dir: opts.out_dir.as_deref(),
+    };
+    let r = run(&spec, txn, gauges)?;
+    let after = engine.stats();
+    let delta = |name: &str| {
+        let a = after
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|x| x.1)
+            .unwrap_or(0);
+        let b = before
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|x| x.1)
+            .unwrap_or(0);
+        a.saturating_sub(b)
+    };
+    let fsyncs = delta("Innodb_os_log_fsyncs");
+    let mut line = format!(
+        "workload={} threads={} seconds={:.1} tps={:.0} p95_ms={:.3} p99_ms={:.3} commits={} \
+         log_fsyncs={} fsyncs_per_commit={:.3} log_writes={} log_written_mib={:.1} data_writes={} \
+         checkpoints={} flush_log_at_trx_commit={}",
+        opts.workload,
+        opts.threads,
+        r.seconds,
+        r.tps,
+        r.p95_ms,
+        r.p99_ms,
+        r.txns,
+        fsyncs,
+        fsyncs as f64 / r.txns.max(1) as f64,
+        delta("Innodb_log_writes"),
+        delta("Innodb_os_log_written") as f64 / (1 << 20) as f64,
+        delta("Innodb_pages_written"),
+        delta("quire_checkpoints"),
+        config.flush_log_at_trx_commit.as_innodb(),
+    );
+    if engine.log().direct_io() {
+        line.push_str(" log_o_direct=1");
+    } else {
+        line.push_str(" log_o_direct=0");
+    }
+    for f in &r.files {
+        eprintln!("wrote {}", f.display());
+    }
+    drop(engine);
+    println!("{line}");
+    Ok(())
+}
