@@ -539,10 +539,9 @@ impl Engine {
     /// Stops the engine as a crash would: threads stop, nothing more is written. The next
     /// open recovers. For tests and for `quire bench` kill-and-resume runs.
     pub fn kill(mut self) {
+        // With the threads stopped, Drop skips the clean shutdown; the log's own Drop writes
+        // nothing either.
         self.stop_threads();
-        // Skip Drop's clean shutdown.
-        self.shared.stop.store(true, Ordering::SeqCst);
-        std::mem::forget(self);
     }
 }
 

@@ -110,11 +110,17 @@ pub fn recover(
     // 1. Scan.
     let mut frames: Vec<Frame> = Vec::new();
     let mut next_report = 64u64 << 20;
-    for f in rec.by_ref() {
+    while let Some(f) = rec.next() {
         let f = f?;
         stats.bytes += f.end.0 - f.start.0;
         if stats.bytes >= next_report {
-            tracing::info!("recovery: scanned {} MiB of redo", stats.bytes >> 20);
+            // Where the log ends is known only when the scan gets there; the capacity bounds it.
+            tracing::info!(
+                "recovery: scanned {} MiB of redo ({:.0}% of the {} MiB log file)",
+                stats.bytes >> 20,
+                stats.bytes as f64 * 100.0 / rec.capacity().max(1) as f64,
+                rec.capacity() >> 20
+            );
             next_report += 64 << 20;
         }
         frames.push(f);
@@ -247,6 +253,9 @@ pub fn recover(
     let applied = AtomicU64::new(0);
     let total = work.len() as u64;
     let report_every = (total / 10).max(10_000);
+    if total > 0 {
+        tracing::info!("recovery: {total} pages to recover, on {threads} threads");
+    }
     let chunks: Vec<&[(PageId, Vec<PageRedo<'_>>)]> =
         work.chunks(work.len().div_ceil(threads).max(1)).collect();
     let results: Vec<Result<()>> = std::thread::scope(|s| {

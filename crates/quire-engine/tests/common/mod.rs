@@ -49,6 +49,8 @@ pub struct Run {
     pub acked: usize,
     /// The space was durably created.
     pub space_created: bool,
+    /// The end LSN of each model mtr: `ends[k - 1]` for states[k].
+    pub ends: Vec<quire_engine::page::Lsn>,
 }
 
 /// Runs `mtrs` mini-transactions over `pages` pages of space "t": each creates a page or
@@ -71,6 +73,7 @@ pub fn workload(
         states: vec![State::new()],
         acked: 0,
         space_created: false,
+        ends: Vec::new(),
     };
     let Ok(space) = engine.create_space("t") else {
         return run;
@@ -133,6 +136,7 @@ pub fn workload(
         };
         state = next;
         run.states.push(state.clone());
+        run.ends.push(lsn);
         engine.commit_wait(lsn);
         if alive() {
             run.acked = run.states.len() - 1;
