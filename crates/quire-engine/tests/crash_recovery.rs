@@ -99,7 +99,7 @@ fn crash_at(seed: u64, point: u64, mode: CrashMode, mtrs: usize, pages: u32) {
 
 #[test]
 fn every_crash_point_of_a_small_run_recovers_every_acknowledged_commit() {
-    let (mtrs, pages) = (12, 4);
+    let (mtrs, pages) = (20, 5);
     // Count the operations of an uncrashed run.
     let vfs = SimVfs::new(1);
     let engine = open(&vfs, &small_config()).expect("open");
@@ -107,6 +107,7 @@ fn every_crash_point_of_a_small_run_recovers_every_acknowledged_commit() {
     assert_eq!(run.acked, mtrs);
     engine.kill();
     let total = vfs.op_count();
+    eprintln!("small run: {total} mutating operations, each a crash point in 5 modes");
     for point in 0..=total {
         for mode in CrashMode::ALL {
             crash_at(1, point, mode, mtrs, pages);

@@ -58,6 +58,10 @@ pub struct Mtr<'a> {
     held: Vec<Held<'a>>,
     records: RecordWriter,
     committed: bool,
+    /// Debug builds check the latch order (invariant 5): the last allocation-metadata page
+    /// latched, if any.
+    #[cfg(debug_assertions)]
+    last_meta: Option<PageId>,
 }
 
 impl<'a> Mtr<'a> {
@@ -70,8 +74,44 @@ impl<'a> Mtr<'a> {
             held: Vec::new(),
             records: RecordWriter::new(),
             committed: false,
+            #[cfg(debug_assertions)]
+            last_meta: None,
         }
     }
+
+    /// Allocation metadata: page 0 of a space and the descriptor page that starts every
+    /// group of `page_size` pages (docs/space-format.md).
+    #[cfg(debug_assertions)]
+    fn is_alloc_metadata(&self, id: PageId) -> bool {
+        id.page_no.0 % self.pool.config().page_size.get() == 0
+    }
+
+    /// Latch order (docs/mtr.md): allocation metadata comes last, page 0 before the
+    /// descriptor pages, and those in ascending order; after metadata, only pages being
+    /// created (unreachable until this mtr commits) may be latched. Debug builds only.
+    #[cfg(debug_assertions)]
+    fn assert_latch_order(&mut self, id: PageId, creating: bool) {
+        let meta = self.is_alloc_metadata(id);
+        if let Some(last) = self.last_meta {
+            if meta {
+                assert!(
+                    (id.space, id.page_no) > (last.space, last.page_no),
+                    "latch order: metadata page {id} after {last}"
+                );
+            } else {
+                assert!(
+                    creating,
+                    "latch order: page {id} latched after metadata page {last}"
+                );
+            }
+        }
+        if meta {
+            self.last_meta = Some(id);
+        }
+    }
+
+    #[cfg(not(debug_assertions))]
+    fn assert_latch_order(&mut self, _id: PageId, _creating: bool) {}
 
     fn find(&self, id: PageId) -> Option<usize> {
         self.held.iter().position(|h| h.id == id)
@@ -89,6 +129,7 @@ impl<'a> Mtr<'a> {
                 }),
             };
         }
+        self.assert_latch_order(id, false);
         let g = self.pool.get_exclusive(id)?;
         self.held.push(Held {
             id,
@@ -103,6 +144,7 @@ impl<'a> Mtr<'a> {
         if let Some(i) = self.find(id) {
             return Ok(Slot(i));
         }
+        self.assert_latch_order(id, false);
         let g = self.pool.get_shared(id)?;
         self.held.push(Held {
             id,
@@ -121,6 +163,7 @@ impl<'a> Mtr<'a> {
                 what: "create of a page already latched",
             });
         }
+        self.assert_latch_order(id, true);
         let g = self.pool.create(id, ty)?;
         self.held.push(Held {
             id,
