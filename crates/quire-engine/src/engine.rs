@@ -473,6 +473,17 @@ impl Engine {
         Ok(())
     }
 
+    /// Resizes the redo log online (`innodb_log_file_size`), crash-safely: commits go on
+    /// while the new file is built, and a crash at any point leaves one valid log
+    /// (docs/redo-log.md). Shrinking below the current checkpoint age first checkpoints.
+    pub fn resize_log(&self, new_size: u64) -> Result<()> {
+        if new_size < self.shared.log.checkpoint_age() + (1 << 20) {
+            self.checkpoint_now()?;
+        }
+        self.shared.log.resize(new_size)?;
+        Ok(())
+    }
+
     /// Writes every dirty page and takes a checkpoint at the current LSN.
     pub fn checkpoint_now(&self) -> Result<Lsn> {
         self.shared.log.flush_all();
