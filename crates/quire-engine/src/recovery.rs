@@ -129,8 +129,8 @@ pub fn recover(
     stats.end_lsn = frames.last().map(|f| f.end).unwrap_or(stats.checkpoint_lsn);
     if !frames.is_empty() {
         tracing::info!(
-            "recovery: {} MiB of redo ({} mini-transactions) from LSN {} to {}",
-            stats.bytes >> 20,
+            "recovery: {:.1} MiB of redo ({} mini-transactions) from LSN {} to {}",
+            stats.bytes as f64 / (1 << 20) as f64,
             stats.frames,
             stats.checkpoint_lsn,
             stats.end_lsn

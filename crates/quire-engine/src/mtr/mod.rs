@@ -83,7 +83,9 @@ impl<'a> Mtr<'a> {
     /// group of `page_size` pages (docs/space-format.md).
     #[cfg(debug_assertions)]
     fn is_alloc_metadata(&self, id: PageId) -> bool {
-        id.page_no.0.is_multiple_of(self.pool.config().page_size.get())
+        id.page_no
+            .0
+            .is_multiple_of(self.pool.config().page_size.get())
     }
 
     /// Latch order (docs/mtr.md): allocation metadata comes last, page 0 before the

@@ -1,0 +1,155 @@
+//! `quire check` exits 0 on a clean data directory, 1 with a message naming the file and the
+//! page when a page is corrupt, and 2 with a clear message when the directory is missing.
+
+use std::path::Path;
+use std::process::Command;
+use std::sync::Arc;
+
+use quire_engine::config::Config;
+use quire_engine::page::{PageId, PageType};
+use quire_engine::Engine;
+use quire_io::os::OsVfs;
+
+fn quire() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_quire"))
+}
+
+fn make_data_dir(dir: &Path) -> PageId {
+    let cfg = Config {
+        log_file_size: 4 << 20,
+        buffer_pool_size: 8 << 20,
+        ..Config::default()
+    };
+    let engine = Engine::open(Arc::new(OsVfs::new()), dir, cfg).expect("open");
+    let space = engine.create_space("t").expect("space");
+    let mut last = None;
+    for i in 0..10u32 {
+        let mut m = engine.mtr();
+        let p = engine.alloc_page(&mut m, space).expect("alloc");
+        let s = m
+            .create_page(PageId::new(space, p), PageType::Raw)
+            .expect("create");
+        m.write_u32(s, 64, i).expect("write");
+        let lsn = m.commit().expect("commit").expect("changed");
+        engine.commit_wait(lsn);
+        last = Some(PageId::new(space, p));
+    }
+    engine.shutdown().expect("shutdown");
+    last.expect("pages")
+}
+
+#[test]
+fn check_passes_a_clean_directory_and_names_a_corrupt_page() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path().join("data");
+    let page = make_data_dir(&dir);
+    let out = quire()
+        .args(["check", "--data-dir"])
+        .arg(&dir)
+        .output()
+        .expect("run");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("clean"), "{stdout}");
+
+    // Flip one bit in the middle of the last page written.
+    let path = dir.join("t.qsp");
+    let mut bytes = std::fs::read(&path).expect("read");
+    let off = page.page_no.0 as usize * 16384 + 5000;
+    bytes[off] ^= 0x10;
+    std::fs::write(&path, &bytes).expect("write");
+    let out = quire()
+        .args(["check", "--data-dir"])
+        .arg(&dir)
+        .output()
+        .expect("run");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("t.qsp") && stdout.contains(&format!("page {}", page.page_no)),
+        "the report must name the file and the page:\n{stdout}"
+    );
+    assert!(stdout.contains("checksum"), "{stdout}");
+}
+
+#[test]
+fn check_of_a_missing_directory_is_a_clear_error() {
+    let out = quire()
+        .args(["check", "--data-dir", "/nonexistent/quire"])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("/nonexistent/quire") && stderr.contains("no such"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn bench_rejects_an_unknown_workload_and_bad_settings() {
+    let out = quire()
+        .args(["bench", "nope", "--seconds", "1"])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown workload 'nope'"));
+    let out = quire()
+        .args([
+            "bench",
+            "commit",
+            "--seconds",
+            "1",
+            "--set",
+            "innodb_flush_log_at_trx_commit=7",
+        ])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("0, 1 or 2"));
+}
+
+#[test]
+fn bench_commit_prints_a_summary_line() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let out = quire()
+        .args([
+            "bench",
+            "commit",
+            "--threads",
+            "2",
+            "--seconds",
+            "1",
+            "--rows",
+            "50",
+            "--out",
+        ])
+        .arg(tmp.path().join("out"))
+        .args(["--data-dir"])
+        .arg(tmp.path().join("data"))
+        .args([
+            "--set",
+            "innodb_log_file_size=4M",
+            "--set",
+            "innodb_buffer_pool_size=8M",
+        ])
+        .output()
+        .expect("run");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let last = stdout.lines().last().expect("summary");
+    for key in [
+        "workload=commit",
+        "threads=2",
+        "tps=",
+        "p95_ms=",
+        "log_fsyncs=",
+    ] {
+        assert!(last.contains(key), "summary lacks {key}: {last}");
+    }
+    assert!(tmp.path().join("out/commit-2t.svg").exists());
+}
