@@ -167,10 +167,20 @@ pub fn recover(
         }
     }
 
-    // 3. File operations, in LSN order.
+    // 3. File operations. Replaying them one by one against whatever the directory shows
+    // would be wrong (re-creating a file that was created and then renamed leaves two), so
+    // first work out each space's history, then make the directory match its final state.
+    #[derive(Default)]
+    struct History<'r> {
+        /// Every name the space had in the log, in order (the FILE_CREATE path first).
+        names: Vec<&'r str>,
+        /// (initial pages) if the log holds its creation.
+        created: Option<u32>,
+        deleted: bool,
+    }
+    let mut history: HashMap<SpaceId, History<'_>> = HashMap::new();
     let mut deleted_at: HashMap<SpaceId, Lsn> = HashMap::new();
     let mut extend_to: HashMap<SpaceId, u32> = HashMap::new();
-    let mut dir_changed = false;
     for (lsn, r) in &file_ops {
         stats.file_ops += 1;
         match *r {
@@ -180,42 +190,107 @@ pub fn recover(
                 path,
                 ..
             } => {
-                if deleted_at.contains_key(&space) {
+                let h = history.entry(space).or_default();
+                if h.deleted || h.created.is_some() {
                     return Err(RecoveryError::ReusedSpace { space, lsn: *lsn });
                 }
-                let full = dir.join(path);
-                if !vfs.exists(&full)? {
-                    Space::create(vfs.as_ref(), &full, space, page_size, initial_pages)?;
-                    dir_changed = true;
-                }
+                h.created = Some(initial_pages);
+                h.names.push(path);
                 // The file may exist with its allocation lost (fallocate is not synced).
                 let e = extend_to.entry(space).or_insert(0);
                 *e = (*e).max(initial_pages);
-                files.insert(space, PathBuf::from(path));
             }
             Record::FileExtend { space, size_pages } => {
                 let e = extend_to.entry(space).or_insert(0);
                 *e = (*e).max(size_pages);
             }
             Record::FileRename { space, from, to } => {
-                let (f, t) = (dir.join(from), dir.join(to));
-                if vfs.exists(&f)? && !vfs.exists(&t)? {
-                    vfs.rename(&f, &t)?;
-                    dir_changed = true;
+                let h = history.entry(space).or_default();
+                if h.names.last() != Some(&from) {
+                    h.names.push(from);
                 }
-                files.insert(space, PathBuf::from(to));
+                h.names.push(to);
             }
             Record::FileDelete { space, path } => {
-                let full = dir.join(path);
-                if vfs.exists(&full)? {
-                    vfs.delete(&full)?;
-                    dir_changed = true;
+                let h = history.entry(space).or_default();
+                if h.names.last() != Some(&path) {
+                    h.names.push(path);
                 }
-                files.remove(&space);
+                h.deleted = true;
                 deleted_at.insert(space, *lsn);
             }
             _ => {}
         }
+    }
+    // A name may be reused by another space (dropped `a`, then a new `a`): never touch a file
+    // under a name that another live space ends up with, or that page 0 identifies as another
+    // space's.
+    let mut final_names: HashMap<PathBuf, SpaceId> = files
+        .iter()
+        .filter(|(id, _)| {
+            !history
+                .get(id)
+                .is_some_and(|h| h.deleted || !h.names.is_empty())
+        })
+        .map(|(id, p)| (p.clone(), *id))
+        .collect();
+    for (id, h) in &history {
+        if let (false, Some(last)) = (h.deleted, h.names.last()) {
+            final_names.insert(PathBuf::from(last), *id);
+        }
+    }
+    let discovered = files.clone();
+    let others = |name: &str, me: SpaceId| {
+        final_names.get(Path::new(name)).is_some_and(|id| *id != me)
+            || discovered
+                .iter()
+                .any(|(id, p)| *id != me && p.as_path() == Path::new(name))
+    };
+    let mut dir_changed = false;
+    let mut ids: Vec<SpaceId> = history.keys().copied().collect();
+    ids.sort();
+    for space in ids {
+        let h = &history[&space];
+        let mut existing = Vec::new();
+        for name in &h.names {
+            if !existing.contains(name) && !others(name, space) && vfs.exists(&dir.join(name))? {
+                existing.push(*name);
+            }
+        }
+        if h.deleted {
+            for name in existing {
+                vfs.delete(&dir.join(name))?;
+                dir_changed = true;
+            }
+            files.remove(&space);
+            continue;
+        }
+        let Some(&last) = h.names.last() else {
+            continue;
+        };
+        if !existing.contains(&last) {
+            // The latest name is missing: the file is under an earlier name (a rename whose
+            // directory change was lost), or was never durably created.
+            match existing.last() {
+                Some(&older) => vfs.rename(&dir.join(older), &dir.join(last))?,
+                None => match h.created {
+                    Some(pages) => {
+                        Space::create(vfs.as_ref(), &dir.join(last), space, page_size, pages)?;
+                    }
+                    None => return Err(RecoveryError::MissingSpace { space }),
+                },
+            }
+            dir_changed = true;
+        }
+        // Any other name still present is a copy the log says was renamed away.
+        for name in existing.iter().filter(|n| **n != last) {
+            if vfs.exists(&dir.join(name))? {
+                vfs.delete(&dir.join(name))?;
+                dir_changed = true;
+            }
+        }
+        files.retain(|id, p| *id == space || p.as_path() != Path::new(last));
+        files.insert(space, PathBuf::from(last));
     }
     if dir_changed {
         vfs.sync_dir(dir)?;
