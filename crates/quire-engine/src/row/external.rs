@@ -1,0 +1,86 @@
+//! Off-page values: the fixed-size reference a record holds, and the BLOB page body
+//! (docs/row-format.md, "Off-page columns").
+
+use super::{get_uint, RowError};
+use crate::page::{PageNo, SpaceId};
+
+/// Bytes of an external reference in a record, before its local prefix.
+pub const EXTERN_REF_SIZE: usize = 20;
+/// Bytes before the data in a BLOB page body: part length (u32) and a reserved u32.
+pub const BLOB_PART_HEADER: usize = 8;
+
+/// Where an off-page value lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ExternRef {
+    pub space: SpaceId,
+    pub first_page: PageNo,
+    /// Total length of the value in bytes.
+    pub len: u64,
+    /// Bit 0: [`ExternRef::OWNER`].
+    pub flags: u8,
+}
+
+const OFF_SPACE: usize = 0;
+const OFF_PAGE: usize = 4;
+const OFF_LEN: usize = 8;
+const OFF_FLAGS: usize = 16;
+const OFF_RESERVED: usize = 17;
+const OFF_PREFIX_LEN: usize = 18;
+const _: () = assert!(OFF_PAGE == OFF_SPACE + 4 && OFF_LEN == OFF_PAGE + 4);
+const _: () = assert!(OFF_FLAGS == OFF_LEN + 8 && OFF_RESERVED == OFF_FLAGS + 1);
+const _: () = assert!(OFF_PREFIX_LEN + 2 == EXTERN_REF_SIZE);
+
+impl ExternRef {
+    /// This record's version owns the chain: purge or rollback frees it.
+    pub const OWNER: u8 = 1;
+
+    pub fn new(space: SpaceId, first_page: PageNo, len: u64) -> Self {
+        ExternRef {
+            space,
+            first_page,
+            len,
+            flags: Self::OWNER,
+        }
+    }
+
+    /// Number of BLOB pages the chain has, with `part_max` bytes per page.
+    pub fn pages(&self, part_max: usize) -> u64 {
+        self.len.div_ceil(part_max.max(1) as u64)
+    }
+
+    /// Appends the reference and the local `prefix` (the value's first bytes).
+    pub(crate) fn encode(&self, prefix: &[u8], out: &mut Vec<u8>) {
+        debug_assert!(prefix.len() as u64 <= self.len && prefix.len() <= usize::from(u16::MAX));
+        out.extend_from_slice(&self.space.0.to_le_bytes());
+        out.extend_from_slice(&self.first_page.0.to_le_bytes());
+        out.extend_from_slice(&self.len.to_le_bytes());
+        out.push(self.flags);
+        out.push(0);
+        out.extend_from_slice(&(prefix.len() as u16).to_le_bytes());
+        out.extend_from_slice(prefix);
+    }
+
+    /// Parses a whole off-page field: the reference and its local prefix.
+    pub(crate) fn decode(b: &[u8]) -> Result<(ExternRef, &[u8]), RowError> {
+        if b.len() < EXTERN_REF_SIZE {
+            return Err(RowError::Corrupt("external reference too short"));
+        }
+        let r = ExternRef {
+            space: SpaceId(get_uint(b, OFF_SPACE, 4)? as u32),
+            first_page: PageNo(get_uint(b, OFF_PAGE, 4)? as u32),
+            len: get_uint(b, OFF_LEN, 8)?,
+            flags: b[OFF_FLAGS],
+        };
+        let plen = get_uint(b, OFF_PREFIX_LEN, 2)? as usize;
+        if b[OFF_RESERVED] != 0 || r.flags & !Self::OWNER != 0 {
+            return Err(RowError::Corrupt("external reference has unknown flags"));
+        }
+        if EXTERN_REF_SIZE + plen != b.len() || plen as u64 > r.len {
+            return Err(RowError::Corrupt("external reference prefix length"));
+        }
+        if r.first_page.is_null() {
+            return Err(RowError::Corrupt("external reference to no page"));
+        }
+        Ok((r, &b[EXTERN_REF_SIZE..]))
+    }
+}
