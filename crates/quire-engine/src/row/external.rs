@@ -84,3 +84,31 @@ impl ExternRef {
         Ok((r, &b[EXTERN_REF_SIZE..]))
     }
 }
+
+/// Offset of the part length in a BLOB page (right after the common page header).
+const OFF_PART_LEN: usize = crate::page::HEADER_SIZE;
+const OFF_PART_DATA: usize = OFF_PART_LEN + BLOB_PART_HEADER;
+
+/// Writes one part of an off-page value into the body of a BLOB page (header and links are
+/// the caller's). Returns how many bytes of `data` it took: at most the page's capacity.
+pub fn write_blob_part(page: &mut [u8], data: &[u8]) -> usize {
+    let cap = page.len() - OFF_PART_DATA - crate::page::TRAILER_SIZE;
+    let n = data.len().min(cap);
+    page[OFF_PART_LEN..OFF_PART_LEN + 4].copy_from_slice(&(n as u32).to_le_bytes());
+    page[OFF_PART_LEN + 4..OFF_PART_DATA].fill(0);
+    page[OFF_PART_DATA..OFF_PART_DATA + n].copy_from_slice(&data[..n]);
+    n
+}
+
+/// The part of an off-page value a BLOB page holds; a length past the body is corruption.
+pub fn read_blob_part(page: &[u8]) -> Result<&[u8], RowError> {
+    let n = get_uint(page, OFF_PART_LEN, 4)? as usize;
+    let cap = page
+        .len()
+        .checked_sub(OFF_PART_DATA + crate::page::TRAILER_SIZE)
+        .ok_or(RowError::Corrupt("BLOB page too small"))?;
+    if n > cap {
+        return Err(RowError::Corrupt("BLOB part longer than its page"));
+    }
+    Ok(&page[OFF_PART_DATA..OFF_PART_DATA + n])
+}

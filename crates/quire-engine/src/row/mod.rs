@@ -31,7 +31,7 @@ mod value;
 #[cfg(test)]
 mod tests;
 
-pub use external::{ExternRef, BLOB_PART_HEADER, EXTERN_REF_SIZE};
+pub use external::{read_blob_part, write_blob_part, ExternRef, BLOB_PART_HEADER, EXTERN_REF_SIZE};
 pub use key::{KeyLayout, KeyPart};
 pub use record::{RecordFields, RowLayout, Stored, SysFields};
 pub use secondary::SecondaryLayout;

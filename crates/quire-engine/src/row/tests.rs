@@ -899,3 +899,17 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn blob_parts_fill_a_page_and_read_back() {
+    let lim = RowLimits::for_page(PageSize::new(4096).expect("4K"));
+    let mut page = vec![0u8; 4096];
+    let data = vec![0xAB; 5000];
+    let n = write_blob_part(&mut page, &data);
+    assert_eq!(n, lim.blob_part_max);
+    assert_eq!(read_blob_part(&page).expect("read"), &data[..n]);
+    page[32..36].copy_from_slice(&5000u32.to_le_bytes());
+    assert!(read_blob_part(&page).expect_err("too long").is_corruption());
+    let r = ExternRef::new(SpaceId(1), PageNo(4), 5000);
+    assert_eq!(r.pages(lim.blob_part_max), 2);
+}

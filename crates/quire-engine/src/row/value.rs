@@ -266,7 +266,7 @@ impl Column {
                 if !d.is_finite() {
                     return Err(bad(ValueError::NotFinite));
                 }
-                Ok(Cow::Owned(Value::Double(*d)))
+                Ok(Cow::Borrowed(v))
             }
             (ColumnType::Decimal { precision, scale }, Value::Decimal(d)) => {
                 let r = d.rescale(scale).ok_or(bad(ValueError::DecimalScale {
