@@ -8,6 +8,7 @@
 //! | module  | owns |
 //! |---------|------|
 //! | [`page`]     | page ids, LSNs, the page header/trailer, checksums |
+//! | [`row`]      | column types, values, record formats and memcomparable keys (no I/O) |
 //! | [`space`]    | tablespace files: reading, writing and extending pages |
 //! | [`buffer`]   | the buffer pool: page table, latches, LRU, flush list, page cleaner |
 //! | [`log`]      | the redo log: file, log buffer, group commit, checkpoints |
@@ -32,6 +33,7 @@ pub mod log;
 pub mod mtr;
 pub mod page;
 pub mod recovery;
+pub mod row;
 pub mod space;
 
 pub use engine::{Engine, EngineError};

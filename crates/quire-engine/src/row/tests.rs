@@ -1,0 +1,915 @@
+use std::cmp::Ordering;
+use std::collections::HashMap;
+
+use proptest::prelude::*;
+
+use super::record::{self, Stored};
+use super::secondary::{self, IndexColumn};
+use super::*;
+use crate::page::{PageNo, PageSize, SpaceId};
+
+fn int(w: IntWidth, unsigned: bool) -> ColumnType {
+    ColumnType::Int { width: w, unsigned }
+}
+
+fn key1(ty: ColumnType, nullable: bool) -> KeyLayout {
+    let c = if nullable {
+        Column::nullable("c", ty)
+    } else {
+        Column::new("c", ty)
+    };
+    KeyLayout::new(vec![KeyPart::new(c)]).expect("layout")
+}
+
+fn enc(k: &KeyLayout, vals: &[Value]) -> Vec<u8> {
+    let mut out = Vec::new();
+    k.encode(vals, &RowLimits::default(), &mut out)
+        .expect("encode key");
+    out
+}
+
+fn users() -> RowLayout {
+    RowLayout::new(
+        vec![
+            Column::new("id", int(IntWidth::Big, false)),
+            Column::nullable("name", ColumnType::VarChar { max_chars: 10 }),
+            Column::nullable("age", int(IntWidth::Tiny, true)),
+            Column::nullable("bio", ColumnType::Text(LobSize::Medium)),
+            Column::new("score", ColumnType::Double),
+        ],
+        &[0],
+    )
+    .expect("layout")
+}
+
+/// An in-memory stand-in for the B-tree's BLOB chains.
+#[derive(Default)]
+struct Blobs(HashMap<u32, Vec<u8>>);
+
+impl Blobs {
+    fn encode(
+        &mut self,
+        l: &RowLayout,
+        vals: &[Value],
+        sys: &SysFields,
+        lim: &RowLimits,
+    ) -> Vec<u8> {
+        let off = l.plan_off_page(vals, sys, lim).expect("plan");
+        let mut refs = Vec::new();
+        for c in off {
+            let b = match &vals[c] {
+                Value::Str(s) => s.as_bytes().to_vec(),
+                Value::Bytes(b) => b.clone(),
+                v => panic!("off-page {v:?}"),
+            };
+            let page = self.0.len() as u32 + 3;
+            refs.push((c, ExternRef::new(SpaceId(9), PageNo(page), b.len() as u64)));
+            self.0.insert(page, b);
+        }
+        let mut out = Vec::new();
+        l.encode(vals, sys, &refs, lim, &mut out).expect("encode");
+        out
+    }
+    fn decode(&self, l: &RowLayout, rec: &[u8]) -> Vec<Value> {
+        l.decode(rec)
+            .expect("decode")
+            .into_values(l, |r| {
+                self.0
+                    .get(&r.first_page.0)
+                    .cloned()
+                    .ok_or(RowError::Corrupt("no such blob"))
+            })
+            .expect("values")
+    }
+}
+
+fn sys(trx: u64) -> SysFields {
+    SysFields {
+        trx_id: TrxId(trx),
+        roll_ptr: RollPtr::new(false, 5, PageNo(77), 300),
+        row_id: None,
+    }
+}
+
+#[test]
+fn null_sorts_before_every_value() {
+    let k = key1(int(IntWidth::Int, false), true);
+    let null = enc(&k, &[Value::Null]);
+    for v in [i64::from(i32::MIN), -1, 0, 1, i64::from(i32::MAX)] {
+        assert!(null < enc(&k, &[Value::Int(v)]), "NULL vs {v}");
+    }
+    let s = key1(ColumnType::VarChar { max_chars: 4 }, true);
+    assert!(enc(&s, &[Value::Null]) < enc(&s, &[Value::Str(String::new())]));
+}
+
+#[test]
+fn negative_ints_sort_before_positive() {
+    for w in [
+        IntWidth::Tiny,
+        IntWidth::Small,
+        IntWidth::Medium,
+        IntWidth::Int,
+        IntWidth::Big,
+    ] {
+        let k = key1(int(w, false), false);
+        let (lo, hi) = w.signed_range();
+        let vals = [lo, lo + 1, -1, 0, 1, hi - 1, hi];
+        let keys: Vec<_> = vals.iter().map(|&v| enc(&k, &[Value::Int(v)])).collect();
+        assert!(keys.windows(2).all(|p| p[0] < p[1]), "{w:?}");
+        assert!(keys.iter().all(|k| k.len() == w.bytes()));
+    }
+}
+
+#[test]
+fn string_prefix_sorts_first() {
+    let k = key1(ColumnType::VarBinary { max_len: 10 }, false);
+    let order: [&[u8]; 7] = [b"", b"\0", b"\0\0", b"\0\x01", b"a", b"a\0", b"ab"];
+    let keys: Vec<_> = order
+        .iter()
+        .map(|b| enc(&k, &[Value::Bytes(b.to_vec())]))
+        .collect();
+    assert!(keys.windows(2).all(|p| p[0] < p[1]), "{keys:?}");
+}
+
+#[test]
+fn string_field_does_not_leak_into_the_next() {
+    // ("a", 2) < ("ab", 1): the terminator ends "a" before the next field is compared.
+    let c = |n: &str, ty| Column::new(n, ty);
+    let k = KeyLayout::new(vec![
+        KeyPart::new(c("s", ColumnType::VarChar { max_chars: 5 })),
+        KeyPart::new(c("i", int(IntWidth::Int, false))),
+    ])
+    .expect("layout");
+    let a = enc(&k, &[Value::Str("a".into()), Value::Int(2)]);
+    let b = enc(&k, &[Value::Str("ab".into()), Value::Int(1)]);
+    assert!(a < b);
+}
+
+#[test]
+fn negative_zero_equals_zero_and_nan_is_rejected() {
+    let k = key1(ColumnType::Double, false);
+    assert_eq!(
+        enc(&k, &[Value::Double(-0.0)]),
+        enc(&k, &[Value::Double(0.0)])
+    );
+    assert!(enc(&k, &[Value::Double(-1e300)]) < enc(&k, &[Value::Double(-1e-300)]));
+    let mut out = Vec::new();
+    let err = k
+        .encode(&[Value::Double(f64::NAN)], &RowLimits::default(), &mut out)
+        .expect_err("NaN");
+    assert!(matches!(
+        err,
+        RowError::Value {
+            kind: ValueError::NotFinite,
+            ..
+        }
+    ));
+}
+
+#[test]
+fn descending_part_reverses_order_and_puts_null_last() {
+    let c = Column::nullable("c", ColumnType::VarChar { max_chars: 5 });
+    let k = KeyLayout::new(vec![KeyPart::new(c).descending()]).expect("layout");
+    let s = |x: &str| enc(&k, &[Value::Str(x.into())]);
+    assert!(s("b") < s("ab") && s("ab") < s("a") && s("a") < s(""));
+    assert!(s("") < enc(&k, &[Value::Null]));
+    assert_eq!(
+        k.decode(&s("ab")).expect("decode"),
+        vec![Value::Str("ab".into())]
+    );
+}
+
+#[test]
+fn oversized_varchar_is_rejected() {
+    let l = users();
+    let vals = vec![
+        Value::Int(1),
+        Value::Str("ééééééééééé".into()), // 11 characters
+        Value::Null,
+        Value::Null,
+        Value::Double(1.0),
+    ];
+    let err = l.validate(&vals).expect_err("too long");
+    assert_eq!(
+        err,
+        RowError::TooLong {
+            column: "name".into(),
+            max: 10,
+            len: 11,
+            unit: "characters"
+        }
+    );
+    // Ten two-byte characters fit: the limit counts characters, not bytes.
+    let mut ok = vals.clone();
+    ok[1] = Value::Str("éééééééééé".into());
+    l.validate(&ok).expect("fits");
+}
+
+#[test]
+fn bad_values_get_typed_errors() {
+    let l = users();
+    let row = |i: usize, v: Value| {
+        let mut r = vec![
+            Value::Int(1),
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            Value::Double(0.0),
+        ];
+        r[i] = v;
+        l.validate(&r).map(|_| ())
+    };
+    assert!(matches!(
+        row(2, Value::UInt(256)),
+        Err(RowError::Value {
+            kind: ValueError::OutOfRange,
+            ..
+        })
+    ));
+    assert!(matches!(
+        row(2, Value::Int(-1)),
+        Err(RowError::Value {
+            kind: ValueError::OutOfRange,
+            ..
+        })
+    ));
+    assert!(matches!(
+        row(0, Value::Null),
+        Err(RowError::NullNotAllowed { .. })
+    ));
+    assert!(matches!(
+        row(0, Value::Str("1".into())),
+        Err(RowError::WrongType { .. })
+    ));
+    assert!(matches!(
+        l.validate(&[Value::Int(1)]),
+        Err(RowError::WrongColumnCount {
+            expected: 5,
+            found: 1
+        })
+    ));
+}
+
+#[test]
+fn decimal_rescales_exactly_and_rejects_rounding() {
+    let c = Column::new(
+        "d",
+        ColumnType::Decimal {
+            precision: 5,
+            scale: 2,
+        },
+    );
+    let one_five = Value::Decimal(Decimal::new(15, 1));
+    let v = c.canonical(&one_five).expect("1.5");
+    assert_eq!(*v, Value::Decimal(Decimal::new(150, 2)));
+    assert!(c.canonical(&Value::Decimal(Decimal::new(1555, 3))).is_err());
+    assert!(c
+        .canonical(&Value::Decimal(Decimal::new(100_000, 2)))
+        .is_err());
+    c.canonical(&Value::Decimal(Decimal::new(-99_999, 2)))
+        .expect("-999.99");
+    assert_eq!(Decimal::new(-5, 2).to_string(), "-0.05");
+    assert_eq!(decimal_bytes(2), 1);
+    assert_eq!(decimal_bytes(18), 8);
+    assert_eq!(decimal_bytes(38), 16);
+}
+
+#[test]
+fn invalid_dates_and_timestamps_out_of_range_are_rejected() {
+    let d = Column::new("d", ColumnType::Date);
+    assert!(d.canonical(&Value::Date(Date::new(2023, 2, 29))).is_err());
+    d.canonical(&Value::Date(Date::new(2024, 2, 29)))
+        .expect("leap day");
+    let ts = Column::new("t", ColumnType::Timestamp { fsp: 0 });
+    let at = |y| Value::DateTime(DateTime::new(Date::new(y, 6, 1), 0, 0, 0, 0));
+    ts.canonical(&at(2000)).expect("in range");
+    assert!(ts.canonical(&at(2040)).is_err());
+    let dt = Column::new("t", ColumnType::DateTime { fsp: 3 });
+    let frac = |us| Value::DateTime(DateTime::new(Date::new(2000, 1, 1), 1, 2, 3, us));
+    dt.canonical(&frac(123_000)).expect("3 digits");
+    assert!(matches!(
+        dt.canonical(&frac(123_400)),
+        Err(RowError::Value {
+            kind: ValueError::TooPrecise { fsp: 3 },
+            ..
+        })
+    ));
+}
+
+#[test]
+fn key_longer_than_the_limit_is_rejected() {
+    let k = key1(ColumnType::VarBinary { max_len: 60_000 }, false);
+    let lim = RowLimits::default();
+    let mut out = Vec::new();
+    // 1600 zero bytes escape to 3200 bytes: over 3072 although the value is shorter.
+    let err = k
+        .encode(&[Value::Bytes(vec![0; 1600])], &lim, &mut out)
+        .expect_err("too long");
+    assert_eq!(
+        err,
+        RowError::KeyTooLong {
+            len: 3202,
+            max: 3072
+        }
+    );
+    assert!(out.is_empty());
+}
+
+#[test]
+fn limits_follow_the_page_size() {
+    let l4 = RowLimits::for_page(PageSize::new(4096).expect("4K"));
+    let l16 = RowLimits::default();
+    let l64 = RowLimits::for_page(PageSize::new(65536).expect("64K"));
+    assert_eq!(
+        (l4.max_key_bytes, l16.max_key_bytes, l64.max_key_bytes),
+        (768, 3072, 3072)
+    );
+    assert_eq!(l16.extern_threshold, 4096);
+    assert_eq!(l16.max_record_bytes, 8064);
+    assert_eq!(l16.blob_part_max, 16384 - 48);
+}
+
+#[test]
+fn blob_column_needs_a_prefix_in_a_key() {
+    let err = RowLayout::new(
+        vec![Column::new("b", ColumnType::Blob(LobSize::Regular))],
+        &[0],
+    );
+    assert!(matches!(err, Err(RowError::Schema(_))));
+    let err = RowLayout::new(vec![Column::nullable("b", int(IntWidth::Int, false))], &[0]);
+    assert!(matches!(err, Err(RowError::Schema(_))));
+}
+
+#[test]
+fn physical_order_puts_hidden_columns_after_the_key() {
+    assert_eq!(
+        users().physical_order(),
+        [
+            "id",
+            "DB_TRX_ID",
+            "DB_ROLL_PTR",
+            "name",
+            "age",
+            "bio",
+            "score"
+        ]
+    );
+    let nopk =
+        RowLayout::new(vec![Column::new("a", int(IntWidth::Int, false))], &[]).expect("layout");
+    assert_eq!(
+        nopk.physical_order(),
+        ["DB_ROW_ID", "DB_TRX_ID", "DB_ROLL_PTR", "a"]
+    );
+}
+
+#[test]
+fn row_round_trips_with_nulls_and_blobs() {
+    let l = users().with_extern_prefix(16);
+    let lim = RowLimits::default();
+    let mut blobs = Blobs::default();
+    let big = "x".repeat(10_000);
+    for vals in [
+        vec![
+            Value::Int(-7),
+            Value::Null,
+            Value::UInt(200),
+            Value::Str(big.clone()),
+            Value::Double(2.5),
+        ],
+        vec![
+            Value::Int(8),
+            Value::Str("ok".into()),
+            Value::Null,
+            Value::Null,
+            Value::Double(-0.5),
+        ],
+        vec![
+            Value::Int(9),
+            Value::Str("".into()),
+            Value::UInt(0),
+            Value::Str("short".into()),
+            Value::Double(0.0),
+        ],
+    ] {
+        let rec = blobs.encode(&l, &vals, &sys(42), &lim);
+        assert!(rec.len() <= lim.max_record_bytes);
+        assert_eq!(blobs.decode(&l, &rec), vals);
+        let f = l.decode(&rec).expect("decode");
+        assert_eq!(f.sys, sys(42));
+        assert_eq!(
+            record::has_external(&rec).expect("info"),
+            vals[3] == Value::Str(big.clone())
+        );
+    }
+    let rec = blobs.encode(
+        &l,
+        &[
+            Value::Int(1),
+            Value::Null,
+            Value::Null,
+            Value::Str(big.clone()),
+            Value::Double(1.0),
+        ],
+        &sys(1),
+        &lim,
+    );
+    match l.field(&rec, 3).expect("field") {
+        Stored::External { r, prefix } => {
+            assert_eq!(r.len, 10_000);
+            assert_eq!(prefix, b"xxxxxxxxxxxxxxxx");
+        }
+        f => panic!("expected off-page, got {f:?}"),
+    }
+}
+
+#[test]
+fn rows_over_the_limit_move_the_longest_values_off_page() {
+    let cols = (0..4)
+        .map(|i| Column::new(format!("v{i}"), ColumnType::VarChar { max_chars: 4000 }))
+        .collect();
+    let l = RowLayout::new(cols, &[]).expect("layout");
+    let lim = RowLimits::default();
+    // Each under the 4096 threshold, together over 8064: the two longest go off-page.
+    let vals: Vec<Value> = [4000, 3900, 3800, 3700]
+        .iter()
+        .map(|&n| Value::Str("a".repeat(n)))
+        .collect();
+    let s = SysFields {
+        row_id: Some(RowId(5)),
+        ..sys(3)
+    };
+    assert_eq!(l.plan_off_page(&vals, &s, &lim).expect("plan"), vec![0, 1]);
+    let mut blobs = Blobs::default();
+    let rec = blobs.encode(&l, &vals, &s, &lim);
+    assert_eq!(blobs.decode(&l, &rec), vals);
+    assert_eq!(l.decode(&rec).expect("decode").sys.row_id, Some(RowId(5)));
+}
+
+#[test]
+fn oversized_row_is_rejected() {
+    let cols = (0..40)
+        .map(|i| Column::new(format!("c{i}"), ColumnType::Binary { len: 255 }))
+        .collect();
+    let l = RowLayout::new(cols, &[]).expect("layout");
+    let vals = vec![Value::Bytes(vec![1; 255]); 40];
+    let s = SysFields {
+        row_id: Some(RowId(1)),
+        ..sys(1)
+    };
+    let err = l
+        .plan_off_page(&vals, &s, &RowLimits::default())
+        .expect_err("too big");
+    assert!(matches!(err, RowError::RowTooLarge { max: 8064, .. }));
+    let mut out = Vec::new();
+    assert!(l
+        .encode(&vals, &s, &[], &RowLimits::default(), &mut out)
+        .is_err());
+    assert!(out.is_empty());
+}
+
+#[test]
+fn trx_id_is_readable_in_place() {
+    let l = users();
+    let vals = vec![
+        Value::Int(1),
+        Value::Str("n".into()),
+        Value::Null,
+        Value::Null,
+        Value::Double(1.0),
+    ];
+    let mut rec = Vec::new();
+    l.encode(
+        &vals,
+        &sys(0xABCD_EF01_2345),
+        &[],
+        &RowLimits::default(),
+        &mut rec,
+    )
+    .expect("encode");
+    assert_eq!(record::trx_id(&rec), Ok(TrxId(0xABCD_EF01_2345)));
+    assert_eq!(record::roll_ptr(&rec), Ok(sys(0).roll_ptr));
+    let rp = RollPtr::new(true, 127, PageNo(u32::MAX - 1), u16::MAX);
+    record::set_sys(&mut rec, TrxId::MAX, rp).expect("set");
+    assert_eq!(record::trx_id(&rec), Ok(TrxId::MAX));
+    let r = record::roll_ptr(&rec).expect("roll ptr");
+    assert_eq!(
+        (r.is_insert(), r.rseg(), r.page_no(), r.offset()),
+        (true, 127, PageNo(u32::MAX - 1), u16::MAX)
+    );
+    assert!(!record::is_delete_marked(&rec).expect("info"));
+    record::set_delete_marked(&mut rec, true).expect("mark");
+    let f = l.decode(&rec).expect("decode");
+    assert!(f.delete_marked);
+    assert_eq!(f.sys.trx_id, TrxId::MAX);
+    assert_eq!(l.field(&rec, 1), Ok(Stored::Inline(Value::Str("n".into()))));
+    assert_eq!(l.field(&rec, 0), Ok(Stored::Inline(Value::Int(1))));
+}
+
+#[test]
+fn secondary_record_carries_its_trx_id_in_place() {
+    let l = users();
+    let idx = SecondaryLayout::new(
+        &l,
+        vec![
+            IndexColumn::new(1),
+            IndexColumn {
+                prefix: Some(3),
+                ..IndexColumn::new(3)
+            },
+        ],
+    )
+    .expect("index");
+    let row = vec![
+        Value::Int(5),
+        Value::Null,
+        Value::Null,
+        Value::Str("abcdef".into()),
+        Value::Double(1.0),
+    ];
+    let mut rec = Vec::new();
+    idx.encode(&row, None, TrxId(99), &RowLimits::default(), &mut rec)
+        .expect("encode");
+    assert_eq!(secondary::trx_id(&rec), Ok(TrxId(99)));
+    secondary::set_trx_id(&mut rec, TrxId(100)).expect("set");
+    secondary::set_delete_marked(&mut rec, true).expect("mark");
+    let d = idx.decode(&rec).expect("decode");
+    assert_eq!(d.key, vec![Value::Null, Value::Str("abc".into())]);
+    assert_eq!(d.pk, vec![Value::Int(5)]);
+    assert_eq!((d.trx_id, d.delete_marked), (TrxId(100), true));
+    let mut search = Vec::new();
+    idx.encode_search(&[Value::Null], &RowLimits::default(), &mut search)
+        .expect("search");
+    let key = secondary::key(&rec).expect("key");
+    assert!(key.starts_with(&search));
+    let n = idx.secondary_part_len(key).expect("len");
+    assert_eq!(idx.key_layout().decode_part_at(key, 2), Ok(Value::Int(5)));
+    assert!(n < key.len());
+}
+
+#[test]
+fn truncated_and_garbled_records_are_corrupt_not_panics() {
+    let l = users();
+    let vals = vec![
+        Value::Int(1),
+        Value::Str("name".into()),
+        Value::UInt(3),
+        Value::Str("bio".into()),
+        Value::Double(1.0),
+    ];
+    let mut rec = Vec::new();
+    l.encode(&vals, &sys(1), &[], &RowLimits::default(), &mut rec)
+        .expect("encode");
+    for n in 0..rec.len() {
+        assert!(l.decode(&rec[..n]).is_err(), "prefix of {n} bytes decoded");
+    }
+    let mut longer = rec.clone();
+    longer.push(0);
+    assert!(l.decode(&longer).expect_err("trailing").is_corruption());
+}
+
+// ---- property tests ----
+
+fn arb_key_type() -> impl Strategy<Value = ColumnType> {
+    let w = prop_oneof![
+        Just(IntWidth::Tiny),
+        Just(IntWidth::Small),
+        Just(IntWidth::Medium),
+        Just(IntWidth::Int),
+        Just(IntWidth::Big)
+    ];
+    prop_oneof![
+        (w, any::<bool>()).prop_map(|(width, unsigned)| ColumnType::Int { width, unsigned }),
+        Just(ColumnType::Float),
+        Just(ColumnType::Double),
+        (1u8..=38)
+            .prop_flat_map(|p| (Just(p), 0..=p))
+            .prop_map(|(precision, scale)| ColumnType::Decimal { precision, scale }),
+        (1u32..8).prop_map(|n| ColumnType::Char { max_chars: n }),
+        (1u32..8).prop_map(|n| ColumnType::VarChar { max_chars: n }),
+        (1u32..6).prop_map(|len| ColumnType::Binary { len }),
+        (1u32..8).prop_map(|max_len| ColumnType::VarBinary { max_len }),
+        Just(ColumnType::Date),
+        (0u8..=6).prop_map(|fsp| ColumnType::DateTime { fsp }),
+        (0u8..=6).prop_map(|fsp| ColumnType::Timestamp { fsp }),
+    ]
+}
+
+fn arb_any_type() -> impl Strategy<Value = ColumnType> {
+    prop_oneof![
+        4 => arb_key_type(),
+        1 => Just(ColumnType::Text(LobSize::Regular)),
+        1 => Just(ColumnType::Blob(LobSize::Regular)),
+        1 => Just(ColumnType::VarChar { max_chars: 1500 }),
+    ]
+}
+
+fn small_bytes(max: usize) -> impl Strategy<Value = Vec<u8>> {
+    prop::collection::vec(
+        prop_oneof![Just(0u8), Just(1u8), Just(0xFFu8), any::<u8>()],
+        0..=max,
+    )
+}
+
+fn arb_non_null(ty: ColumnType) -> BoxedStrategy<Value> {
+    match ty {
+        ColumnType::Int {
+            width,
+            unsigned: true,
+        } => (0..=width.unsigned_max()).prop_map(Value::UInt).boxed(),
+        ColumnType::Int { width, .. } => {
+            let (lo, hi) = width.signed_range();
+            prop_oneof![Just(lo), Just(hi), Just(0), -2i64..2, lo..=hi]
+                .prop_map(Value::Int)
+                .boxed()
+        }
+        ColumnType::Float => any::<f32>()
+            .prop_filter("finite", |f| f.is_finite())
+            .prop_map(|f| Value::Double(f64::from(f)))
+            .boxed(),
+        ColumnType::Double => prop_oneof![
+            Just(-0.0),
+            Just(0.0),
+            any::<f64>().prop_filter("finite", |f| f.is_finite())
+        ]
+        .prop_map(Value::Double)
+        .boxed(),
+        ColumnType::Decimal { precision, scale } => {
+            let m = 10i128.pow(u32::from(precision)) - 1;
+            prop_oneof![
+                Just(-m),
+                Just(m),
+                (-1000i128..1000).prop_map(move |u| u.clamp(-m, m)),
+                -m..=m
+            ]
+            .prop_map(move |u| Value::Decimal(Decimal::new(u, scale)))
+            .boxed()
+        }
+        ColumnType::Char { max_chars } | ColumnType::VarChar { max_chars } => {
+            let max = (max_chars as usize).min(2000);
+            prop_oneof![
+                prop::collection::vec(
+                    prop_oneof![Just('\0'), Just('a'), Just('b'), Just('é'), any::<char>()],
+                    0..=max.min(8)
+                )
+                .prop_map(|c| c.into_iter().collect::<String>()),
+                (0..=max).prop_map(|n| "z".repeat(n)),
+            ]
+            .prop_map(Value::Str)
+            .boxed()
+        }
+        ColumnType::Text(_) => (0usize..6000, any::<char>())
+            .prop_map(|(n, c)| {
+                Value::Str(std::iter::repeat_n(c, n / c.len_utf8().max(1)).collect())
+            })
+            .boxed(),
+        ColumnType::Binary { len } => prop::collection::vec(
+            prop_oneof![Just(0u8), Just(0xFFu8), any::<u8>()],
+            len as usize,
+        )
+        .prop_map(Value::Bytes)
+        .boxed(),
+        ColumnType::VarBinary { max_len } => {
+            small_bytes(max_len as usize).prop_map(Value::Bytes).boxed()
+        }
+        ColumnType::Blob(_) => {
+            prop_oneof![small_bytes(20), (0usize..6000).prop_map(|n| vec![7u8; n])]
+                .prop_map(Value::Bytes)
+                .boxed()
+        }
+        ColumnType::Date => arb_date(0..=9999).prop_map(Value::Date).boxed(),
+        ColumnType::DateTime { fsp } | ColumnType::Timestamp { fsp } => {
+            let years = if matches!(ty, ColumnType::Timestamp { .. }) {
+                1971..=2037
+            } else {
+                0..=9999
+            };
+            let unit = 10u32.pow(u32::from(6 - fsp));
+            (arb_date(years), 0u8..24, 0u8..60, 0u8..60, 0u32..=999_999)
+                .prop_map(move |(d, h, m, s, us)| {
+                    Value::DateTime(DateTime::new(d, h, m, s, us / unit * unit))
+                })
+                .boxed()
+        }
+    }
+}
+
+fn arb_date(years: std::ops::RangeInclusive<u16>) -> impl Strategy<Value = Date> {
+    (years, 1u8..=12, 1u8..=28).prop_map(|(y, m, d)| Date::new(y, m, d))
+}
+
+fn arb_value(c: &Column) -> BoxedStrategy<Value> {
+    if c.nullable {
+        prop_oneof![1 => Just(Value::Null), 4 => arb_non_null(c.ty)].boxed()
+    } else {
+        arb_non_null(c.ty)
+    }
+}
+
+fn arb_parts(
+    types: impl Strategy<Value = ColumnType>,
+    n: std::ops::Range<usize>,
+) -> impl Strategy<Value = Vec<KeyPart>> {
+    prop::collection::vec((types, any::<bool>(), any::<bool>()), n).prop_map(|v| {
+        v.into_iter()
+            .enumerate()
+            .map(|(i, (ty, nullable, desc))| KeyPart {
+                column: Column {
+                    name: format!("c{i}"),
+                    ty,
+                    nullable,
+                },
+                prefix: None,
+                descending: desc,
+            })
+            .collect()
+    })
+}
+
+fn arb_tuple(parts: &[KeyPart]) -> BoxedStrategy<Vec<Value>> {
+    parts
+        .iter()
+        .map(|p| arb_value(&p.column))
+        .collect::<Vec<_>>()
+        .boxed()
+}
+
+fn cmp_sql(parts: &[KeyPart], a: &[Value], b: &[Value]) -> Ordering {
+    for ((p, x), y) in parts.iter().zip(a).zip(b) {
+        let o = x.cmp_sql(y);
+        let o = if p.descending { o.reverse() } else { o };
+        if o != Ordering::Equal {
+            return o;
+        }
+    }
+    Ordering::Equal
+}
+
+fn canon(cols: &[Column], v: &[Value]) -> Vec<Value> {
+    cols.iter()
+        .zip(v)
+        .map(|(c, v)| c.canonical(v).expect("valid").into_owned())
+        .collect()
+}
+
+fn arb_table() -> impl Strategy<Value = (RowLayout, Vec<Value>)> {
+    (
+        arb_parts(arb_key_type(), 0..3),
+        prop::collection::vec((arb_any_type(), any::<bool>()), 1..7),
+    )
+        .prop_flat_map(|(pk, rest)| {
+            let mut cols: Vec<Column> = pk
+                .iter()
+                .map(|p| Column::new(p.column.name.clone(), p.column.ty))
+                .collect();
+            let npk = cols.len();
+            cols.extend(
+                rest.into_iter()
+                    .enumerate()
+                    .map(|(i, (ty, nullable))| Column {
+                        name: format!("r{i}"),
+                        ty,
+                        nullable,
+                    }),
+            );
+            let layout = RowLayout::new(cols.clone(), &(0..npk).collect::<Vec<_>>())
+                .expect("layout")
+                .with_extern_prefix(10);
+            let vals = cols.iter().map(arb_value).collect::<Vec<_>>();
+            (Just(layout), vals)
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn key_order_equals_sql_order(
+        (parts, a, b) in arb_parts(arb_key_type(), 1..4)
+            .prop_flat_map(|p| { let (x, y) = (arb_tuple(&p), arb_tuple(&p)); (Just(p), x, y) })
+    ) {
+        let k = KeyLayout::new(parts.clone()).expect("layout");
+        let cols: Vec<Column> = parts.iter().map(|p| p.column.clone()).collect();
+        let (ca, cb) = (canon(&cols, &a), canon(&cols, &b));
+        let (ea, eb) = (enc(&k, &a), enc(&k, &b));
+        prop_assert_eq!(ea.cmp(&eb), cmp_sql(&parts, &ca, &cb));
+        // Keys decode back (covering reads); -0.0 comes back as 0.0, which compares equal.
+        let da = k.decode(&ea).expect("decode");
+        prop_assert_eq!(cmp_sql(&parts, &da, &ca), Ordering::Equal);
+        prop_assert_eq!(enc(&k, &da), ea.clone());
+        prop_assert_eq!(k.skip(&ea, parts.len()).expect("skip"), ea.len());
+    }
+
+    #[test]
+    fn rows_round_trip((layout, vals) in arb_table(), trx in 0..=TrxId::MAX.0, small_page in any::<bool>()) {
+        let lim = RowLimits::for_page(PageSize::new(if small_page { 4096 } else { 16384 }).expect("page size"));
+        let mut s = sys(trx);
+        if layout.has_row_id() {
+            s.row_id = Some(RowId(trx ^ 0x5555));
+        }
+        let plan = layout.plan_off_page(&vals, &s, &lim);
+        let Ok(_) = plan else {
+            // Only size can fail for generated values.
+            prop_assert!(matches!(plan, Err(RowError::RowTooLarge { .. } | RowError::KeyTooLong { .. })), "{plan:?}");
+            return Ok(());
+        };
+        let mut blobs = Blobs::default();
+        let rec = blobs.encode(&layout, &vals, &s, &lim);
+        prop_assert!(rec.len() <= lim.max_record_bytes);
+        prop_assert_eq!(blobs.decode(&layout, &rec), canon(layout.columns(), &vals));
+        let f = layout.decode(&rec).expect("decode");
+        prop_assert_eq!(f.sys, s);
+        prop_assert_eq!(record::trx_id(&rec), Ok(TrxId(trx)));
+        for (i, field) in f.fields.iter().enumerate() {
+            prop_assert_eq!(&layout.field(&rec, i).expect("field"), field);
+        }
+        let mut key = Vec::new();
+        layout.encode_key(&vals, s.row_id, &lim, &mut key).expect("key");
+        prop_assert_eq!(record::key(&rec).expect("key"), &key[..]);
+    }
+
+    #[test]
+    fn secondary_records_round_trip((layout, vals) in arb_table(), pick in prop::collection::vec(any::<prop::sample::Index>(), 1..3), trx in 0..=TrxId::MAX.0) {
+        let n = layout.columns().len();
+        let cols: Vec<IndexColumn> = pick.iter().map(|i| {
+            let c = i.index(n);
+            let ty = layout.columns()[c].ty;
+            let prefix = (ty.is_lob() || ty.max_bytes() > 1000).then_some(5);
+            IndexColumn { prefix, ..IndexColumn::new(c) }
+        }).collect();
+        let idx = SecondaryLayout::new(&layout, cols.clone()).expect("index");
+        let lim = RowLimits::default();
+        let row_id = layout.has_row_id().then_some(RowId(trx));
+        let mut rec = Vec::new();
+        idx.encode(&vals, row_id, TrxId(trx), &lim, &mut rec).expect("encode");
+        prop_assert_eq!(secondary::trx_id(&rec), Ok(TrxId(trx)));
+        let d = idx.decode(&rec).expect("decode");
+        let c = canon(layout.columns(), &vals);
+        for (ic, got) in cols.iter().zip(&d.key) {
+            let want = &c[ic.column];
+            match (ic.prefix, want) {
+                (Some(p), Value::Str(s)) => prop_assert_eq!(got, &Value::Str(s.chars().take(p as usize).collect())),
+                (Some(p), Value::Bytes(b)) => prop_assert_eq!(got, &Value::Bytes(b.iter().copied().take(p as usize).collect())),
+                _ => prop_assert_eq!(got.cmp_sql(want), Ordering::Equal),
+            }
+        }
+        let pk: Vec<Value> = match row_id {
+            Some(id) => vec![Value::UInt(id.0)],
+            None => layout.primary_key().iter().map(|&i| c[i].clone()).collect(),
+        };
+        prop_assert_eq!(d.pk.len(), pk.len());
+        for (a, b) in d.pk.iter().zip(&pk) {
+            prop_assert_eq!(a.cmp_sql(b), Ordering::Equal);
+        }
+    }
+
+    #[test]
+    fn decoding_arbitrary_bytes_never_panics((layout, _vals) in arb_table(), bytes in prop::collection::vec(any::<u8>(), 0..200)) {
+        let _ = layout.decode(&bytes);
+        for i in 0..layout.columns().len() {
+            let _ = layout.field(&bytes, i);
+        }
+        let _ = layout.key_layout().decode(&bytes);
+        let _ = record::trx_id(&bytes);
+        let _ = record::roll_ptr(&bytes);
+        let _ = secondary::trx_id(&bytes);
+        if let Ok(idx) = SecondaryLayout::new(&layout, vec![IndexColumn { prefix: Some(3), ..IndexColumn::new(0) }]) {
+            let _ = idx.decode(&bytes);
+        }
+    }
+
+    #[test]
+    fn decoding_damaged_records_never_panics((layout, vals) in arb_table(), flips in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..4)) {
+        let lim = RowLimits::default();
+        let mut s = sys(7);
+        s.row_id = layout.has_row_id().then_some(RowId(1));
+        let Ok(plan) = layout.plan_off_page(&vals, &s, &lim) else { return Ok(()) };
+        let refs: Vec<_> = plan.iter().map(|&c| {
+            let len = match &vals[c] { Value::Str(x) => x.len(), Value::Bytes(b) => b.len(), _ => 0 };
+            (c, ExternRef::new(SpaceId(1), PageNo(2), len as u64))
+        }).collect();
+        let mut rec = Vec::new();
+        layout.encode(&vals, &s, &refs, &lim, &mut rec).expect("encode");
+        for (i, b) in flips {
+            let at = i.index(rec.len());
+            rec[at] ^= b | 1;
+        }
+        let _ = layout.decode(&rec);
+        for i in 0..layout.columns().len() {
+            let _ = layout.field(&rec, i);
+        }
+    }
+}
+
+#[test]
+fn blob_parts_fill_a_page_and_read_back() {
+    let lim = RowLimits::for_page(PageSize::new(4096).expect("4K"));
+    let mut page = vec![0u8; 4096];
+    let data = vec![0xAB; 5000];
+    let n = write_blob_part(&mut page, &data);
+    assert_eq!(n, lim.blob_part_max);
+    assert_eq!(read_blob_part(&page).expect("read"), &data[..n]);
+    page[32..36].copy_from_slice(&5000u32.to_le_bytes());
+    assert!(read_blob_part(&page).expect_err("too long").is_corruption());
+    let r = ExternRef::new(SpaceId(1), PageNo(4), 5000);
+    assert_eq!(r.pages(lim.blob_part_max), 2);
+}

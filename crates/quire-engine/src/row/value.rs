@@ -1,0 +1,596 @@
+//! Column types, values, and the validation of a value against its column.
+
+use std::borrow::Cow;
+use std::cmp::Ordering;
+use std::fmt;
+
+use super::RowError;
+
+/// Width of an integer column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum IntWidth {
+    Tiny,
+    Small,
+    Medium,
+    Int,
+    Big,
+}
+
+impl IntWidth {
+    pub fn bytes(self) -> usize {
+        match self {
+            IntWidth::Tiny => 1,
+            IntWidth::Small => 2,
+            IntWidth::Medium => 3,
+            IntWidth::Int => 4,
+            IntWidth::Big => 8,
+        }
+    }
+    fn bits(self) -> u32 {
+        self.bytes() as u32 * 8
+    }
+    /// The range of a signed column of this width.
+    pub fn signed_range(self) -> (i64, i64) {
+        let b = self.bits();
+        if b == 64 {
+            (i64::MIN, i64::MAX)
+        } else {
+            (-(1i64 << (b - 1)), (1i64 << (b - 1)) - 1)
+        }
+    }
+    /// The largest value of an unsigned column of this width.
+    pub fn unsigned_max(self) -> u64 {
+        let b = self.bits();
+        if b == 64 {
+            u64::MAX
+        } else {
+            (1u64 << b) - 1
+        }
+    }
+}
+
+/// TINY/regular/MEDIUM/LONG TEXT and BLOB.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LobSize {
+    Tiny,
+    Regular,
+    Medium,
+    Long,
+}
+
+impl LobSize {
+    /// Maximum length in bytes.
+    pub fn max_bytes(self) -> u64 {
+        match self {
+            LobSize::Tiny => 255,
+            LobSize::Regular => 65_535,
+            LobSize::Medium => 16_777_215,
+            LobSize::Long => 4_294_967_295,
+        }
+    }
+}
+
+/// Largest DECIMAL precision: what an `i128` holds exactly.
+pub const DECIMAL_MAX_PRECISION: u8 = 38;
+/// Largest fractional-seconds precision.
+pub const FSP_MAX: u8 = 6;
+/// Bytes per character a UTF-8 (utf8mb4) string may take.
+pub const MAX_BYTES_PER_CHAR: u64 = 4;
+
+/// The SQL type of a column (docs/row-format.md, "Column types and values").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ColumnType {
+    Int { width: IntWidth, unsigned: bool },
+    Float,
+    Double,
+    Decimal { precision: u8, scale: u8 },
+    Char { max_chars: u32 },
+    VarChar { max_chars: u32 },
+    Binary { len: u32 },
+    VarBinary { max_len: u32 },
+    Text(LobSize),
+    Blob(LobSize),
+    Date,
+    DateTime { fsp: u8 },
+    Timestamp { fsp: u8 },
+}
+
+impl ColumnType {
+    /// The record bytes of a fixed-size type, `None` for a variable-length one.
+    pub fn fixed_size(self) -> Option<usize> {
+        Some(match self {
+            ColumnType::Int { width, .. } => width.bytes(),
+            ColumnType::Float => 4,
+            ColumnType::Double => 8,
+            ColumnType::Decimal { precision, .. } => decimal_bytes(precision),
+            ColumnType::Binary { len } => len as usize,
+            ColumnType::Date => 3,
+            ColumnType::DateTime { .. } | ColumnType::Timestamp { .. } => 8,
+            ColumnType::Char { .. }
+            | ColumnType::VarChar { .. }
+            | ColumnType::VarBinary { .. }
+            | ColumnType::Text(_)
+            | ColumnType::Blob(_) => return None,
+        })
+    }
+
+    /// TEXT and BLOB: indexable only by a prefix.
+    pub fn is_lob(self) -> bool {
+        matches!(self, ColumnType::Text(_) | ColumnType::Blob(_))
+    }
+
+    /// Holds `Value::Str` (as opposed to `Value::Bytes`).
+    pub fn is_string(self) -> bool {
+        matches!(
+            self,
+            ColumnType::Char { .. } | ColumnType::VarChar { .. } | ColumnType::Text(_)
+        )
+    }
+
+    /// Largest value in bytes of a variable-length type.
+    pub fn max_bytes(self) -> u64 {
+        match self {
+            ColumnType::Char { max_chars } | ColumnType::VarChar { max_chars } => {
+                u64::from(max_chars) * MAX_BYTES_PER_CHAR
+            }
+            ColumnType::VarBinary { max_len } => u64::from(max_len),
+            ColumnType::Text(s) | ColumnType::Blob(s) => s.max_bytes(),
+            other => other.fixed_size().unwrap_or(0) as u64,
+        }
+    }
+
+    /// Checks the type's own parameters.
+    pub fn check(self) -> Result<(), String> {
+        match self {
+            ColumnType::Decimal { precision, scale } => {
+                if precision == 0 || precision > DECIMAL_MAX_PRECISION {
+                    return Err(format!(
+                        "DECIMAL precision {precision} is outside 1..={DECIMAL_MAX_PRECISION}"
+                    ));
+                }
+                if scale > precision {
+                    return Err(format!(
+                        "DECIMAL scale {scale} exceeds precision {precision}"
+                    ));
+                }
+            }
+            ColumnType::DateTime { fsp } | ColumnType::Timestamp { fsp } if fsp > FSP_MAX => {
+                return Err(format!("fractional seconds precision {fsp} exceeds 6"));
+            }
+            ColumnType::Binary { len } if len > 255 => {
+                return Err(format!("BINARY({len}) exceeds 255"));
+            }
+            ColumnType::Char { max_chars } if max_chars > 255 => {
+                return Err(format!("CHAR({max_chars}) exceeds 255"));
+            }
+            ColumnType::VarChar { max_chars } if max_chars > 16_383 => {
+                return Err(format!("VARCHAR({max_chars}) exceeds 16383 characters"));
+            }
+            ColumnType::VarBinary { max_len } if max_len > 65_535 => {
+                return Err(format!("VARBINARY({max_len}) exceeds 65535"));
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+/// Record (and key) bytes of DECIMAL(p, _): the smallest width whose signed range holds
+/// `±(10^p - 1)`.
+pub fn decimal_bytes(precision: u8) -> usize {
+    let max = pow10(precision.min(DECIMAL_MAX_PRECISION)) - 1;
+    (1..=16usize)
+        .find(|&n| n == 16 || max < (1i128 << (8 * n - 1)))
+        .unwrap_or(16)
+}
+
+pub(crate) fn pow10(p: u8) -> i128 {
+    10i128.pow(u32::from(p.min(DECIMAL_MAX_PRECISION)))
+}
+
+/// A column of a table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Column {
+    pub name: String,
+    pub ty: ColumnType,
+    pub nullable: bool,
+}
+
+impl Column {
+    /// A NOT NULL column.
+    pub fn new(name: impl Into<String>, ty: ColumnType) -> Self {
+        Column {
+            name: name.into(),
+            ty,
+            nullable: false,
+        }
+    }
+    /// A nullable column.
+    pub fn nullable(name: impl Into<String>, ty: ColumnType) -> Self {
+        Column {
+            nullable: true,
+            ..Column::new(name, ty)
+        }
+    }
+
+    /// Checks `v` for this column and returns it in canonical form: integers in the variant
+    /// of the column's signedness, DECIMAL at the column's scale, FLOAT rounded to f32,
+    /// BINARY zero-padded.
+    pub fn canonical<'a>(&self, v: &'a Value) -> Result<Cow<'a, Value>, RowError> {
+        let bad = |kind| RowError::value(&self.name, kind);
+        if matches!(v, Value::Null) {
+            return if self.nullable {
+                Ok(Cow::Borrowed(v))
+            } else {
+                Err(RowError::NullNotAllowed {
+                    column: self.name.clone(),
+                })
+            };
+        }
+        let wrong = || RowError::WrongType {
+            column: self.name.clone(),
+            expected: type_name(self.ty),
+            found: v.kind(),
+        };
+        match (self.ty, v) {
+            (ColumnType::Int { width, unsigned }, Value::Int(_) | Value::UInt(_)) => {
+                let wide: i128 = match v {
+                    Value::Int(i) => i128::from(*i),
+                    Value::UInt(u) => i128::from(*u),
+                    _ => return Err(wrong()),
+                };
+                if unsigned {
+                    if wide < 0 || wide > i128::from(width.unsigned_max()) {
+                        return Err(bad(ValueError::OutOfRange));
+                    }
+                    Ok(Cow::Owned(Value::UInt(wide as u64)))
+                } else {
+                    let (lo, hi) = width.signed_range();
+                    if wide < i128::from(lo) || wide > i128::from(hi) {
+                        return Err(bad(ValueError::OutOfRange));
+                    }
+                    Ok(Cow::Owned(Value::Int(wide as i64)))
+                }
+            }
+            (ColumnType::Float, Value::Double(d)) => {
+                if !d.is_finite() {
+                    return Err(bad(ValueError::NotFinite));
+                }
+                let f = *d as f32;
+                if !f.is_finite() {
+                    return Err(bad(ValueError::OutOfRange));
+                }
+                Ok(Cow::Owned(Value::Double(f64::from(f))))
+            }
+            (ColumnType::Double, Value::Double(d)) => {
+                if !d.is_finite() {
+                    return Err(bad(ValueError::NotFinite));
+                }
+                Ok(Cow::Borrowed(v))
+            }
+            (ColumnType::Decimal { precision, scale }, Value::Decimal(d)) => {
+                let r = d.rescale(scale).ok_or(bad(ValueError::DecimalScale {
+                    scale,
+                    found: d.scale,
+                }))?;
+                if r.unscaled.abs() >= pow10(precision) {
+                    return Err(bad(ValueError::OutOfRange));
+                }
+                Ok(Cow::Owned(Value::Decimal(r)))
+            }
+            (ColumnType::Char { max_chars } | ColumnType::VarChar { max_chars }, Value::Str(s)) => {
+                let n = s.chars().count() as u64;
+                if n > u64::from(max_chars) {
+                    return Err(RowError::TooLong {
+                        column: self.name.clone(),
+                        max: u64::from(max_chars),
+                        len: n,
+                        unit: "characters",
+                    });
+                }
+                Ok(Cow::Borrowed(v))
+            }
+            (ColumnType::Text(size), Value::Str(s)) => {
+                self.check_bytes(s.len(), size.max_bytes())?;
+                Ok(Cow::Borrowed(v))
+            }
+            (ColumnType::Binary { len }, Value::Bytes(b)) => {
+                self.check_bytes(b.len(), u64::from(len))?;
+                let mut p = b.clone();
+                p.resize(len as usize, 0);
+                Ok(Cow::Owned(Value::Bytes(p)))
+            }
+            (ColumnType::VarBinary { max_len }, Value::Bytes(b)) => {
+                self.check_bytes(b.len(), u64::from(max_len))?;
+                Ok(Cow::Borrowed(v))
+            }
+            (ColumnType::Blob(size), Value::Bytes(b)) => {
+                self.check_bytes(b.len(), size.max_bytes())?;
+                Ok(Cow::Borrowed(v))
+            }
+            (ColumnType::Date, Value::Date(d)) => {
+                d.check().map_err(bad)?;
+                Ok(Cow::Borrowed(v))
+            }
+            (ColumnType::DateTime { fsp }, Value::DateTime(dt)) => {
+                dt.check(fsp).map_err(bad)?;
+                Ok(Cow::Borrowed(v))
+            }
+            (ColumnType::Timestamp { fsp }, Value::DateTime(dt)) => {
+                dt.check(fsp).map_err(bad)?;
+                if *dt < TIMESTAMP_MIN || *dt > TIMESTAMP_MAX {
+                    return Err(bad(ValueError::OutOfRange));
+                }
+                Ok(Cow::Borrowed(v))
+            }
+            _ => Err(wrong()),
+        }
+    }
+
+    fn check_bytes(&self, len: usize, max: u64) -> Result<(), RowError> {
+        if len as u64 > max {
+            return Err(RowError::TooLong {
+                column: self.name.clone(),
+                max,
+                len: len as u64,
+                unit: "bytes",
+            });
+        }
+        Ok(())
+    }
+}
+
+fn type_name(t: ColumnType) -> &'static str {
+    match t {
+        ColumnType::Int { .. } => "integer",
+        ColumnType::Float | ColumnType::Double => "floating point",
+        ColumnType::Decimal { .. } => "decimal",
+        ColumnType::Char { .. } | ColumnType::VarChar { .. } | ColumnType::Text(_) => "string",
+        ColumnType::Binary { .. } | ColumnType::VarBinary { .. } | ColumnType::Blob(_) => "bytes",
+        ColumnType::Date => "date",
+        ColumnType::DateTime { .. } | ColumnType::Timestamp { .. } => "datetime",
+    }
+}
+
+/// Why a value does not fit its column (the column is named by [`RowError::Value`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ValueError {
+    #[error("value is out of range")]
+    OutOfRange,
+    #[error("NaN and infinity cannot be stored")]
+    NotFinite,
+    #[error("decimal with scale {found} does not fit scale {scale} exactly")]
+    DecimalScale { scale: u8, found: u8 },
+    #[error("invalid date")]
+    InvalidDate,
+    #[error("invalid time of day")]
+    InvalidTime,
+    #[error("fractional seconds finer than the column's precision {fsp}")]
+    TooPrecise { fsp: u8 },
+}
+
+/// An exact decimal: `unscaled * 10^-scale`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Decimal {
+    pub unscaled: i128,
+    pub scale: u8,
+}
+
+impl Decimal {
+    pub fn new(unscaled: i128, scale: u8) -> Self {
+        Decimal { unscaled, scale }
+    }
+    /// The same number at `scale`, if that is exact and fits 38 digits.
+    pub fn rescale(self, scale: u8) -> Option<Decimal> {
+        if scale > DECIMAL_MAX_PRECISION {
+            return None;
+        }
+        match scale.cmp(&self.scale) {
+            Ordering::Equal => Some(self),
+            Ordering::Greater => self
+                .unscaled
+                .checked_mul(pow10(scale - self.scale))
+                .map(|u| Decimal::new(u, scale)),
+            Ordering::Less => {
+                let f = pow10(self.scale - scale);
+                (self.unscaled % f == 0).then(|| Decimal::new(self.unscaled / f, scale))
+            }
+        }
+    }
+}
+
+impl fmt::Display for Decimal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let digits = self.unscaled.unsigned_abs().to_string();
+        let sign = if self.unscaled < 0 { "-" } else { "" };
+        let s = usize::from(self.scale);
+        if s == 0 {
+            return write!(f, "{sign}{digits}");
+        }
+        let padded = format!("{digits:0>width$}", width = s + 1);
+        let (int, frac) = padded.split_at(padded.len() - s);
+        write!(f, "{sign}{int}.{frac}")
+    }
+}
+
+/// A calendar date.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Date {
+    pub year: u16,
+    pub month: u8,
+    pub day: u8,
+}
+
+impl Date {
+    pub fn new(year: u16, month: u8, day: u8) -> Self {
+        Date { year, month, day }
+    }
+    fn check(self) -> Result<(), ValueError> {
+        if self.year > 9999
+            || !(1..=12).contains(&self.month)
+            || self.day == 0
+            || self.day > days_in_month(self.year, self.month)
+        {
+            return Err(ValueError::InvalidDate);
+        }
+        Ok(())
+    }
+    /// `year<<9 | month<<5 | day`: order-preserving, 23 bits.
+    pub(crate) fn packed(self) -> u32 {
+        u32::from(self.year) << 9 | u32::from(self.month) << 5 | u32::from(self.day)
+    }
+    pub(crate) fn unpack(p: u32) -> Result<Date, ValueError> {
+        if p >> 23 != 0 {
+            return Err(ValueError::InvalidDate);
+        }
+        let d = Date::new((p >> 9) as u16, (p >> 5 & 0xF) as u8, (p & 0x1F) as u8);
+        d.check()?;
+        Ok(d)
+    }
+}
+
+fn days_in_month(year: u16, month: u8) -> u8 {
+    match month {
+        4 | 6 | 9 | 11 => 30,
+        2 if (year.is_multiple_of(4) && !year.is_multiple_of(100)) || year.is_multiple_of(400) => {
+            29
+        }
+        2 => 28,
+        _ => 31,
+    }
+}
+
+/// A date and time of day (DATETIME, and TIMESTAMP in UTC).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct DateTime {
+    pub date: Date,
+    pub hour: u8,
+    pub minute: u8,
+    pub second: u8,
+    pub micros: u32,
+}
+
+/// MySQL's TIMESTAMP range (UTC).
+pub const TIMESTAMP_MIN: DateTime = DateTime {
+    date: Date {
+        year: 1970,
+        month: 1,
+        day: 1,
+    },
+    hour: 0,
+    minute: 0,
+    second: 1,
+    micros: 0,
+};
+pub const TIMESTAMP_MAX: DateTime = DateTime {
+    date: Date {
+        year: 2038,
+        month: 1,
+        day: 19,
+    },
+    hour: 3,
+    minute: 14,
+    second: 7,
+    micros: 999_999,
+};
+
+impl DateTime {
+    pub fn new(date: Date, hour: u8, minute: u8, second: u8, micros: u32) -> Self {
+        DateTime {
+            date,
+            hour,
+            minute,
+            second,
+            micros,
+        }
+    }
+    fn check(self, fsp: u8) -> Result<(), ValueError> {
+        self.date.check()?;
+        if self.hour > 23 || self.minute > 59 || self.second > 59 || self.micros > 999_999 {
+            return Err(ValueError::InvalidTime);
+        }
+        let unit = 10u32.pow(u32::from(FSP_MAX - fsp.min(FSP_MAX)));
+        if !self.micros.is_multiple_of(unit) {
+            return Err(ValueError::TooPrecise { fsp });
+        }
+        Ok(())
+    }
+    /// `((date<<17 | hour<<12 | minute<<6 | second) << 20) | micros`: order-preserving.
+    pub(crate) fn packed(self) -> u64 {
+        let secs = u64::from(self.date.packed()) << 17
+            | u64::from(self.hour) << 12
+            | u64::from(self.minute) << 6
+            | u64::from(self.second);
+        secs << 20 | u64::from(self.micros)
+    }
+    pub(crate) fn unpack(p: u64) -> Result<DateTime, ValueError> {
+        let micros = (p & 0xF_FFFF) as u32;
+        let secs = p >> 20;
+        let date = Date::unpack(u32::try_from(secs >> 17).map_err(|_| ValueError::InvalidDate)?)?;
+        let dt = DateTime::new(
+            date,
+            (secs >> 12 & 0x1F) as u8,
+            (secs >> 6 & 0x3F) as u8,
+            (secs & 0x3F) as u8,
+            micros,
+        );
+        dt.check(FSP_MAX)?;
+        Ok(dt)
+    }
+}
+
+/// A column value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    Null,
+    Int(i64),
+    UInt(u64),
+    Double(f64),
+    Decimal(Decimal),
+    Str(String),
+    Bytes(Vec<u8>),
+    Date(Date),
+    DateTime(DateTime),
+}
+
+impl Value {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Value::Null => "NULL",
+            Value::Int(_) => "integer",
+            Value::UInt(_) => "unsigned integer",
+            Value::Double(_) => "floating point",
+            Value::Decimal(_) => "decimal",
+            Value::Str(_) => "string",
+            Value::Bytes(_) => "bytes",
+            Value::Date(_) => "date",
+            Value::DateTime(_) => "datetime",
+        }
+    }
+
+    /// The SQL order of two canonical values of one column (binary collation; NULL first;
+    /// -0.0 equals 0.0). Values of different kinds compare by kind name: never used for a
+    /// valid column.
+    pub fn cmp_sql(&self, other: &Value) -> Ordering {
+        match (self, other) {
+            (Value::Null, Value::Null) => Ordering::Equal,
+            (Value::Null, _) => Ordering::Less,
+            (_, Value::Null) => Ordering::Greater,
+            (Value::Int(a), Value::Int(b)) => a.cmp(b),
+            (Value::UInt(a), Value::UInt(b)) => a.cmp(b),
+            (Value::Double(a), Value::Double(b)) => a.partial_cmp(b).unwrap_or(Ordering::Equal),
+            (Value::Decimal(a), Value::Decimal(b)) => {
+                let s = a.scale.max(b.scale);
+                match (a.rescale(s), b.rescale(s)) {
+                    (Some(x), Some(y)) => x.unscaled.cmp(&y.unscaled),
+                    _ => Ordering::Equal,
+                }
+            }
+            (Value::Str(a), Value::Str(b)) => a.as_bytes().cmp(b.as_bytes()),
+            (Value::Bytes(a), Value::Bytes(b)) => a.cmp(b),
+            (Value::Date(a), Value::Date(b)) => a.cmp(b),
+            (Value::DateTime(a), Value::DateTime(b)) => a.cmp(b),
+            (a, b) => a.kind().cmp(b.kind()),
+        }
+    }
+}
