@@ -33,12 +33,20 @@ fn engine(seed: u64) -> Engine {
     Engine::open(Arc::new(vfs) as Arc<dyn Vfs>, Path::new("/data"), config()).expect("open")
 }
 
-/// Keys share a 150-byte prefix (so separators stay long and internal nodes fill up) and
-/// vary in length.
+thread_local! {
+    /// Which key shape the current case uses (see [`key`]).
+    static SHAPE: std::cell::Cell<bool> = const { std::cell::Cell::new(true) };
+}
+
+/// Keys share a long prefix (so separators stay long and internal nodes fill up). Shape
+/// one varies their length; shape two keeps them fixed-length, like encoded integers.
 fn key(n: u16) -> Vec<u8> {
-    let mut k = vec![b'k'; 150];
+    let varied = SHAPE.with(|s| s.get());
+    let mut k = vec![b'k'; if varied { 150 } else { 60 }];
     k.extend_from_slice(&n.to_be_bytes());
-    k.extend(std::iter::repeat_n(b'x', usize::from(n % 23)));
+    if varied {
+        k.extend(std::iter::repeat_n(b'x', usize::from(n % 23)));
+    }
     k
 }
 
@@ -97,7 +105,8 @@ fn check_scan(e: &Engine, t: &BTree, m: &Model, lo: Bound<&[u8]>, hi: Bound<&[u8
     assert_eq!(got, want, "scan fwd={fwd}");
 }
 
-fn run(ops: &[Op], seed: u64) {
+fn run(ops: &[Op], seed: u64, varied_keys: bool) {
+    SHAPE.with(|s| s.set(varied_keys));
     let e = engine(seed);
     let space = e.create_space("t").expect("space");
     let (t, _) = BTree::create(&e, space, 42).expect("create");
@@ -187,8 +196,12 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
 
     #[test]
-    fn random_operations_match_a_btreemap_model(ops in proptest::collection::vec(op(), 300..1500), seed in 0u64..1000) {
-        run(&ops, seed);
+    fn random_operations_match_a_btreemap_model(
+        ops in proptest::collection::vec(op(), 300..1500),
+        seed in 0u64..1000,
+        varied_keys in any::<bool>(),
+    ) {
+        run(&ops, seed, varied_keys);
     }
 }
 
@@ -293,4 +306,35 @@ fn drop_frees_every_page_of_the_tree() {
         probe.0
     );
     assert!(t2.verify(&e).is_empty());
+}
+
+#[test]
+fn random_order_growth_and_shrinkage_keep_internal_fences_sorted() {
+    // Shuffled inserts split in the middle; shuffled deletes merge into left and right
+    // siblings and redistribute, at every level, until the root is a leaf again.
+    use rand::seq::SliceRandom;
+    use rand::SeedableRng;
+    SHAPE.with(|s| s.set(false));
+    let e = engine(11);
+    let space = e.create_space("t").expect("space");
+    let (t, _) = BTree::create(&e, space, 1).expect("create");
+    let mut rng = rand::rngs::StdRng::seed_from_u64(11);
+    let mut ks: Vec<u16> = (0..2500).collect();
+    ks.shuffle(&mut rng);
+    for (i, &k) in ks.iter().enumerate() {
+        t.insert(&e, &key(k), &value(k, (k % 5) * 100))
+            .expect("insert");
+        if i % 500 == 0 {
+            assert!(t.verify(&e).is_empty());
+        }
+    }
+    ks.shuffle(&mut rng);
+    for (i, &k) in ks.iter().enumerate() {
+        t.delete(&e, &key(k)).expect("delete");
+        if i % 250 == 0 {
+            let p = t.verify(&e);
+            assert!(p.is_empty(), "after {i} deletes: {p:#?}");
+        }
+    }
+    assert_eq!(t.verify_stats(&e).1.pages, 1);
 }

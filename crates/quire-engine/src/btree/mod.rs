@@ -881,7 +881,23 @@ impl BTree {
         if let Some(r) = st.right {
             mtr.write_u32(r, page::OFF_PREV, prev.0)?;
         }
-        node::remove(&mut mp(mtr, path[d - 1].slot), st.idx)?;
+        let parent = path[d - 1].slot;
+        let pb = mtr.page(parent);
+        if st.idx == 0 && node::n_recs(pb) > 1 {
+            // The next record becomes the first: it takes over the parent's fence key, which
+            // is below every key now under it (its own key is not, once it is the first
+            // child's: keys must stay sorted for binary search).
+            let fence = node::rec(pb, 0).key.to_vec();
+            let heir = node::rec(pb, 1).child();
+            node::remove(&mut mp(mtr, parent), 0)?;
+            node::remove(&mut mp(mtr, parent), 0)?;
+            let r = OwnedRec::child(&fence, heir);
+            if !node::insert(&mut mp(mtr, parent), 0, 0, &r.key, &r.value)? {
+                return Err(BTreeError::Invariant("a fence did not fit where it was"));
+            }
+        } else {
+            node::remove(&mut mp(mtr, parent), st.idx)?;
+        }
         s.free_page(mtr, mtr.page_id(st.slot))
             .map_err(BTreeError::Alloc)
     }
