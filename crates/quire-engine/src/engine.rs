@@ -631,6 +631,22 @@ impl Engine {
     }
 }
 
+/// B-trees allocate and free pages through the engine (the btree layer sits below it).
+impl crate::btree::BTreeStore for Engine {
+    fn pool(&self) -> &BufferPool {
+        Engine::pool(self)
+    }
+    fn mtr(&self) -> Mtr<'_> {
+        Engine::mtr(self)
+    }
+    fn alloc_page(&self, mtr: &mut Mtr<'_>, space: SpaceId) -> crate::btree::AllocResult<PageNo> {
+        Engine::alloc_page(self, mtr, space).map_err(Into::into)
+    }
+    fn free_page(&self, mtr: &mut Mtr<'_>, page: PageId) -> crate::btree::AllocResult<()> {
+        Engine::free_page(self, mtr, page).map_err(Into::into)
+    }
+}
+
 impl Drop for Engine {
     fn drop(&mut self) {
         if self.checkpointer.is_none() && self.cleaner.is_none() {

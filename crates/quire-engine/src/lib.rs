@@ -14,6 +14,7 @@
 //! | [`log`]      | the redo log: file, log buffer, group commit, checkpoints |
 //! | [`mtr`]      | mini-transactions: redo records, latching and commit |
 //! | [`alloc`]    | extents, free lists and page allocation inside a space |
+//! | [`btree`]    | B+trees over memcomparable keys: slotted pages, latch coupling, splits and merges |
 //! | [`recovery`] | redo scan, file replay, parallel page apply |
 //! | [`check`]    | the offline consistency check behind `quire check` |
 //! | [`config`]   | settings under InnoDB's variable names |
@@ -25,6 +26,7 @@
 #![deny(clippy::unwrap_used)]
 
 pub mod alloc;
+pub mod btree;
 pub mod buffer;
 pub mod check;
 pub mod config;
