@@ -12,6 +12,7 @@
 //! | [`buffer`]   | the buffer pool: page table, latches, LRU, flush list, page cleaner |
 //! | [`log`]      | the redo log: file, log buffer, group commit, checkpoints |
 //! | [`mtr`]      | mini-transactions: redo records, latching and commit |
+//! | [`doublewrite`] | the doublewrite file: batches of pages recovery would need to read; restore |
 //! | [`alloc`]    | extents, free lists and page allocation inside a space |
 //! | [`recovery`] | redo scan, file replay, parallel page apply |
 //! | [`check`]    | the offline consistency check behind `quire check` |
@@ -27,6 +28,7 @@ pub mod alloc;
 pub mod buffer;
 pub mod check;
 pub mod config;
+pub mod doublewrite;
 pub mod engine;
 pub mod log;
 pub mod mtr;

@@ -7,7 +7,17 @@ use std::path::{Path, PathBuf};
 
 /// Bottom-up. Keep in sync with the table in src/lib.rs.
 const LAYERS: &[&str] = &[
-    "page", "space", "buffer", "log", "mtr", "alloc", "check", "config",
+    "page",
+    "space",
+    "buffer",
+    "log",
+    "mtr",
+    "doublewrite",
+    "alloc",
+    "recovery",
+    "check",
+    "config",
+    "engine",
 ];
 
 fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
