@@ -325,12 +325,13 @@ pub fn recover(
     let log = rec.into_log()?;
     if stats.frames > 0 {
         tracing::info!(
-            "recovery: done in {:.2} s: {} pages ({} rebuilt without reading, {} read), {} file operations",
+            "recovery: done in {:.2} s: {} pages ({} rebuilt without reading, {} read), {} file operations, {} pages restored from the doublewrite buffer",
             started.elapsed().as_secs_f64(),
             stats.pages,
             stats.pages_initialized,
             stats.pages_read,
-            stats.file_ops
+            stats.file_ops,
+            stats.pages_restored
         );
     }
     Ok((log, stats))
