@@ -30,6 +30,8 @@ pub struct Config {
     pub flush_log_at_trx_commit: FlushAtCommit,
     pub flush_method: FlushMethod,
     pub doublewrite: bool,
+    /// `quire_doublewrite_slots`: batch slots of the doublewrite file (docs/doublewrite.md).
+    pub doublewrite_slots: u32,
     pub max_dirty_pages_pct: f64,
     pub io_capacity: u64,
     pub io_capacity_max: u64,
@@ -52,6 +54,7 @@ impl Default for Config {
             flush_log_at_trx_commit: FlushAtCommit::Durable,
             flush_method: FlushMethod::ODirect,
             doublewrite: true,
+            doublewrite_slots: crate::doublewrite::DEFAULT_SLOTS,
             max_dirty_pages_pct: 90.0,
             io_capacity: 2000,
             io_capacity_max: 20000,
@@ -141,6 +144,7 @@ impl Config {
         "innodb_old_blocks_pct",
         "innodb_old_blocks_time",
         "quire_recovery_threads",
+        "quire_doublewrite_slots",
     ];
 
     /// Applies one `name=value` setting.
@@ -204,6 +208,10 @@ impl Config {
             "quire_recovery_threads" => {
                 self.recovery_threads = num_in(n, value, 0.0, 256.0)? as usize
             }
+            "quire_doublewrite_slots" => {
+                self.doublewrite_slots =
+                    num_in(n, value, 1.0, f64::from(crate::doublewrite::MAX_SLOTS))? as u32
+            }
             _ => return Err(ConfigError::Unknown(name.into())),
         }
         Ok(())
@@ -239,6 +247,10 @@ impl Config {
                 self.old_blocks_time_ms.to_string(),
             ),
             ("quire_recovery_threads", self.recovery_threads.to_string()),
+            (
+                "quire_doublewrite_slots",
+                self.doublewrite_slots.to_string(),
+            ),
         ]
     }
 }

@@ -13,6 +13,7 @@
 //! | [`buffer`]   | the buffer pool: page table, latches, LRU, flush list, page cleaner |
 //! | [`log`]      | the redo log: file, log buffer, group commit, checkpoints |
 //! | [`mtr`]      | mini-transactions: redo records, latching and commit |
+//! | [`doublewrite`] | the doublewrite file: batches of pages recovery would need to read; restore |
 //! | [`alloc`]    | extents, free lists and page allocation inside a space |
 //! | [`btree`]    | B+trees over memcomparable keys: slotted pages, latch coupling, splits and merges |
 //! | [`recovery`] | redo scan, file replay, parallel page apply |
@@ -30,6 +31,7 @@ pub mod btree;
 pub mod buffer;
 pub mod check;
 pub mod config;
+pub mod doublewrite;
 pub mod engine;
 pub mod log;
 pub mod mtr;

@@ -20,7 +20,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use parking_lot::{Mutex, RwLock};
@@ -71,6 +71,10 @@ pub struct Space {
     size_pages: AtomicU32,
     /// Serializes extensions (rare); reads and writes never take it.
     extend_lock: Mutex<()>,
+    /// Whether changes to this space are redo-logged (default on). Off would be a bulk load
+    /// without redo; the doublewrite buffer never skips a page of a space while it is off
+    /// (lesson 1, docs/doublewrite.md). Change it through [`Spaces::set_redo_logging`].
+    redo_logging: AtomicBool,
 }
 
 impl Space {
@@ -92,6 +96,7 @@ impl Space {
             file,
             size_pages: AtomicU32::new(pages),
             extend_lock: Mutex::new(()),
+            redo_logging: AtomicBool::new(true),
         })
     }
 
@@ -116,6 +121,7 @@ impl Space {
             file,
             size_pages: AtomicU32::new(pages),
             extend_lock: Mutex::new(()),
+            redo_logging: AtomicBool::new(true),
         })
     }
 
@@ -133,6 +139,10 @@ impl Space {
     }
     pub fn file(&self) -> &FileHandle {
         &self.file
+    }
+    /// Whether changes to this space are redo-logged now.
+    pub fn redo_logging(&self) -> bool {
+        self.redo_logging.load(Ordering::Acquire)
     }
 
     fn check_range(&self, page_no: PageNo, count: u32) -> Result<()> {
@@ -230,6 +240,9 @@ pub fn next_size(cur: u32, need: u32, page_size: PageSize) -> u32 {
 #[derive(Debug, Default)]
 pub struct Spaces {
     map: RwLock<HashMap<SpaceId, Arc<Space>>>,
+    /// How many open spaces have redo logging off: lets the buffer pool skip the per-space
+    /// lookup on every page change while it is zero (the normal case).
+    redo_off: AtomicUsize,
 }
 
 impl Spaces {
@@ -240,7 +253,37 @@ impl Spaces {
         self.map.write().insert(space.id(), space);
     }
     pub fn remove(&self, id: SpaceId) -> Option<Arc<Space>> {
-        self.map.write().remove(&id)
+        let sp = self.map.write().remove(&id);
+        if let Some(sp) = &sp {
+            if !sp.redo_logging.swap(true, Ordering::AcqRel) {
+                self.redo_off.fetch_sub(1, Ordering::AcqRel);
+            }
+        }
+        sp
+    }
+    /// Switches redo logging of a space on or off (docs/doublewrite.md: the skip rule never
+    /// applies to a page changed while it is off).
+    pub fn set_redo_logging(&self, id: SpaceId, on: bool) -> Result<()> {
+        let sp = self.get(id)?;
+        let was = sp.redo_logging.swap(on, Ordering::AcqRel);
+        match (was, on) {
+            (true, false) => {
+                self.redo_off.fetch_add(1, Ordering::AcqRel);
+            }
+            (false, true) => {
+                self.redo_off.fetch_sub(1, Ordering::AcqRel);
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+    /// Whether any open space has redo logging off.
+    pub fn any_redo_off(&self) -> bool {
+        self.redo_off.load(Ordering::Acquire) != 0
+    }
+    /// Whether space `id` is redo-logged; an unknown space counts as not logged.
+    pub fn redo_logging(&self, id: SpaceId) -> bool {
+        !self.any_redo_off() || self.get(id).is_ok_and(|s| s.redo_logging())
     }
     pub fn get(&self, id: SpaceId) -> Result<Arc<Space>> {
         self.map

@@ -7,36 +7,13 @@
 
 mod common;
 
-use std::path::Path;
-
 use common::*;
-use quire_io::sim::{CrashMode, FateWeights, SimVfs};
+use quire_io::sim::{CrashMode, SimVfs};
 
-/// Whether data-file writes may tear in these tests. Until the doublewrite buffer exists
-/// (step 3) a torn data page cannot be repaired, so data files are modelled as a device with
-/// atomic writes (each pending write is kept or dropped whole) while the redo log and the
-/// directories get every crash mode. Step 3 turns this on.
-const DATA_FILES_CAN_TEAR: bool = false;
-
+/// Every file gets the same crash mode: data-file writes tear and get garbage like any other
+/// (the doublewrite buffer, step 3, repairs them; docs/doublewrite.md).
 fn crash(vfs: &SimVfs, mode: CrashMode) -> SimVfs {
-    let policy = |p: &Path| {
-        let data_file = p.extension().is_some_and(|x| x == "qsp");
-        if data_file
-            && !DATA_FILES_CAN_TEAR
-            && mode != CrashMode::KeepAll
-            && mode != CrashMode::DropAll
-        {
-            CrashMode::Weighted(FateWeights {
-                keep: 1,
-                drop: 1,
-                tear: 0,
-                garbage: 0,
-            })
-        } else {
-            mode
-        }
-    };
-    vfs.crash_with_policy(&policy).0
+    vfs.crash_with(mode).0
 }
 
 fn recover_and_check(img: &SimVfs, run: &Run, pages: u32, what: &str) -> usize {

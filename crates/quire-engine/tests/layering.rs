@@ -7,8 +7,19 @@ use std::path::{Path, PathBuf};
 
 /// Bottom-up. Keep in sync with the table in src/lib.rs.
 const LAYERS: &[&str] = &[
-    "page", "row", "space", "buffer", "log", "mtr", "alloc", "btree", "recovery", "check",
-    "config", "engine",
+    "page",
+    "row",
+    "space",
+    "buffer",
+    "log",
+    "mtr",
+    "doublewrite",
+    "alloc",
+    "btree",
+    "recovery",
+    "check",
+    "config",
+    "engine",
 ];
 
 fn sources(dir: &Path, out: &mut Vec<PathBuf>) {

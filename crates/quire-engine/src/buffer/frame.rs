@@ -20,6 +20,11 @@
 //! 4. `oldest_modification != 0` iff the frame is on the flush list (see `flush_list.rs`);
 //!    a dirty frame is never evicted, only written (or discarded with its space).
 //! 5. `flushing` is set by at most one flusher at a time, which holds a pin meanwhile.
+//! 6. `init_on_flush` means something only while the frame is dirty: it is decided when a
+//!    clean frame is first marked dirty (set iff the page was (re)initialized by `create` and
+//!    its space is redo-logged), cleared by any change while redo logging is off and after every
+//!    write. Set, it lets the page skip the doublewrite buffer (lesson 1,
+//!    docs/doublewrite.md).
 
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
@@ -64,6 +69,8 @@ pub(crate) struct Frame {
     /// In the LRU's old sublist (written under the pool mutex; read as a hint on hits).
     pub(crate) old: AtomicBool,
     pub(crate) flushing: AtomicBool,
+    /// The page's first change since its last write was a PAGE_INIT (invariant 6).
+    pub(crate) init_on_flush: AtomicBool,
     /// The PageId (as u64) this frame holds, or NO_PAGE. Changes only under the pool mutex.
     pub(crate) page: AtomicU64,
     pub(crate) oldest_modification: AtomicU64,
@@ -82,6 +89,7 @@ impl Frame {
             state: AtomicU8::new(FREE),
             old: AtomicBool::new(false),
             flushing: AtomicBool::new(false),
+            init_on_flush: AtomicBool::new(false),
             page: AtomicU64::new(NO_PAGE),
             oldest_modification: AtomicU64::new(0),
             newest_modification: AtomicU64::new(0),

@@ -127,8 +127,19 @@ impl<'a> PageMut<'a> {
         f.newest_modification.store(end_lsn.0, Ordering::Release);
         // Only a flusher holding S can clear oldest_modification, and we hold X: this read is
         // exact (frame invariant 4).
-        if f.oldest_modification.load(Ordering::Acquire) == 0 {
+        let first_change = f.oldest_modification.load(Ordering::Acquire) == 0;
+        // Frame invariant 6 (lesson 1): a page whose first change since its last write is a
+        // (re)initialization may skip the doublewrite buffer, because recovery rebuilds it
+        // from its PAGE_INIT without reading it. Never if the change was not redo-logged.
+        let spaces = self.pool.spaces();
+        let logged =
+            !spaces.any_redo_off() || spaces.redo_logging(self.pool.frame_page_id(idx).space);
+        if first_change {
+            f.init_on_flush
+                .store(self.created && logged, Ordering::Relaxed);
             self.pool.insert_dirty(idx, start_lsn);
+        } else if !logged {
+            f.init_on_flush.store(false, Ordering::Relaxed);
         }
         self.dirtied = true;
     }

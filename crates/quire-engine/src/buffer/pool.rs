@@ -765,6 +765,8 @@ impl BufferPool {
             // SAFETY: we hold the S latch.
             image.copy_from_slice(unsafe { self.arena.page(idx) });
             let lsn = Header::new(&image).lsn();
+            // Read with the image, under the same S latch (frame invariant 6).
+            let initialized = f.init_on_flush.load(Ordering::Relaxed);
             debug_assert_eq!(
                 lsn.0,
                 f.newest_modification.load(Ordering::Relaxed),
@@ -774,7 +776,12 @@ impl BufferPool {
             // SAFETY: locked above.
             unsafe { f.latch.unlock_shared() };
             page::stamp(&mut image);
-            batch.push(FlushPage { id, lsn, image });
+            batch.push(FlushPage {
+                id,
+                lsn,
+                image,
+                initialized,
+            });
             claimed.push(idx);
         }
         if batch.is_empty() {
@@ -822,6 +829,10 @@ impl BufferPool {
             let oldest = Lsn(f.oldest_modification.load(Ordering::Acquire));
             // We hold the `flushing` flag and a pin: nobody else cleans or discards it.
             debug_assert_ne!(oldest, Lsn::ZERO, "frame {idx} cleaned behind the flusher");
+            // Frame invariant 6: after a write the flag no longer describes the page. If it
+            // stays dirty, we cannot tell whether its first change after the copy was a
+            // PAGE_INIT: clear (the conservative answer; a wrong `true` could lose a page).
+            f.init_on_flush.store(false, Ordering::Relaxed);
             if latched && f.newest_modification.load(Ordering::Acquire) == copy_lsn.0 {
                 fl.remove(oldest, idx);
                 f.oldest_modification.store(0, Ordering::Release);

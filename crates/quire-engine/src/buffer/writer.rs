@@ -1,9 +1,10 @@
 //! # The batch write path
 //!
 //! The pool hands every batch of dirty pages to a [`PageWriter`]. The default,
-//! [`SpaceWriter`], writes them straight to their home locations. The doublewrite layer will
-//! replace it with one that first writes the batch to the doublewrite file in one sequential
-//! write and one sync (lesson 1, MDEV-16526), then calls the same home-location path.
+//! [`SpaceWriter`], writes them straight to their home locations. The doublewrite layer
+//! (`crate::doublewrite`, above this one) replaces it with one that first writes the pages
+//! recovery would need to read to the doublewrite file in one sequential write and one sync
+//! (lesson 1, MDEV-16526), then writes the batch home the same way.
 //!
 //! Invariants:
 //! 1. Every image handed to a writer is stamped (valid checksum) and its LSN is durable in the
@@ -27,6 +28,10 @@ pub struct FlushPage {
     /// The page LSN of the copy: the log must be durable up to here before the write.
     pub lsn: Lsn,
     pub image: AlignedBuf,
+    /// The page's first change since its last write was a PAGE_INIT, logged (frame invariant
+    /// 6): recovery rebuilds it from redo without reading it, so it may skip the doublewrite
+    /// buffer (lesson 1). Writers that do not care ignore it.
+    pub initialized: bool,
 }
 
 /// Writes batches of stamped pages durably (invariant 2).
@@ -113,6 +118,7 @@ mod tests {
             id: PageId::new(SpaceId(space), PageNo(no)),
             lsn: Lsn(1),
             image: AlignedBuf::zeroed(16, 16),
+            initialized: false,
         }
     }
 

@@ -4,6 +4,7 @@
 mod commit;
 pub mod plot;
 pub mod runner;
+mod writebench;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -15,7 +16,7 @@ use quire_engine::Engine;
 use runner::{run, RunSpec};
 
 /// The workloads that exist so far; each arrives with the step that makes it possible.
-pub const WORKLOADS: &[&str] = &["commit"];
+pub const WORKLOADS: &[&str] = &["commit", "writebench"];
 
 pub struct Options {
     pub workload: String,
@@ -71,6 +72,9 @@ pub fn main(opts: Options) -> Result<(), String> {
     let vfs: Arc<dyn quire_io::Vfs> = Arc::new(quire_io::os::OsVfs::new());
     let engine = Arc::new(Engine::open(vfs, &dir, config.clone()).map_err(|e| e.to_string())?);
     let rows = opts.rows.unwrap_or(1000);
+    if opts.workload == "writebench" {
+        return writebench_main(&engine, rows, &config);
+    }
     let w = Arc::new(match opts.workload.as_str() {
         "commit" => commit::prepare(&engine, rows)?,
         _ => unreachable!("checked above"),
@@ -142,6 +146,47 @@ pub fn main(opts: Options) -> Result<(), String> {
         eprintln!("wrote {}", f.display());
     }
     drop(engine);
+    println!("{line}");
+    Ok(())
+}
+
+/// `writebench` is a fill, not a timed run: it reports the time and the write counters.
+fn writebench_main(engine: &Arc<Engine>, rows: u64, config: &Config) -> Result<(), String> {
+    let before = engine.stats();
+    let r = writebench::run(engine, rows)?;
+    let after = engine.stats();
+    let delta = |name: &str| {
+        let get = |v: &[(&str, u64)]| v.iter().find(|(n, _)| *n == name).map(|x| x.1);
+        get(&after)
+            .unwrap_or(0)
+            .saturating_sub(get(&before).unwrap_or(0))
+    };
+    let line = format!(
+        "workload=writebench rows={} pages={} seconds={:.2} fill_s={:.2} flush_s={:.2} \
+         pages_flushed={} doublewrite={} data_writes={} data_written_mib={:.1} dblwr_writes={} \
+         dblwr_pages_written={} dblwr_pages_skipped={} pages_written={} log_written_mib={:.1} \
+         checkpoints={} buffer_pool_mib={}",
+        r.rows,
+        r.pages,
+        r.fill_s + r.flush_s,
+        r.fill_s,
+        r.flush_s,
+        r.flushed,
+        if engine.doublewrite().enabled() {
+            "ON"
+        } else {
+            "OFF"
+        },
+        delta("Innodb_data_writes"),
+        delta("Innodb_data_written") as f64 / (1 << 20) as f64,
+        delta("Innodb_dblwr_writes"),
+        delta("Innodb_dblwr_pages_written"),
+        delta("quire_dblwr_pages_skipped"),
+        delta("Innodb_pages_written"),
+        delta("Innodb_os_log_written") as f64 / (1 << 20) as f64,
+        delta("quire_checkpoints"),
+        config.buffer_pool_size >> 20,
+    );
     println!("{line}");
     Ok(())
 }
