@@ -18,32 +18,15 @@ use quire_engine::btree::{BTree, Direction};
 use quire_engine::config::Config;
 use quire_engine::page::PageNo;
 use quire_engine::Engine;
-use quire_io::sim::{CrashMode, FateWeights, SimVfs};
+use quire_io::sim::{CrashMode, SimVfs};
 use quire_io::Vfs;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-const DATA_FILES_CAN_TEAR: bool = false;
-
+/// Every file gets the same crash mode: data-file writes tear and get garbage like any other;
+/// the doublewrite buffer repairs them (docs/doublewrite.md).
 fn crash(vfs: &SimVfs, mode: CrashMode) -> SimVfs {
-    let policy = |p: &Path| {
-        let data_file = p.extension().is_some_and(|x| x == "qsp");
-        if data_file
-            && !DATA_FILES_CAN_TEAR
-            && mode != CrashMode::KeepAll
-            && mode != CrashMode::DropAll
-        {
-            CrashMode::Weighted(FateWeights {
-                keep: 1,
-                drop: 1,
-                tear: 0,
-                garbage: 0,
-            })
-        } else {
-            mode
-        }
-    };
-    vfs.crash_with_policy(&policy).0
+    vfs.crash_with(mode).0
 }
 
 fn config() -> Config {

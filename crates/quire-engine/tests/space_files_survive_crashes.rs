@@ -9,31 +9,13 @@ use std::path::Path;
 use common::*;
 use quire_engine::page::{PageId, PageType};
 use quire_engine::Engine;
-use quire_io::sim::{CrashMode, FateWeights, SimVfs};
+use quire_io::sim::{CrashMode, SimVfs};
 use quire_io::Vfs;
 
-/// Data files keep or drop whole writes until the doublewrite buffer exists (see
-/// crash_recovery.rs); the log and the directory get every crash mode.
+/// Every file gets the same crash mode: data-file writes tear and get garbage like any other;
+/// the doublewrite buffer repairs them (docs/doublewrite.md).
 fn crash(vfs: &SimVfs, mode: CrashMode) -> SimVfs {
-    let policy = |p: &Path| {
-        let data = p.extension().is_some_and(|x| x == "qsp");
-        if data
-            && matches!(
-                mode,
-                CrashMode::Random | CrashMode::TearAll | CrashMode::GarbageAll
-            )
-        {
-            CrashMode::Weighted(FateWeights {
-                keep: 1,
-                drop: 1,
-                tear: 0,
-                garbage: 0,
-            })
-        } else {
-            mode
-        }
-    };
-    vfs.crash_with_policy(&policy).0
+    vfs.crash_with(mode).0
 }
 
 fn write_pages(engine: &Engine, name: &str, n: u32) -> Option<()> {
