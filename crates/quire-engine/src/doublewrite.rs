@@ -36,7 +36,7 @@ use std::sync::Arc;
 use parking_lot::{Mutex, MutexGuard};
 use quire_io::{AlignedBuf, FileHandle, OpenOptions, Vfs};
 
-use crate::buffer::{adjacent_runs, FlushPage, PageWriter};
+use crate::buffer::{write_home, FlushPage, PageWriter};
 use crate::page::{self, Header, Lsn, PageId, PageSize, SpaceId};
 use crate::space::{SpaceError, Spaces};
 
@@ -414,20 +414,12 @@ impl Doublewrite {
                 .fetch_add(protect.len() as u64, Ordering::Relaxed);
             Some(g)
         };
-        let runs = adjacent_runs(chunk);
-        let mut i = 0;
-        while i < runs.len() {
-            let space_id = runs[i][0].id.space;
-            let space = self.spaces.get(space_id)?;
-            while i < runs.len() && runs[i][0].id.space == space_id {
-                let run = &runs[i];
-                let bufs: Vec<&[u8]> = run.iter().map(|p| &p.image[..]).collect();
-                space.write_pages(run[0].id.page_no, &bufs)?;
-                self.count_data_write(ps * bufs.len());
-                i += 1;
-            }
-            space.sync();
-        }
+        write_home(
+            &self.spaces,
+            chunk,
+            |pages| self.count_data_write(ps * pages),
+            || {},
+        )?;
         Ok(())
     }
 }

@@ -84,27 +84,52 @@ pub fn adjacent_runs<'a>(sorted: &[&'a FlushPage]) -> Vec<Vec<&'a FlushPage>> {
     runs
 }
 
+/// Writes pages (sorted by id) to their home locations: one `pwritev` per run of adjacent
+/// pages, then one sync per space. Calls `on_write(pages)` after each write and `on_sync()`
+/// after each sync. Shared by the plain writer and the doublewrite layer's home writes.
+pub fn write_home(
+    spaces: &Spaces,
+    sorted: &[&FlushPage],
+    mut on_write: impl FnMut(usize),
+    mut on_sync: impl FnMut(),
+) -> Result<(), SpaceError> {
+    debug_assert!(
+        sorted.windows(2).all(|w| w[0].id < w[1].id),
+        "pages not sorted"
+    );
+    let runs = adjacent_runs(sorted);
+    let mut i = 0;
+    while i < runs.len() {
+        let space_id = runs[i][0].id.space;
+        let space = spaces.get(space_id)?;
+        while i < runs.len() && runs[i][0].id.space == space_id {
+            let run = &runs[i];
+            let bufs: Vec<&[u8]> = run.iter().map(|p| &p.image[..]).collect();
+            let first: PageNo = run[0].id.page_no;
+            space.write_pages(first, &bufs)?;
+            on_write(bufs.len());
+            i += 1;
+        }
+        space.sync();
+        on_sync();
+    }
+    Ok(())
+}
+
 impl PageWriter for SpaceWriter {
     fn write_batch(&self, pages: &[FlushPage]) -> Result<(), SpaceError> {
         let mut sorted: Vec<&FlushPage> = pages.iter().collect();
         sorted.sort_by_key(|p| p.id);
-        let runs = adjacent_runs(&sorted);
-        let mut i = 0;
-        while i < runs.len() {
-            let space_id = runs[i][0].id.space;
-            let space = self.spaces.get(space_id)?;
-            while i < runs.len() && runs[i][0].id.space == space_id {
-                let run = &runs[i];
-                let bufs: Vec<&[u8]> = run.iter().map(|p| &p.image[..]).collect();
-                let first: PageNo = run[0].id.page_no;
-                space.write_pages(first, &bufs)?;
+        write_home(
+            &self.spaces,
+            &sorted,
+            |_| {
                 self.writes.fetch_add(1, Ordering::Relaxed);
-                i += 1;
-            }
-            space.sync();
-            self.syncs.fetch_add(1, Ordering::Relaxed);
-        }
-        Ok(())
+            },
+            || {
+                self.syncs.fetch_add(1, Ordering::Relaxed);
+            },
+        )
     }
 }
 
