@@ -273,40 +273,92 @@ impl Db {
     /// Opens `dir` through `vfs` (the simulator in tests). Runs recovery, opens or creates
     /// the catalog, and completes any DDL a crash interrupted (docs/catalog.md).
     pub fn open_with(vfs: Arc<dyn Vfs>, dir: &Path, config: Config) -> Result<Db> {
+        // With repair, open_inner always creates the catalog.
+        Db::open_inner(vfs, dir, config, true)?
+            .0
+            .ok_or_else(|| CatalogError::Corrupt("the catalog could not be opened".into()).into())
+    }
+
+    /// Opens `dir` for `quire check`: runs recovery, but instead of completing interrupted
+    /// DDL it reports what disagrees between the catalog and the files (orphan spaces,
+    /// unfinished renames, missing spaces). Then run [`Db::check`]. `None`: the directory
+    /// has no catalog (only raw spaces, made through [`Engine`] directly, as the benchmarks
+    /// do), so there are no tables to check; nothing is created.
+    pub fn open_for_check(
+        vfs: Arc<dyn Vfs>,
+        dir: &Path,
+        config: Config,
+    ) -> Result<(Option<Db>, Vec<String>)> {
+        Db::open_inner(vfs, dir, config, false)
+    }
+
+    fn open_inner(
+        vfs: Arc<dyn Vfs>,
+        dir: &Path,
+        config: Config,
+        repair: bool,
+    ) -> Result<(Option<Db>, Vec<String>)> {
         let engine = Engine::open(vfs, dir, config)?;
+        let mut problems = Vec::new();
         let root_exists = engine.page_is_used(PageId::new(SpaceId::SYSTEM, CATALOG_ROOT))?;
+        if !root_exists && !repair {
+            engine.shutdown()?;
+            return Ok((None, problems));
+        }
         let (catalog, lsn) = Catalog::open(&engine, root_exists)?;
         if lsn != Lsn::ZERO {
             engine.commit_wait(lsn);
         }
-        let contents = catalog.load(&engine)?;
+        let mut contents = catalog.load(&engine)?;
         // Reconcile files with the catalog: orphans first (their names may be the target of
         // an interrupted rename), then finish renames.
         let spaces = engine.space_names();
-        let by_id: HashMap<SpaceId, &TableDef> =
-            contents.tables.iter().map(|t| (t.space, t)).collect();
+        let owned: BTreeSet<SpaceId> = contents.tables.iter().map(|t| t.space).collect();
         for (name, id) in &spaces {
-            if *id != SpaceId::SYSTEM && !by_id.contains_key(id) {
-                tracing::warn!(space = %name, "removing a space no table owns (interrupted CREATE or DROP TABLE)");
-                engine.delete_space(name)?;
+            if *id != SpaceId::SYSTEM && !owned.contains(id) {
+                if repair {
+                    tracing::warn!(space = %name, "removing a space no table owns (interrupted CREATE or DROP TABLE)");
+                    engine.delete_space(name)?;
+                } else {
+                    problems.push(format!(
+                        "{name}.qsp: space {id} belongs to no table in the catalog"
+                    ));
+                }
             }
         }
+        let mut missing = BTreeSet::new();
         for t in &contents.tables {
             match spaces.iter().find(|(_, id)| *id == t.space) {
-                None => {
+                None if repair => {
                     return Err(CatalogError::Corrupt(format!(
                         "table {}.{} names space {} ({}), which does not exist",
                         t.db, t.name, t.space, t.space_name
                     ))
                     .into())
                 }
+                None => {
+                    problems.push(format!(
+                        "catalog: table {}.{} names space {} ({}.qsp), which does not exist",
+                        t.db, t.name, t.space, t.space_name
+                    ));
+                    missing.insert(t.id);
+                }
                 Some((name, _)) if *name != t.space_name => {
-                    tracing::warn!(from = %name, to = %t.space_name, "completing an interrupted RENAME TABLE");
-                    engine.rename_space(name, &t.space_name)?;
+                    if repair {
+                        tracing::warn!(from = %name, to = %t.space_name, "completing an interrupted RENAME TABLE");
+                        engine.rename_space(name, &t.space_name)?;
+                    } else {
+                        problems.push(format!(
+                            "{name}.qsp: table {}.{} expects it to be named {}.qsp \
+                             (an unfinished RENAME TABLE; opening the directory completes it)",
+                            t.db, t.name, t.space_name
+                        ));
+                    }
                 }
                 Some(_) => {}
             }
         }
+        contents.tables.retain(|t| !missing.contains(&t.id));
         let mut state = State {
             databases: contents.databases.into_iter().collect(),
             next_table_id: 1,
@@ -319,13 +371,16 @@ impl Db {
             state.tables.insert(id, open_state(&engine, t, None)?);
         }
         let limits = RowLimits::for_page(engine.page_size());
-        Ok(Db {
-            engine,
-            catalog,
-            limits,
-            state: RwLock::new(state),
-            ddl: Mutex::new(()),
-        })
+        Ok((
+            Some(Db {
+                engine,
+                catalog,
+                limits,
+                state: RwLock::new(state),
+                ddl: Mutex::new(()),
+            }),
+            problems,
+        ))
     }
 
     pub fn engine(&self) -> &Engine {
@@ -748,6 +803,11 @@ impl<'d> Table<'d> {
             .get(&self.id)
             .cloned()
             .ok_or_else(|| DbError::NoSuchTable(self.name.clone()))
+    }
+
+    /// The table's catalog definition (columns, keys, indexes, space and root pages).
+    pub fn definition(&self) -> Result<TableDef> {
+        Ok(self.state()?.def.clone())
     }
 
     pub fn columns(&self) -> Result<Vec<Column>> {
