@@ -54,6 +54,8 @@
 //! 2. A row change waits for its last mtr's durability (group commit) before returning.
 //! 3. Until step 5 (transactions) a row change on a table with secondary indexes is several
 //!    mtrs, clustered first; a crash in between is found by [`Db::check`] (docs/catalog.md).
+//!    Such changes are serialized per table (no row locks yet); on a table without secondary
+//!    indexes a change is one mtr and runs concurrently with any other.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ops::Bound;
@@ -178,7 +180,9 @@ struct TableState {
     indexes: Vec<Index>,
     /// Shared across versions of the same table (invariant 1).
     dml: Arc<RwLock<()>>,
-    /// Serializes the check-then-insert of unique secondary keys (no row locks yet).
+    /// Serializes row changes of a table with secondary indexes: without row locks (step 5)
+    /// two changes of one row could otherwise interleave their secondary-index mtrs, and a
+    /// unique check could race an insert.
     unique: Arc<Mutex<()>>,
     autoinc: Arc<AtomicU64>,
 }
@@ -880,11 +884,7 @@ impl<'d> Table<'d> {
         let _s = t.dml.read();
         let row = self.prepare(&t, row)?;
         let (key, rec) = self.encode(&t, &row)?;
-        let _u = t
-            .indexes
-            .iter()
-            .any(|i| i.def.unique)
-            .then(|| t.unique.lock());
+        let _u = (!t.indexes.is_empty()).then(|| t.unique.lock());
         for ix in t.indexes.iter().filter(|i| i.def.unique) {
             let mut srec = Vec::new();
             ix.layout
@@ -963,11 +963,7 @@ impl<'d> Table<'d> {
         if new_key != key {
             return Err(DbError::PrimaryKeyChange);
         }
-        let _u = t
-            .indexes
-            .iter()
-            .any(|i| i.def.unique)
-            .then(|| t.unique.lock());
+        let _u = (!t.indexes.is_empty()).then(|| t.unique.lock());
         let Some(old) = t.clustered.get(&self.db.engine, &key)? else {
             return Err(DbError::RowNotFound);
         };
@@ -986,7 +982,10 @@ impl<'d> Table<'d> {
                 changes.push((ix, a, b));
             }
         }
-        let mut lsn = t.clustered.update(&self.db.engine, &key, &rec)?;
+        let mut lsn = match t.clustered.update(&self.db.engine, &key, &rec) {
+            Err(BTreeError::NotFound) => return Err(DbError::RowNotFound),
+            r => r?,
+        };
         for (ix, a, b) in changes {
             let (ka, kb) = (secondary::key(&a)?, secondary::key(&b)?);
             lsn = lsn.max(ix.tree.delete(&self.db.engine, ka)?);
@@ -1004,16 +1003,15 @@ impl<'d> Table<'d> {
         let t = self.state()?;
         let _s = t.dml.read();
         let key = self.pk_key(&t, pk)?;
-        let _u = t
-            .indexes
-            .iter()
-            .any(|i| i.def.unique)
-            .then(|| t.unique.lock());
+        let _u = (!t.indexes.is_empty()).then(|| t.unique.lock());
         let Some(old) = t.clustered.get(&self.db.engine, &key)? else {
             return Err(DbError::RowNotFound);
         };
         let old = decode_row(&self.db.engine, &t.layout, &old.value)?;
-        let mut lsn = t.clustered.delete(&self.db.engine, &key)?;
+        let mut lsn = match t.clustered.delete(&self.db.engine, &key) {
+            Err(BTreeError::NotFound) => return Err(DbError::RowNotFound),
+            r => r?,
+        };
         for ix in &t.indexes {
             let mut a = Vec::new();
             ix.layout
