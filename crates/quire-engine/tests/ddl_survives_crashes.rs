@@ -33,7 +33,8 @@ fn spec() -> TableSpec {
     TableSpec::new(vec![Column::new("k", int), Column::new("v", int)], vec![0])
 }
 
-/// Steps: 1 db + table a with rows, 2 index on a, 3 a renamed to b, 4 table c, 5 c dropped.
+/// Steps: 1 db + table a with rows, 2 index on a, 3 a renamed to b, 4 table c with rows,
+/// 5 c truncated, 6 c dropped.
 fn workload(db: &Db, alive: &dyn Fn() -> bool) -> u32 {
     let mut done = 0;
     let mut step = |ok: bool, n: u32| {
@@ -56,11 +57,20 @@ fn workload(db: &Db, alive: &dyn Fn() -> bool) -> u32 {
             2,
         )
         || !step(db.rename_table("d", "a", "d", "b").is_ok(), 3)
-        || !step(db.create_table("d", "c", spec()).is_ok(), 4)
+        || !step(
+            db.create_table("d", "c", spec()).is_ok()
+                && (0..5).all(|k| {
+                    db.table("d", "c")
+                        .and_then(|t| t.insert(vec![Value::Int(k), Value::Int(k)]))
+                        .is_ok()
+                }),
+            4,
+        )
+        || !step(db.truncate_table("d", "c").is_ok(), 5)
     {
         return done;
     }
-    step(db.drop_table("d", "c").is_ok(), 5);
+    step(db.drop_table("d", "c").is_ok(), 6);
     done
 }
 
@@ -95,8 +105,8 @@ fn check(img: &SimVfs, acked: u32, what: &str) {
     if acked >= 3 {
         assert!(tables.contains("b"), "{what}: acknowledged rename lost");
     }
-    // At acked == 4 the drop of c was in flight: c may be there or gone, but whole.
-    if acked >= 5 {
+    // At acked == 5 the drop of c was in flight: c may be there or gone, but whole.
+    if acked >= 6 {
         assert!(
             !tables.contains("c"),
             "{what}: acknowledged drop of c undone"
@@ -110,6 +120,16 @@ fn check(img: &SimVfs, acked: u32, what: &str) {
             .count() as i64;
         if name != "c" && acked >= 1 {
             assert_eq!(n, ROWS, "{what}: table {name} has {n} rows");
+        }
+        if name == "c" {
+            // Before the truncate is acknowledged: all 5 rows (or a prefix while they were
+            // being inserted) or none; after: none.
+            if acked == 4 {
+                assert!(n == 5 || n == 0, "{what}: c has {n} rows mid-truncate");
+            }
+            if acked >= 5 {
+                assert_eq!(n, 0, "{what}: acknowledged truncate undone");
+            }
         }
         if acked >= 2 && name != "c" {
             assert_eq!(
@@ -134,7 +154,7 @@ fn check(img: &SimVfs, acked: u32, what: &str) {
 fn ddl_is_atomic_at_every_crash_point() {
     let vfs = SimVfs::new(31);
     let db = open(&vfs).expect("open");
-    assert_eq!(workload(&db, &|| true), 5);
+    assert_eq!(workload(&db, &|| true), 6);
     db.kill();
     let total = vfs.op_count();
     for (point, mode) in (0..=total).flat_map(|p| CrashMode::ALL.map(|m| (p, m))) {

@@ -150,6 +150,14 @@ fn tables_and_auto_increment_survive_a_reopen() {
         Value::Int(6),
         "AUTO_INCREMENT recomputed from max(pk)"
     );
+    db.truncate_table("d", "t").expect("truncate");
+    assert_eq!(t.get(&[Value::Int(6)]).expect("get"), None);
+    let r = t.insert(vec![Value::Null, Value::Null]).expect("insert");
+    assert_eq!(r[0], Value::Int(1), "TRUNCATE restarts AUTO_INCREMENT");
+    for _ in 0..5 {
+        t.insert(vec![Value::Null, Value::Null]).expect("insert");
+    }
+    assert!(db.check().expect("check").is_empty());
     db.rename_table("d", "t", "d", "u").expect("rename");
     db.shutdown().expect("shutdown");
     let db = open(&vfs);

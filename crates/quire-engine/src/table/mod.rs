@@ -585,6 +585,42 @@ impl Db {
         Ok(())
     }
 
+    /// TRUNCATE TABLE: a new, empty space under a temporary name with fresh trees; then the
+    /// record points at it (durable); then the old space is deleted and the new one takes
+    /// its name. Open finishes a crash anywhere: an unowned space is deleted, a misnamed one
+    /// renamed (docs/catalog.md). AUTO_INCREMENT restarts at 1.
+    pub fn truncate_table(&self, db: &str, name: &str) -> Result<()> {
+        let _ddl = self.ddl.lock();
+        let t = self.lookup(db, name)?;
+        let _x = t.dml.write();
+        let mut def = t.def.clone();
+        // `~` never occurs in a name, so the temporary name collides with no table.
+        let tmp = format!("{}~truncate", def.space_name);
+        def.space = self.engine.create_space(&tmp)?;
+        let built = (|| -> Result<()> {
+            def.root = BTree::create(&self.engine, def.space, def.clustered_index_id())?
+                .0
+                .root();
+            for i in 0..def.indexes.len() {
+                let ix_id = def.index_id(&def.indexes[i]);
+                def.indexes[i].root = BTree::create(&self.engine, def.space, ix_id)?.0.root();
+            }
+            let lsn = self.catalog.update_table(&self.engine, &def)?;
+            self.durable(lsn);
+            Ok(())
+        })();
+        if let Err(e) = built {
+            let _ = self.engine.delete_space(&tmp);
+            return Err(e);
+        }
+        self.engine.delete_space(&t.def.space_name)?;
+        self.engine.rename_space(&tmp, &def.space_name)?;
+        let state = open_state(&self.engine, def, Some(&t))?;
+        state.autoinc.store(1, Ordering::Relaxed);
+        self.state.write().tables.insert(t.def.id, state);
+        Ok(())
+    }
+
     /// CREATE INDEX: builds the tree from the rows, then lists it in the catalog record
     /// (durable). A crash before that leaks the tree's pages inside the table's space.
     pub fn create_index(&self, db: &str, table: &str, spec: IndexSpec) -> Result<()> {
@@ -880,8 +916,11 @@ impl<'d> Table<'d> {
 
     /// Inserts a row; returns it as stored (AUTO_INCREMENT filled, values canonical).
     pub fn insert(&self, row: Vec<Value>) -> Result<Vec<Value>> {
+        let held = self.state()?;
+        let _s = held.dml.read();
+        // Under the shared lock no DDL runs: this is the current definition (a DDL that ran
+        // while we waited replaced `held`).
         let t = self.state()?;
-        let _s = t.dml.read();
         let row = self.prepare(&t, row)?;
         let (key, rec) = self.encode(&t, &row)?;
         let _u = (!t.indexes.is_empty()).then(|| t.unique.lock());
@@ -901,8 +940,11 @@ impl<'d> Table<'d> {
 
     /// The row with primary key `pk` (values in primary-key order).
     pub fn get(&self, pk: &[Value]) -> Result<Option<Vec<Value>>> {
+        let held = self.state()?;
+        let _s = held.dml.read();
+        // Under the shared lock no DDL runs: this is the current definition (a DDL that ran
+        // while we waited replaced `held`).
         let t = self.state()?;
-        let _s = t.dml.read();
         let key = self.pk_key(&t, pk)?;
         match t.clustered.get(&self.db.engine, &key)? {
             Some(e) if !e.delete_marked => {
@@ -955,8 +997,11 @@ impl<'d> Table<'d> {
 
     /// Replaces the row with primary key `pk` by `row` (which must keep that key).
     pub fn update(&self, pk: &[Value], row: Vec<Value>) -> Result<()> {
+        let held = self.state()?;
+        let _s = held.dml.read();
+        // Under the shared lock no DDL runs: this is the current definition (a DDL that ran
+        // while we waited replaced `held`).
         let t = self.state()?;
-        let _s = t.dml.read();
         let key = self.pk_key(&t, pk)?;
         let row = self.prepare(&t, row)?;
         let (new_key, rec) = self.encode(&t, &row)?;
@@ -1000,8 +1045,11 @@ impl<'d> Table<'d> {
 
     /// Deletes the row with primary key `pk`.
     pub fn delete(&self, pk: &[Value]) -> Result<()> {
+        let held = self.state()?;
+        let _s = held.dml.read();
+        // Under the shared lock no DDL runs: this is the current definition (a DDL that ran
+        // while we waited replaced `held`).
         let t = self.state()?;
-        let _s = t.dml.read();
         let key = self.pk_key(&t, pk)?;
         let _u = (!t.indexes.is_empty()).then(|| t.unique.lock());
         let Some(old) = t.clustered.get(&self.db.engine, &key)? else {
@@ -1025,8 +1073,11 @@ impl<'d> Table<'d> {
     /// Primary keys of the rows whose index `index` columns equal `values` (a prefix of
     /// the index's columns), in index order.
     pub fn lookup_index(&self, index: &str, values: &[Value]) -> Result<Vec<Vec<Value>>> {
+        let held = self.state()?;
+        let _s = held.dml.read();
+        // Under the shared lock no DDL runs: this is the current definition (a DDL that ran
+        // while we waited replaced `held`).
         let t = self.state()?;
-        let _s = t.dml.read();
         let Some(ix) = t.indexes.iter().find(|i| i.def.name == index) else {
             return Err(DbError::NoSuchIndex {
                 table: self.name.clone(),
