@@ -7,7 +7,10 @@
 //! * a page marked free is either never written (all zeros) or a valid page left behind;
 //! * the allocation metadata keeps its invariants (`alloc::Allocator::verify`).
 //!
-//! B-tree, secondary-index and catalog checks join as those layers land (step 4).
+//! Tables are checked above the engine, by `table::Db::open_for_check` and `Db::check`
+//! (`quire check` runs them once the pages are clean): every table's B-trees
+//! (`BTree::verify`), secondary indexes against the clustered rows, and the catalog against
+//! the space files (docs/catalog.md).
 
 use std::path::{Path, PathBuf};
 

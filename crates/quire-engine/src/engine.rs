@@ -576,6 +576,32 @@ impl Engine {
         Ok(page)
     }
 
+    /// Is `id` allocated in its space? (The catalog uses it to find whether its fixed root
+    /// page was ever created.) Reads the allocation metadata under a read-only mtr.
+    pub fn page_is_used(&self, id: PageId) -> Result<bool> {
+        let sp = self.shared.spaces.get(id.space)?;
+        let mut mtr = self.mtr();
+        let used = {
+            let mut pages = MtrPages::new(&mut mtr, sp);
+            Allocator::new(&mut pages, self.shared.page_size).is_used(id.page_no)?
+        };
+        mtr.commit()?;
+        Ok(used)
+    }
+
+    /// The names and ids of every space, the system space included.
+    pub fn space_names(&self) -> Vec<(String, SpaceId)> {
+        let mut v: Vec<_> = self
+            .shared
+            .names
+            .lock()
+            .iter()
+            .map(|(n, id)| (n.clone(), *id))
+            .collect();
+        v.sort_by_key(|(_, id)| *id);
+        v
+    }
+
     /// Frees a page of `space` within `mtr`.
     pub fn free_page(&self, mtr: &mut Mtr<'_>, id: PageId) -> Result<()> {
         let sp = self.shared.spaces.get(id.space)?;

@@ -16,10 +16,12 @@
 //! | [`doublewrite`] | the doublewrite file: batches of pages recovery would need to read; restore |
 //! | [`alloc`]    | extents, free lists and page allocation inside a space |
 //! | [`btree`]    | B+trees over memcomparable keys: slotted pages, latch coupling, splits and merges |
+//! | [`catalog`]  | the data dictionary: one B-tree in the system space, its record format |
 //! | [`recovery`] | redo scan, file replay, parallel page apply |
 //! | [`check`]    | the offline consistency check behind `quire check` |
 //! | [`config`]   | settings under InnoDB's variable names |
 //! | [`engine`]   | one open data directory: recovery, checkpoints, the API above |
+//! | [`table`]    | the embedded API: databases, tables, indexes, rows; crash-safe DDL |
 //!
 //! All file I/O goes through [`quire_io`], so the same code runs on the disk and on the
 //! fault-injecting simulator.
@@ -29,6 +31,7 @@
 pub mod alloc;
 pub mod btree;
 pub mod buffer;
+pub mod catalog;
 pub mod check;
 pub mod config;
 pub mod doublewrite;
@@ -39,5 +42,6 @@ pub mod page;
 pub mod recovery;
 pub mod row;
 pub mod space;
+pub mod table;
 
 pub use engine::{Engine, EngineError};

@@ -16,10 +16,12 @@ const LAYERS: &[&str] = &[
     "doublewrite",
     "alloc",
     "btree",
+    "catalog",
     "recovery",
     "check",
     "config",
     "engine",
+    "table",
 ];
 
 fn sources(dir: &Path, out: &mut Vec<PathBuf>) {

@@ -153,3 +153,51 @@ fn bench_commit_prints_a_summary_line() {
     }
     assert!(tmp.path().join("out/commit-2t.svg").exists());
 }
+
+#[test]
+fn check_verifies_tables_and_names_an_orphan_space() {
+    use quire_engine::row::{Column, ColumnType, IntWidth, Value};
+    use quire_engine::table::{Db, IndexSpec, TableSpec};
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path().join("data");
+    let cfg = Config {
+        log_file_size: 4 << 20,
+        buffer_pool_size: 8 << 20,
+        ..Config::default()
+    };
+    let db = Db::open(&dir, cfg.clone()).expect("open");
+    db.create_database("d").expect("db");
+    let int = ColumnType::Int {
+        width: IntWidth::Int,
+        unsigned: false,
+    };
+    let mut spec = TableSpec::new(vec![Column::new("k", int), Column::new("v", int)], vec![0]);
+    spec.indexes.push(IndexSpec::new("by_v", vec![1]));
+    let t = db.create_table("d", "t", spec).expect("table");
+    for k in 0..100 {
+        t.insert(vec![Value::Int(k), Value::Int(k % 7)])
+            .expect("insert");
+    }
+    db.shutdown().expect("shutdown");
+    let out = quire()
+        .args(["check", "--data-dir"])
+        .arg(&dir)
+        .output()
+        .expect("run");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("tables: ok"), "{stdout}");
+
+    // A space no table owns: what a crash inside CREATE TABLE leaves.
+    let engine = Engine::open(Arc::new(OsVfs::new()), &dir, cfg).expect("engine");
+    engine.create_space("d.orphan").expect("space");
+    engine.shutdown().expect("shutdown");
+    let out = quire()
+        .args(["check", "--data-dir"])
+        .arg(&dir)
+        .output()
+        .expect("run");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("d.orphan.qsp"), "{stdout}");
+}

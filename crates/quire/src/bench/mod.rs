@@ -2,6 +2,7 @@
 //! folder, or on `--data-dir` (recovering it if needed, reusing the workload's tables).
 
 mod commit;
+mod create_tables;
 pub mod plot;
 pub mod runner;
 mod writebench;
@@ -16,7 +17,7 @@ use quire_engine::Engine;
 use runner::{run, RunSpec};
 
 /// The workloads that exist so far; each arrives with the step that makes it possible.
-pub const WORKLOADS: &[&str] = &["commit", "writebench"];
+pub const WORKLOADS: &[&str] = &["commit", "writebench", "create-tables"];
 
 pub struct Options {
     pub workload: String,
@@ -70,6 +71,12 @@ pub fn main(opts: Options) -> Result<(), String> {
         dir.display()
     );
     let vfs: Arc<dyn quire_io::Vfs> = Arc::new(quire_io::os::OsVfs::new());
+    if opts.workload == "create-tables" {
+        let db =
+            quire_engine::table::Db::open_with(vfs, &dir, config).map_err(|e| e.to_string())?;
+        create_tables::run(&db, opts.rows.unwrap_or(1000))?;
+        return db.shutdown().map_err(|e| e.to_string());
+    }
     let engine = Arc::new(Engine::open(vfs, &dir, config.clone()).map_err(|e| e.to_string())?);
     let rows = opts.rows.unwrap_or(1000);
     if opts.workload == "writebench" {

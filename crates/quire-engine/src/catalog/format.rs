@@ -1,0 +1,303 @@
+//! The byte format of catalog records (docs/catalog.md, "Table record"). Decoding is total:
+//! every length, tag and index is checked, and any damage is a [`CatalogError::Corrupt`].
+
+use super::{CatalogError, IndexDef, TableDef};
+use crate::page::{PageNo, SpaceId};
+use crate::row::secondary::IndexColumn;
+use crate::row::{Column, ColumnType, IntWidth, LobSize};
+
+pub const VERSION: u8 = 1;
+
+struct W(Vec<u8>);
+
+impl W {
+    fn u8(&mut self, v: u8) {
+        self.0.push(v);
+    }
+    fn u16(&mut self, v: u16) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    fn u32(&mut self, v: u32) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    fn u64(&mut self, v: u64) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    fn str(&mut self, s: &str) {
+        // Names are at most 64 characters and checked before encoding.
+        debug_assert!(s.len() <= usize::from(u16::MAX));
+        self.u16(s.len() as u16);
+        self.0.extend_from_slice(s.as_bytes());
+    }
+    fn len(&mut self, n: usize) {
+        debug_assert!(n <= usize::from(u16::MAX));
+        self.u16(n as u16);
+    }
+}
+
+struct R<'a> {
+    b: &'a [u8],
+}
+
+fn bad(what: &str) -> CatalogError {
+    CatalogError::Corrupt(what.to_string())
+}
+
+impl<'a> R<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], CatalogError> {
+        if self.b.len() < n {
+            return Err(bad("record truncated"));
+        }
+        let (h, t) = self.b.split_at(n);
+        self.b = t;
+        Ok(h)
+    }
+    fn u8(&mut self) -> Result<u8, CatalogError> {
+        Ok(self.take(1)?[0])
+    }
+    fn u16(&mut self) -> Result<u16, CatalogError> {
+        let b = self.take(2)?;
+        Ok(u16::from_le_bytes([b[0], b[1]]))
+    }
+    fn u32(&mut self) -> Result<u32, CatalogError> {
+        let b = self.take(4)?;
+        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
+    fn u64(&mut self) -> Result<u64, CatalogError> {
+        let mut a = [0u8; 8];
+        a.copy_from_slice(self.take(8)?);
+        Ok(u64::from_le_bytes(a))
+    }
+    fn str(&mut self) -> Result<String, CatalogError> {
+        let n = usize::from(self.u16()?);
+        String::from_utf8(self.take(n)?.to_vec()).map_err(|_| bad("name is not UTF-8"))
+    }
+    fn bool(&mut self) -> Result<bool, CatalogError> {
+        match self.u8()? {
+            0 => Ok(false),
+            1 => Ok(true),
+            _ => Err(bad("bad boolean")),
+        }
+    }
+}
+
+const WIDTHS: [IntWidth; 5] = [
+    IntWidth::Tiny,
+    IntWidth::Small,
+    IntWidth::Medium,
+    IntWidth::Int,
+    IntWidth::Big,
+];
+const LOBS: [LobSize; 4] = [
+    LobSize::Tiny,
+    LobSize::Regular,
+    LobSize::Medium,
+    LobSize::Long,
+];
+
+fn put_type(w: &mut W, t: ColumnType) {
+    match t {
+        ColumnType::Int { width, unsigned } => {
+            w.u8(0);
+            w.u8(WIDTHS.iter().position(|x| *x == width).unwrap_or(0) as u8);
+            w.u8(u8::from(unsigned));
+        }
+        ColumnType::Float => w.u8(1),
+        ColumnType::Double => w.u8(2),
+        ColumnType::Decimal { precision, scale } => {
+            w.u8(3);
+            w.u8(precision);
+            w.u8(scale);
+        }
+        ColumnType::Char { max_chars } => {
+            w.u8(4);
+            w.u32(max_chars);
+        }
+        ColumnType::VarChar { max_chars } => {
+            w.u8(5);
+            w.u32(max_chars);
+        }
+        ColumnType::Binary { len } => {
+            w.u8(6);
+            w.u32(len);
+        }
+        ColumnType::VarBinary { max_len } => {
+            w.u8(7);
+            w.u32(max_len);
+        }
+        ColumnType::Text(l) => {
+            w.u8(8);
+            w.u8(LOBS.iter().position(|x| *x == l).unwrap_or(0) as u8);
+        }
+        ColumnType::Blob(l) => {
+            w.u8(9);
+            w.u8(LOBS.iter().position(|x| *x == l).unwrap_or(0) as u8);
+        }
+        ColumnType::Date => w.u8(10),
+        ColumnType::DateTime { fsp } => {
+            w.u8(11);
+            w.u8(fsp);
+        }
+        ColumnType::Timestamp { fsp } => {
+            w.u8(12);
+            w.u8(fsp);
+        }
+    }
+}
+
+fn get_type(r: &mut R<'_>) -> Result<ColumnType, CatalogError> {
+    let lob = |r: &mut R<'_>| {
+        LOBS.get(usize::from(r.u8()?))
+            .copied()
+            .ok_or_else(|| bad("bad LOB size"))
+    };
+    let t = match r.u8()? {
+        0 => ColumnType::Int {
+            width: WIDTHS
+                .get(usize::from(r.u8()?))
+                .copied()
+                .ok_or_else(|| bad("bad integer width"))?,
+            unsigned: r.bool()?,
+        },
+        1 => ColumnType::Float,
+        2 => ColumnType::Double,
+        3 => ColumnType::Decimal {
+            precision: r.u8()?,
+            scale: r.u8()?,
+        },
+        4 => ColumnType::Char {
+            max_chars: r.u32()?,
+        },
+        5 => ColumnType::VarChar {
+            max_chars: r.u32()?,
+        },
+        6 => ColumnType::Binary { len: r.u32()? },
+        7 => ColumnType::VarBinary { max_len: r.u32()? },
+        8 => ColumnType::Text(lob(r)?),
+        9 => ColumnType::Blob(lob(r)?),
+        10 => ColumnType::Date,
+        11 => ColumnType::DateTime { fsp: r.u8()? },
+        12 => ColumnType::Timestamp { fsp: r.u8()? },
+        _ => return Err(bad("unknown column type")),
+    };
+    t.check()
+        .map_err(|e| bad(&format!("bad column type: {e}")))?;
+    Ok(t)
+}
+
+pub fn encode_table(t: &TableDef) -> Vec<u8> {
+    let mut w = W(Vec::with_capacity(256));
+    w.u8(VERSION);
+    w.u64(t.id);
+    w.str(&t.db);
+    w.str(&t.name);
+    w.u32(t.space.0);
+    w.str(&t.space_name);
+    w.u32(t.root.0);
+    w.len(t.columns.len());
+    for c in &t.columns {
+        w.str(&c.name);
+        put_type(&mut w, c.ty);
+        w.u8(u8::from(c.nullable));
+    }
+    w.len(t.primary_key.len());
+    for &c in &t.primary_key {
+        w.len(c);
+    }
+    w.len(t.auto_increment.map_or(0, |c| c + 1));
+    w.u16(t.next_index_no);
+    w.len(t.indexes.len());
+    for ix in &t.indexes {
+        w.str(&ix.name);
+        w.u8(u8::from(ix.unique));
+        w.u16(ix.index_no);
+        w.u32(ix.root.0);
+        w.len(ix.columns.len());
+        for c in &ix.columns {
+            w.len(c.column);
+            w.u8(u8::from(c.prefix.is_some()));
+            w.u32(c.prefix.unwrap_or(0));
+            w.u8(u8::from(c.descending));
+        }
+    }
+    w.0
+}
+
+pub fn decode_table(b: &[u8]) -> Result<TableDef, CatalogError> {
+    let mut r = R { b };
+    if r.u8()? != VERSION {
+        return Err(bad("unknown table record version"));
+    }
+    let id = r.u64()?;
+    let db = r.str()?;
+    let name = r.str()?;
+    let space = SpaceId(r.u32()?);
+    let space_name = r.str()?;
+    let root = PageNo(r.u32()?);
+    let mut columns = Vec::new();
+    for _ in 0..r.u16()? {
+        let name = r.str()?;
+        let ty = get_type(&mut r)?;
+        let nullable = r.bool()?;
+        columns.push(Column { name, ty, nullable });
+    }
+    let col = |c: u16| -> Result<usize, CatalogError> {
+        let c = usize::from(c);
+        if c < columns.len() {
+            Ok(c)
+        } else {
+            Err(bad("column index out of range"))
+        }
+    };
+    let mut primary_key = Vec::new();
+    for _ in 0..r.u16()? {
+        primary_key.push(col(r.u16()?)?);
+    }
+    let auto_increment = match r.u16()? {
+        0 => None,
+        n => Some(col(n - 1)?),
+    };
+    let next_index_no = r.u16()?;
+    let mut indexes = Vec::new();
+    for _ in 0..r.u16()? {
+        let name = r.str()?;
+        let unique = r.bool()?;
+        let index_no = r.u16()?;
+        let root = PageNo(r.u32()?);
+        let mut cols = Vec::new();
+        for _ in 0..r.u16()? {
+            let column = col(r.u16()?)?;
+            let has_prefix = r.bool()?;
+            let p = r.u32()?;
+            let descending = r.bool()?;
+            cols.push(IndexColumn {
+                column,
+                prefix: has_prefix.then_some(p),
+                descending,
+            });
+        }
+        indexes.push(IndexDef {
+            name,
+            unique,
+            index_no,
+            root,
+            columns: cols,
+        });
+    }
+    if !r.b.is_empty() {
+        return Err(bad("trailing bytes after the table record"));
+    }
+    Ok(TableDef {
+        id,
+        db,
+        name,
+        space,
+        space_name,
+        root,
+        columns,
+        primary_key,
+        auto_increment,
+        next_index_no,
+        indexes,
+    })
+}

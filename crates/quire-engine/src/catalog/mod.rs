@@ -1,0 +1,277 @@
+//! # The catalog: the data dictionary, in one B-tree of the system space
+//!
+//! Databases and tables (columns, primary key, secondary indexes, their root pages and the
+//! table's space) are records of the *catalog tree*, whose root is the fixed page
+//! [`CATALOG_ROOT`] of the system space (docs/catalog.md). This module owns the record format
+//! and the tree; the DDL protocols that order catalog changes against file operations live
+//! with the embedded API in `table`, which sits on top of the engine.
+//!
+//! Invariants:
+//! 1. Every DDL changes exactly one catalog record, so its catalog change is one mtr.
+//! 2. A table record names a space only once that space exists durably; a space is deleted
+//!    only once no durable record names it (the `table` layer's protocols keep this).
+//! 3. Decoding a record never panics: damage is [`CatalogError::Corrupt`].
+
+mod format;
+
+#[cfg(test)]
+mod tests;
+
+use std::ops::Bound;
+
+use crate::btree::{BTree, BTreeError, BTreeStore, Direction};
+use crate::page::{Lsn, PageNo, SpaceId};
+use crate::row::secondary::IndexColumn;
+use crate::row::{Column, RowError, RowLayout, SecondaryLayout};
+
+/// The catalog tree's root: the first page the allocator gives out in a fresh system space.
+pub const CATALOG_ROOT: PageNo = PageNo(1);
+/// The catalog tree's index id; table indexes have ids `table_id << 16 | index_no`.
+pub const CATALOG_INDEX_ID: u64 = 1;
+/// Longest database, table or index name, in characters.
+pub const NAME_MAX: usize = 64;
+
+const KEY_DATABASE: u8 = 1;
+const KEY_TABLE: u8 = 2;
+
+#[derive(Debug, thiserror::Error)]
+pub enum CatalogError {
+    #[error("corrupt catalog record: {0}")]
+    Corrupt(String),
+    #[error("bad name '{0}': use 1 to 64 characters of A-Z a-z 0-9 _ $")]
+    BadName(String),
+    #[error(transparent)]
+    BTree(#[from] BTreeError),
+    #[error("invalid table definition: {0}")]
+    Row(#[from] RowError),
+}
+
+pub type Result<T> = std::result::Result<T, CatalogError>;
+
+/// Checks a database, table or index name (docs/catalog.md, "Names").
+pub fn check_name(name: &str) -> Result<()> {
+    let ok = !name.is_empty()
+        && name.chars().count() <= NAME_MAX
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$');
+    if ok {
+        Ok(())
+    } else {
+        Err(CatalogError::BadName(name.to_string()))
+    }
+}
+
+/// The space (file stem) of a table: `<db>.<table>`; `.` never occurs in a name.
+pub fn space_name(db: &str, table: &str) -> String {
+    format!("{db}.{table}")
+}
+
+/// A secondary index of a table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexDef {
+    pub name: String,
+    pub unique: bool,
+    /// 1.. (0 is the clustered index); part of the B-tree index id.
+    pub index_no: u16,
+    pub root: PageNo,
+    pub columns: Vec<IndexColumn>,
+}
+
+/// A table as the catalog records it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TableDef {
+    pub id: u64,
+    pub db: String,
+    pub name: String,
+    pub space: SpaceId,
+    pub space_name: String,
+    /// Root of the clustered index.
+    pub root: PageNo,
+    pub columns: Vec<Column>,
+    pub primary_key: Vec<usize>,
+    pub auto_increment: Option<usize>,
+    pub next_index_no: u16,
+    pub indexes: Vec<IndexDef>,
+}
+
+impl TableDef {
+    pub fn layout(&self) -> Result<RowLayout> {
+        Ok(RowLayout::new(self.columns.clone(), &self.primary_key)?)
+    }
+    pub fn index_layout(&self, table: &RowLayout, ix: &IndexDef) -> Result<SecondaryLayout> {
+        Ok(SecondaryLayout::new(table, ix.columns.clone())?)
+    }
+    pub fn clustered_index_id(&self) -> u64 {
+        self.id << 16
+    }
+    pub fn index_id(&self, ix: &IndexDef) -> u64 {
+        self.id << 16 | u64::from(ix.index_no)
+    }
+    /// Validates the definition as a whole (also run on every decoded record).
+    pub fn validate(&self) -> Result<()> {
+        check_name(&self.db)?;
+        check_name(&self.name)?;
+        let layout = self.layout()?;
+        if self.primary_key.is_empty() {
+            return Err(RowError::Schema("a primary key is required (for now)".into()).into());
+        }
+        for (i, ix) in self.indexes.iter().enumerate() {
+            check_name(&ix.name)?;
+            if ix.index_no == 0 || ix.index_no >= self.next_index_no {
+                return Err(CatalogError::Corrupt(format!(
+                    "index `{}` has number {} (next is {})",
+                    ix.name, ix.index_no, self.next_index_no
+                )));
+            }
+            if self.indexes[..i]
+                .iter()
+                .any(|o| o.name == ix.name || o.index_no == ix.index_no)
+            {
+                return Err(RowError::Schema(format!("duplicate index `{}`", ix.name)).into());
+            }
+            self.index_layout(&layout, ix)?;
+        }
+        if let Some(c) = self.auto_increment {
+            let int = matches!(self.columns[c].ty, crate::row::ColumnType::Int { .. });
+            if !int || self.primary_key != [c] {
+                return Err(RowError::Schema(
+                    "AUTO_INCREMENT needs an integer column that is the whole primary key".into(),
+                )
+                .into());
+            }
+        }
+        Ok(())
+    }
+}
+
+fn db_key(name: &str) -> Vec<u8> {
+    let mut k = vec![KEY_DATABASE];
+    k.extend_from_slice(name.as_bytes());
+    k
+}
+
+fn table_key(id: u64) -> Vec<u8> {
+    let mut k = vec![KEY_TABLE];
+    k.extend_from_slice(&id.to_be_bytes());
+    k
+}
+
+/// Everything the catalog holds, as loaded at open.
+#[derive(Debug, Default, Clone)]
+pub struct Contents {
+    pub databases: Vec<String>,
+    pub tables: Vec<TableDef>,
+}
+
+/// The catalog tree. Each change is one B-tree mtr; the returned LSN must be waited on for
+/// durability before any file operation that depends on it (invariant 2).
+#[derive(Debug, Clone, Copy)]
+pub struct Catalog {
+    tree: BTree,
+}
+
+impl Catalog {
+    /// Opens the catalog, creating its tree if `root_exists` is false (a fresh system space,
+    /// or a crash before the bootstrap mtr committed).
+    pub fn open<S: BTreeStore + ?Sized>(s: &S, root_exists: bool) -> Result<(Catalog, Lsn)> {
+        if root_exists {
+            return Ok((
+                Catalog {
+                    tree: BTree::open(s, SpaceId::SYSTEM, CATALOG_ROOT)?,
+                },
+                Lsn::ZERO,
+            ));
+        }
+        let (tree, lsn) = BTree::create(s, SpaceId::SYSTEM, CATALOG_INDEX_ID)?;
+        if tree.root() != CATALOG_ROOT {
+            return Err(CatalogError::Corrupt(format!(
+                "the catalog root was allocated at page {}, expected {}: the system space \
+                 holds pages the catalog does not know",
+                tree.root().0,
+                CATALOG_ROOT.0
+            )));
+        }
+        Ok((Catalog { tree }, lsn))
+    }
+
+    pub fn tree(&self) -> BTree {
+        self.tree
+    }
+
+    /// Reads every record.
+    pub fn load<S: BTreeStore + ?Sized>(&self, s: &S) -> Result<Contents> {
+        let mut c = Contents::default();
+        for e in self
+            .tree
+            .scan(s, Bound::Unbounded, Bound::Unbounded, Direction::Forward)
+        {
+            let e = e?;
+            match e.key.first() {
+                Some(&KEY_DATABASE) => {
+                    let name = String::from_utf8(e.key[1..].to_vec())
+                        .map_err(|_| CatalogError::Corrupt("database name not UTF-8".into()))?;
+                    if e.value != [format::VERSION] {
+                        return Err(CatalogError::Corrupt(format!(
+                            "database `{name}`: bad record"
+                        )));
+                    }
+                    c.databases.push(name);
+                }
+                Some(&KEY_TABLE) if e.key.len() == 9 => {
+                    let mut id = [0u8; 8];
+                    id.copy_from_slice(&e.key[1..]);
+                    let id = u64::from_be_bytes(id);
+                    let t = format::decode_table(&e.value)
+                        .map_err(|err| CatalogError::Corrupt(format!("table id {id}: {err}")))?;
+                    if t.id != id {
+                        return Err(CatalogError::Corrupt(format!(
+                            "table record under id {id} says id {}",
+                            t.id
+                        )));
+                    }
+                    t.validate()
+                        .map_err(|err| CatalogError::Corrupt(format!("table id {id}: {err}")))?;
+                    c.tables.push(t);
+                }
+                _ => {
+                    return Err(CatalogError::Corrupt(format!(
+                        "unknown catalog key {:02x?}",
+                        e.key
+                    )))
+                }
+            }
+        }
+        Ok(c)
+    }
+
+    pub fn insert_database<S: BTreeStore + ?Sized>(&self, s: &S, name: &str) -> Result<Lsn> {
+        check_name(name)?;
+        Ok(self.tree.insert(s, &db_key(name), &[format::VERSION])?)
+    }
+
+    pub fn delete_database<S: BTreeStore + ?Sized>(&self, s: &S, name: &str) -> Result<Lsn> {
+        Ok(self.tree.delete(s, &db_key(name))?)
+    }
+
+    pub fn insert_table<S: BTreeStore + ?Sized>(&self, s: &S, t: &TableDef) -> Result<Lsn> {
+        t.validate()?;
+        Ok(self
+            .tree
+            .insert(s, &table_key(t.id), &format::encode_table(t))?)
+    }
+
+    /// Replaces a table's record (rename, create or drop index): one mtr.
+    pub fn update_table<S: BTreeStore + ?Sized>(&self, s: &S, t: &TableDef) -> Result<Lsn> {
+        t.validate()?;
+        Ok(self
+            .tree
+            .update(s, &table_key(t.id), &format::encode_table(t))?)
+    }
+
+    pub fn delete_table<S: BTreeStore + ?Sized>(&self, s: &S, id: u64) -> Result<Lsn> {
+        Ok(self.tree.delete(s, &table_key(id))?)
+    }
+}
+
+pub use format::{decode_table, encode_table};

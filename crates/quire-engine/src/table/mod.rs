@@ -1,0 +1,1135 @@
+//! # The embedded API: databases, tables, indexes and rows
+//!
+//! [`Db`] is what an application embeds: it opens a data directory (an [`Engine`] plus the
+//! [`catalog`](crate::catalog)), runs the DDL protocols of docs/catalog.md, and hands out
+//! [`Table`]s for row access. Rows are `Vec<Value>` in column order.
+//!
+//! ```
+//! use quire_engine::row::{Column, ColumnType, IntWidth, Value};
+//! use quire_engine::table::{Db, IndexSpec, TableSpec};
+//! use quire_engine::config::Config;
+//! use quire_engine::btree::Direction;
+//! use std::ops::Bound;
+//!
+//! let dir = tempfile::tempdir()?;
+//! let db = Db::open(dir.path(), Config::default())?;
+//! db.create_database("shop")?;
+//! let int = ColumnType::Int { width: IntWidth::Int, unsigned: false };
+//! let mut spec = TableSpec::new(
+//!     vec![
+//!         Column::new("id", int),
+//!         Column::new("name", ColumnType::VarChar { max_chars: 40 }),
+//!         Column::nullable("qty", int),
+//!     ],
+//!     vec![0],
+//! );
+//! spec.auto_increment = Some(0);
+//! spec.indexes.push(IndexSpec::new("by_name", vec![1]).unique());
+//! let items = db.create_table("shop", "items", spec)?;
+//!
+//! // NULL in the AUTO_INCREMENT column takes the next value.
+//! items.insert(vec![Value::Null, Value::Str("apple".into()), Value::Int(3)])?;
+//! items.insert(vec![Value::Null, Value::Str("pear".into()), Value::Null])?;
+//! assert!(items.insert(vec![Value::Null, Value::Str("pear".into()), Value::Null]).is_err());
+//!
+//! items.update(&[Value::Int(2)], vec![Value::Int(2), Value::Str("plum".into()), Value::Int(9)])?;
+//! let row = items.get(&[Value::Int(2)])?.expect("row 2");
+//! assert_eq!(row[1], Value::Str("plum".into()));
+//!
+//! let names: Vec<Value> = items
+//!     .scan(Bound::Unbounded, Bound::Unbounded, Direction::Backward)?
+//!     .map(|r| r.map(|r| r[1].clone()))
+//!     .collect::<Result<_, _>>()?;
+//! assert_eq!(names, vec![Value::Str("plum".into()), Value::Str("apple".into())]);
+//!
+//! items.delete(&[Value::Int(1)])?;
+//! assert!(db.check()?.is_empty());
+//! db.shutdown()?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! Invariants:
+//! 1. DDL is serialized by `Db::ddl`; a table's DDL excludes its DML (the table's `dml`
+//!    RwLock: DML shares it, DDL takes it exclusively).
+//! 2. A row change waits for its last mtr's durability (group commit) before returning.
+//! 3. Until step 5 (transactions) a row change on a table with secondary indexes is several
+//!    mtrs, clustered first; a crash in between is found by [`Db::check`] (docs/catalog.md).
+//!    Such changes are serialized per table (no row locks yet); on a table without secondary
+//!    indexes a change is one mtr and runs concurrently with any other.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::ops::Bound;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use parking_lot::{Mutex, RwLock};
+use quire_io::Vfs;
+
+use crate::btree::{BTree, BTreeError, Cursor, Direction};
+use crate::catalog::{self, Catalog, CatalogError, IndexDef, TableDef, CATALOG_ROOT};
+use crate::config::Config;
+use crate::engine::{Engine, EngineError};
+use crate::page::{Lsn, PageId, SpaceId};
+use crate::row::secondary::{self, IndexColumn};
+use crate::row::{
+    Column, ColumnType, RowError, RowLayout, RowLimits, SecondaryLayout, SysFields, TrxId, Value,
+};
+
+#[derive(Debug, thiserror::Error)]
+pub enum DbError {
+    #[error("duplicate entry for key '{index}'")]
+    DuplicateKey { index: String },
+    #[error("unknown database '{0}'")]
+    NoSuchDatabase(String),
+    #[error("database '{0}' exists")]
+    DatabaseExists(String),
+    #[error("table '{0}' doesn't exist")]
+    NoSuchTable(String),
+    #[error("table '{0}' already exists")]
+    TableExists(String),
+    #[error("no index '{index}' on table '{table}'")]
+    NoSuchIndex { table: String, index: String },
+    #[error("index '{index}' already exists on table '{table}'")]
+    IndexExists { table: String, index: String },
+    #[error("no row with that primary key")]
+    RowNotFound,
+    #[error("changing the primary key in an update is not supported yet: delete and insert")]
+    PrimaryKeyChange,
+    #[error(
+        "row is too large for a page: {0} (off-page storage through this API is not done yet)"
+    )]
+    RowTooLarge(String),
+    #[error(transparent)]
+    Row(#[from] RowError),
+    #[error(transparent)]
+    Catalog(#[from] CatalogError),
+    #[error(transparent)]
+    BTree(BTreeError),
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+}
+
+impl From<BTreeError> for DbError {
+    fn from(e: BTreeError) -> Self {
+        match e {
+            BTreeError::TooLarge { .. } => DbError::RowTooLarge(e.to_string()),
+            e => DbError::BTree(e),
+        }
+    }
+}
+
+pub type Result<T> = std::result::Result<T, DbError>;
+
+/// A secondary index to create.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexSpec {
+    pub name: String,
+    pub columns: Vec<IndexColumn>,
+    pub unique: bool,
+}
+
+impl IndexSpec {
+    /// A non-unique index on whole columns (by column number).
+    pub fn new(name: impl Into<String>, columns: Vec<usize>) -> Self {
+        IndexSpec {
+            name: name.into(),
+            columns: columns.into_iter().map(IndexColumn::new).collect(),
+            unique: false,
+        }
+    }
+    pub fn unique(mut self) -> Self {
+        self.unique = true;
+        self
+    }
+}
+
+/// A table to create.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TableSpec {
+    pub columns: Vec<Column>,
+    /// Column numbers of the primary key (required for now).
+    pub primary_key: Vec<usize>,
+    /// The AUTO_INCREMENT column: an integer column that is the whole primary key.
+    pub auto_increment: Option<usize>,
+    pub indexes: Vec<IndexSpec>,
+}
+
+impl TableSpec {
+    pub fn new(columns: Vec<Column>, primary_key: Vec<usize>) -> Self {
+        TableSpec {
+            columns,
+            primary_key,
+            auto_increment: None,
+            indexes: Vec::new(),
+        }
+    }
+}
+
+struct Index {
+    def: IndexDef,
+    layout: SecondaryLayout,
+    tree: BTree,
+}
+
+/// One version of a table's definition with its open trees. DDL replaces it.
+struct TableState {
+    def: TableDef,
+    layout: RowLayout,
+    clustered: BTree,
+    indexes: Vec<Index>,
+    /// Shared across versions of the same table (invariant 1).
+    dml: Arc<RwLock<()>>,
+    /// Serializes row changes of a table with secondary indexes: without row locks (step 5)
+    /// two changes of one row could otherwise interleave their secondary-index mtrs, and a
+    /// unique check could race an insert.
+    unique: Arc<Mutex<()>>,
+    autoinc: Arc<AtomicU64>,
+}
+
+#[derive(Default)]
+struct State {
+    databases: BTreeSet<String>,
+    /// (db, table) → table id
+    names: BTreeMap<(String, String), u64>,
+    tables: HashMap<u64, Arc<TableState>>,
+    next_table_id: u64,
+}
+
+/// An open data directory with its catalog: the embedded API.
+pub struct Db {
+    engine: Engine,
+    catalog: Catalog,
+    limits: RowLimits,
+    state: RwLock<State>,
+    ddl: Mutex<()>,
+}
+
+fn open_state(
+    engine: &Engine,
+    def: TableDef,
+    prev: Option<&TableState>,
+) -> Result<Arc<TableState>> {
+    let layout = def.layout()?;
+    let clustered = BTree::open(engine, def.space, def.root)?;
+    let mut indexes = Vec::new();
+    for ix in &def.indexes {
+        indexes.push(Index {
+            layout: def.index_layout(&layout, ix)?,
+            tree: BTree::open(engine, def.space, ix.root)?,
+            def: ix.clone(),
+        });
+    }
+    let (dml, unique, autoinc) = match prev {
+        Some(p) => (p.dml.clone(), p.unique.clone(), p.autoinc.clone()),
+        None => {
+            // AUTO_INCREMENT starts past the largest key (docs/catalog.md): recomputed from
+            // durable rows, so it is crash-safe without being logged.
+            let mut next = 1;
+            if let Some(c) = def.auto_increment {
+                let mut cur = clustered.scan(
+                    engine,
+                    Bound::Unbounded,
+                    Bound::Unbounded,
+                    Direction::Backward,
+                );
+                if let Some(e) = cur.next() {
+                    let e = e?;
+                    let row = decode_row(engine, &layout, &e.value)?;
+                    next = match row.get(c) {
+                        Some(Value::Int(i)) => (*i).max(0) as u64 + 1,
+                        Some(Value::UInt(u)) => u.saturating_add(1),
+                        _ => 1,
+                    };
+                }
+            }
+            (
+                Arc::new(RwLock::new(())),
+                Arc::new(Mutex::new(())),
+                Arc::new(AtomicU64::new(next)),
+            )
+        }
+    };
+    Ok(Arc::new(TableState {
+        def,
+        layout,
+        clustered,
+        indexes,
+        dml,
+        unique,
+        autoinc,
+    }))
+}
+
+fn decode_row(_engine: &Engine, layout: &RowLayout, rec: &[u8]) -> Result<Vec<Value>> {
+    let f = layout.decode(rec)?;
+    f.into_values::<DbError>(layout, |_| {
+        Err(RowError::Corrupt("off-page values are not written through this API yet").into())
+    })
+}
+
+impl Db {
+    /// Opens (or creates) the data directory `dir` on the real file system.
+    pub fn open(dir: &Path, config: Config) -> Result<Db> {
+        Db::open_with(Arc::new(quire_io::os::OsVfs::new()), dir, config)
+    }
+
+    /// Opens `dir` through `vfs` (the simulator in tests). Runs recovery, opens or creates
+    /// the catalog, and completes any DDL a crash interrupted (docs/catalog.md).
+    pub fn open_with(vfs: Arc<dyn Vfs>, dir: &Path, config: Config) -> Result<Db> {
+        // With repair, open_inner always creates the catalog.
+        Db::open_inner(vfs, dir, config, true)?
+            .0
+            .ok_or_else(|| CatalogError::Corrupt("the catalog could not be opened".into()).into())
+    }
+
+    /// Opens `dir` for `quire check`: runs recovery, but instead of completing interrupted
+    /// DDL it reports what disagrees between the catalog and the files (orphan spaces,
+    /// unfinished renames, missing spaces). Then run [`Db::check`]. `None`: the directory
+    /// has no catalog (only raw spaces, made through [`Engine`] directly, as the benchmarks
+    /// do), so there are no tables to check; nothing is created.
+    pub fn open_for_check(
+        vfs: Arc<dyn Vfs>,
+        dir: &Path,
+        config: Config,
+    ) -> Result<(Option<Db>, Vec<String>)> {
+        Db::open_inner(vfs, dir, config, false)
+    }
+
+    fn open_inner(
+        vfs: Arc<dyn Vfs>,
+        dir: &Path,
+        config: Config,
+        repair: bool,
+    ) -> Result<(Option<Db>, Vec<String>)> {
+        let engine = Engine::open(vfs, dir, config)?;
+        let mut problems = Vec::new();
+        let root_exists = engine.page_is_used(PageId::new(SpaceId::SYSTEM, CATALOG_ROOT))?;
+        if !root_exists && !repair {
+            engine.shutdown()?;
+            return Ok((None, problems));
+        }
+        let (catalog, lsn) = Catalog::open(&engine, root_exists)?;
+        if lsn != Lsn::ZERO {
+            engine.commit_wait(lsn);
+        }
+        let mut contents = catalog.load(&engine)?;
+        // Reconcile files with the catalog: orphans first (their names may be the target of
+        // an interrupted rename), then finish renames.
+        let spaces = engine.space_names();
+        let owned: BTreeSet<SpaceId> = contents.tables.iter().map(|t| t.space).collect();
+        for (name, id) in &spaces {
+            if *id != SpaceId::SYSTEM && !owned.contains(id) {
+                if repair {
+                    tracing::warn!(space = %name, "removing a space no table owns (interrupted CREATE or DROP TABLE)");
+                    engine.delete_space(name)?;
+                } else {
+                    problems.push(format!(
+                        "{name}.qsp: space {id} belongs to no table in the catalog"
+                    ));
+                }
+            }
+        }
+        let mut missing = BTreeSet::new();
+        for t in &contents.tables {
+            match spaces.iter().find(|(_, id)| *id == t.space) {
+                None if repair => {
+                    return Err(CatalogError::Corrupt(format!(
+                        "table {}.{} names space {} ({}), which does not exist",
+                        t.db, t.name, t.space, t.space_name
+                    ))
+                    .into())
+                }
+                None => {
+                    problems.push(format!(
+                        "catalog: table {}.{} names space {} ({}.qsp), which does not exist",
+                        t.db, t.name, t.space, t.space_name
+                    ));
+                    missing.insert(t.id);
+                }
+                Some((name, _)) if *name != t.space_name => {
+                    if repair {
+                        tracing::warn!(from = %name, to = %t.space_name, "completing an interrupted RENAME TABLE");
+                        engine.rename_space(name, &t.space_name)?;
+                    } else {
+                        problems.push(format!(
+                            "{name}.qsp: table {}.{} expects it to be named {}.qsp \
+                             (an unfinished RENAME TABLE; opening the directory completes it)",
+                            t.db, t.name, t.space_name
+                        ));
+                    }
+                }
+                Some(_) => {}
+            }
+        }
+        contents.tables.retain(|t| !missing.contains(&t.id));
+        let mut state = State {
+            databases: contents.databases.into_iter().collect(),
+            next_table_id: 1,
+            ..State::default()
+        };
+        for t in contents.tables {
+            state.next_table_id = state.next_table_id.max(t.id + 1);
+            state.names.insert((t.db.clone(), t.name.clone()), t.id);
+            let id = t.id;
+            state.tables.insert(id, open_state(&engine, t, None)?);
+        }
+        let limits = RowLimits::for_page(engine.page_size());
+        Ok((
+            Some(Db {
+                engine,
+                catalog,
+                limits,
+                state: RwLock::new(state),
+                ddl: Mutex::new(()),
+            }),
+            problems,
+        ))
+    }
+
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// A clean shutdown.
+    pub fn shutdown(self) -> Result<()> {
+        Ok(self.engine.shutdown()?)
+    }
+
+    /// Stops as a crash would (tests, kill-and-resume benchmarks).
+    pub fn kill(self) {
+        self.engine.kill();
+    }
+
+    fn durable(&self, lsn: Lsn) {
+        if lsn != Lsn::ZERO {
+            self.engine.commit_wait(lsn);
+        }
+    }
+
+    pub fn databases(&self) -> Vec<String> {
+        self.state.read().databases.iter().cloned().collect()
+    }
+
+    pub fn tables(&self, db: &str) -> Result<Vec<String>> {
+        let st = self.state.read();
+        if !st.databases.contains(db) {
+            return Err(DbError::NoSuchDatabase(db.into()));
+        }
+        Ok(st
+            .names
+            .keys()
+            .filter(|(d, _)| d == db)
+            .map(|(_, t)| t.clone())
+            .collect())
+    }
+
+    pub fn create_database(&self, name: &str) -> Result<()> {
+        let _ddl = self.ddl.lock();
+        catalog::check_name(name)?;
+        if self.state.read().databases.contains(name) {
+            return Err(DbError::DatabaseExists(name.into()));
+        }
+        let lsn = self.catalog.insert_database(&self.engine, name)?;
+        self.durable(lsn);
+        self.state.write().databases.insert(name.into());
+        Ok(())
+    }
+
+    /// Drops a database and its tables: atomic per table, not as a whole (docs/catalog.md).
+    pub fn drop_database(&self, name: &str) -> Result<()> {
+        for t in self.tables(name)? {
+            self.drop_table(name, &t)?;
+        }
+        let _ddl = self.ddl.lock();
+        let lsn = self.catalog.delete_database(&self.engine, name)?;
+        self.durable(lsn);
+        self.state.write().databases.remove(name);
+        Ok(())
+    }
+
+    fn lookup(&self, db: &str, table: &str) -> Result<Arc<TableState>> {
+        let st = self.state.read();
+        if !st.databases.contains(db) {
+            return Err(DbError::NoSuchDatabase(db.into()));
+        }
+        st.names
+            .get(&(db.to_string(), table.to_string()))
+            .and_then(|id| st.tables.get(id))
+            .cloned()
+            .ok_or_else(|| DbError::NoSuchTable(format!("{db}.{table}")))
+    }
+
+    /// A handle on an existing table.
+    pub fn table(&self, db: &str, name: &str) -> Result<Table<'_>> {
+        let t = self.lookup(db, name)?;
+        Ok(Table {
+            db: self,
+            id: t.def.id,
+            name: format!("{db}.{name}"),
+        })
+    }
+
+    /// CREATE TABLE: the space first (durable), then its trees, then the catalog record
+    /// (durable). A crash before the record leaves an orphan space that open deletes.
+    pub fn create_table(&self, db: &str, name: &str, spec: TableSpec) -> Result<Table<'_>> {
+        let _ddl = self.ddl.lock();
+        catalog::check_name(name)?;
+        {
+            let st = self.state.read();
+            if !st.databases.contains(db) {
+                return Err(DbError::NoSuchDatabase(db.into()));
+            }
+            if st.names.contains_key(&(db.to_string(), name.to_string())) {
+                return Err(DbError::TableExists(format!("{db}.{name}")));
+            }
+        }
+        let id = self.state.read().next_table_id;
+        let mut def = TableDef {
+            id,
+            db: db.into(),
+            name: name.into(),
+            space: SpaceId::SYSTEM,
+            space_name: catalog::space_name(db, name),
+            root: CATALOG_ROOT,
+            columns: spec.columns,
+            primary_key: spec.primary_key,
+            auto_increment: spec.auto_increment,
+            next_index_no: 1,
+            indexes: Vec::new(),
+        };
+        for (i, ix) in spec.indexes.into_iter().enumerate() {
+            def.indexes.push(IndexDef {
+                name: ix.name,
+                unique: ix.unique,
+                index_no: i as u16 + 1,
+                root: CATALOG_ROOT,
+                columns: ix.columns,
+            });
+            def.next_index_no = i as u16 + 2;
+        }
+        // Validate before touching any file.
+        def.validate()?;
+        self.state.write().next_table_id = id + 1;
+        def.space = self.engine.create_space(&def.space_name)?;
+        let built = (|| -> Result<()> {
+            def.root = BTree::create(&self.engine, def.space, def.clustered_index_id())?
+                .0
+                .root();
+            for i in 0..def.indexes.len() {
+                let ix_id = def.index_id(&def.indexes[i]);
+                def.indexes[i].root = BTree::create(&self.engine, def.space, ix_id)?.0.root();
+            }
+            let lsn = self.catalog.insert_table(&self.engine, &def)?;
+            self.durable(lsn);
+            Ok(())
+        })();
+        if let Err(e) = built {
+            // Nothing names the space: remove it now (open would, after a crash).
+            let _ = self.engine.delete_space(&def.space_name);
+            return Err(e);
+        }
+        let state = open_state(&self.engine, def, None)?;
+        let mut st = self.state.write();
+        st.names.insert((db.into(), name.into()), id);
+        st.tables.insert(id, state);
+        drop(st);
+        self.table(db, name)
+    }
+
+    /// DROP TABLE: the catalog record goes first (durable), then the space.
+    pub fn drop_table(&self, db: &str, name: &str) -> Result<()> {
+        let _ddl = self.ddl.lock();
+        let t = self.lookup(db, name)?;
+        let _x = t.dml.write();
+        let lsn = self.catalog.delete_table(&self.engine, t.def.id)?;
+        self.durable(lsn);
+        {
+            let mut st = self.state.write();
+            st.names.remove(&(db.to_string(), name.to_string()));
+            st.tables.remove(&t.def.id);
+        }
+        self.engine.delete_space(&t.def.space_name)?;
+        Ok(())
+    }
+
+    /// RENAME TABLE (within or across databases): the record first (durable), then the
+    /// space; open completes a rename a crash interrupted.
+    pub fn rename_table(&self, db: &str, name: &str, to_db: &str, to: &str) -> Result<()> {
+        let _ddl = self.ddl.lock();
+        catalog::check_name(to)?;
+        let t = self.lookup(db, name)?;
+        {
+            let st = self.state.read();
+            if !st.databases.contains(to_db) {
+                return Err(DbError::NoSuchDatabase(to_db.into()));
+            }
+            if st.names.contains_key(&(to_db.to_string(), to.to_string())) {
+                return Err(DbError::TableExists(format!("{to_db}.{to}")));
+            }
+        }
+        let _x = t.dml.write();
+        let mut def = t.def.clone();
+        def.db = to_db.into();
+        def.name = to.into();
+        def.space_name = catalog::space_name(to_db, to);
+        let lsn = self.catalog.update_table(&self.engine, &def)?;
+        self.durable(lsn);
+        self.engine
+            .rename_space(&t.def.space_name, &def.space_name)?;
+        let state = open_state(&self.engine, def, Some(&t))?;
+        let mut st = self.state.write();
+        st.names.remove(&(db.to_string(), name.to_string()));
+        st.names.insert((to_db.into(), to.into()), t.def.id);
+        st.tables.insert(t.def.id, state);
+        Ok(())
+    }
+
+    /// TRUNCATE TABLE: a new, empty space under a temporary name with fresh trees; then the
+    /// record points at it (durable); then the old space is deleted and the new one takes
+    /// its name. Open finishes a crash anywhere: an unowned space is deleted, a misnamed one
+    /// renamed (docs/catalog.md). AUTO_INCREMENT restarts at 1.
+    pub fn truncate_table(&self, db: &str, name: &str) -> Result<()> {
+        let _ddl = self.ddl.lock();
+        let t = self.lookup(db, name)?;
+        let _x = t.dml.write();
+        let mut def = t.def.clone();
+        // `~` never occurs in a name, so the temporary name collides with no table.
+        let tmp = format!("{}~truncate", def.space_name);
+        def.space = self.engine.create_space(&tmp)?;
+        let built = (|| -> Result<()> {
+            def.root = BTree::create(&self.engine, def.space, def.clustered_index_id())?
+                .0
+                .root();
+            for i in 0..def.indexes.len() {
+                let ix_id = def.index_id(&def.indexes[i]);
+                def.indexes[i].root = BTree::create(&self.engine, def.space, ix_id)?.0.root();
+            }
+            let lsn = self.catalog.update_table(&self.engine, &def)?;
+            self.durable(lsn);
+            Ok(())
+        })();
+        if let Err(e) = built {
+            let _ = self.engine.delete_space(&tmp);
+            return Err(e);
+        }
+        self.engine.delete_space(&t.def.space_name)?;
+        self.engine.rename_space(&tmp, &def.space_name)?;
+        let state = open_state(&self.engine, def, Some(&t))?;
+        state.autoinc.store(1, Ordering::Relaxed);
+        self.state.write().tables.insert(t.def.id, state);
+        Ok(())
+    }
+
+    /// CREATE INDEX: builds the tree from the rows, then lists it in the catalog record
+    /// (durable). A crash before that leaks the tree's pages inside the table's space.
+    pub fn create_index(&self, db: &str, table: &str, spec: IndexSpec) -> Result<()> {
+        let _ddl = self.ddl.lock();
+        catalog::check_name(&spec.name)?;
+        let t = self.lookup(db, table)?;
+        if t.def.indexes.iter().any(|i| i.name == spec.name) {
+            return Err(DbError::IndexExists {
+                table: format!("{db}.{table}"),
+                index: spec.name,
+            });
+        }
+        let _x = t.dml.write();
+        let mut def = t.def.clone();
+        let ix = IndexDef {
+            name: spec.name.clone(),
+            unique: spec.unique,
+            index_no: def.next_index_no,
+            root: CATALOG_ROOT,
+            columns: spec.columns,
+        };
+        def.next_index_no += 1;
+        let layout = def.index_layout(&t.layout, &ix)?;
+        let (tree, _) = BTree::create(&self.engine, def.space, def.index_id(&ix))?;
+        let index = Index {
+            def: ix.clone(),
+            layout,
+            tree,
+        };
+        let built = (|| -> Result<()> {
+            let mut n = 0u64;
+            for e in t.clustered.scan(
+                &self.engine,
+                Bound::Unbounded,
+                Bound::Unbounded,
+                Direction::Forward,
+            ) {
+                let row = decode_row(&self.engine, &t.layout, &e?.value)?;
+                self.index_insert(&index, &row, true)?;
+                n += 1;
+                if n.is_multiple_of(100_000) {
+                    tracing::info!(table = %format!("{db}.{table}"), index = %index.def.name, rows = n, "building index");
+                }
+            }
+            Ok(())
+        })();
+        if let Err(e) = built {
+            let _ = tree.drop_tree(&self.engine);
+            return Err(e);
+        }
+        let mut ix = ix;
+        ix.root = tree.root();
+        def.indexes.push(ix);
+        let lsn = self.catalog.update_table(&self.engine, &def)?;
+        self.durable(lsn);
+        let state = open_state(&self.engine, def, Some(&t))?;
+        self.state.write().tables.insert(t.def.id, state);
+        Ok(())
+    }
+
+    /// DROP INDEX: the catalog record first (durable), then the tree's pages.
+    pub fn drop_index(&self, db: &str, table: &str, index: &str) -> Result<()> {
+        let _ddl = self.ddl.lock();
+        let t = self.lookup(db, table)?;
+        let Some(pos) = t.indexes.iter().position(|i| i.def.name == index) else {
+            return Err(DbError::NoSuchIndex {
+                table: format!("{db}.{table}"),
+                index: index.into(),
+            });
+        };
+        let _x = t.dml.write();
+        let mut def = t.def.clone();
+        def.indexes.remove(pos);
+        let lsn = self.catalog.update_table(&self.engine, &def)?;
+        self.durable(lsn);
+        let state = open_state(&self.engine, def, Some(&t))?;
+        self.state.write().tables.insert(t.def.id, state);
+        let lsn = t.indexes[pos].tree.drop_tree(&self.engine)?;
+        self.durable(lsn);
+        Ok(())
+    }
+
+    /// Inserts the entry of `row` into a secondary index, checking uniqueness.
+    fn index_insert(&self, ix: &Index, row: &[Value], check_unique: bool) -> Result<Lsn> {
+        let mut rec = Vec::new();
+        ix.layout
+            .encode(row, None, TrxId(0), &self.limits, &mut rec)?;
+        let key = secondary::key(&rec)?;
+        let val = &rec[3 + key.len()..];
+        if check_unique && ix.def.unique {
+            self.check_unique(ix, row, key)?;
+        }
+        self.engine_insert(&ix.tree, key, val, &ix.def.name)
+    }
+
+    fn engine_insert(&self, tree: &BTree, key: &[u8], val: &[u8], index: &str) -> Result<Lsn> {
+        match tree.insert(&self.engine, key, val) {
+            Err(BTreeError::DuplicateKey) => Err(DbError::DuplicateKey {
+                index: index.into(),
+            }),
+            r => Ok(r?),
+        }
+    }
+
+    /// Unique secondary keys: another entry with the same secondary part is a duplicate.
+    /// NULLs never collide (SQL).
+    fn check_unique(&self, ix: &Index, row: &[Value], key: &[u8]) -> Result<()> {
+        if ix
+            .def
+            .columns
+            .iter()
+            .any(|c| matches!(row.get(c.column), Some(Value::Null)))
+        {
+            return Ok(());
+        }
+        let n = ix.layout.secondary_part_len(key)?;
+        let prefix = &key[..n];
+        let mut cur = ix.tree.scan(
+            &self.engine,
+            Bound::Included(prefix),
+            Bound::Unbounded,
+            Direction::Forward,
+        );
+        if let Some(e) = cur.next() {
+            let e = e?;
+            if e.key.starts_with(prefix) && e.key != key {
+                return Err(DbError::DuplicateKey {
+                    index: ix.def.name.clone(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Verifies every table's B-trees and that each secondary index holds exactly the
+    /// entries its clustered rows imply. Returns the problems (empty when clean).
+    pub fn check(&self) -> Result<Vec<String>> {
+        let tables: Vec<Arc<TableState>> = self.state.read().tables.values().cloned().collect();
+        let mut problems = Vec::new();
+        for t in tables {
+            let _s = t.dml.read();
+            let name = format!("{}.{}", t.def.db, t.def.name);
+            for p in t.clustered.verify(&self.engine) {
+                problems.push(format!("{name} PRIMARY: {p}"));
+            }
+            let mut expected: Vec<BTreeSet<Vec<u8>>> = vec![BTreeSet::new(); t.indexes.len()];
+            for e in t.clustered.scan(
+                &self.engine,
+                Bound::Unbounded,
+                Bound::Unbounded,
+                Direction::Forward,
+            ) {
+                let e = e?;
+                let row = match decode_row(&self.engine, &t.layout, &e.value) {
+                    Ok(r) => r,
+                    Err(err) => {
+                        problems.push(format!("{name} PRIMARY: undecodable row: {err}"));
+                        continue;
+                    }
+                };
+                let mut key = Vec::new();
+                t.layout.encode_key(&row, None, &self.limits, &mut key)?;
+                if key != e.key {
+                    problems.push(format!(
+                        "{name} PRIMARY: a row's key differs from its record"
+                    ));
+                }
+                for (i, ix) in t.indexes.iter().enumerate() {
+                    let mut rec = Vec::new();
+                    ix.layout
+                        .encode(&row, None, TrxId(0), &self.limits, &mut rec)?;
+                    expected[i].insert(secondary::key(&rec)?.to_vec());
+                }
+            }
+            for (i, ix) in t.indexes.iter().enumerate() {
+                for p in ix.tree.verify(&self.engine) {
+                    problems.push(format!("{name} {}: {p}", ix.def.name));
+                }
+                let mut missing = expected[i].clone();
+                for e in ix.tree.scan(
+                    &self.engine,
+                    Bound::Unbounded,
+                    Bound::Unbounded,
+                    Direction::Forward,
+                ) {
+                    let e = e?;
+                    if !missing.remove(&e.key) {
+                        problems.push(format!(
+                            "{name} {}: secondary entry without clustered row (key {:02x?})",
+                            ix.def.name, e.key
+                        ));
+                    }
+                }
+                for k in missing {
+                    problems.push(format!(
+                        "{name} {}: clustered row without secondary entry (key {k:02x?})",
+                        ix.def.name
+                    ));
+                }
+            }
+        }
+        Ok(problems)
+    }
+}
+
+/// A table handle. It names the table by id and picks up the current definition on every
+/// call, so DDL (a new index) is seen by handles taken before it.
+pub struct Table<'d> {
+    db: &'d Db,
+    id: u64,
+    name: String,
+}
+
+impl<'d> Table<'d> {
+    fn state(&self) -> Result<Arc<TableState>> {
+        self.db
+            .state
+            .read()
+            .tables
+            .get(&self.id)
+            .cloned()
+            .ok_or_else(|| DbError::NoSuchTable(self.name.clone()))
+    }
+
+    /// The table's catalog definition (columns, keys, indexes, space and root pages).
+    pub fn definition(&self) -> Result<TableDef> {
+        Ok(self.state()?.def.clone())
+    }
+
+    pub fn columns(&self) -> Result<Vec<Column>> {
+        Ok(self.state()?.def.columns.clone())
+    }
+
+    fn pk_key(&self, t: &TableState, pk: &[Value]) -> Result<Vec<u8>> {
+        if pk.len() != t.def.primary_key.len() {
+            return Err(RowError::WrongColumnCount {
+                expected: t.def.primary_key.len(),
+                found: pk.len(),
+            }
+            .into());
+        }
+        let mut k = Vec::new();
+        t.layout.key_layout().encode(pk, &self.db.limits, &mut k)?;
+        Ok(k)
+    }
+
+    /// Fills AUTO_INCREMENT and checks the row; returns it in canonical form.
+    fn prepare(&self, t: &TableState, mut row: Vec<Value>) -> Result<Vec<Value>> {
+        if let Some(c) = t.def.auto_increment {
+            if row.len() == t.def.columns.len() {
+                let unsigned =
+                    matches!(t.def.columns[c].ty, ColumnType::Int { unsigned: true, .. });
+                match &row[c] {
+                    Value::Null => {
+                        let v = t.autoinc.fetch_add(1, Ordering::Relaxed);
+                        row[c] = if unsigned {
+                            Value::UInt(v)
+                        } else {
+                            Value::Int(i64::try_from(v).unwrap_or(i64::MAX))
+                        };
+                    }
+                    Value::Int(i) if *i >= 0 => {
+                        t.autoinc.fetch_max(*i as u64 + 1, Ordering::Relaxed);
+                    }
+                    Value::UInt(u) => {
+                        t.autoinc.fetch_max(u.saturating_add(1), Ordering::Relaxed);
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let canon = t
+            .layout
+            .validate(&row)?
+            .into_iter()
+            .map(|v| v.into_owned())
+            .collect();
+        Ok(canon)
+    }
+
+    fn encode(&self, t: &TableState, row: &[Value]) -> Result<(Vec<u8>, Vec<u8>)> {
+        let mut key = Vec::new();
+        t.layout.encode_key(row, None, &self.db.limits, &mut key)?;
+        let mut rec = Vec::new();
+        t.layout
+            .encode(row, &SysFields::default(), &[], &self.db.limits, &mut rec)
+            .map_err(|e| match e {
+                RowError::RowTooLarge { .. } => DbError::RowTooLarge(e.to_string()),
+                e => e.into(),
+            })?;
+        Ok((key, rec))
+    }
+
+    /// Inserts a row; returns it as stored (AUTO_INCREMENT filled, values canonical).
+    pub fn insert(&self, row: Vec<Value>) -> Result<Vec<Value>> {
+        let held = self.state()?;
+        let _s = held.dml.read();
+        // Under the shared lock no DDL runs: this is the current definition (a DDL that ran
+        // while we waited replaced `held`).
+        let t = self.state()?;
+        let row = self.prepare(&t, row)?;
+        let (key, rec) = self.encode(&t, &row)?;
+        let _u = (!t.indexes.is_empty()).then(|| t.unique.lock());
+        for ix in t.indexes.iter().filter(|i| i.def.unique) {
+            let mut srec = Vec::new();
+            ix.layout
+                .encode(&row, None, TrxId(0), &self.db.limits, &mut srec)?;
+            self.db.check_unique(ix, &row, secondary::key(&srec)?)?;
+        }
+        let mut lsn = self.db.engine_insert(&t.clustered, &key, &rec, "PRIMARY")?;
+        for ix in &t.indexes {
+            lsn = lsn.max(self.db.index_insert(ix, &row, false)?);
+        }
+        self.db.durable(lsn);
+        Ok(row)
+    }
+
+    /// The row with primary key `pk` (values in primary-key order).
+    pub fn get(&self, pk: &[Value]) -> Result<Option<Vec<Value>>> {
+        let held = self.state()?;
+        let _s = held.dml.read();
+        // Under the shared lock no DDL runs: this is the current definition (a DDL that ran
+        // while we waited replaced `held`).
+        let t = self.state()?;
+        let key = self.pk_key(&t, pk)?;
+        match t.clustered.get(&self.db.engine, &key)? {
+            Some(e) if !e.delete_marked => {
+                Ok(Some(decode_row(&self.db.engine, &t.layout, &e.value)?))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// Rows with primary keys within the bounds (whole keys or key prefixes), in order.
+    pub fn scan(
+        &self,
+        lower: Bound<Vec<Value>>,
+        upper: Bound<Vec<Value>>,
+        dir: Direction,
+    ) -> Result<Rows<'d>> {
+        let t = self.state()?;
+        let enc = |b: Bound<Vec<Value>>| -> Result<Bound<Vec<u8>>> {
+            Ok(match b {
+                Bound::Unbounded => Bound::Unbounded,
+                Bound::Included(v) | Bound::Excluded(v) if v.len() > t.def.primary_key.len() => {
+                    return Err(RowError::WrongColumnCount {
+                        expected: t.def.primary_key.len(),
+                        found: v.len(),
+                    }
+                    .into())
+                }
+                Bound::Included(v) => {
+                    let mut k = Vec::new();
+                    t.layout.key_layout().encode(&v, &self.db.limits, &mut k)?;
+                    Bound::Included(k)
+                }
+                Bound::Excluded(v) => {
+                    let mut k = Vec::new();
+                    t.layout.key_layout().encode(&v, &self.db.limits, &mut k)?;
+                    Bound::Excluded(k)
+                }
+            })
+        };
+        let (lo, hi) = (enc(lower)?, enc(upper)?);
+        let cursor = t
+            .clustered
+            .scan(&self.db.engine, as_ref(&lo), as_ref(&hi), dir);
+        Ok(Rows {
+            cursor,
+            table: t,
+            engine: &self.db.engine,
+        })
+    }
+
+    /// Replaces the row with primary key `pk` by `row` (which must keep that key).
+    pub fn update(&self, pk: &[Value], row: Vec<Value>) -> Result<()> {
+        let held = self.state()?;
+        let _s = held.dml.read();
+        // Under the shared lock no DDL runs: this is the current definition (a DDL that ran
+        // while we waited replaced `held`).
+        let t = self.state()?;
+        let key = self.pk_key(&t, pk)?;
+        let row = self.prepare(&t, row)?;
+        let (new_key, rec) = self.encode(&t, &row)?;
+        if new_key != key {
+            return Err(DbError::PrimaryKeyChange);
+        }
+        let _u = (!t.indexes.is_empty()).then(|| t.unique.lock());
+        let Some(old) = t.clustered.get(&self.db.engine, &key)? else {
+            return Err(DbError::RowNotFound);
+        };
+        let old = decode_row(&self.db.engine, &t.layout, &old.value)?;
+        let mut changes = Vec::new();
+        for ix in &t.indexes {
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            ix.layout
+                .encode(&old, None, TrxId(0), &self.db.limits, &mut a)?;
+            ix.layout
+                .encode(&row, None, TrxId(0), &self.db.limits, &mut b)?;
+            if a != b {
+                if ix.def.unique {
+                    self.db.check_unique(ix, &row, secondary::key(&b)?)?;
+                }
+                changes.push((ix, a, b));
+            }
+        }
+        let mut lsn = match t.clustered.update(&self.db.engine, &key, &rec) {
+            Err(BTreeError::NotFound) => return Err(DbError::RowNotFound),
+            r => r?,
+        };
+        for (ix, a, b) in changes {
+            let (ka, kb) = (secondary::key(&a)?, secondary::key(&b)?);
+            lsn = lsn.max(ix.tree.delete(&self.db.engine, ka)?);
+            lsn = lsn.max(
+                self.db
+                    .engine_insert(&ix.tree, kb, &b[3 + kb.len()..], &ix.def.name)?,
+            );
+        }
+        self.db.durable(lsn);
+        Ok(())
+    }
+
+    /// Deletes the row with primary key `pk`.
+    pub fn delete(&self, pk: &[Value]) -> Result<()> {
+        let held = self.state()?;
+        let _s = held.dml.read();
+        // Under the shared lock no DDL runs: this is the current definition (a DDL that ran
+        // while we waited replaced `held`).
+        let t = self.state()?;
+        let key = self.pk_key(&t, pk)?;
+        let _u = (!t.indexes.is_empty()).then(|| t.unique.lock());
+        let Some(old) = t.clustered.get(&self.db.engine, &key)? else {
+            return Err(DbError::RowNotFound);
+        };
+        let old = decode_row(&self.db.engine, &t.layout, &old.value)?;
+        let mut lsn = match t.clustered.delete(&self.db.engine, &key) {
+            Err(BTreeError::NotFound) => return Err(DbError::RowNotFound),
+            r => r?,
+        };
+        for ix in &t.indexes {
+            let mut a = Vec::new();
+            ix.layout
+                .encode(&old, None, TrxId(0), &self.db.limits, &mut a)?;
+            lsn = lsn.max(ix.tree.delete(&self.db.engine, secondary::key(&a)?)?);
+        }
+        self.db.durable(lsn);
+        Ok(())
+    }
+
+    /// Primary keys of the rows whose index `index` columns equal `values` (a prefix of
+    /// the index's columns), in index order.
+    pub fn lookup_index(&self, index: &str, values: &[Value]) -> Result<Vec<Vec<Value>>> {
+        let held = self.state()?;
+        let _s = held.dml.read();
+        // Under the shared lock no DDL runs: this is the current definition (a DDL that ran
+        // while we waited replaced `held`).
+        let t = self.state()?;
+        let Some(ix) = t.indexes.iter().find(|i| i.def.name == index) else {
+            return Err(DbError::NoSuchIndex {
+                table: self.name.clone(),
+                index: index.into(),
+            });
+        };
+        let mut prefix = Vec::new();
+        ix.layout
+            .encode_search(values, &self.db.limits, &mut prefix)?;
+        let mut out = Vec::new();
+        for e in ix.tree.scan(
+            &self.db.engine,
+            Bound::Included(&prefix),
+            Bound::Unbounded,
+            Direction::Forward,
+        ) {
+            let e = e?;
+            if !e.key.starts_with(&prefix) {
+                break;
+            }
+            let mut rec = vec![0u8];
+            rec.extend_from_slice(&(e.key.len() as u16).to_le_bytes());
+            rec.extend_from_slice(&e.key);
+            rec.extend_from_slice(&e.value);
+            out.push(ix.layout.decode(&rec)?.pk);
+        }
+        Ok(out)
+    }
+}
+
+fn as_ref(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
+    match b {
+        Bound::Included(v) => Bound::Included(v.as_slice()),
+        Bound::Excluded(v) => Bound::Excluded(v.as_slice()),
+        Bound::Unbounded => Bound::Unbounded,
+    }
+}
+
+/// Rows of a [`Table::scan`], decoded.
+pub struct Rows<'d> {
+    cursor: Cursor<'d, Engine>,
+    table: Arc<TableState>,
+    engine: &'d Engine,
+}
+
+impl Iterator for Rows<'_> {
+    type Item = Result<Vec<Value>>;
+    fn next(&mut self) -> Option<Self::Item> {
+        let e = match self.cursor.next()? {
+            Ok(e) => e,
+            Err(e) => return Some(Err(e.into())),
+        };
+        Some(decode_row(self.engine, &self.table.layout, &e.value))
+    }
+}

@@ -1,0 +1,174 @@
+//! User mistakes through the embedded API are typed errors, and leave nothing behind.
+
+mod common;
+
+use std::sync::Arc;
+
+use quire_engine::row::{Column, ColumnType, IntWidth, RowError, Value};
+use quire_engine::table::{Db, DbError, IndexSpec, TableSpec};
+use quire_io::sim::SimVfs;
+use quire_io::Vfs;
+
+fn open(vfs: &SimVfs) -> Db {
+    Db::open_with(
+        Arc::new(vfs.clone()) as Arc<dyn Vfs>,
+        std::path::Path::new(common::DIR),
+        common::small_config(),
+    )
+    .expect("open")
+}
+
+fn spec() -> TableSpec {
+    let int = ColumnType::Int {
+        width: IntWidth::Int,
+        unsigned: false,
+    };
+    let mut s = TableSpec::new(
+        vec![
+            Column::new("id", int),
+            Column::nullable("v", ColumnType::VarChar { max_chars: 10 }),
+        ],
+        vec![0],
+    );
+    s.auto_increment = Some(0);
+    s
+}
+
+#[test]
+fn duplicate_keys_wrong_types_and_missing_objects_are_typed_errors() {
+    let vfs = SimVfs::new(1);
+    let db = open(&vfs);
+    assert!(matches!(
+        db.create_table("nodb", "t", spec()),
+        Err(DbError::NoSuchDatabase(_))
+    ));
+    db.create_database("d").expect("db");
+    assert!(matches!(
+        db.create_database("d"),
+        Err(DbError::DatabaseExists(_))
+    ));
+    assert!(db.create_database("bad.name").is_err());
+    let t = db.create_table("d", "t", spec()).expect("create");
+    assert!(matches!(
+        db.create_table("d", "t", spec()),
+        Err(DbError::TableExists(_))
+    ));
+    assert!(matches!(
+        db.table("d", "nope"),
+        Err(DbError::NoSuchTable(_))
+    ));
+
+    let r = t
+        .insert(vec![Value::Null, Value::Str("a".into())])
+        .expect("insert");
+    assert_eq!(r[0], Value::Int(1));
+    assert!(matches!(
+        t.insert(vec![Value::Int(1), Value::Null]),
+        Err(DbError::DuplicateKey { ref index }) if index == "PRIMARY"
+    ));
+    assert!(matches!(
+        t.insert(vec![Value::Str("x".into()), Value::Null]),
+        Err(DbError::Row(RowError::WrongType { .. }))
+    ));
+    assert!(matches!(
+        t.insert(vec![Value::Int(5)]),
+        Err(DbError::Row(RowError::WrongColumnCount { .. }))
+    ));
+    assert!(matches!(
+        t.insert(vec![Value::Int(5), Value::Str("far too long".into())]),
+        Err(DbError::Row(RowError::TooLong { .. }))
+    ));
+    assert!(matches!(
+        t.update(&[Value::Int(9)], vec![Value::Int(9), Value::Null]),
+        Err(DbError::RowNotFound)
+    ));
+    assert!(matches!(
+        t.update(&[Value::Int(1)], vec![Value::Int(2), Value::Null]),
+        Err(DbError::PrimaryKeyChange)
+    ));
+    assert!(matches!(
+        t.delete(&[Value::Int(9)]),
+        Err(DbError::RowNotFound)
+    ));
+    // An explicit value moves AUTO_INCREMENT past it.
+    t.insert(vec![Value::Int(10), Value::Null])
+        .expect("explicit");
+    let r = t.insert(vec![Value::Null, Value::Null]).expect("auto");
+    assert_eq!(r[0], Value::Int(11));
+
+    // A unique index cannot be built over duplicates, and nothing of it remains.
+    t.insert(vec![Value::Null, Value::Str("a".into())])
+        .expect("dup v");
+    assert!(matches!(
+        db.create_index("d", "t", IndexSpec::new("uv", vec![1]).unique()),
+        Err(DbError::DuplicateKey { .. })
+    ));
+    assert!(matches!(
+        t.lookup_index("uv", &[]),
+        Err(DbError::NoSuchIndex { .. })
+    ));
+    db.create_index("d", "t", IndexSpec::new("v", vec![1]))
+        .expect("non-unique");
+    assert!(matches!(
+        db.create_index("d", "t", IndexSpec::new("v", vec![1])),
+        Err(DbError::IndexExists { .. })
+    ));
+    assert_eq!(
+        t.lookup_index("v", &[Value::Str("a".into())])
+            .expect("lookup")
+            .len(),
+        2
+    );
+    assert!(db.check().expect("check").is_empty());
+    assert!(matches!(
+        db.drop_index("d", "t", "nope"),
+        Err(DbError::NoSuchIndex { .. })
+    ));
+    db.drop_table("d", "t").expect("drop");
+    assert!(matches!(
+        t.get(&[Value::Int(1)]),
+        Err(DbError::NoSuchTable(_))
+    ));
+    db.shutdown().expect("shutdown");
+}
+
+#[test]
+fn tables_and_auto_increment_survive_a_reopen() {
+    let vfs = SimVfs::new(2);
+    let db = open(&vfs);
+    db.create_database("d").expect("db");
+    let t = db.create_table("d", "t", spec()).expect("create");
+    for _ in 0..5 {
+        t.insert(vec![Value::Null, Value::Null]).expect("insert");
+    }
+    db.kill();
+    let db = open(&vfs);
+    let t = db.table("d", "t").expect("table after reopen");
+    let r = t.insert(vec![Value::Null, Value::Null]).expect("insert");
+    assert_eq!(
+        r[0],
+        Value::Int(6),
+        "AUTO_INCREMENT recomputed from max(pk)"
+    );
+    db.truncate_table("d", "t").expect("truncate");
+    assert_eq!(t.get(&[Value::Int(6)]).expect("get"), None);
+    let r = t.insert(vec![Value::Null, Value::Null]).expect("insert");
+    assert_eq!(r[0], Value::Int(1), "TRUNCATE restarts AUTO_INCREMENT");
+    for _ in 0..5 {
+        t.insert(vec![Value::Null, Value::Null]).expect("insert");
+    }
+    assert!(db.check().expect("check").is_empty());
+    db.rename_table("d", "t", "d", "u").expect("rename");
+    db.shutdown().expect("shutdown");
+    let db = open(&vfs);
+    assert_eq!(db.tables("d").expect("tables"), vec!["u".to_string()]);
+    assert_eq!(
+        db.table("d", "u")
+            .expect("u")
+            .get(&[Value::Int(6)])
+            .expect("get")
+            .map(|r| r[0].clone()),
+        Some(Value::Int(6))
+    );
+    db.shutdown().expect("shutdown");
+}
