@@ -134,7 +134,12 @@ pub struct Engine {
     checkpointer: Option<JoinHandle<()>>,
     recovery: RecoveryStats,
     config: Config,
+    /// The data directory's lock, released when the engine is dropped (after its shutdown).
+    _lock: Box<dyn quire_io::LockGuard>,
 }
+
+/// The lock file that keeps two processes from opening one data directory.
+pub const LOCK_FILE: &str = "quire.lock";
 
 fn log_config(c: &Config) -> LogConfig {
     LogConfig {
@@ -249,6 +254,8 @@ impl Engine {
     /// recovery otherwise.
     pub fn open(vfs: Arc<dyn Vfs>, dir: &Path, config: Config) -> Result<Engine> {
         vfs.create_dir_all(dir)?;
+        // Before anything is read: a second process must not recover or write underneath us.
+        let lock = vfs.lock_exclusive(&dir.join(LOCK_FILE))?;
         let mut fresh = !vfs.exists(&dir.join(LOG_FILE))?;
         // Find the spaces on disk and the data directory's page size.
         let mut files: SpaceFiles = HashMap::new();
@@ -436,6 +443,7 @@ impl Engine {
             checkpointer: Some(checkpointer),
             recovery,
             config,
+            _lock: lock,
         };
         if fresh || engine.shared.spaces.get(SpaceId::SYSTEM).is_err() {
             engine.create_space_with_id(SpaceId::SYSTEM, "system")?;

@@ -136,3 +136,27 @@ fn unfinished_data_directory_creation_starts_again() {
         engine.shutdown().expect("shutdown");
     }
 }
+
+#[test]
+fn a_second_open_of_the_same_data_directory_is_refused() {
+    use std::sync::Arc;
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let vfs: Arc<dyn quire_io::Vfs> = Arc::new(quire_io::os::OsVfs::new());
+    let cfg = quire_engine::config::Config {
+        log_file_size: 1 << 20,
+        ..small_config()
+    };
+    let first = quire_engine::Engine::open(vfs.clone(), tmp.path(), cfg.clone()).expect("open");
+    let err = quire_engine::Engine::open(vfs.clone(), tmp.path(), cfg.clone())
+        .err()
+        .expect("a second open succeeded");
+    let msg = err.to_string();
+    assert!(
+        msg.contains("quire.lock") && msg.contains("another"),
+        "{msg}"
+    );
+    first.shutdown().expect("shutdown");
+    // Released with the engine.
+    let again = quire_engine::Engine::open(vfs, tmp.path(), cfg).expect("reopen");
+    again.shutdown().expect("shutdown");
+}

@@ -43,6 +43,8 @@ pub enum ErrorKind {
     InvalidInput,
     /// EIO and everything else the device or kernel reports.
     Io,
+    /// Another holder has the lock ([`Vfs::lock_exclusive`]).
+    Locked,
 }
 
 /// An I/O error, naming the operation and the file.
@@ -215,7 +217,24 @@ pub trait Vfs: Send + Sync + fmt::Debug {
     fn create_dir_all(&self, dir: &Path) -> Result<()>;
     /// Makes the directory's entries (creates, deletes, renames) durable.
     fn sync_dir(&self, dir: &Path) -> Result<()>;
+    /// Takes an exclusive advisory lock on `path` (created if missing), held until the returned
+    /// guard is dropped, so that two processes never open one data directory. Fails with
+    /// [`ErrorKind::Locked`] if another holder has it. The simulator runs in one process and
+    /// needs no lock: the default grants it.
+    fn lock_exclusive(&self, path: &Path) -> Result<Box<dyn LockGuard>> {
+        let _ = path;
+        Ok(Box::new(NoLock))
+    }
 }
+
+/// Holds a lock taken with [`Vfs::lock_exclusive`]; dropping it releases the lock.
+pub trait LockGuard: Send + Sync + fmt::Debug {}
+
+/// The lock of a file system that needs none.
+#[derive(Debug)]
+pub struct NoLock;
+
+impl LockGuard for NoLock {}
 
 /// One open file. All methods take `&self`: positioned I/O needs no cursor, so many threads
 /// can share one file.

@@ -126,6 +126,31 @@ impl Vfs for OsVfs {
         fs::create_dir_all(dir).map_err(|e| IoError::from_std("mkdir", dir, &e))
     }
 
+    fn lock_exclusive(&self, path: &Path) -> Result<Box<dyn crate::LockGuard>> {
+        let file = fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .map_err(|e| IoError::from_std("open lock file", path, &e))?;
+        // SAFETY: plain syscall on an fd we own.
+        let r = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+        if r != 0 {
+            let err = std::io::Error::last_os_error();
+            if err.raw_os_error() == Some(libc::EWOULDBLOCK) {
+                return Err(IoError::new(
+                    "lock",
+                    path,
+                    ErrorKind::Locked,
+                    "held by another process: is another Quire using this data directory?",
+                ));
+            }
+            return Err(IoError::from_std("lock", path, &err));
+        }
+        Ok(Box::new(OsLock { _file: file }))
+    }
+
     fn sync_dir(&self, dir: &Path) -> Result<()> {
         let d = fs::File::open(dir).map_err(|e| IoError::from_std("open dir", dir, &e))?;
         d.sync_all()
@@ -775,3 +800,11 @@ mod tests {
         );
     }
 }
+
+/// An flock held for as long as the file stays open.
+#[derive(Debug)]
+struct OsLock {
+    _file: fs::File,
+}
+
+impl crate::LockGuard for OsLock {}
