@@ -401,6 +401,19 @@ impl Db {
         self.engine.kill();
     }
 
+    /// Creates the clustered and every secondary B-tree of `def` in its space and records
+    /// their roots in `def` (CREATE and TRUNCATE TABLE).
+    fn create_trees(&self, def: &mut TableDef) -> Result<()> {
+        def.root = BTree::create(&self.engine, def.space, def.clustered_index_id())?
+            .0
+            .root();
+        for i in 0..def.indexes.len() {
+            let ix_id = def.index_id(&def.indexes[i]);
+            def.indexes[i].root = BTree::create(&self.engine, def.space, ix_id)?.0.root();
+        }
+        Ok(())
+    }
+
     fn durable(&self, lsn: Lsn) {
         if lsn != Lsn::ZERO {
             self.engine.commit_wait(lsn);
@@ -513,13 +526,7 @@ impl Db {
         self.state.write().next_table_id = id + 1;
         def.space = self.engine.create_space(&def.space_name)?;
         let built = (|| -> Result<()> {
-            def.root = BTree::create(&self.engine, def.space, def.clustered_index_id())?
-                .0
-                .root();
-            for i in 0..def.indexes.len() {
-                let ix_id = def.index_id(&def.indexes[i]);
-                def.indexes[i].root = BTree::create(&self.engine, def.space, ix_id)?.0.root();
-            }
+            self.create_trees(&mut def)?;
             let lsn = self.catalog.insert_table(&self.engine, &def)?;
             self.durable(lsn);
             Ok(())
@@ -598,13 +605,7 @@ impl Db {
         let tmp = format!("{}~truncate", def.space_name);
         def.space = self.engine.create_space(&tmp)?;
         let built = (|| -> Result<()> {
-            def.root = BTree::create(&self.engine, def.space, def.clustered_index_id())?
-                .0
-                .root();
-            for i in 0..def.indexes.len() {
-                let ix_id = def.index_id(&def.indexes[i]);
-                def.indexes[i].root = BTree::create(&self.engine, def.space, ix_id)?.0.root();
-            }
+            self.create_trees(&mut def)?;
             let lsn = self.catalog.update_table(&self.engine, &def)?;
             self.durable(lsn);
             Ok(())
