@@ -9,6 +9,7 @@
 //! |---------|------|
 //! | [`page`]     | page ids, LSNs, the page header/trailer, checksums |
 //! | [`row`]      | column types, values, record formats and memcomparable keys (no I/O) |
+//! | [`lock`]     | row locks: the sharded lock table, lock waits, deadlock detection (in memory) |
 //! | [`space`]    | tablespace files: reading, writing and extending pages |
 //! | [`buffer`]   | the buffer pool: page table, latches, LRU, flush list, page cleaner |
 //! | [`log`]      | the redo log: file, log buffer, group commit, checkpoints |
@@ -36,6 +37,7 @@ pub mod check;
 pub mod config;
 pub mod doublewrite;
 pub mod engine;
+pub mod lock;
 pub mod log;
 pub mod mtr;
 pub mod page;

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[&str] = &[
     "page",
     "row",
+    "lock",
     "space",
     "buffer",
     "log",
