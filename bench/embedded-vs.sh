@@ -6,7 +6,8 @@
 # sync=0 with its WAL, SQLite WAL + synchronous=NORMAL) and durable (Quire 1, db_bench
 # --sync=1, SQLite synchronous=FULL; in-memory cache only). Each engine runs in a fresh private
 # directory under one temporary directory; the cells of one row run back to back.
-# Writes bench/results/embedded-vs.md (+ per-second series and Quire's plots).
+# Writes bench/results/embedded-vs.md (+ per-second series and Quire's plots). The committed
+# file's "Reading" section was written by hand after its run; a rerun replaces the file.
 # Usage: bench/embedded-vs.sh [SECONDS] [ROWS]      (defaults: 10 s, 1000000 rows)
 set -euo pipefail
 cd "$(dirname "$0")/.."
