@@ -51,6 +51,9 @@ enum Cmd {
         data_dir: Option<PathBuf>,
         #[arg(long = "set", value_name = "NAME=VALUE")]
         set: Vec<String>,
+        /// Buffer pool size in MiB (the same as --set innodb_buffer_pool_size=<M>M).
+        #[arg(long = "pool-mb", value_name = "MIB")]
+        pool_mb: Option<u64>,
         /// Where to write the time series (CSV) and the plot (SVG).
         #[arg(long, default_value = "quire-bench-results")]
         out: PathBuf,
@@ -80,6 +83,7 @@ fn main() -> ExitCode {
             rows,
             data_dir,
             set,
+            pool_mb,
             out,
         } => {
             let opts = bench::Options {
@@ -89,6 +93,7 @@ fn main() -> ExitCode {
                 rows,
                 data_dir,
                 settings: set,
+                pool_mb,
                 out_dir: Some(out),
             };
             match bench::main(opts) {

@@ -201,3 +201,171 @@ fn check_verifies_tables_and_names_an_orphan_space() {
     assert_eq!(out.status.code(), Some(1), "{stdout}");
     assert!(stdout.contains("d.orphan.qsp"), "{stdout}");
 }
+
+/// Runs `quire bench` with a small log; returns (success, stdout, stderr).
+fn bench(args: &[&str], data_dir: &Path, out: &Path) -> (bool, String, String) {
+    let o = quire()
+        .arg("bench")
+        .args(args)
+        .args(["--set", "innodb_log_file_size=4M", "--data-dir"])
+        .arg(data_dir)
+        .arg("--out")
+        .arg(out)
+        .output()
+        .expect("run");
+    (
+        o.status.success(),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+fn summary(stdout: &str) -> std::collections::HashMap<String, String> {
+    stdout
+        .lines()
+        .last()
+        .unwrap_or_default()
+        .split_whitespace()
+        .filter_map(|p| p.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+#[test]
+fn bench_insert_stops_when_every_key_is_in_and_a_rerun_starts_empty() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let (data, out) = (tmp.path().join("data"), tmp.path().join("out"));
+    let args = [
+        "insert",
+        "--rows",
+        "300",
+        "--threads",
+        "2",
+        "--seconds",
+        "5",
+        "--pool-mb",
+        "2",
+        "--set",
+        "innodb_flush_log_at_trx_commit=0",
+    ];
+    for run in 0..2 {
+        let (ok, stdout, stderr) = bench(&args, &data, &out);
+        assert!(ok, "{stdout}\n{stderr}");
+        let s = summary(&stdout);
+        assert_eq!(s.get("workload").map(String::as_str), Some("insert"));
+        assert_eq!(s.get("threads").map(String::as_str), Some("2"));
+        assert_eq!(s.get("pool_mib").map(String::as_str), Some("2"));
+        assert_eq!(
+            s.get("flush_log_at_trx_commit").map(String::as_str),
+            Some("0")
+        );
+        // 300 keys take far less than the 5 s limit: the run ends when they are all in,
+        // and a second run on the same directory empties the table first.
+        assert_eq!(
+            s.get("inserted").map(String::as_str),
+            Some("300"),
+            "{stdout}"
+        );
+        assert_eq!(s.get("all_inserted").map(String::as_str), Some("1"));
+        let secs: f64 = s
+            .get("seconds")
+            .and_then(|v| v.parse().ok())
+            .expect("seconds");
+        assert!(secs < 4.0, "the run did not stop early: {secs} s");
+        for key in ["tps", "p50_ms", "p99_ms", "space_mib"] {
+            assert!(s.contains_key(key), "summary lacks {key}: {stdout}");
+        }
+        if run == 1 {
+            assert!(stderr.contains("emptying bench_kv.t"), "{stderr}");
+        }
+    }
+    assert!(out.join("insert-2t.svg").exists());
+    let check = quire()
+        .args(["check", "--data-dir"])
+        .arg(&data)
+        .output()
+        .expect("check");
+    assert_eq!(
+        check.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&check.stdout)
+    );
+}
+
+#[test]
+fn bench_point_select_loads_once_and_reads_every_key() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let (data, out) = (tmp.path().join("data"), tmp.path().join("out"));
+    let args = |threads: &'static str, rows: &'static str| {
+        [
+            "point-select",
+            "--rows",
+            rows,
+            "--threads",
+            threads,
+            "--seconds",
+            "1",
+            "--pool-mb",
+            "1",
+        ]
+    };
+    let (ok, stdout, stderr) = bench(&args("1", "2000"), &data, &out);
+    assert!(ok, "{stdout}\n{stderr}");
+    assert!(stderr.contains("loading 2000 rows"), "{stderr}");
+    let s = summary(&stdout);
+    assert_eq!(s.get("workload").map(String::as_str), Some("point-select"));
+    assert_eq!(s.get("rows").map(String::as_str), Some("2000"));
+    assert_eq!(s.get("cold_start").map(String::as_str), Some("1"));
+    let ops: u64 = s.get("ops").and_then(|v| v.parse().ok()).expect("ops");
+    assert!(ops > 0, "{stdout}");
+    for key in [
+        "tps",
+        "p50_ms",
+        "p95_ms",
+        "p99_ms",
+        "table_pages",
+        "pages_read_per_op",
+    ] {
+        assert!(s.contains_key(key), "summary lacks {key}: {stdout}");
+    }
+    assert!(
+        stdout.lines().any(|l| l.starts_with("[   1s] tps=")),
+        "no per-second line: {stdout}"
+    );
+
+    // The same directory again, 2 threads: no second load.
+    let (ok, stdout, stderr) = bench(&args("2", "2000"), &data, &out);
+    assert!(ok, "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("already holds 2000 rows: no load"),
+        "{stderr}"
+    );
+    assert_eq!(
+        summary(&stdout).get("threads").map(String::as_str),
+        Some("2")
+    );
+
+    // Fewer rows than the table holds is a clear error, not a wrong benchmark.
+    let (ok, _, stderr) = bench(&args("1", "100"), &data, &out);
+    assert!(!ok);
+    assert!(stderr.contains("more than --rows 100"), "{stderr}");
+}
+
+#[test]
+fn bench_rejects_a_bad_pool_size_and_zero_rows() {
+    let out = quire()
+        .args(["bench", "point-select", "--pool-mb", "0", "--seconds", "1"])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("--pool-mb 0"), "{stderr}");
+    let out = quire()
+        .args(["bench", "insert", "--rows", "0", "--seconds", "1"])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("--rows must be positive"), "{stderr}");
+}

@@ -3,6 +3,7 @@
 
 mod commit;
 mod create_tables;
+mod kv;
 pub mod plot;
 pub mod runner;
 mod writebench;
@@ -17,7 +18,13 @@ use quire_engine::Engine;
 use runner::{run, RunSpec};
 
 /// The workloads that exist so far; each arrives with the step that makes it possible.
-pub const WORKLOADS: &[&str] = &["commit", "writebench", "create-tables"];
+pub const WORKLOADS: &[&str] = &[
+    "commit",
+    "writebench",
+    "create-tables",
+    "insert",
+    "point-select",
+];
 
 pub struct Options {
     pub workload: String,
@@ -26,6 +33,8 @@ pub struct Options {
     pub rows: Option<u64>,
     pub data_dir: Option<PathBuf>,
     pub settings: Vec<String>,
+    /// `--pool-mb`: the buffer pool size in MiB (overrides `--set innodb_buffer_pool_size`).
+    pub pool_mb: Option<u64>,
     pub out_dir: Option<PathBuf>,
 }
 
@@ -46,9 +55,22 @@ pub fn main(opts: Options) -> Result<(), String> {
     if opts.threads == 0 || opts.seconds.is_nan() || opts.seconds <= 0.0 {
         return Err("--threads and --seconds must be positive".into());
     }
+    let kv_rows = match opts.workload.as_str() {
+        "insert" => Some(opts.rows.unwrap_or(1_000_000)),
+        "point-select" => Some(opts.rows.unwrap_or(100_000)),
+        _ => None,
+    };
+    if let Some(rows) = kv_rows {
+        kv::check_rows(rows)?;
+    }
     let mut config = Config::default();
     for s in &opts.settings {
         config.set_str(s).map_err(|e| format!("--set {s}: {e}"))?;
+    }
+    if let Some(mb) = opts.pool_mb {
+        config
+            .set("innodb_buffer_pool_size", &format!("{mb}M"))
+            .map_err(|e| format!("--pool-mb {mb}: {e}"))?;
     }
     let tmp;
     let dir = match &opts.data_dir {
@@ -77,39 +99,54 @@ pub fn main(opts: Options) -> Result<(), String> {
         create_tables::run(&db, opts.rows.unwrap_or(1000))?;
         return db.shutdown().map_err(|e| e.to_string());
     }
+    if opts.workload == "insert" || opts.workload == "point-select" {
+        let p = kv::Params {
+            workload: &opts.workload,
+            rows: opts.rows.unwrap_or(if opts.workload == "insert" {
+                1_000_000
+            } else {
+                100_000
+            }),
+            threads: opts.threads,
+            seconds: opts.seconds,
+            out_dir: opts.out_dir.as_deref(),
+        };
+        return if opts.workload == "insert" {
+            kv::insert(vfs, &dir, config, &p)
+        } else {
+            kv::point_select(vfs, &dir, config, &p)
+        };
+    }
     let engine = Arc::new(Engine::open(vfs, &dir, config.clone()).map_err(|e| e.to_string())?);
     let rows = opts.rows.unwrap_or(1000);
     if opts.workload == "writebench" {
         return writebench_main(&engine, rows, &config);
     }
-    let w = Arc::new(match opts.workload.as_str() {
+    let w = match opts.workload.as_str() {
         "commit" => commit::prepare(&engine, rows)?,
         _ => unreachable!("checked above"),
-    });
+    };
     let before = engine.stats();
-    let e2 = engine.clone();
-    let w2 = w.clone();
-    let txn = Arc::new(move |_t: usize| commit::txn(&e2, &w2));
-    let e3 = engine.clone();
-    let gauges = Arc::new(move || {
+    let txn = |_t: usize| commit::txn(&engine, &w).map(|()| true);
+    let gauges = || {
         vec![
             (
                 "checkpoint_age_mib",
-                (e3.stat("Innodb_checkpoint_age").unwrap_or(0) >> 20) as f64,
+                (engine.stat("Innodb_checkpoint_age").unwrap_or(0) >> 20) as f64,
             ),
             (
                 "dirty_pages",
-                e3.stat("Innodb_buffer_pool_pages_dirty").unwrap_or(0) as f64,
+                engine.stat("Innodb_buffer_pool_pages_dirty").unwrap_or(0) as f64,
             ),
         ]
-    });
+    };
     let spec = RunSpec {
         workload: &opts.workload,
         threads: opts.threads,
         seconds: opts.seconds,
         out_dir: opts.out_dir.as_deref(),
     };
-    let r = run(&spec, txn, gauges)?;
+    let r = run(&spec, &txn, &gauges)?;
     let after = engine.stats();
     let delta = |name: &str| {
         let a = after
@@ -126,13 +163,14 @@ pub fn main(opts: Options) -> Result<(), String> {
     };
     let fsyncs = delta("Innodb_os_log_fsyncs");
     let mut line = format!(
-        "workload={} threads={} seconds={:.1} tps={:.0} p95_ms={:.3} p99_ms={:.3} commits={} \
+        "workload={} threads={} seconds={:.1} tps={:.0} p50_ms={:.3} p95_ms={:.3} p99_ms={:.3} commits={} \
          log_fsyncs={} fsyncs_per_commit={:.3} log_writes={} log_written_mib={:.1} data_writes={} \
          checkpoints={} flush_log_at_trx_commit={}",
         opts.workload,
         opts.threads,
         r.seconds,
         r.tps,
+        r.p50_ms,
         r.p95_ms,
         r.p99_ms,
         r.txns,
