@@ -497,6 +497,13 @@ impl Engine {
         Mtr::new(&self.shared.pool, &self.shared.log)
     }
 
+    /// Starts a mini-transaction that may write up to `redo_bytes` more than an ordinary one
+    /// (BLOB pages): waits first for that much log room, for the same reason as [`Engine::mtr`].
+    pub fn mtr_with_room(&self, redo_bytes: u64) -> Mtr<'_> {
+        self.shared.log.free_check(MTR_MARGIN + redo_bytes);
+        Mtr::new(&self.shared.pool, &self.shared.log)
+    }
+
     /// Waits for a commit at `lsn` per `innodb_flush_log_at_trx_commit`.
     pub fn commit_wait(&self, lsn: Lsn) {
         self.shared.log.commit_wait(lsn);
@@ -595,6 +602,19 @@ impl Engine {
         };
         mtr.commit()?;
         Ok(used)
+    }
+
+    /// Every page in use in `space`, ascending (the page accounting of `Db::check`). Reads
+    /// the allocation metadata under a read-only mtr, as [`Engine::page_is_used`] does.
+    pub fn used_pages(&self, space: SpaceId) -> Result<Vec<PageNo>> {
+        let sp = self.shared.spaces.get(space)?;
+        let mut mtr = self.mtr();
+        let pages = {
+            let mut pages = MtrPages::new(&mut mtr, sp);
+            Allocator::new(&mut pages, self.shared.page_size).used_pages()?
+        };
+        mtr.commit()?;
+        Ok(pages)
     }
 
     /// The names and ids of every space, the system space included.
@@ -789,6 +809,12 @@ impl crate::btree::BTreeStore for Engine {
     }
     fn mtr(&self) -> Mtr<'_> {
         Engine::mtr(self)
+    }
+    fn mtr_with_room(&self, redo_bytes: u64) -> Mtr<'_> {
+        Engine::mtr_with_room(self, redo_bytes)
+    }
+    fn mtr_redo_max(&self) -> u64 {
+        self.shared.log.max_payload()
     }
     fn alloc_page(&self, mtr: &mut Mtr<'_>, space: SpaceId) -> crate::btree::AllocResult<PageNo> {
         Engine::alloc_page(self, mtr, space).map_err(Into::into)

@@ -364,6 +364,22 @@ impl<'a, P: AllocPages> Allocator<'a, P> {
         Ok(d.used & (1u64 << (page.0 % EXTENT_PAGES)) != 0)
     }
 
+    /// Every page in use (allocated singly, in a segment's extent, or a descriptor page),
+    /// ascending: the page accounting of `Db::check`.
+    pub fn used_pages(&mut self) -> Result<Vec<PageNo>> {
+        let h = self.header()?;
+        let mut pages = Vec::new();
+        for e in 0..h.free_limit / EXTENT_PAGES {
+            let d = self.desc(e)?;
+            pages.extend(
+                (0..EXTENT_PAGES)
+                    .filter(|b| d.used >> b & 1 == 1)
+                    .map(|b| PageNo(e * EXTENT_PAGES + b)),
+            );
+        }
+        Ok(pages)
+    }
+
     /// Checks invariants 1–6; returns the usage, or every problem found.
     pub fn verify(&mut self, file_pages: u32) -> std::result::Result<Usage, Vec<String>> {
         let mut problems = Vec::new();

@@ -33,12 +33,15 @@
 //! right neighbours, left to right. So every latch is taken top-down and left to right at a
 //! level (docs/mtr.md rule 1), and allocation metadata after all tree pages (rule 3).
 
+pub mod blob;
 pub mod node;
 mod verify;
 
 #[cfg(test)]
 mod tests;
 
+use std::borrow::Cow;
+use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::ops::Bound;
 
@@ -74,6 +77,8 @@ pub enum BTreeError {
     },
     #[error("index page {page}: {what}")]
     Corrupt { page: PageId, what: String },
+    #[error("BLOB page {page}: {what}")]
+    CorruptBlob { page: PageId, what: String },
     #[error("b-tree invariant broken: {0}")]
     Invariant(&'static str),
     #[error(transparent)]
@@ -82,6 +87,11 @@ pub enum BTreeError {
     Buffer(#[from] BufferError),
     #[error("page allocation failed: {0}")]
     Alloc(AllocFailure),
+    #[error(
+        "one BLOB page needs {need} bytes of redo but an mtr holds at most {max}: \
+         raise innodb_log_buffer_size"
+    )]
+    LogTooSmall { need: u64, max: u64 },
 }
 
 pub type Result<T> = std::result::Result<T, BTreeError>;
@@ -92,8 +102,65 @@ pub trait BTreeStore {
     fn pool(&self) -> &BufferPool;
     /// A new mini-transaction (after waiting for log space with no latch held).
     fn mtr(&self) -> Mtr<'_>;
+    /// A new mini-transaction that may write `redo_bytes` more than an ordinary one (BLOB
+    /// pages): it waits for that much more log space first.
+    fn mtr_with_room(&self, redo_bytes: u64) -> Mtr<'_>;
+    /// The most redo one mtr may hold (`Log::max_payload`).
+    fn mtr_redo_max(&self) -> u64;
     fn alloc_page(&self, mtr: &mut Mtr<'_>, space: SpaceId) -> AllocResult<PageNo>;
     fn free_page(&self, mtr: &mut Mtr<'_>, page: PageId) -> AllocResult<()>;
+}
+
+/// Work a caller does inside the mtr of one leaf change, so that it commits with the change
+/// (docs/btree.md, "Operations"): the table layer writes the head of a BLOB chain in
+/// [`LeafWork::value`] and frees replaced chains in [`LeafWork::after`]. Both run once every
+/// tree page the change needs is X-latched (and split pages reserved), so the work may only
+/// latch what comes later in the order: allocation metadata and pages it creates.
+pub trait LeafWork {
+    /// Redo bytes the work may add; the mtr waits for that much log room before latching.
+    fn redo_bytes(&self) -> u64 {
+        0
+    }
+    /// Runs before the record is written; returns its value, of the length announced to
+    /// [`BTree::insert_with`] or [`BTree::update_with`]. Not called by a delete.
+    fn value(&mut self, mtr: &mut Mtr<'_>) -> Result<Cow<'_, [u8]>>;
+    /// Runs after the record is written or removed.
+    fn after(&mut self, _mtr: &mut Mtr<'_>) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// The work of a plain insert or update: the value is known, nothing else to do.
+struct Plain<'v>(&'v [u8]);
+
+impl LeafWork for Plain<'_> {
+    fn value(&mut self, _mtr: &mut Mtr<'_>) -> Result<Cow<'_, [u8]>> {
+        Ok(Cow::Borrowed(self.0))
+    }
+}
+
+/// The work of a delete: nothing.
+struct NoWork;
+
+impl LeafWork for NoWork {
+    fn value(&mut self, _mtr: &mut Mtr<'_>) -> Result<Cow<'_, [u8]>> {
+        Err(BTreeError::Invariant("a delete asked for a value"))
+    }
+}
+
+/// Calls `work.value` and checks it kept its announced length: the fit was decided on it.
+fn produce<'w>(
+    work: &'w mut dyn LeafWork,
+    mtr: &mut Mtr<'_>,
+    value_len: usize,
+) -> Result<Cow<'w, [u8]>> {
+    let v = work.value(mtr)?;
+    if v.len() != value_len {
+        return Err(BTreeError::Invariant(
+            "leaf work produced a value of another length than announced",
+        ));
+    }
+    Ok(v)
 }
 
 /// A record found by a lookup or a scan.
@@ -283,12 +350,12 @@ impl BTree {
         })
     }
 
-    fn check_size(&self, page_size: usize, key: &[u8], value: &[u8]) -> Result<()> {
+    fn check_size(&self, page_size: usize, key: &[u8], value_len: usize) -> Result<()> {
         let (max_key, max_record) = (node::max_key(page_size), node::max_record(page_size));
-        if key.len() > max_key || node::rec_size(key.len(), value.len()) > max_record {
+        if key.len() > max_key || node::rec_size(key.len(), value_len) > max_record {
             return Err(BTreeError::TooLarge {
                 key_len: key.len(),
-                value_len: value.len(),
+                value_len,
                 page_size,
                 max_key,
                 max_record,
@@ -452,13 +519,28 @@ impl BTree {
     /// Runs a leaf change: `optimistic(mtr, leaf, is_root)` on the optimistically latched
     /// leaf, returning false if the change needs a structure change; then, if needed,
     /// `pessimistic(mtr, path)` in a fresh mtr holding the whole path X.
-    fn modify<S, F, G>(&self, s: &S, key: &[u8], optimistic: F, pessimistic: G) -> Result<Lsn>
+    /// `room`: redo bytes beyond an ordinary change (see [`LeafWork::redo_bytes`]).
+    fn modify<S, F, G>(
+        &self,
+        s: &S,
+        key: &[u8],
+        room: u64,
+        optimistic: F,
+        pessimistic: G,
+    ) -> Result<Lsn>
     where
         S: BTreeStore + ?Sized,
         F: FnOnce(&mut Mtr<'_>, Slot, bool) -> Result<bool>,
         G: FnOnce(&mut Mtr<'_>, &mut Vec<Step>) -> Result<()>,
     {
-        let mut mtr = s.mtr();
+        let new_mtr = || {
+            if room == 0 {
+                s.mtr()
+            } else {
+                s.mtr_with_room(room)
+            }
+        };
+        let mut mtr = new_mtr();
         let (slot, is_root) = self.optimistic_leaf(s.pool(), &mut mtr, key)?;
         if node::level(mtr.page(slot)) == 0 {
             if optimistic(&mut mtr, slot, is_root)? {
@@ -472,7 +554,7 @@ impl BTree {
             if !is_root {
                 // Holding a leaf, the root may not be latched (top-down order): start over.
                 drop(mtr);
-                mtr = s.mtr();
+                mtr = new_mtr();
             }
         }
         let mut path = self.descend_x(&mut mtr, key)?;
@@ -523,13 +605,41 @@ impl BTree {
 
     /// Inserts a new key. A key that exists (even delete-marked) is [`BTreeError::DuplicateKey`].
     pub fn insert<S: BTreeStore + ?Sized>(&self, s: &S, key: &[u8], value: &[u8]) -> Result<Lsn> {
-        self.check_size(Self::page_size(s), key, value)?;
+        self.insert_with(s, key, value.len(), &mut Plain(value))
+    }
+
+    /// Inserts a new key whose value `work` produces inside the insert's mtr, once the leaf
+    /// (or, for a split, the path and the new pages) is latched; `value_len` is its length.
+    /// `work` runs only if the key is absent and the record can be placed.
+    pub fn insert_with<S: BTreeStore + ?Sized>(
+        &self,
+        s: &S,
+        key: &[u8],
+        value_len: usize,
+        work: &mut dyn LeafWork,
+    ) -> Result<Lsn> {
+        self.check_size(Self::page_size(s), key, value_len)?;
+        let size = node::rec_size(key.len(), value_len);
+        let room = work.redo_bytes();
+        // One of the two closures runs `work`; a RefCell lends it to whichever does.
+        let work = RefCell::new(work);
         self.modify(
             s,
             key,
+            room,
             |mtr, leaf, _| match node::search(mtr.page(leaf), key) {
                 Ok(_) => Err(BTreeError::DuplicateKey),
-                Err(pos) => node::insert(&mut mp(mtr, leaf), pos, 0, key, value),
+                Err(_) if !node::fits(mtr.page(leaf), size) => Ok(false),
+                Err(pos) => {
+                    let mut w = work.borrow_mut();
+                    let v = produce(&mut **w, mtr, value_len)?;
+                    if !node::insert(&mut mp(mtr, leaf), pos, 0, key, &v)? {
+                        return Err(BTreeError::Invariant("a record that fits did not insert"));
+                    }
+                    drop(v);
+                    w.after(mtr)?;
+                    Ok(true)
+                }
             },
             |mtr, path| {
                 let d = path.len() - 1;
@@ -537,14 +647,23 @@ impl BTree {
                     Ok(_) => return Err(BTreeError::DuplicateKey),
                     Err(pos) => pos,
                 };
-                let size = node::rec_size(key.len(), value.len());
                 let mut spare = self.reserve(s, mtr, path, size, key.len())?;
+                let mut w = work.borrow_mut();
+                let value = match produce(&mut **w, mtr, value_len) {
+                    Ok(v) => v.into_owned(),
+                    Err(e) => {
+                        // The tree is untouched: give the reserved pages back.
+                        self.free_spare(s, mtr, spare)?;
+                        return Err(e);
+                    }
+                };
                 let rec = OwnedRec {
                     flags: 0,
                     key: key.to_vec(),
-                    value: value.to_vec(),
+                    value,
                 };
                 self.insert_rec(mtr, path, d, pos, rec, &mut spare)?;
+                w.after(mtr)?;
                 self.free_spare(s, mtr, spare)
             },
         )
@@ -552,13 +671,44 @@ impl BTree {
 
     /// Replaces the value of an existing key (delete mark unchanged).
     pub fn update<S: BTreeStore + ?Sized>(&self, s: &S, key: &[u8], value: &[u8]) -> Result<Lsn> {
-        self.check_size(Self::page_size(s), key, value)?;
+        self.update_with(s, key, value.len(), &mut Plain(value))
+    }
+
+    /// Replaces the value of an existing key with one `work` produces inside the update's
+    /// mtr (see [`BTree::insert_with`]); `work` runs only if the key exists.
+    pub fn update_with<S: BTreeStore + ?Sized>(
+        &self,
+        s: &S,
+        key: &[u8],
+        value_len: usize,
+        work: &mut dyn LeafWork,
+    ) -> Result<Lsn> {
+        self.check_size(Self::page_size(s), key, value_len)?;
+        let room = work.redo_bytes();
+        let work = RefCell::new(work);
+        // Whether `update_value` can place the new value in the leaf (in place, or by
+        // moving the record within the page): the same test it makes.
+        let fits_in_leaf = |b: &[u8], i: usize| {
+            let old = node::rec(b, i).value.len();
+            value_len <= old || node::free_total(b) >= value_len - old
+        };
         self.modify(
             s,
             key,
+            room,
             |mtr, leaf, _| match node::search(mtr.page(leaf), key) {
                 Err(_) => Err(BTreeError::NotFound),
-                Ok(i) => node::update_value(&mut mp(mtr, leaf), i, value),
+                Ok(i) if !fits_in_leaf(mtr.page(leaf), i) => Ok(false),
+                Ok(i) => {
+                    let mut w = work.borrow_mut();
+                    let v = produce(&mut **w, mtr, value_len)?;
+                    if !node::update_value(&mut mp(mtr, leaf), i, &v)? {
+                        return Err(BTreeError::Invariant("a value that fits did not update"));
+                    }
+                    drop(v);
+                    w.after(mtr)?;
+                    Ok(true)
+                }
             },
             |mtr, path| {
                 let d = path.len() - 1;
@@ -566,19 +716,33 @@ impl BTree {
                 let Ok(i) = node::search(mtr.page(leaf), key) else {
                     return Err(BTreeError::NotFound);
                 };
-                if node::update_value(&mut mp(mtr, leaf), i, value)? {
-                    return Ok(());
+                let mut w = work.borrow_mut();
+                if fits_in_leaf(mtr.page(leaf), i) {
+                    let v = produce(&mut **w, mtr, value_len)?;
+                    if !node::update_value(&mut mp(mtr, leaf), i, &v)? {
+                        return Err(BTreeError::Invariant("a value that fits did not update"));
+                    }
+                    drop(v);
+                    return w.after(mtr);
                 }
                 let flags = node::rec(mtr.page(leaf), i).flags;
-                let size = node::rec_size(key.len(), value.len());
+                let size = node::rec_size(key.len(), value_len);
                 let mut spare = self.reserve(s, mtr, path, size, key.len())?;
+                let value = match produce(&mut **w, mtr, value_len) {
+                    Ok(v) => v.into_owned(),
+                    Err(e) => {
+                        self.free_spare(s, mtr, spare)?;
+                        return Err(e);
+                    }
+                };
                 node::remove(&mut mp(mtr, leaf), i)?;
                 let rec = OwnedRec {
                     flags,
                     key: key.to_vec(),
-                    value: value.to_vec(),
+                    value,
                 };
                 self.insert_rec(mtr, path, d, i, rec, &mut spare)?;
+                w.after(mtr)?;
                 self.free_spare(s, mtr, spare)
             },
         )
@@ -609,6 +773,7 @@ impl BTree {
         self.modify(
             s,
             key,
+            0,
             |mtr, leaf, _| mark(mtr, leaf).map(|()| true),
             |mtr, path| mark(mtr, path[path.len() - 1].slot),
         )
@@ -617,10 +782,24 @@ impl BTree {
     /// Removes a key physically (purge, or a table without MVCC). A leaf left below the fill
     /// threshold merges with or borrows from a sibling, in the same mtr.
     pub fn delete<S: BTreeStore + ?Sized>(&self, s: &S, key: &[u8]) -> Result<Lsn> {
+        self.delete_with(s, key, &mut NoWork)
+    }
+
+    /// Removes a key and runs `work.after` in the same mtr (the table layer frees the
+    /// record's BLOB chains there); `work.value` is not called.
+    pub fn delete_with<S: BTreeStore + ?Sized>(
+        &self,
+        s: &S,
+        key: &[u8],
+        work: &mut dyn LeafWork,
+    ) -> Result<Lsn> {
         let threshold = merge_threshold(Self::page_size(s));
+        let room = work.redo_bytes();
+        let work = RefCell::new(work);
         self.modify(
             s,
             key,
+            room,
             |mtr, leaf, is_root| {
                 let b = mtr.page(leaf);
                 let Ok(i) = node::search(b, key) else {
@@ -631,6 +810,7 @@ impl BTree {
                     return Ok(false);
                 }
                 node::remove(&mut mp(mtr, leaf), i)?;
+                work.borrow_mut().after(mtr)?;
                 Ok(true)
             },
             |mtr, path| {
@@ -640,7 +820,8 @@ impl BTree {
                     return Err(BTreeError::NotFound);
                 };
                 node::remove(&mut mp(mtr, leaf), i)?;
-                self.rebalance(s, mtr, path, d, threshold)
+                self.rebalance(s, mtr, path, d, threshold)?;
+                work.borrow_mut().after(mtr)
             },
         )
     }
@@ -928,12 +1109,10 @@ impl BTree {
         s.free_page(mtr, self.pid(child)).map_err(BTreeError::Alloc)
     }
 
-    /// Frees every page of the tree. The first mtr empties the root, so the tree is whole
-    /// (and empty) at every point; later mtrs free the other pages in batches. A crash between
-    /// them leaks the pages not yet freed (docs/btree.md, "Left to do"). No other thread may
-    /// use the tree meanwhile.
-    pub fn drop_tree<S: BTreeStore + ?Sized>(self, s: &S) -> Result<Lsn> {
-        let mut pages = Vec::new();
+    /// Every page of the tree, the root first, level by level. Reads one page at a time: for
+    /// a quiescent tree (drop, `Db::check`'s page accounting).
+    pub fn pages<S: BTreeStore + ?Sized>(&self, s: &S) -> Result<Vec<PageNo>> {
+        let mut pages = vec![self.root];
         let mut level = vec![self.root];
         while !level.is_empty() {
             let mut next = Vec::new();
@@ -947,6 +1126,16 @@ impl BTree {
             pages.extend(next.iter().copied());
             level = next;
         }
+        Ok(pages)
+    }
+
+    /// Frees every page of the tree. The first mtr empties the root, so the tree is whole
+    /// (and empty) at every point; later mtrs free the other pages in batches. A crash between
+    /// them leaks the pages not yet freed (docs/btree.md, "Left to do"). No other thread may
+    /// use the tree meanwhile.
+    pub fn drop_tree<S: BTreeStore + ?Sized>(self, s: &S) -> Result<Lsn> {
+        let mut pages = self.pages(s)?;
+        pages.retain(|&p| p != self.root);
         let mut mtr = s.mtr();
         let root = mtr.x_latch(self.root_id())?;
         node::init(&mut mp(&mut mtr, root), 0, self.index_id)?;

@@ -112,10 +112,8 @@ impl TableDef {
     pub fn validate(&self) -> Result<()> {
         check_name(&self.db)?;
         check_name(&self.name)?;
+        // An empty primary key is allowed: the table clusters on a hidden DB_ROW_ID.
         let layout = self.layout()?;
-        if self.primary_key.is_empty() {
-            return Err(RowError::Schema("a primary key is required (for now)".into()).into());
-        }
         for (i, ix) in self.indexes.iter().enumerate() {
             check_name(&ix.name)?;
             if ix.index_no == 0 || ix.index_no >= self.next_index_no {

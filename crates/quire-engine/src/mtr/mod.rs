@@ -89,15 +89,23 @@ impl<'a> Mtr<'a> {
     }
 
     /// Latch order (docs/mtr.md): allocation metadata comes last, page 0 before the
-    /// descriptor pages, and those in ascending order; after metadata, only pages being
-    /// created (unreachable until this mtr commits) may be latched. Debug builds only.
+    /// descriptor pages of its space, spaces in ascending order; after metadata, only pages
+    /// being created (unreachable until this mtr commits) may be latched. Debug builds only.
     #[cfg(debug_assertions)]
     fn assert_latch_order(&mut self, id: PageId, creating: bool) {
         let meta = self.is_alloc_metadata(id);
         if let Some(last) = self.last_meta {
             if meta {
+                // Under its space's page 0, a descriptor page may come in any order: page
+                // 0's X latch serializes allocation in the space, so no other mtr holds one
+                // or waits for one (an mtr allocating several pages in a space of several
+                // descriptor groups goes back and forth between them).
+                let under_page_0 = id.page_no.0 != 0
+                    && self
+                        .find(PageId::new(id.space, crate::page::PageNo(0)))
+                        .is_some_and(|i| matches!(self.held[i].latch, Latch::X(_)));
                 assert!(
-                    (id.space, id.page_no) > (last.space, last.page_no),
+                    under_page_0 || (id.space, id.page_no) > (last.space, last.page_no),
                     "latch order: metadata page {id} after {last}"
                 );
             } else {
@@ -108,7 +116,10 @@ impl<'a> Mtr<'a> {
             }
         }
         if meta {
-            self.last_meta = Some(id);
+            self.last_meta = Some(match self.last_meta {
+                Some(last) if (last.space, last.page_no) > (id.space, id.page_no) => last,
+                _ => id,
+            });
         }
     }
 
@@ -284,6 +295,17 @@ impl<'a> Mtr<'a> {
             });
         }
         Ok(())
+    }
+
+    /// Bytes of redo this mtr has so far.
+    pub fn redo_len(&self) -> usize {
+        self.records.len()
+    }
+
+    /// The most redo one mtr may hold (one log frame): callers that write many pages plan
+    /// against it, since a change past it fails with the earlier ones already applied.
+    pub fn redo_max(&self) -> usize {
+        self.log.max_payload() as usize
     }
 
     /// Whether this mtr has changes to commit.

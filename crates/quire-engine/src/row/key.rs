@@ -89,6 +89,32 @@ impl KeyLayout {
         &self.parts
     }
 
+    /// The longest encoding a key of this layout can have (before the `max_key_bytes`
+    /// check): a NULL marker per nullable part, fixed widths, and strings with every byte
+    /// escaped plus the terminator.
+    pub fn max_encoded_len(&self) -> u64 {
+        self.parts
+            .iter()
+            .map(|p| {
+                let marker = u64::from(p.column.nullable);
+                let body = match (p.column.ty.fixed_size(), p.prefix) {
+                    (Some(n), None) => n as u64,
+                    (_, prefix) => {
+                        let unit = if p.column.ty.is_string() {
+                            super::value::MAX_BYTES_PER_CHAR
+                        } else {
+                            1
+                        };
+                        let max = p.column.ty.max_bytes();
+                        let m = prefix.map_or(max, |n| max.min(u64::from(n) * unit));
+                        2 * m + 2
+                    }
+                };
+                marker + body
+            })
+            .sum()
+    }
+
     /// Appends the key of `values` (one per part, or fewer for a search prefix) to `out`.
     /// Values are validated against their columns; the whole key must fit `limits`.
     pub fn encode(

@@ -304,6 +304,23 @@ impl RowLayout {
         EXTERN_REF_SIZE + len.min(usize::from(self.extern_prefix))
     }
 
+    /// Whether [`RowLayout::plan_off_page`] can ever choose a column under `limits`: some
+    /// non-key variable-length column may be longer than `extern_threshold`, or the longest
+    /// possible record (largest key, every variable-length value at its maximum) is over
+    /// `max_record_bytes`. A table for which this is false never has an off-page value.
+    pub fn can_store_off_page(&self, limits: &RowLimits) -> bool {
+        let var_max: Vec<u64> = self
+            .slots
+            .iter()
+            .filter(|s| matches!(s.kind, SlotKind::Var(_)))
+            .map(|s| self.columns[s.col].ty.max_bytes())
+            .collect();
+        let key_max = self.key.max_encoded_len().min(limits.max_key_bytes as u64);
+        let longest = self.header_bytes() as u64 + key_max + var_max.iter().sum::<u64>();
+        var_max.iter().any(|&m| m > limits.extern_threshold as u64)
+            || longest > limits.max_record_bytes as u64
+    }
+
     /// Validates a row and chooses the columns to store off-page: every variable-length
     /// value over `extern_threshold`, then the longest others until the record fits.
     pub fn plan_off_page(

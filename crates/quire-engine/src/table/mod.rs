@@ -5,7 +5,7 @@
 //! [`Table`]s for row access. Rows are `Vec<Value>` in column order.
 //!
 //! ```
-//! use quire_engine::row::{Column, ColumnType, IntWidth, Value};
+//! use quire_engine::row::{Column, ColumnType, IntWidth, LobSize, Value};
 //! use quire_engine::table::{Db, IndexSpec, TableSpec};
 //! use quire_engine::config::Config;
 //! use quire_engine::btree::Direction;
@@ -42,7 +42,43 @@
 //!     .collect::<Result<_, _>>()?;
 //! assert_eq!(names, vec![Value::Str("plum".into()), Value::Str("apple".into())]);
 //!
+//! // Full rows in index order; bounds are index column values or prefixes of them.
+//! let from_p: Vec<Vec<Value>> = items
+//!     .index_scan(
+//!         "by_name",
+//!         Bound::Included(vec![Value::Str("p".into())]),
+//!         Bound::Unbounded,
+//!         Direction::Forward,
+//!     )?
+//!     .collect::<Result<_, _>>()?;
+//! assert_eq!(from_p, vec![row.clone()]);
+//!
 //! items.delete(&[Value::Int(1)])?;
+//!
+//! // No primary key: a hidden row id clusters the table, and rows are named by handles.
+//! // Long values (TEXT/BLOB, long VARCHARs) go to BLOB pages off the record (docs/blob.md).
+//! let spec = TableSpec::new(
+//!     vec![
+//!         Column::new("level", int),
+//!         Column::nullable("text", ColumnType::Text(LobSize::Medium)),
+//!     ],
+//!     vec![],
+//! );
+//! let events = db.create_table("shop", "events", spec)?;
+//! let long = "x".repeat(100_000);
+//! events.insert(vec![Value::Int(1), Value::Str(long.clone())])?;
+//! events.insert(vec![Value::Int(2), Value::Null])?;
+//! for r in events
+//!     .scan(Bound::Unbounded, Bound::Unbounded, Direction::Forward)?
+//!     .with_handles()
+//! {
+//!     let (handle, row) = r?;
+//!     if row[0] == Value::Int(2) {
+//!         events.delete_row(&handle)?;
+//!     } else {
+//!         assert_eq!(row[1], Value::Str(long.clone()));
+//!     }
+//! }
 //! assert!(db.check()?.is_empty());
 //! db.shutdown()?;
 //! # Ok::<(), Box<dyn std::error::Error>>(())
@@ -55,7 +91,22 @@
 //! 3. Until step 5 (transactions) a row change on a table with secondary indexes is several
 //!    mtrs, clustered first; a crash in between is found by [`Db::check`] (docs/catalog.md).
 //!    Such changes are serialized per table (no row locks yet); on a table without secondary
-//!    indexes a change is one mtr and runs concurrently with any other.
+//!    indexes a change is one mtr (plus, for a long off-page value, the BLOB mtrs of
+//!    docs/blob.md) and runs concurrently with any other, except that updates and deletes
+//!    of a table that can store values off-page serialize on its chain lock.
+//! 4. A record names only whole BLOB chains, and a chain is freed only once no record names
+//!    it and no reader is copying it (`table/blob.rs`, docs/blob.md).
+//! 5. A table without a primary key is clustered on a hidden DB_ROW_ID that is never handed
+//!    out twice in a run and starts above the largest durable one (`table/rowid.rs`); its
+//!    rows are named by [`RowHandle`].
+
+mod blob;
+mod check;
+mod rowid;
+mod scan;
+
+pub use rowid::RowHandle;
+pub use scan::IndexRows;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ops::Bound;
@@ -73,7 +124,7 @@ use crate::engine::{Engine, EngineError};
 use crate::page::{Lsn, PageId, SpaceId};
 use crate::row::secondary::{self, IndexColumn};
 use crate::row::{
-    Column, ColumnType, RowError, RowLayout, RowLimits, SecondaryLayout, SysFields, TrxId, Value,
+    Column, ColumnType, RowError, RowId, RowLayout, RowLimits, SecondaryLayout, TrxId, Value,
 };
 
 #[derive(Debug, thiserror::Error)]
@@ -96,9 +147,11 @@ pub enum DbError {
     RowNotFound,
     #[error("changing the primary key in an update is not supported yet: delete and insert")]
     PrimaryKeyChange,
-    #[error(
-        "row is too large for a page: {0} (off-page storage through this API is not done yet)"
-    )]
+    #[error("table '{0}' has no primary key: name its rows by RowHandle (scan with_handles)")]
+    NoPrimaryKey(String),
+    #[error("a row handle of another table was used on table '{0}'")]
+    ForeignHandle(String),
+    #[error("row is too large even with its long values off-page: {0}")]
     RowTooLarge(String),
     #[error(transparent)]
     Row(#[from] RowError),
@@ -148,7 +201,8 @@ impl IndexSpec {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TableSpec {
     pub columns: Vec<Column>,
-    /// Column numbers of the primary key (required for now).
+    /// Column numbers of the primary key; empty: the table is clustered on a hidden
+    /// DB_ROW_ID and its rows are named by [`RowHandle`] (docs/catalog.md).
     pub primary_key: Vec<usize>,
     /// The AUTO_INCREMENT column: an integer column that is the whole primary key.
     pub auto_increment: Option<usize>,
@@ -185,6 +239,14 @@ struct TableState {
     /// unique check could race an insert.
     unique: Arc<Mutex<()>>,
     autoinc: Arc<AtomicU64>,
+    /// Keeps BLOB chains alive while they are read (docs/blob.md): updates and deletes of
+    /// a table that can store values off-page hold it exclusively, readers of off-page
+    /// values shared. Shared across versions, like `dml`.
+    chains: Arc<RwLock<()>>,
+    /// Whether a row of this table can have an off-page value (`blob::can_store_off_page`).
+    off_page: bool,
+    /// The next DB_ROW_ID, for a table without a primary key (`rowid`).
+    row_id: Arc<AtomicU64>,
 }
 
 #[derive(Default)]
@@ -211,6 +273,9 @@ fn open_state(
     prev: Option<&TableState>,
 ) -> Result<Arc<TableState>> {
     let layout = def.layout()?;
+    let page_size = engine.page_size();
+    let off_page =
+        blob::can_store_off_page(&layout, &RowLimits::for_page(page_size), page_size.bytes());
     let clustered = BTree::open(engine, def.space, def.root)?;
     let mut indexes = Vec::new();
     for ix in &def.indexes {
@@ -220,8 +285,14 @@ fn open_state(
             def: ix.clone(),
         });
     }
-    let (dml, unique, autoinc) = match prev {
-        Some(p) => (p.dml.clone(), p.unique.clone(), p.autoinc.clone()),
+    let (dml, unique, autoinc, chains, row_id) = match prev {
+        Some(p) => (
+            p.dml.clone(),
+            p.unique.clone(),
+            p.autoinc.clone(),
+            p.chains.clone(),
+            p.row_id.clone(),
+        ),
         None => {
             // AUTO_INCREMENT starts past the largest key (docs/catalog.md): recomputed from
             // durable rows, so it is crash-safe without being logged.
@@ -243,10 +314,13 @@ fn open_state(
                     };
                 }
             }
+            let first_row_id = rowid::first_row_id(engine, &clustered, &layout)?;
             (
                 Arc::new(RwLock::new(())),
                 Arc::new(Mutex::new(())),
                 Arc::new(AtomicU64::new(next)),
+                Arc::new(RwLock::new(())),
+                Arc::new(AtomicU64::new(first_row_id)),
             )
         }
     };
@@ -258,14 +332,16 @@ fn open_state(
         dml,
         unique,
         autoinc,
+        chains,
+        off_page,
+        row_id,
     }))
 }
 
-fn decode_row(_engine: &Engine, layout: &RowLayout, rec: &[u8]) -> Result<Vec<Value>> {
-    let f = layout.decode(rec)?;
-    f.into_values::<DbError>(layout, |_| {
-        Err(RowError::Corrupt("off-page values are not written through this API yet").into())
-    })
+/// The values of a clustered record, off-page ones included; the caller keeps the chains
+/// alive (docs/blob.md, "Readers and freeing").
+fn decode_row(engine: &Engine, layout: &RowLayout, rec: &[u8]) -> Result<Vec<Value>> {
+    blob::decode_row(engine, layout, rec)
 }
 
 impl Db {
@@ -659,8 +735,10 @@ impl Db {
                 Bound::Unbounded,
                 Direction::Forward,
             ) {
-                let row = decode_row(&self.engine, &t.layout, &e?.value)?;
-                self.index_insert(&index, &row, true)?;
+                let e = e?;
+                let row = decode_row(&self.engine, &t.layout, &e.value)?;
+                let row_id = rowid::row_id_of_key(&t.layout, &e.key)?;
+                self.index_insert(&index, &row, row_id, true)?;
                 n += 1;
                 if n.is_multiple_of(100_000) {
                     tracing::info!(table = %format!("{db}.{table}"), index = %index.def.name, rows = n, "building index");
@@ -704,11 +782,18 @@ impl Db {
         Ok(())
     }
 
-    /// Inserts the entry of `row` into a secondary index, checking uniqueness.
-    fn index_insert(&self, ix: &Index, row: &[Value], check_unique: bool) -> Result<Lsn> {
+    /// Inserts the entry of `row` (DB_ROW_ID `row_id` without a primary key) into a
+    /// secondary index, checking uniqueness.
+    fn index_insert(
+        &self,
+        ix: &Index,
+        row: &[Value],
+        row_id: Option<RowId>,
+        check_unique: bool,
+    ) -> Result<Lsn> {
         let mut rec = Vec::new();
         ix.layout
-            .encode(row, None, TrxId(0), &self.limits, &mut rec)?;
+            .encode(row, row_id, TrxId(0), &self.limits, &mut rec)?;
         let key = secondary::key(&rec)?;
         let val = &rec[3 + key.len()..];
         if check_unique && ix.def.unique {
@@ -756,72 +841,16 @@ impl Db {
         Ok(())
     }
 
-    /// Verifies every table's B-trees and that each secondary index holds exactly the
-    /// entries its clustered rows imply. Returns the problems (empty when clean).
+    /// Verifies every table: its B-trees, its rows and their off-page chains, that each
+    /// secondary index holds exactly the entries its rows imply, and that every page of its
+    /// space is reached exactly once (docs/blob.md, "Crash analysis"). Returns the problems
+    /// (empty when clean). Lines of the form `<table>: leaked: ...` are pages in use that
+    /// nothing references: wasted space a crash may leave, not damage.
     pub fn check(&self) -> Result<Vec<String>> {
         let tables: Vec<Arc<TableState>> = self.state.read().tables.values().cloned().collect();
         let mut problems = Vec::new();
         for t in tables {
-            let _s = t.dml.read();
-            let name = format!("{}.{}", t.def.db, t.def.name);
-            for p in t.clustered.verify(&self.engine) {
-                problems.push(format!("{name} PRIMARY: {p}"));
-            }
-            let mut expected: Vec<BTreeSet<Vec<u8>>> = vec![BTreeSet::new(); t.indexes.len()];
-            for e in t.clustered.scan(
-                &self.engine,
-                Bound::Unbounded,
-                Bound::Unbounded,
-                Direction::Forward,
-            ) {
-                let e = e?;
-                let row = match decode_row(&self.engine, &t.layout, &e.value) {
-                    Ok(r) => r,
-                    Err(err) => {
-                        problems.push(format!("{name} PRIMARY: undecodable row: {err}"));
-                        continue;
-                    }
-                };
-                let mut key = Vec::new();
-                t.layout.encode_key(&row, None, &self.limits, &mut key)?;
-                if key != e.key {
-                    problems.push(format!(
-                        "{name} PRIMARY: a row's key differs from its record"
-                    ));
-                }
-                for (i, ix) in t.indexes.iter().enumerate() {
-                    let mut rec = Vec::new();
-                    ix.layout
-                        .encode(&row, None, TrxId(0), &self.limits, &mut rec)?;
-                    expected[i].insert(secondary::key(&rec)?.to_vec());
-                }
-            }
-            for (i, ix) in t.indexes.iter().enumerate() {
-                for p in ix.tree.verify(&self.engine) {
-                    problems.push(format!("{name} {}: {p}", ix.def.name));
-                }
-                let mut missing = expected[i].clone();
-                for e in ix.tree.scan(
-                    &self.engine,
-                    Bound::Unbounded,
-                    Bound::Unbounded,
-                    Direction::Forward,
-                ) {
-                    let e = e?;
-                    if !missing.remove(&e.key) {
-                        problems.push(format!(
-                            "{name} {}: secondary entry without clustered row (key {:02x?})",
-                            ix.def.name, e.key
-                        ));
-                    }
-                }
-                for k in missing {
-                    problems.push(format!(
-                        "{name} {}: clustered row without secondary entry (key {k:02x?})",
-                        ix.def.name
-                    ));
-                }
-            }
+            problems.extend(check::check_table(self, &t)?);
         }
         Ok(problems)
     }
@@ -856,6 +885,9 @@ impl<'d> Table<'d> {
     }
 
     fn pk_key(&self, t: &TableState, pk: &[Value]) -> Result<Vec<u8>> {
+        if t.layout.has_row_id() {
+            return Err(DbError::NoPrimaryKey(self.name.clone()));
+        }
         if pk.len() != t.def.primary_key.len() {
             return Err(RowError::WrongColumnCount {
                 expected: t.def.primary_key.len(),
@@ -902,17 +934,12 @@ impl<'d> Table<'d> {
         Ok(canon)
     }
 
-    fn encode(&self, t: &TableState, row: &[Value]) -> Result<(Vec<u8>, Vec<u8>)> {
-        let mut key = Vec::new();
-        t.layout.encode_key(row, None, &self.db.limits, &mut key)?;
-        let mut rec = Vec::new();
-        t.layout
-            .encode(row, &SysFields::default(), &[], &self.db.limits, &mut rec)
-            .map_err(|e| match e {
-                RowError::RowTooLarge { .. } => DbError::RowTooLarge(e.to_string()),
-                e => e.into(),
-            })?;
-        Ok((key, rec))
+    /// The clustered key a call names: by primary key values, or by handle.
+    fn target_key(&self, t: &TableState, target: Target<'_>) -> Result<Vec<u8>> {
+        match target {
+            Target::Pk(pk) => self.pk_key(t, pk),
+            Target::Handle(h) => Ok(h.key_in(t)?.to_vec()),
+        }
     }
 
     /// Inserts a row; returns it as stored (AUTO_INCREMENT filled, values canonical).
@@ -923,17 +950,18 @@ impl<'d> Table<'d> {
         // while we waited replaced `held`).
         let t = self.state()?;
         let row = self.prepare(&t, row)?;
-        let (key, rec) = self.encode(&t, &row)?;
+        let row_id = rowid::next_row_id(&t);
+        let write = blob::RowWrite::plan(&self.db.engine, &t, &self.db.limits, &row, row_id, None)?;
         let _u = (!t.indexes.is_empty()).then(|| t.unique.lock());
         for ix in t.indexes.iter().filter(|i| i.def.unique) {
             let mut srec = Vec::new();
             ix.layout
-                .encode(&row, None, TrxId(0), &self.db.limits, &mut srec)?;
+                .encode(&row, row_id, TrxId(0), &self.db.limits, &mut srec)?;
             self.db.check_unique(ix, &row, secondary::key(&srec)?)?;
         }
-        let mut lsn = self.db.engine_insert(&t.clustered, &key, &rec, "PRIMARY")?;
+        let mut lsn = write.insert(&t.clustered)?;
         for ix in &t.indexes {
-            lsn = lsn.max(self.db.index_insert(ix, &row, false)?);
+            lsn = lsn.max(self.db.index_insert(ix, &row, row_id, false)?);
         }
         self.db.durable(lsn);
         Ok(row)
@@ -941,21 +969,31 @@ impl<'d> Table<'d> {
 
     /// The row with primary key `pk` (values in primary-key order).
     pub fn get(&self, pk: &[Value]) -> Result<Option<Vec<Value>>> {
+        self.get_target(Target::Pk(pk))
+    }
+
+    /// The row a handle names, if it is still there.
+    pub fn get_row(&self, handle: &RowHandle) -> Result<Option<Vec<Value>>> {
+        self.get_target(Target::Handle(handle))
+    }
+
+    fn get_target(&self, target: Target<'_>) -> Result<Option<Vec<Value>>> {
         let held = self.state()?;
         let _s = held.dml.read();
         // Under the shared lock no DDL runs: this is the current definition (a DDL that ran
         // while we waited replaced `held`).
         let t = self.state()?;
-        let key = self.pk_key(&t, pk)?;
+        let key = self.target_key(&t, target)?;
         match t.clustered.get(&self.db.engine, &key)? {
-            Some(e) if !e.delete_marked => {
-                Ok(Some(decode_row(&self.db.engine, &t.layout, &e.value)?))
-            }
+            Some(e) if !e.delete_marked => blob::read_row(&self.db.engine, &t, &key, &e.value),
             _ => Ok(None),
         }
     }
 
     /// Rows with primary keys within the bounds (whole keys or key prefixes), in order.
+    /// Without a primary key the bounds are `[UInt(DB_ROW_ID)]` and the order is the row
+    /// ids' (insertion order); the hidden id is not among the values
+    /// ([`Rows::with_handles`] gives it).
     pub fn scan(
         &self,
         lower: Bound<Vec<Value>>,
@@ -963,29 +1001,11 @@ impl<'d> Table<'d> {
         dir: Direction,
     ) -> Result<Rows<'d>> {
         let t = self.state()?;
-        let enc = |b: Bound<Vec<Value>>| -> Result<Bound<Vec<u8>>> {
-            Ok(match b {
-                Bound::Unbounded => Bound::Unbounded,
-                Bound::Included(v) | Bound::Excluded(v) if v.len() > t.def.primary_key.len() => {
-                    return Err(RowError::WrongColumnCount {
-                        expected: t.def.primary_key.len(),
-                        found: v.len(),
-                    }
-                    .into())
-                }
-                Bound::Included(v) => {
-                    let mut k = Vec::new();
-                    t.layout.key_layout().encode(&v, &self.db.limits, &mut k)?;
-                    Bound::Included(k)
-                }
-                Bound::Excluded(v) => {
-                    let mut k = Vec::new();
-                    t.layout.key_layout().encode(&v, &self.db.limits, &mut k)?;
-                    Bound::Excluded(k)
-                }
-            })
-        };
-        let (lo, hi) = (enc(lower)?, enc(upper)?);
+        let (lo, hi) = scan::bounds(lower, upper, |v| {
+            let mut k = Vec::new();
+            t.layout.key_layout().encode(v, &self.db.limits, &mut k)?;
+            Ok(k)
+        })?;
         let cursor = t
             .clustered
             .scan(&self.db.engine, as_ref(&lo), as_ref(&hi), dir);
@@ -998,29 +1018,47 @@ impl<'d> Table<'d> {
 
     /// Replaces the row with primary key `pk` by `row` (which must keep that key).
     pub fn update(&self, pk: &[Value], row: Vec<Value>) -> Result<()> {
+        self.update_target(Target::Pk(pk), row)
+    }
+
+    /// Replaces the row a handle names by `row` (a primary key must stay the same; a
+    /// hidden row id always does).
+    pub fn update_row(&self, handle: &RowHandle, row: Vec<Value>) -> Result<()> {
+        self.update_target(Target::Handle(handle), row)
+    }
+
+    fn update_target(&self, target: Target<'_>, row: Vec<Value>) -> Result<()> {
         let held = self.state()?;
         let _s = held.dml.read();
         // Under the shared lock no DDL runs: this is the current definition (a DDL that ran
         // while we waited replaced `held`).
         let t = self.state()?;
-        let key = self.pk_key(&t, pk)?;
+        let key = self.target_key(&t, target)?;
+        let row_id = rowid::row_id_of_key(&t.layout, &key)?;
         let row = self.prepare(&t, row)?;
-        let (new_key, rec) = self.encode(&t, &row)?;
+        let mut new_key = Vec::new();
+        t.layout
+            .encode_key(&row, row_id, &self.db.limits, &mut new_key)?;
         if new_key != key {
             return Err(DbError::PrimaryKeyChange);
         }
         let _u = (!t.indexes.is_empty()).then(|| t.unique.lock());
-        let Some(old) = t.clustered.get(&self.db.engine, &key)? else {
+        let _c = blob::lock_for_change(&t);
+        let Some(old_rec) = t.clustered.get(&self.db.engine, &key)? else {
             return Err(DbError::RowNotFound);
         };
-        let old = decode_row(&self.db.engine, &t.layout, &old.value)?;
+        // Only index maintenance needs the old values (and their off-page parts).
+        let old = match t.indexes.is_empty() {
+            true => Vec::new(),
+            false => decode_row(&self.db.engine, &t.layout, &old_rec.value)?,
+        };
         let mut changes = Vec::new();
         for ix in &t.indexes {
             let (mut a, mut b) = (Vec::new(), Vec::new());
             ix.layout
-                .encode(&old, None, TrxId(0), &self.db.limits, &mut a)?;
+                .encode(&old, row_id, TrxId(0), &self.db.limits, &mut a)?;
             ix.layout
-                .encode(&row, None, TrxId(0), &self.db.limits, &mut b)?;
+                .encode(&row, row_id, TrxId(0), &self.db.limits, &mut b)?;
             if a != b {
                 if ix.def.unique {
                     self.db.check_unique(ix, &row, secondary::key(&b)?)?;
@@ -1028,10 +1066,15 @@ impl<'d> Table<'d> {
                 changes.push((ix, a, b));
             }
         }
-        let mut lsn = match t.clustered.update(&self.db.engine, &key, &rec) {
-            Err(BTreeError::NotFound) => return Err(DbError::RowNotFound),
-            r => r?,
-        };
+        let write = blob::RowWrite::plan(
+            &self.db.engine,
+            &t,
+            &self.db.limits,
+            &row,
+            row_id,
+            Some(&old_rec.value),
+        )?;
+        let mut lsn = write.update(&t.clustered)?;
         for (ix, a, b) in changes {
             let (ka, kb) = (secondary::key(&a)?, secondary::key(&b)?);
             lsn = lsn.max(ix.tree.delete(&self.db.engine, ka)?);
@@ -1046,25 +1089,36 @@ impl<'d> Table<'d> {
 
     /// Deletes the row with primary key `pk`.
     pub fn delete(&self, pk: &[Value]) -> Result<()> {
+        self.delete_target(Target::Pk(pk))
+    }
+
+    /// Deletes the row a handle names.
+    pub fn delete_row(&self, handle: &RowHandle) -> Result<()> {
+        self.delete_target(Target::Handle(handle))
+    }
+
+    fn delete_target(&self, target: Target<'_>) -> Result<()> {
         let held = self.state()?;
         let _s = held.dml.read();
         // Under the shared lock no DDL runs: this is the current definition (a DDL that ran
         // while we waited replaced `held`).
         let t = self.state()?;
-        let key = self.pk_key(&t, pk)?;
+        let key = self.target_key(&t, target)?;
+        let row_id = rowid::row_id_of_key(&t.layout, &key)?;
         let _u = (!t.indexes.is_empty()).then(|| t.unique.lock());
-        let Some(old) = t.clustered.get(&self.db.engine, &key)? else {
+        let _c = blob::lock_for_change(&t);
+        let Some(old_rec) = t.clustered.get(&self.db.engine, &key)? else {
             return Err(DbError::RowNotFound);
         };
-        let old = decode_row(&self.db.engine, &t.layout, &old.value)?;
-        let mut lsn = match t.clustered.delete(&self.db.engine, &key) {
-            Err(BTreeError::NotFound) => return Err(DbError::RowNotFound),
-            r => r?,
+        let old = match t.indexes.is_empty() {
+            true => Vec::new(),
+            false => decode_row(&self.db.engine, &t.layout, &old_rec.value)?,
         };
+        let mut lsn = blob::delete(&self.db.engine, &t, &key, &old_rec.value)?;
         for ix in &t.indexes {
             let mut a = Vec::new();
             ix.layout
-                .encode(&old, None, TrxId(0), &self.db.limits, &mut a)?;
+                .encode(&old, row_id, TrxId(0), &self.db.limits, &mut a)?;
             lsn = lsn.max(ix.tree.delete(&self.db.engine, secondary::key(&a)?)?);
         }
         self.db.durable(lsn);
@@ -1072,7 +1126,8 @@ impl<'d> Table<'d> {
     }
 
     /// Primary keys of the rows whose index `index` columns equal `values` (a prefix of
-    /// the index's columns), in index order.
+    /// the index's columns), in index order (`[UInt(DB_ROW_ID)]` without a primary key).
+    /// [`Table::index_scan`] returns the rows themselves, for ranges too.
     pub fn lookup_index(&self, index: &str, values: &[Value]) -> Result<Vec<Vec<Value>>> {
         let held = self.state()?;
         let _s = held.dml.read();
@@ -1109,6 +1164,49 @@ impl<'d> Table<'d> {
     }
 }
 
+impl<'d> Table<'d> {
+    /// Rows whose index `index` key lies within the bounds, in index order (ties in primary
+    /// key or row id order), either direction. A bound is a prefix of the index's columns
+    /// (or all of them), compared in the index's order (docs/catalog.md, "Secondary range
+    /// scans"). Entries whose row changed since are skipped.
+    pub fn index_scan(
+        &self,
+        index: &str,
+        lower: Bound<Vec<Value>>,
+        upper: Bound<Vec<Value>>,
+        dir: Direction,
+    ) -> Result<IndexRows<'d>> {
+        let t = self.state()?;
+        let Some(pos) = t.indexes.iter().position(|i| i.def.name == index) else {
+            return Err(DbError::NoSuchIndex {
+                table: self.name.clone(),
+                index: index.into(),
+            });
+        };
+        let ix = &t.indexes[pos];
+        let (lo, hi) = scan::bounds(lower, upper, |v| {
+            let mut k = Vec::new();
+            ix.layout.encode_search(v, &self.db.limits, &mut k)?;
+            Ok(k)
+        })?;
+        let cursor = ix.tree.scan(&self.db.engine, as_ref(&lo), as_ref(&hi), dir);
+        Ok(IndexRows {
+            cursor,
+            table: t,
+            index: pos,
+            engine: &self.db.engine,
+            limits: self.db.limits,
+        })
+    }
+}
+
+/// What a row call names: primary key values, or a handle from a scan.
+#[derive(Clone, Copy)]
+enum Target<'a> {
+    Pk(&'a [Value]),
+    Handle(&'a RowHandle),
+}
+
 fn as_ref(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
     match b {
         Bound::Included(v) => Bound::Included(v.as_slice()),
@@ -1124,13 +1222,36 @@ pub struct Rows<'d> {
     engine: &'d Engine,
 }
 
+impl<'d> Rows<'d> {
+    /// The next row with its clustered key; a row deleted since the cursor saw it (found
+    /// when its off-page values are read) is skipped.
+    fn next_keyed(&mut self) -> Option<Result<(Vec<u8>, Vec<Value>)>> {
+        loop {
+            let e = match self.cursor.next()? {
+                Ok(e) => e,
+                Err(e) => return Some(Err(e.into())),
+            };
+            match blob::read_row(self.engine, &self.table, &e.key, &e.value) {
+                Ok(Some(row)) => return Some(Ok((e.key, row))),
+                Ok(None) => continue,
+                Err(err) => return Some(Err(err)),
+            }
+        }
+    }
+
+    /// The rows with their handles, for updating or deleting them (a table without a
+    /// primary key has no other way to name a row).
+    pub fn with_handles(mut self) -> impl Iterator<Item = Result<(RowHandle, Vec<Value>)>> + 'd {
+        std::iter::from_fn(move || {
+            let r = self.next_keyed()?;
+            Some(r.and_then(|(k, row)| Ok((RowHandle::new(&self.table, k)?, row))))
+        })
+    }
+}
+
 impl Iterator for Rows<'_> {
     type Item = Result<Vec<Value>>;
     fn next(&mut self) -> Option<Self::Item> {
-        let e = match self.cursor.next()? {
-            Ok(e) => e,
-            Err(e) => return Some(Err(e.into())),
-        };
-        Some(decode_row(self.engine, &self.table.layout, &e.value))
+        Some(self.next_keyed()?.map(|(_, row)| row))
     }
 }

@@ -1,0 +1,234 @@
+//! # `Db::check` for one table
+//!
+//! What it verifies (docs/catalog.md, docs/blob.md):
+//! 1. every B-tree of the table (`BTree::verify`);
+//! 2. every clustered record decodes, its key is its row's, and every off-page reference
+//!    names a well-formed chain of its length in the table's space (`btree::blob::walk`);
+//! 3. each secondary index holds exactly the entries its rows imply;
+//! 4. page accounting: every page in use in the table's space is allocation metadata, a
+//!    page of one of its trees, or a page of a chain a record names, and exactly one of
+//!    those; no page of a tree or chain is marked free. Used pages nothing reaches are
+//!    reported as `leaked:` lines, per kind (the only thing a crash may leave: docs/blob.md).
+//!
+//! Meant for a quiescent table (as `quire check` runs it): it holds the table's DML lock
+//! shared and its chain lock shared, but inserts may still run.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::ops::Bound;
+
+use super::{Db, Result, TableState};
+use crate::btree::{blob, Direction};
+use crate::page::{Header, PageId, PageNo, PageType};
+use crate::row::{secondary, Stored, TrxId};
+
+/// Pages listed per kind of leak; the count is always complete.
+const SHOW_PAGES: usize = 10;
+
+fn page_list(pages: &[PageNo]) -> String {
+    let mut s: Vec<String> = pages
+        .iter()
+        .take(SHOW_PAGES)
+        .map(|p| p.0.to_string())
+        .collect();
+    if pages.len() > SHOW_PAGES {
+        s.push("...".into());
+    }
+    s.join(", ")
+}
+
+pub(super) fn check_table(db: &Db, t: &TableState) -> Result<Vec<String>> {
+    let engine = &db.engine;
+    let _s = t.dml.read();
+    let _c = t.chains.read();
+    let name = format!("{}.{}", t.def.db, t.def.name);
+    let mut problems = Vec::new();
+    for p in t.clustered.verify(engine) {
+        problems.push(format!("{name} PRIMARY: {p}"));
+    }
+    let mut expected: Vec<BTreeSet<Vec<u8>>> = vec![BTreeSet::new(); t.indexes.len()];
+    // Chain pages, and whether every chain could be walked (accounting needs all of them).
+    let mut chains: HashSet<PageNo> = HashSet::new();
+    let mut chains_whole = true;
+    for e in t.clustered.scan(
+        engine,
+        Bound::Unbounded,
+        Bound::Unbounded,
+        Direction::Forward,
+    ) {
+        let e = e?;
+        let fields = match t.layout.decode(&e.value) {
+            Ok(f) => f,
+            Err(err) => {
+                problems.push(format!("{name} PRIMARY: undecodable row: {err}"));
+                continue;
+            }
+        };
+        let mut chains_ok = true;
+        for (c, f) in fields.fields.iter().enumerate() {
+            let Stored::External { r, .. } = f else {
+                continue;
+            };
+            let col = t.def.columns.get(c).map_or("?", |c| c.name.as_str());
+            let at = format!("{name} PRIMARY: key {:02x?} column `{col}`", e.key);
+            if r.space != t.def.space {
+                problems.push(format!("{at}: off-page value in space {}", r.space));
+                chains_ok = false;
+                continue;
+            }
+            match blob::pages(engine, r) {
+                Ok(pages) => {
+                    for p in pages {
+                        if !chains.insert(p) {
+                            problems.push(format!("{at}: BLOB page {p} is in two chains"));
+                        }
+                    }
+                }
+                Err(err) => {
+                    problems.push(format!("{at}: {err}"));
+                    chains_ok = false;
+                }
+            }
+        }
+        chains_whole &= chains_ok;
+        if !chains_ok {
+            continue;
+        }
+        let row_id = fields.sys.row_id;
+        let row = match fields.into_values(&t.layout, |r| super::blob::fetch(engine, r)) {
+            Ok(r) => r,
+            Err(err) => {
+                problems.push(format!("{name} PRIMARY: undecodable row: {err}"));
+                continue;
+            }
+        };
+        let mut key = Vec::new();
+        t.layout.encode_key(&row, row_id, &db.limits, &mut key)?;
+        if key != e.key {
+            problems.push(format!(
+                "{name} PRIMARY: a row's key differs from its record"
+            ));
+        }
+        for (i, ix) in t.indexes.iter().enumerate() {
+            let mut rec = Vec::new();
+            ix.layout
+                .encode(&row, row_id, TrxId(0), &db.limits, &mut rec)?;
+            expected[i].insert(secondary::key(&rec)?.to_vec());
+        }
+    }
+    for (i, ix) in t.indexes.iter().enumerate() {
+        for p in ix.tree.verify(engine) {
+            problems.push(format!("{name} {}: {p}", ix.def.name));
+        }
+        let mut missing = expected[i].clone();
+        for e in ix.tree.scan(
+            engine,
+            Bound::Unbounded,
+            Bound::Unbounded,
+            Direction::Forward,
+        ) {
+            let e = e?;
+            if !missing.remove(&e.key) {
+                problems.push(format!(
+                    "{name} {}: secondary entry without clustered row (key {:02x?})",
+                    ix.def.name, e.key
+                ));
+            }
+        }
+        for k in missing {
+            problems.push(format!(
+                "{name} {}: clustered row without secondary entry (key {k:02x?})",
+                ix.def.name
+            ));
+        }
+    }
+    if chains_whole {
+        account(db, t, &name, &chains, &mut problems)?;
+    } else {
+        problems.push(format!(
+            "{name}: page accounting skipped: some BLOB chain could not be walked"
+        ));
+    }
+    Ok(problems)
+}
+
+/// Invariant 4: every used page of the table's space is reached exactly once.
+fn account(
+    db: &Db,
+    t: &TableState,
+    name: &str,
+    chains: &HashSet<PageNo>,
+    problems: &mut Vec<String>,
+) -> Result<()> {
+    let engine = &db.engine;
+    let space = t.def.space;
+    let mut owner: HashMap<PageNo, String> = HashMap::new();
+    let trees = std::iter::once(("PRIMARY".to_string(), &t.clustered))
+        .chain(t.indexes.iter().map(|ix| (ix.def.name.clone(), &ix.tree)));
+    for (ix, tree) in trees {
+        match tree.pages(engine) {
+            Ok(pages) => {
+                for p in pages {
+                    if let Some(other) = owner.insert(p, format!("index {ix}")) {
+                        problems.push(format!("{name}: page {p} is in {other} and index {ix}"));
+                    }
+                }
+            }
+            Err(e) => {
+                // verify has reported the damage; guessing leaks from half a tree would
+                // only add noise.
+                problems.push(format!("{name}: page accounting skipped: index {ix}: {e}"));
+                return Ok(());
+            }
+        }
+    }
+    for &p in chains {
+        if let Some(other) = owner.insert(p, "a BLOB chain".into()) {
+            problems.push(format!("{name}: page {p} is in {other} and a BLOB chain"));
+        }
+    }
+    let used: BTreeSet<PageNo> = engine.used_pages(space)?.into_iter().collect();
+    let mut free_but_reached: Vec<(PageNo, &String)> = owner
+        .iter()
+        .filter(|(p, _)| !used.contains(p))
+        .map(|(p, o)| (*p, o))
+        .collect();
+    free_but_reached.sort();
+    for (p, o) in free_but_reached {
+        problems.push(format!("{name}: page {p} of {o} is marked free"));
+    }
+    // Allocation metadata: page 0 and the descriptor page of every later group of
+    // `page_size` pages (docs/space-format.md).
+    let group = engine.page_size().get();
+    let mut leaked: BTreeMap<String, Vec<PageNo>> = BTreeMap::new();
+    for &p in used
+        .iter()
+        .filter(|p| !p.0.is_multiple_of(group) && !owner.contains_key(p))
+    {
+        let kind = match engine.pool().get_shared(PageId::new(space, p)) {
+            Ok(g) => {
+                let h = Header::new(&g);
+                match h.page_type() {
+                    Some(PageType::Blob) => "BLOB page(s) no record references".to_string(),
+                    Some(PageType::Index) => format!(
+                        "index page(s) of no index of the table (index id {})",
+                        crate::btree::node::index_id(&g)
+                    ),
+                    _ => format!(
+                        "page(s) of type {} that nothing references",
+                        h.page_type_raw()
+                    ),
+                }
+            }
+            Err(e) => format!("unreadable page(s) that nothing references ({e})"),
+        };
+        leaked.entry(kind).or_default().push(p);
+    }
+    for (kind, pages) in leaked {
+        problems.push(format!(
+            "{name}: leaked: {} {kind}: pages {}",
+            pages.len(),
+            page_list(&pages)
+        ));
+    }
+    Ok(())
+}
