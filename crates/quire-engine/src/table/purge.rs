@@ -54,6 +54,9 @@ const MAX_BATCH: usize = 1024;
 /// Purge's lock owner id: above every transaction id (`TrxId::MAX`), never assigned.
 const PURGE_TRX: TrxId = TrxId::MAX;
 
+/// BLOB pages to free once a log is removed, per space.
+type Chains = Vec<(crate::page::SpaceId, Vec<crate::page::PageNo>)>;
+
 /// The background coordinator.
 pub(super) struct Purger {
     stop: Arc<(Mutex<bool>, Condvar)>,
@@ -135,10 +138,17 @@ impl DbInner {
         let mut done = 0;
         let mut records = 0u64;
         for log in &logs {
-            match self.purge_log(log)? {
+            let mut chains = Vec::new();
+            match self.purge_log(log, &mut chains)? {
                 Some(r) => {
                     records += r;
                     self.undo.history_remove(&self.engine, log)?;
+                    // Only now, with the log gone, are the old versions' chains freed: a
+                    // crash in between leaks them (check reports it) instead of purging
+                    // the log again and freeing them twice (invariant 2).
+                    for (space, pages) in chains {
+                        blob::free_in_mtrs_pub(&self.engine, space, &pages)?;
+                    }
                     done += 1;
                 }
                 // A row stayed locked: this log (and those after it) wait for a later batch.
@@ -156,14 +166,14 @@ impl DbInner {
     }
 
     /// Purges the records of one log; `None` if a row lock could not be had in time.
-    fn purge_log(&self, log: &HistoryLog) -> Result<Option<u64>> {
+    fn purge_log(&self, log: &HistoryLog, chains: &mut Chains) -> Result<Option<u64>> {
         let recs = self.undo.history_records(&self.engine, log)?;
         if recs.iter().any(|(_, r)| r.table_id == ROLLED_BACK) {
             return Ok(Some(0));
         }
         let mut removed = 0;
         for (_, r) in &recs {
-            match self.purge_record(log.trx_id, r)? {
+            match self.purge_record(log.trx_id, r, chains)? {
                 Some(n) => removed += n,
                 None => return Ok(None),
             }
@@ -173,7 +183,7 @@ impl DbInner {
 
     /// Purges one undo record of transaction `trx`: returns the index records removed, or
     /// `None` if the row stayed locked.
-    fn purge_record(&self, trx: TrxId, r: &UndoRecord) -> Result<Option<u64>> {
+    fn purge_record(&self, trx: TrxId, r: &UndoRecord, chains: &mut Chains) -> Result<Option<u64>> {
         if r.kind != UndoKind::Update {
             return Ok(Some(0));
         }
@@ -232,9 +242,12 @@ impl DbInner {
                             removed += self.remove_marked_entry(&t, &ix.tree, &k, trx)?;
                         }
                     }
-                    // Invariant 3: the old version's chains were its own.
+                    // Invariant 3: the old version's chains were its own; freed once the log
+                    // is gone (`purge_batch`).
                     let pages = blob::record_chain_pages(engine, &t.layout, p.old)?;
-                    blob::free_in_mtrs_pub(engine, t.def.space, &pages)?;
+                    if !pages.is_empty() {
+                        chains.push((t.def.space, pages));
+                    }
                 }
             }
             Ok(removed)
