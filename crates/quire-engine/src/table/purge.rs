@@ -135,6 +135,10 @@ impl DbInner {
         if logs.is_empty() {
             return Ok(0);
         }
+        let workers = self.config.purge_threads;
+        if workers > 1 && logs.len() > 1 {
+            return self.purge_parallel(&logs, workers);
+        }
         let mut done = 0;
         let mut records = 0u64;
         for log in &logs {
@@ -163,6 +167,78 @@ impl DbInner {
             .purge_records
             .fetch_add(records, Ordering::Relaxed);
         Ok(done)
+    }
+
+    /// A batch with `innodb_purge_threads` workers: the records of all the batch's logs are
+    /// split by row (hash of table and key), so each row's records stay in commit order
+    /// in one worker; the coordinator then removes the logs in order. If some row stayed
+    /// locked, no log is removed this time (every step is idempotent: the next batch
+    /// redoes the rest).
+    fn purge_parallel(&self, logs: &[HistoryLog], workers: usize) -> Result<usize> {
+        use std::hash::{Hash, Hasher};
+        let mut groups: Vec<Vec<(TrxId, UndoRecord)>> = vec![Vec::new(); workers];
+        for log in logs {
+            let recs = self.undo.history_records(&self.engine, log)?;
+            if recs.iter().any(|(_, r)| r.table_id == ROLLED_BACK) {
+                continue;
+            }
+            for (_, r) in recs {
+                let key = match r.kind {
+                    UndoKind::Update => decode_update(&r.payload)?.key.to_vec(),
+                    UndoKind::Insert => continue,
+                };
+                let mut h = std::collections::hash_map::DefaultHasher::new();
+                (r.table_id, key).hash(&mut h);
+                groups[h.finish() as usize % workers].push((log.trx_id, r));
+            }
+        }
+        let results: Vec<Result<Option<(u64, Chains)>>> = std::thread::scope(|s| {
+            let handles: Vec<_> = groups
+                .iter()
+                .map(|g| {
+                    s.spawn(move || -> Result<Option<(u64, Chains)>> {
+                        let mut chains = Vec::new();
+                        let mut removed = 0;
+                        for (trx, r) in g {
+                            match self.purge_record(*trx, r, &mut chains)? {
+                                Some(n) => removed += n,
+                                None => return Ok(None),
+                            }
+                        }
+                        Ok(Some((removed, chains)))
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|_| Err(DbError::Thread("a purge worker panicked".into()))))
+                .collect()
+        });
+        let mut all_chains = Vec::new();
+        let mut records = 0;
+        for r in results {
+            match r? {
+                Some((n, c)) => {
+                    records += n;
+                    all_chains.extend(c);
+                }
+                None => return Ok(0),
+            }
+        }
+        for log in logs {
+            self.undo.history_remove(&self.engine, log)?;
+        }
+        for (space, pages) in all_chains {
+            blob::free_in_mtrs_pub(&self.engine, space, &pages)?;
+        }
+        self.counters.purge_batches.fetch_add(1, Ordering::Relaxed);
+        self.counters
+            .purge_logs
+            .fetch_add(logs.len() as u64, Ordering::Relaxed);
+        self.counters
+            .purge_records
+            .fetch_add(records, Ordering::Relaxed);
+        Ok(logs.len())
     }
 
     /// Purges the records of one log; `None` if a row lock could not be had in time.
