@@ -55,6 +55,18 @@
 //!
 //! items.delete(&[Value::Int(1)])?;
 //!
+//! // Transactions: REPEATABLE READ snapshots, row locks, savepoints (docs/transactions.md).
+//! let mut tx = db.begin(quire_engine::trx::Isolation::RepeatableRead)?;
+//! tx.insert(&items, vec![Value::Int(10), Value::Str("fig".into()), Value::Int(1)])?;
+//! tx.update_with(&items, &[Value::Int(10)], |row| row[2] = Value::Int(2))?;
+//! tx.savepoint("before_delete")?;
+//! tx.delete(&items, &[Value::Int(10)])?;
+//! tx.rollback_to_savepoint("before_delete")?;
+//! // Another session's snapshot does not see the uncommitted row.
+//! assert_eq!(items.get(&[Value::Int(10)])?, None);
+//! tx.commit()?;
+//! assert_eq!(items.get(&[Value::Int(10)])?.map(|r| r[2].clone()), Some(Value::Int(2)));
+//!
 //! // No primary key: a hidden row id clusters the table, and rows are named by handles.
 //! // Long values (TEXT/BLOB, long VARCHARs) go to BLOB pages off the record (docs/blob.md).
 //! let spec = TableSpec::new(
@@ -86,16 +98,15 @@
 //!
 //! Invariants:
 //! 1. DDL is serialized by `Db::ddl`; a table's DDL excludes its DML (the table's `dml`
-//!    RwLock: DML shares it, DDL takes it exclusively).
-//! 2. A row change waits for its last mtr's durability (group commit) before returning.
-//! 3. Until step 5 (transactions) a row change on a table with secondary indexes is several
-//!    mtrs, clustered first; a crash in between is found by [`Db::check`] (docs/catalog.md).
-//!    Such changes are serialized per table (no row locks yet); on a table without secondary
-//!    indexes a change is one mtr (plus, for a long off-page value, the BLOB mtrs of
-//!    docs/blob.md) and runs concurrently with any other, except that updates and deletes
-//!    of a table that can store values off-page serialize on its chain lock.
-//! 4. A record names only whole BLOB chains, and a chain is freed only once no record names
-//!    it and no reader is copying it (`table/blob.rs`, docs/blob.md).
+//!    RwLock: DML shares it for one statement, DDL takes it exclusively). DDL does not wait
+//!    for open transactions (no metadata locks yet).
+//! 2. Row changes run in transactions (`txn.rs`, docs/transactions.md); an autocommit call
+//!    on [`Table`] is one, and returns once its commit is durable as
+//!    `innodb_flush_log_at_trx_commit` says.
+//! 3. A row change is several mtrs (undo record, clustered record, secondary entries); a
+//!    crash in between leaves an active transaction that recovery rolls back.
+//! 4. A record names only whole BLOB chains, each chain belongs to one version, and it is
+//!    freed only once no view can read that version (`table/blob.rs`, docs/blob.md).
 //! 5. A table without a primary key is clustered on a hidden DB_ROW_ID that is never handed
 //!    out twice in a run and starts above the largest durable one (`table/rowid.rs`); its
 //!    rows are named by [`RowHandle`].
