@@ -239,7 +239,8 @@ impl Config {
                     num_in(n, value, 1.0, f64::from(crate::doublewrite::MAX_SLOTS))? as u32
             }
             "innodb_lock_wait_timeout" => {
-                self.lock_wait_timeout_ms = (num_in(n, value, 0.0, 1_073_741_824.0)? * 1000.0) as u64
+                self.lock_wait_timeout_ms =
+                    (num_in(n, value, 0.0, 1_073_741_824.0)? * 1000.0) as u64
             }
             "innodb_purge_threads" => self.purge_threads = num_in(n, value, 0.0, 32.0)? as usize,
             "innodb_purge_batch_size" => {

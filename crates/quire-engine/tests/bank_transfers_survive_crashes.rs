@@ -32,7 +32,11 @@ const THREADS: u64 = 4;
 fn open(vfs: &SimVfs) -> Result<Db, DbError> {
     let mut config = common::small_config();
     config.lock_wait_timeout_ms = 2000;
-    Db::open_with(Arc::new(vfs.clone()) as Arc<dyn Vfs>, Path::new(common::DIR), config)
+    Db::open_with(
+        Arc::new(vfs.clone()) as Arc<dyn Vfs>,
+        Path::new(common::DIR),
+        config,
+    )
 }
 
 fn int() -> ColumnType {
@@ -85,7 +89,14 @@ struct Outcome {
 }
 
 /// One transfer; `Ok(true)` if it committed.
-fn transfer(db: &Db, id: i64, src: i64, dst: i64, amount: i64, abort: bool) -> Result<bool, DbError> {
+fn transfer(
+    db: &Db,
+    id: i64,
+    src: i64,
+    dst: i64,
+    amount: i64,
+    abort: bool,
+) -> Result<bool, DbError> {
     let accounts = db.table("bank", "accounts")?;
     let journal = db.table("bank", "journal")?;
     let mut tx = db.begin(Isolation::RepeatableRead)?;
@@ -101,7 +112,12 @@ fn transfer(db: &Db, id: i64, src: i64, dst: i64, amount: i64, abort: bool) -> R
     tx.update_with(&accounts, &[Value::Int(dst)], add(amount))?;
     tx.insert(
         &journal,
-        vec![Value::Int(id), Value::Int(src), Value::Int(dst), Value::Int(amount)],
+        vec![
+            Value::Int(id),
+            Value::Int(src),
+            Value::Int(dst),
+            Value::Int(amount),
+        ],
     )?;
     if abort {
         tx.rollback()?;
@@ -161,7 +177,11 @@ fn verify(db: &Db, out: &Outcome, what: &str) {
         .collect();
     assert_eq!(balances.len(), ACCOUNTS as usize, "{what}: accounts");
     let total: i64 = balances.values().sum();
-    assert_eq!(total, ACCOUNTS * INITIAL, "{what}: money was created or lost");
+    assert_eq!(
+        total,
+        ACCOUNTS * INITIAL,
+        "{what}: money was created or lost"
+    );
     let mut expect: BTreeMap<i64, i64> = (0..ACCOUNTS).map(|a| (a, INITIAL)).collect();
     let mut ids = BTreeSet::new();
     for r in journal
@@ -177,11 +197,20 @@ fn verify(db: &Db, out: &Outcome, what: &str) {
         *expect.entry(dst).or_default() += amount;
         ids.insert(id);
     }
-    assert_eq!(balances, expect, "{what}: balances disagree with the journal");
+    assert_eq!(
+        balances, expect,
+        "{what}: balances disagree with the journal"
+    );
     let lost: Vec<_> = out.acked.difference(&ids).collect();
-    assert!(lost.is_empty(), "{what}: acknowledged commits lost: {lost:?}");
+    assert!(
+        lost.is_empty(),
+        "{what}: acknowledged commits lost: {lost:?}"
+    );
     let undone: Vec<_> = out.rolled_back.intersection(&ids).collect();
-    assert!(undone.is_empty(), "{what}: rolled-back transfers visible: {undone:?}");
+    assert!(
+        undone.is_empty(),
+        "{what}: rolled-back transfers visible: {undone:?}"
+    );
     let problems = db.check().expect("check");
     assert!(problems.is_empty(), "{what}: {problems:?}");
 }
@@ -203,7 +232,12 @@ fn transfers_keep_the_total_and_every_acknowledged_commit_across_crashes() {
     db.kill();
     let span = vfs.op_count() - base;
     assert!(span > 100, "the workload does I/O");
-    let modes = [CrashMode::Random, CrashMode::DropAll, CrashMode::KeepAll, CrashMode::TearAll];
+    let modes = [
+        CrashMode::Random,
+        CrashMode::DropAll,
+        CrashMode::KeepAll,
+        CrashMode::TearAll,
+    ];
     for i in 0..iters {
         let seed = 1000 + i;
         let vfs = SimVfs::new(seed);

@@ -134,7 +134,13 @@ fn run<'d>(
             } else {
                 ReadLock::Shared
             };
-            rows(tx.scan_locking(t, Bound::Unbounded, Bound::Unbounded, Direction::Forward, lock))
+            rows(tx.scan_locking(
+                t,
+                Bound::Unbounded,
+                Bound::Unbounded,
+                Direction::Forward,
+                lock,
+            ))
         }
         "by_v" => match tx.lookup_index(t, "by_v", &[int(num(1))]) {
             Ok(pks) if pks.is_empty() => "none".into(),
@@ -198,7 +204,11 @@ fn expectation(text: &str, level: Isolation) -> Option<String> {
                     out = Some(words.join(" "));
                 }
                 cur = Some(l.to_string());
-                words = if rest.is_empty() { vec![] } else { vec![rest.to_string()] };
+                words = if rest.is_empty() {
+                    vec![]
+                } else {
+                    vec![rest.to_string()]
+                };
                 continue;
             }
         }
@@ -214,7 +224,9 @@ fn run_script(path: &Path, level: Isolation) {
     let text = std::fs::read_to_string(path).expect("read script");
     let dir = tempfile::tempdir().expect("tempdir");
     let mut config = Config::default();
-    config.set_str("innodb_lock_wait_timeout=2").expect("config");
+    config
+        .set_str("innodb_lock_wait_timeout=2")
+        .expect("config");
     config.buffer_pool_size = 16 << 20;
     config.log_file_size = 16 << 20;
     let db = Db::open(dir.path(), config).expect("open");
@@ -280,14 +292,23 @@ fn run_script(path: &Path, level: Isolation) {
                 sessions.insert(st.session.clone(), (to_tx, from_rx));
             }
             let (to, from) = &sessions[&st.session];
-            let at = format!("{name}:{} [{}] {}: {}", st.line, level_name(level), st.session, st.cmd);
+            let at = format!(
+                "{name}:{} [{}] {}: {}",
+                st.line,
+                level_name(level),
+                st.session,
+                st.cmd
+            );
             if let Some(stripped) = st.cmd.strip_prefix("<-") {
                 // The result of this session's blocked step.
                 // `<- ser:10`: only the levels named had a blocked step.
                 let Some(want) = expectation(stripped, level) else {
                     continue;
                 };
-                assert!(blocked.remove(&st.session).is_some(), "{at}: nothing blocked");
+                assert!(
+                    blocked.remove(&st.session).is_some(),
+                    "{at}: nothing blocked"
+                );
                 let got = from
                     .recv_timeout(Duration::from_secs(10))
                     .unwrap_or_else(|_| "still blocked".into());
@@ -300,7 +321,8 @@ fn run_script(path: &Path, level: Isolation) {
             );
             to.send(st.cmd.clone()).expect("session alive");
             let want = st.expect.as_deref().map(|e| {
-                expectation(e, level).unwrap_or_else(|| panic!("{at}: no expectation for this level"))
+                expectation(e, level)
+                    .unwrap_or_else(|| panic!("{at}: no expectation for this level"))
             });
             match from.recv_timeout(BLOCK_WAIT) {
                 Ok(got) => {
@@ -319,7 +341,11 @@ fn run_script(path: &Path, level: Isolation) {
                 }
             }
         }
-        assert!(blocked.is_empty(), "{name} [{}]: steps still blocked at the end: {blocked:?}", level_name(level));
+        assert!(
+            blocked.is_empty(),
+            "{name} [{}]: steps still blocked at the end: {blocked:?}",
+            level_name(level)
+        );
         // Closing the channels ends the sessions (open transactions roll back on drop).
         drop(sessions);
     });

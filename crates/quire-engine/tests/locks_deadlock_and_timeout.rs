@@ -48,16 +48,19 @@ fn a_deadlock_rolls_back_its_victim_at_once_and_the_other_goes_on() {
         let t1 = s.spawn(move || {
             let t = db.table("d", "t").expect("table");
             let mut a = db.begin(Isolation::RepeatableRead).expect("begin");
-            a.update(&t, &[Value::Int(1)], set(1)(1)).expect("a locks 1");
+            a.update(&t, &[Value::Int(1)], set(1)(1))
+                .expect("a locks 1");
             ready_tx.send(()).expect("send");
             go_rx.recv().expect("go");
             // Waits for b's lock on 2 until b is chosen as the victim.
-            a.update(&t, &[Value::Int(2)], set(1)(2)).expect("a gets 2 once b is rolled back");
+            a.update(&t, &[Value::Int(2)], set(1)(2))
+                .expect("a gets 2 once b is rolled back");
             a.commit().expect("a commits");
         });
         ready_rx.recv().expect("ready");
         let mut b = db.begin(Isolation::RepeatableRead).expect("begin");
-        b.update(&t, &[Value::Int(2)], set(2)(2)).expect("b locks 2");
+        b.update(&t, &[Value::Int(2)], set(2)(2))
+            .expect("b locks 2");
         go_tx.send(()).expect("go");
         // Let a block on 2 first, then close the cycle.
         std::thread::sleep(Duration::from_millis(200));
@@ -66,7 +69,10 @@ fn a_deadlock_rolls_back_its_victim_at_once_and_the_other_goes_on() {
             .expect_err("b closes a cycle");
         assert!(matches!(e, DbError::Deadlock), "{e:?}");
         // The victim was rolled back whole: nothing but rollback is accepted.
-        assert!(matches!(b.get(&t, &[Value::Int(1)]), Err(DbError::TrxAborted)));
+        assert!(matches!(
+            b.get(&t, &[Value::Int(1)]),
+            Err(DbError::TrxAborted)
+        ));
         b.rollback().expect("rollback of a victim");
         t1.join().expect("a");
     });
@@ -75,7 +81,11 @@ fn a_deadlock_rolls_back_its_victim_at_once_and_the_other_goes_on() {
         "detected at once, not by timeout"
     );
     assert_eq!(t.get(&[Value::Int(1)]).expect("get"), Some(set(1)(1)));
-    assert_eq!(t.get(&[Value::Int(2)]).expect("get"), Some(set(1)(2)), "b's change was undone");
+    assert_eq!(
+        t.get(&[Value::Int(2)]).expect("get"),
+        Some(set(1)(2)),
+        "b's change was undone"
+    );
     assert_eq!(db.stat("Innodb_deadlocks"), Some(1));
     assert!(db.stat("Innodb_row_lock_waits").unwrap_or(0) >= 1);
     assert!(db.check().expect("check").is_empty());
@@ -86,9 +96,11 @@ fn a_lock_wait_times_out_and_rolls_back_only_the_statement() {
     let (_dir, db) = setup("1");
     let t = db.table("d", "t").expect("table");
     let mut a = db.begin(Isolation::RepeatableRead).expect("begin");
-    a.update(&t, &[Value::Int(1)], set(1)(1)).expect("a locks 1");
+    a.update(&t, &[Value::Int(1)], set(1)(1))
+        .expect("a locks 1");
     let mut b = db.begin(Isolation::RepeatableRead).expect("begin");
-    b.update(&t, &[Value::Int(2)], set(2)(2)).expect("b changes 2");
+    b.update(&t, &[Value::Int(2)], set(2)(2))
+        .expect("b changes 2");
     let start = Instant::now();
     let e = b
         .update(&t, &[Value::Int(1)], set(2)(1))
@@ -119,7 +131,10 @@ fn a_consistent_read_never_waits_for_a_writer() {
     let start = Instant::now();
     let mut r = db.begin(Isolation::RepeatableRead).expect("begin");
     assert_eq!(r.get(&t, &[Value::Int(1)]).expect("read"), Some(set(0)(1)));
-    assert_eq!(t.get(&[Value::Int(1)]).expect("autocommit read"), Some(set(0)(1)));
+    assert_eq!(
+        t.get(&[Value::Int(1)]).expect("autocommit read"),
+        Some(set(0)(1))
+    );
     assert!(start.elapsed() < Duration::from_secs(1));
     r.commit().expect("commit");
     w.rollback().expect("rollback");

@@ -41,7 +41,8 @@ fn create(dir: &Path) -> Db {
     spec.indexes.push(IndexSpec::new("by_v", vec![1]).unique());
     let t = db.create_table("d", "t", spec).expect("table");
     for i in 1..=3 {
-        t.insert(vec![Value::Int(i), Value::Int(i * 10)]).expect("row");
+        t.insert(vec![Value::Int(i), Value::Int(i * 10)])
+            .expect("row");
     }
     db
 }
@@ -55,9 +56,11 @@ fn a_transaction_active_at_the_crash_is_rolled_back_after_restart() {
     tx.update(&t, &[Value::Int(1)], vec![Value::Int(1), Value::Int(11)])
         .expect("update");
     tx.delete(&t, &[Value::Int(2)]).expect("delete");
-    tx.insert(&t, vec![Value::Int(4), Value::Int(40)]).expect("insert");
+    tx.insert(&t, vec![Value::Int(4), Value::Int(40)])
+        .expect("insert");
     // A later commit makes the log durable past the active transaction's changes.
-    t.insert(vec![Value::Int(5), Value::Int(50)]).expect("committed row");
+    t.insert(vec![Value::Int(5), Value::Int(50)])
+        .expect("committed row");
     std::mem::forget(tx); // no rollback: the process "crashes" with it active
     db.kill();
 
@@ -67,11 +70,19 @@ fn a_transaction_active_at_the_crash_is_rolled_back_after_restart() {
     db.wait_for_recovery();
     assert_eq!(rows(&db), vec![(1, 10), (2, 20), (3, 30), (5, 50)]);
     let t = db.table("d", "t").expect("table");
-    assert_eq!(t.lookup_index("by_v", &[Value::Int(40)]).expect("lookup"), Vec::<Vec<Value>>::new());
-    assert_eq!(t.lookup_index("by_v", &[Value::Int(20)]).expect("lookup"), vec![vec![Value::Int(2)]]);
+    assert_eq!(
+        t.lookup_index("by_v", &[Value::Int(40)]).expect("lookup"),
+        Vec::<Vec<Value>>::new()
+    );
+    assert_eq!(
+        t.lookup_index("by_v", &[Value::Int(20)]).expect("lookup"),
+        vec![vec![Value::Int(2)]]
+    );
     // The rolled-back rows are free to change again.
-    t.update(&[Value::Int(2)], vec![Value::Int(2), Value::Int(21)]).expect("update");
-    t.insert(vec![Value::Int(4), Value::Int(41)]).expect("insert");
+    t.update(&[Value::Int(2)], vec![Value::Int(2), Value::Int(21)])
+        .expect("update");
+    t.insert(vec![Value::Int(4), Value::Int(41)])
+        .expect("insert");
     assert_eq!(db.stat("quire_trx_active"), Some(0));
     assert!(db.check().expect("check").is_empty());
     db.shutdown().expect("shutdown");
@@ -94,7 +105,11 @@ fn committed_history_survives_a_restart_until_purged() {
     let db = Db::open(dir.path(), config()).expect("reopen");
     assert_eq!(db.stat("Innodb_history_list_length"), Some(history));
     let t = db.table("d", "t").expect("table");
-    assert_eq!(t.index_record_counts("PRIMARY").expect("counts"), (2, 1), "row 3 is delete-marked");
+    assert_eq!(
+        t.index_record_counts("PRIMARY").expect("counts"),
+        (2, 1),
+        "row 3 is delete-marked"
+    );
     assert_eq!(db.purge_now().expect("purge"), history);
     assert_eq!(db.stat("Innodb_history_list_length"), Some(0));
     assert_eq!(t.index_record_counts("PRIMARY").expect("counts"), (2, 0));

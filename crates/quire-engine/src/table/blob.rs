@@ -98,7 +98,11 @@ pub(super) fn decode_row(engine: &Engine, layout: &RowLayout, rec: &[u8]) -> Res
 }
 
 /// The pages of every chain clustered record `rec` names.
-pub(super) fn record_chain_pages(engine: &Engine, layout: &RowLayout, rec: &[u8]) -> Result<Vec<PageNo>> {
+pub(super) fn record_chain_pages(
+    engine: &Engine,
+    layout: &RowLayout,
+    rec: &[u8],
+) -> Result<Vec<PageNo>> {
     if !record::has_external(rec)? {
         return Ok(Vec::new());
     }

@@ -138,7 +138,11 @@ pub(super) fn check_table(db: &DbInner, t: &TableState) -> Result<Vec<String>> {
                     "{name} {}: entry (key {:02x?}) is {} but its row is {}",
                     ix.def.name,
                     e.key,
-                    if e.delete_marked { "delete-marked" } else { "live" },
+                    if e.delete_marked {
+                        "delete-marked"
+                    } else {
+                        "live"
+                    },
                     if marked { "deleted" } else { "live" },
                 )),
                 Some(_) => {}
@@ -177,7 +181,10 @@ fn history_chains(db: &DbInner, t: &TableState) -> Result<Vec<PageNo>> {
     let mut out = Vec::new();
     for log in db.undo.history_batch(&db.engine, usize::MAX, u64::MAX)? {
         let recs = db.undo.history_records(&db.engine, &log)?;
-        if recs.iter().any(|(_, r)| r.table_id == super::txn::ROLLED_BACK) {
+        if recs
+            .iter()
+            .any(|(_, r)| r.table_id == super::txn::ROLLED_BACK)
+        {
             // Undone: the images are the restored records (or freed chains).
             continue;
         }
@@ -186,7 +193,9 @@ fn history_chains(db: &DbInner, t: &TableState) -> Result<Vec<PageNo>> {
                 continue;
             }
             let p = super::txn::decode_update(&r.payload)?;
-            out.extend(super::blob::record_chain_pages(&db.engine, &t.layout, p.old)?);
+            out.extend(super::blob::record_chain_pages(
+                &db.engine, &t.layout, p.old,
+            )?);
         }
     }
     Ok(out)

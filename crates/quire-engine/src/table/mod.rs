@@ -137,10 +137,12 @@ use crate::btree::{BTree, BTreeError, Cursor, Direction};
 use crate::catalog::{self, Catalog, CatalogError, IndexDef, TableDef, CATALOG_ROOT};
 use crate::config::Config;
 use crate::engine::{Engine, EngineError};
+use crate::lock::LockManager;
 use crate::page::{Lsn, PageId, SpaceId};
 use crate::row::secondary::{self, IndexColumn};
-use crate::lock::LockManager;
-use crate::row::{Column, ColumnType, RowError, RowId, RowLayout, RowLimits, SecondaryLayout, Value};
+use crate::row::{
+    Column, ColumnType, RowError, RowId, RowLayout, RowLimits, SecondaryLayout, Value,
+};
 use crate::trx::{Isolation, TrxSys, ViewHandle};
 use crate::undo::{UndoError, UndoSys};
 
@@ -564,7 +566,8 @@ impl Db {
             recovery::roll_back(&inner, pending);
             None
         };
-        let purge = (repair && inner.config.purge_threads > 0).then(|| purge::Purger::start(&inner));
+        let purge =
+            (repair && inner.config.purge_threads > 0).then(|| purge::Purger::start(&inner));
         Ok((
             Some(Db {
                 inner,

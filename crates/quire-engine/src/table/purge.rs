@@ -211,7 +211,10 @@ impl DbInner {
                 .collect();
             handles
                 .into_iter()
-                .map(|h| h.join().unwrap_or_else(|_| Err(DbError::Thread("a purge worker panicked".into()))))
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|_| Err(DbError::Thread("a purge worker panicked".into())))
+                })
                 .collect()
         });
         let mut all_chains = Vec::new();
@@ -299,7 +302,9 @@ impl DbInner {
                     let _c = blob::lock_for_change(&t);
                     if !t.indexes.is_empty() {
                         let row = blob::decode_row(engine, &t.layout, &cur.value)?;
-                        for (ix, (k, _)) in t.indexes.iter().zip(self.entries(&t, &row, row_id, trx)?) {
+                        for (ix, (k, _)) in
+                            t.indexes.iter().zip(self.entries(&t, &row, row_id, trx)?)
+                        {
                             removed += self.remove_marked_entry(&t, &ix.tree, &k, trx)?;
                         }
                     }
@@ -314,7 +319,9 @@ impl DbInner {
                     let _c = blob::lock_for_change(&t);
                     if !t.indexes.is_empty() && p.op == Op::Update {
                         let old = blob::decode_row(engine, &t.layout, p.old)?;
-                        for (ix, (k, _)) in t.indexes.iter().zip(self.entries(&t, &old, row_id, trx)?) {
+                        for (ix, (k, _)) in
+                            t.indexes.iter().zip(self.entries(&t, &old, row_id, trx)?)
+                        {
                             removed += self.remove_marked_entry(&t, &ix.tree, &k, trx)?;
                         }
                     }
@@ -410,7 +417,11 @@ impl DbInner {
             }
         }
         if progress && total > 0 {
-            tracing::info!(purged = done, secs = start.elapsed().as_secs_f64(), "slow shutdown: history purged");
+            tracing::info!(
+                purged = done,
+                secs = start.elapsed().as_secs_f64(),
+                "slow shutdown: history purged"
+            );
         }
         Ok(done)
     }

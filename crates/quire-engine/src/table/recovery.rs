@@ -54,7 +54,11 @@ pub(super) fn relock(db: &Arc<DbInner>, active: Vec<RecoveredTrx>) -> Result<Vec
             );
             debug_assert!(granted, "a recovered row was locked before recovery");
         }
-        tracing::info!(trx = id.0, rows = locks.len(), "rolling back a transaction active at the crash");
+        tracing::info!(
+            trx = id.0,
+            rows = locks.len(),
+            "rolling back a transaction active at the crash"
+        );
         out.push(Pending {
             undo: a.undo,
             locks,

@@ -255,7 +255,11 @@ impl DbInner {
             self.counters.versions_built.fetch_add(1, Ordering::Relaxed);
             let u = self.undo.read(&self.engine, roll)?;
             let ok = u.kind == UndoKind::Update && u.table_id == t.def.id;
-            let p = if ok { decode_update(&u.payload).ok() } else { None };
+            let p = if ok {
+                decode_update(&u.payload).ok()
+            } else {
+                None
+            };
             match p {
                 Some(p) if p.key == key => {
                     deleted = p.op == Op::Revive;
@@ -646,10 +650,13 @@ impl<'d> Transaction<'d> {
         let Some(e) = t.clustered.get(&self.db.engine, key)? else {
             return Ok(None);
         };
-        match self
-            .db
-            .version(t, key, e.value, e.delete_marked, view.as_deref().map(|v| &**v))?
-        {
+        match self.db.version(
+            t,
+            key,
+            e.value,
+            e.delete_marked,
+            view.as_deref().map(|v| &**v),
+        )? {
             Some(rec) => self.db.decode_version(t, &rec).map(Some),
             None => Ok(None),
         }
@@ -857,7 +864,12 @@ impl<'d> Transaction<'d> {
         self.statement(|tx| table.with_state(|t| tx.insert_in(table, t, row)))
     }
 
-    fn insert_in(&mut self, table: &Table<'_>, t: &TableState, row: Vec<Value>) -> Result<Vec<Value>> {
+    fn insert_in(
+        &mut self,
+        table: &Table<'_>,
+        t: &TableState,
+        row: Vec<Value>,
+    ) -> Result<Vec<Value>> {
         let db = self.db;
         let engine = &db.engine;
         let row = table.prepare(t, row)?;
@@ -928,13 +940,11 @@ impl<'d> Transaction<'d> {
             Some(_) => Err(DbError::DuplicateKey {
                 index: ix.def.name.clone(),
             }),
-            None => self.gap_insert(t, &ix.tree, k, || {
-                match ix.tree.insert(engine, k, v) {
-                    Err(crate::btree::BTreeError::DuplicateKey) => Err(DbError::DuplicateKey {
-                        index: ix.def.name.clone(),
-                    }),
-                    r => r.map(|_| ()).map_err(Into::into),
-                }
+            None => self.gap_insert(t, &ix.tree, k, || match ix.tree.insert(engine, k, v) {
+                Err(crate::btree::BTreeError::DuplicateKey) => Err(DbError::DuplicateKey {
+                    index: ix.def.name.clone(),
+                }),
+                r => r.map(|_| ()).map_err(Into::into),
             }),
         }
     }
@@ -1038,13 +1048,20 @@ impl<'d> Transaction<'d> {
         })
     }
 
-    fn update_in(&mut self, table: &Table<'_>, t: &TableState, key: Vec<u8>, row: Vec<Value>) -> Result<()> {
+    fn update_in(
+        &mut self,
+        table: &Table<'_>,
+        t: &TableState,
+        key: Vec<u8>,
+        row: Vec<Value>,
+    ) -> Result<()> {
         let db = self.db;
         let engine = &db.engine;
         let row_id = rowid::row_id_of_key(&t.layout, &key)?;
         let row = table.prepare(t, row)?;
         let mut new_key = Vec::new();
-        t.layout.encode_key(&row, row_id, &db.limits, &mut new_key)?;
+        t.layout
+            .encode_key(&row, row_id, &db.limits, &mut new_key)?;
         if new_key != key {
             return Err(DbError::PrimaryKeyChange);
         }
@@ -1263,10 +1280,13 @@ impl<'d> Transaction<'d> {
             self.db.trx.finish(self.id, false, None);
             return r.map(|_| ()).map_err(Into::into);
         }
-        let r = self
-            .db
-            .undo
-            .append(&self.db.engine, &mut undo, UndoKind::Update, ROLLED_BACK, &[]);
+        let r = self.db.undo.append(
+            &self.db.engine,
+            &mut undo,
+            UndoKind::Update,
+            ROLLED_BACK,
+            &[],
+        );
         let no = self.db.trx.commit_no();
         let r = r.map_err(DbError::from).and_then(|_| {
             self.db
@@ -1321,7 +1341,10 @@ mod tests {
         assert_eq!(u.op, Op::Revive);
         assert_eq!(u.revived, vec![3, 7]);
         assert_eq!(u.old, b"old record");
-        assert_eq!(decode_insert(&encode_insert(b"k1")).expect("decodes"), b"k1");
+        assert_eq!(
+            decode_insert(&encode_insert(b"k1")).expect("decodes"),
+            b"k1"
+        );
         assert!(decode_update(&p[..4]).is_err());
     }
 }

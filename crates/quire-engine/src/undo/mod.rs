@@ -282,7 +282,10 @@ fn parse_record(page_no: PageNo, p: &[u8], at: usize) -> Result<UndoRecord> {
     let table_id = get_u64(p, at + 9);
     let len = get_u16(p, at + 17) as usize;
     if at + REC_HEADER + len > end {
-        return Err(corrupt(page_no, format!("record at {at} of {len} bytes past the page")));
+        return Err(corrupt(
+            page_no,
+            format!("record at {at} of {len} bytes past the page"),
+        ));
     }
     Ok(UndoRecord {
         kind,
@@ -415,7 +418,10 @@ impl UndoSys {
                 max_id = max_id.max(lh.trx.0);
                 let u = active.entry(lh.trx).or_insert_with(|| TrxUndo::new(lh.trx));
                 if u.rseg as usize != r {
-                    return Err(corrupt(first, "an active log in the wrong rollback segment"));
+                    return Err(corrupt(
+                        first,
+                        "an active log in the wrong rollback segment",
+                    ));
                 }
                 u.logs[lh.kind.idx()] = Some(LogRef {
                     first,
@@ -556,12 +562,18 @@ impl UndoSys {
         let g = engine.pool().get_shared(sys(ptr.page_no()))?;
         let h = crate::page::Header::new(&g);
         if h.page_type() != Some(PageType::Undo) {
-            return Err(corrupt(ptr.page_no(), "a roll pointer into a page that is not undo"));
+            return Err(corrupt(
+                ptr.page_no(),
+                "a roll pointer into a page that is not undo",
+            ));
         }
         let at = ptr.offset() as usize;
         let free = get_u16(&g, UP_FREE) as usize;
         if at < UP_END || at >= free {
-            return Err(corrupt(ptr.page_no(), format!("a roll pointer to offset {at}")));
+            return Err(corrupt(
+                ptr.page_no(),
+                format!("a roll pointer to offset {at}"),
+            ));
         }
         parse_record(ptr.page_no(), &g, at)
     }
@@ -606,10 +618,17 @@ impl UndoSys {
     }
 
     /// Every record of the transaction (both logs), newest first.
-    pub fn records_rev(&self, engine: &Engine, undo: &TrxUndo) -> Result<Vec<(RollPtr, UndoRecord)>> {
+    pub fn records_rev(
+        &self,
+        engine: &Engine,
+        undo: &TrxUndo,
+    ) -> Result<Vec<(RollPtr, UndoRecord)>> {
         let mut all = Vec::new();
         for log in undo.logs.iter().flatten() {
-            all.extend(Self::with_rseg(self.log_records(engine, log.first)?, undo.rseg));
+            all.extend(Self::with_rseg(
+                self.log_records(engine, log.first)?,
+                undo.rseg,
+            ));
         }
         all.sort_by(|a, b| b.1.undo_no.cmp(&a.1.undo_no));
         Ok(all)
@@ -688,7 +707,11 @@ impl UndoSys {
             let Some((i, at)) = cut else { continue };
             let mut mtr = engine.mtr();
             let first = mtr.x_latch(sys(log.first))?;
-            let keep = if i == 0 { first } else { mtr.x_latch(sys(pages[i]))? };
+            let keep = if i == 0 {
+                first
+            } else {
+                mtr.x_latch(sys(pages[i]))?
+            };
             mtr.write(keep, UP_FREE, &(at as u16).to_le_bytes())?;
             mtr.write_u32(keep, UP_NEXT, NO_PAGE)?;
             mtr.write_u32(first, LH_LAST, pages[i].0)?;
@@ -734,7 +757,12 @@ impl UndoSys {
 
     /// Up to `n` of the oldest history logs with trx_no below `below_trx_no`: each rseg's
     /// list from its head (in list order), merged across rsegs by trx_no.
-    pub fn history_batch(&self, engine: &Engine, n: usize, below_trx_no: u64) -> Result<Vec<HistoryLog>> {
+    pub fn history_batch(
+        &self,
+        engine: &Engine,
+        n: usize,
+        below_trx_no: u64,
+    ) -> Result<Vec<HistoryLog>> {
         let mut lists: Vec<std::collections::VecDeque<HistoryLog>> = Vec::new();
         for (r, m) in self.rsegs.iter().enumerate() {
             let (page, len) = {
@@ -786,8 +814,15 @@ impl UndoSys {
     }
 
     /// The records of a history log, oldest first.
-    pub fn history_records(&self, engine: &Engine, log: &HistoryLog) -> Result<Vec<(RollPtr, UndoRecord)>> {
-        Ok(Self::with_rseg(self.log_records(engine, log.first_page)?, log.rseg))
+    pub fn history_records(
+        &self,
+        engine: &Engine,
+        log: &HistoryLog,
+    ) -> Result<Vec<(RollPtr, UndoRecord)>> {
+        Ok(Self::with_rseg(
+            self.log_records(engine, log.first_page)?,
+            log.rseg,
+        ))
     }
 
     /// Removes a history log (the head of its rseg's list) and frees its pages, in one mtr.
@@ -798,7 +833,10 @@ impl UndoSys {
         let rs = mtr.x_latch(sys(rpage))?;
         let head = get_u32(mtr.page(rs), RS_HIST_HEAD);
         if head != log.first_page.0 {
-            return Err(corrupt(log.first_page, format!("history removal of a log that is not the head (head {head})")));
+            return Err(corrupt(
+                log.first_page,
+                format!("history removal of a log that is not the head (head {head})"),
+            ));
         }
         let f = mtr.x_latch(sys(log.first_page))?;
         let next = get_u32(mtr.page(f), LH_HIST_NEXT);
@@ -867,7 +905,9 @@ impl UndoSys {
                 match log_header(at, &g) {
                     Ok(lh) => {
                         if lh.state != STATE_COMMITTED || lh.kind != UndoKind::Update {
-                            problems.push(format!("undo: history log at page {at} is not a committed update log"));
+                            problems.push(format!(
+                                "undo: history log at page {at} is not a committed update log"
+                            ));
                         }
                         logs.push(at);
                         last = at.0;
@@ -885,10 +925,16 @@ impl UndoSys {
                 }
             }
             if n != get_u64(&h, RS_HIST_LEN) {
-                problems.push(format!("undo: rseg {r}: history length {} but {n} logs listed", get_u64(&h, RS_HIST_LEN)));
+                problems.push(format!(
+                    "undo: rseg {r}: history length {} but {n} logs listed",
+                    get_u64(&h, RS_HIST_LEN)
+                ));
             }
             if last != get_u32(&h, RS_HIST_TAIL) {
-                problems.push(format!("undo: rseg {r}: history tail {} but the list ends at {last}", get_u32(&h, RS_HIST_TAIL)));
+                problems.push(format!(
+                    "undo: rseg {r}: history tail {} but the list ends at {last}",
+                    get_u32(&h, RS_HIST_TAIL)
+                ));
             }
             for s in 0..self.slots {
                 let f = get_u32(&h, RS_SLOTS + s * 4);
@@ -898,7 +944,9 @@ impl UndoSys {
                 let g = engine.pool().get_shared(sys(PageNo(f)))?;
                 match log_header(PageNo(f), &g) {
                     Ok(lh) if lh.state == STATE_ACTIVE => logs.push(PageNo(f)),
-                    Ok(_) => problems.push(format!("undo: slot {s} of rseg {r}: log at page {f} is not active")),
+                    Ok(_) => problems.push(format!(
+                        "undo: slot {s} of rseg {r}: log at page {f} is not active"
+                    )),
                     Err(e) => problems.push(format!("undo: rseg {r} slot {s}: {e}")),
                 }
             }

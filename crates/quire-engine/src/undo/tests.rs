@@ -19,8 +19,12 @@ fn config() -> Config {
 
 /// An engine whose system space has page 1 in use, as the catalog leaves it.
 fn engine(vfs: &SimVfs) -> Engine {
-    let e = Engine::open(Arc::new(vfs.clone()) as Arc<dyn Vfs>, Path::new("/d"), config())
-        .expect("open engine");
+    let e = Engine::open(
+        Arc::new(vfs.clone()) as Arc<dyn Vfs>,
+        Path::new("/d"),
+        config(),
+    )
+    .expect("open engine");
     if !e.page_is_used(sys(PageNo(1))).expect("used") {
         let mut mtr = e.mtr();
         let p = e.alloc_page(&mut mtr, SpaceId::SYSTEM).expect("alloc");
@@ -45,15 +49,24 @@ fn records_round_trip_across_pages_and_come_back_newest_first() {
     let mut t = TrxUndo::new(TrxId(7));
     let mut ptrs = Vec::new();
     for i in 0..200u64 {
-        let kind = if i % 3 == 0 { UndoKind::Insert } else { UndoKind::Update };
+        let kind = if i % 3 == 0 {
+            UndoKind::Insert
+        } else {
+            UndoKind::Update
+        };
         let payload = vec![i as u8; (i as usize * 7) % 900];
-        let (p, _) = u.append(&e, &mut t, kind, 40 + i, &payload).expect("append");
+        let (p, _) = u
+            .append(&e, &mut t, kind, 40 + i, &payload)
+            .expect("append");
         assert_eq!(p.is_insert(), kind == UndoKind::Insert);
         ptrs.push((p, kind, i, payload));
     }
     for (p, kind, i, payload) in &ptrs {
         let r = u.read(&e, *p).expect("read");
-        assert_eq!((r.kind, r.undo_no, r.table_id, &r.payload), (*kind, *i, 40 + i, payload));
+        assert_eq!(
+            (r.kind, r.undo_no, r.table_id, &r.payload),
+            (*kind, *i, 40 + i, payload)
+        );
     }
     let rev = u.records_rev(&e, &t).expect("records");
     assert_eq!(rev.len(), 200);
@@ -62,7 +75,11 @@ fn records_round_trip_across_pages_and_come_back_newest_first() {
     assert!(used(&e) > base + 10, "the logs span pages");
     assert!(u.verify(&e).expect("verify").is_empty());
     u.discard(&e, t).expect("discard");
-    assert_eq!(used(&e), base + 1, "everything but the rseg header is free again");
+    assert_eq!(
+        used(&e),
+        base + 1,
+        "everything but the rseg header is free again"
+    );
     assert!(u.verify(&e).expect("verify").is_empty());
 }
 
@@ -73,7 +90,8 @@ fn truncate_drops_the_later_records_and_appends_reuse_the_space() {
     let (u, _) = UndoSys::open(&e).expect("undo");
     let mut t = TrxUndo::new(TrxId(9));
     for i in 0..60u64 {
-        u.append(&e, &mut t, UndoKind::Update, 1, &vec![1u8; 300]).expect("append");
+        u.append(&e, &mut t, UndoKind::Update, 1, &vec![1u8; 300])
+            .expect("append");
         assert_eq!(t.next_undo_no(), i + 1);
     }
     u.truncate(&e, &mut t, 10).expect("truncate");
@@ -81,7 +99,8 @@ fn truncate_drops_the_later_records_and_appends_reuse_the_space() {
     let recs = u.records_rev(&e, &t).expect("records");
     assert_eq!(recs.len(), 10);
     assert_eq!(recs[0].1.undo_no, 9);
-    u.append(&e, &mut t, UndoKind::Update, 2, b"after").expect("append");
+    u.append(&e, &mut t, UndoKind::Update, 2, b"after")
+        .expect("append");
     let recs = u.records_rev(&e, &t).expect("records");
     assert_eq!((recs[0].1.undo_no, recs[0].1.table_id), (10, 2));
     assert!(u.verify(&e).expect("verify").is_empty());
@@ -96,19 +115,29 @@ fn commit_frees_insert_logs_and_queues_update_logs_in_history_order() {
     let e = engine(&vfs);
     let (u, _) = UndoSys::open(&e).expect("undo");
     let mut t = TrxUndo::new(TrxId(1));
-    u.append(&e, &mut t, UndoKind::Insert, 1, b"k").expect("append");
+    u.append(&e, &mut t, UndoKind::Insert, 1, b"k")
+        .expect("append");
     u.commit(&e, t, 1).expect("commit");
-    assert_eq!(u.history_len(), 0, "an insert-only transaction leaves no history");
+    assert_eq!(
+        u.history_len(),
+        0,
+        "an insert-only transaction leaves no history"
+    );
     // Two rsegs, commit numbers interleaved.
     for (id, no) in [(2u64, 2u64), (130, 3), (258, 4), (3, 5)] {
         let mut t = TrxUndo::new(TrxId(id));
-        u.append(&e, &mut t, UndoKind::Update, 1, &id.to_le_bytes()).expect("append");
-        u.append(&e, &mut t, UndoKind::Insert, 1, b"x").expect("append");
+        u.append(&e, &mut t, UndoKind::Update, 1, &id.to_le_bytes())
+            .expect("append");
+        u.append(&e, &mut t, UndoKind::Insert, 1, b"x")
+            .expect("append");
         u.commit(&e, t, no).expect("commit");
     }
     assert_eq!(u.history_len(), 4);
     let all = u.history_batch(&e, 10, u64::MAX).expect("batch");
-    assert_eq!(all.iter().map(|h| h.trx_no).collect::<Vec<_>>(), vec![2, 3, 4, 5]);
+    assert_eq!(
+        all.iter().map(|h| h.trx_no).collect::<Vec<_>>(),
+        vec![2, 3, 4, 5]
+    );
     let below = u.history_batch(&e, 10, 4).expect("batch");
     assert_eq!(below.len(), 2);
     let recs = u.history_records(&e, &all[0]).expect("records");
@@ -130,15 +159,22 @@ fn active_logs_and_history_survive_a_restart() {
     let (u, _) = UndoSys::open(&e).expect("undo");
     u.persist_max_trx_id(&e, TrxId(500)).expect("persist");
     let mut done = TrxUndo::new(TrxId(11));
-    u.append(&e, &mut done, UndoKind::Update, 3, b"old").expect("append");
+    u.append(&e, &mut done, UndoKind::Update, 3, b"old")
+        .expect("append");
     let lsn = u.commit(&e, done, 1).expect("commit").expect("lsn");
     e.commit_wait(lsn);
     let mut open = TrxUndo::new(TrxId(12));
     for i in 0..30u8 {
-        let kind = if i % 2 == 0 { UndoKind::Insert } else { UndoKind::Update };
+        let kind = if i % 2 == 0 {
+            UndoKind::Insert
+        } else {
+            UndoKind::Update
+        };
         u.append(&e, &mut open, kind, 3, &[i; 200]).expect("append");
     }
-    let (p, l) = u.append(&e, &mut open, UndoKind::Update, 3, b"last").expect("append");
+    let (p, l) = u
+        .append(&e, &mut open, UndoKind::Update, 3, b"last")
+        .expect("append");
     e.commit_wait(l);
     e.kill();
     let img = vfs.crash_with(CrashMode::DropAll).0;
@@ -166,7 +202,11 @@ fn a_crash_at_any_step_leaves_the_undo_system_consistent() {
         for id in 1..=12u64 {
             let mut t = TrxUndo::new(TrxId(id));
             for i in 0..(id % 4 + 1) {
-                let kind = if i % 2 == 0 { UndoKind::Update } else { UndoKind::Insert };
+                let kind = if i % 2 == 0 {
+                    UndoKind::Update
+                } else {
+                    UndoKind::Insert
+                };
                 if u.append(e, &mut t, kind, id, &vec![id as u8; 700]).is_err() {
                     return committed;
                 }
@@ -201,7 +241,12 @@ fn a_crash_at_any_step_leaves_the_undo_system_consistent() {
     let end = vfs.op_count();
     let step = ((end - start) / 80).max(1);
     let mut point = start;
-    let modes = [CrashMode::Random, CrashMode::DropAll, CrashMode::TearAll, CrashMode::KeepAll];
+    let modes = [
+        CrashMode::Random,
+        CrashMode::DropAll,
+        CrashMode::TearAll,
+        CrashMode::KeepAll,
+    ];
     let mut i = 0;
     while point <= end {
         let vfs = SimVfs::new(8);
@@ -227,9 +272,15 @@ fn a_crash_at_any_step_leaves_the_undo_system_consistent() {
         // At most one log was purged per third commit acknowledged, oldest first: every
         // later acknowledged commit must still be in the history.
         for id in committed / 3 + 1..=committed {
-            assert!(hist.contains(&id), "point {point}: commit {id} lost ({hist:?})");
+            assert!(
+                hist.contains(&id),
+                "point {point}: commit {id} lost ({hist:?})"
+            );
         }
-        assert!(rec.active.iter().all(|a| a.undo.trx().0 > committed), "point {point}");
+        assert!(
+            rec.active.iter().all(|a| a.undo.trx().0 > committed),
+            "point {point}"
+        );
         // Each page is used exactly once: undo pages are all reachable.
         let undo_pages = u.pages(&e).expect("pages");
         let mut sorted = undo_pages.clone();
@@ -240,7 +291,11 @@ fn a_crash_at_any_step_leaves_the_undo_system_consistent() {
             assert!(used.contains(p), "point {point}: undo page {p} is free");
         }
         // Page 0 (space header) and 1 (the stand-in catalog) are the only others.
-        assert_eq!(used.len(), undo_pages.len() + 2, "point {point}: leaked or lost pages");
+        assert_eq!(
+            used.len(),
+            undo_pages.len() + 2,
+            "point {point}: leaked or lost pages"
+        );
         e.kill();
         point += step;
     }
