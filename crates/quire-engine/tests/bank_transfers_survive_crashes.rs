@@ -140,7 +140,7 @@ fn workload(db: &Db, vfs: &SimVfs, seed: u64, out: &Mutex<Outcome>) {
                     let src = (rng.next() % ACCOUNTS as u64) as i64;
                     let dst = (src + 1 + (rng.next() % (ACCOUNTS as u64 - 1)) as i64) % ACCOUNTS;
                     let amount = (rng.next() % 50) as i64 + 1;
-                    let abort = rng.next() % 5 == 0;
+                    let abort = rng.next().is_multiple_of(5);
                     match transfer(db, id, src, dst, amount, abort) {
                         Ok(true) => {
                             if !vfs.is_frozen() {
@@ -243,7 +243,7 @@ fn transfers_keep_the_total_and_every_acknowledged_commit_across_crashes() {
         let vfs = SimVfs::new(seed);
         let db = open(&vfs).expect("open");
         setup(&db).expect("setup");
-        let mut rng = Rng(seed * 2654435761 | 1);
+        let mut rng = Rng((seed * 2654435761) | 1);
         let point = vfs.op_count() + rng.next() % span;
         vfs.set_crash_point(point);
         let out = Mutex::new(Outcome::default());

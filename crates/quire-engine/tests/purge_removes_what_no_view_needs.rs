@@ -62,10 +62,12 @@ fn rows(db: &Db) -> BTreeMap<i64, i64> {
 #[test]
 fn a_long_reader_keeps_its_versions_and_purge_takes_them_once_it_ends() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut config = Config::default();
-    config.buffer_pool_size = 16 << 20;
-    config.log_file_size = 32 << 20;
-    config.purge_threads = 0; // purge runs when the test says
+    let config = Config {
+        buffer_pool_size: 16 << 20,
+        log_file_size: 32 << 20,
+        purge_threads: 0, // purge runs when the test says
+        ..Config::default()
+    };
     let db = Db::open(dir.path(), config).expect("open");
     db.create_database("d").expect("db");
     let t = db.create_table("d", "t", spec()).expect("table");

@@ -12,11 +12,12 @@ use quire_engine::table::{Db, IndexSpec, TableSpec};
 use quire_engine::trx::Isolation;
 
 fn config() -> Config {
-    let mut c = Config::default();
-    c.buffer_pool_size = 16 << 20;
-    c.log_file_size = 16 << 20;
-    c.purge_threads = 0;
-    c
+    Config {
+        buffer_pool_size: 16 << 20,
+        log_file_size: 16 << 20,
+        purge_threads: 0,
+        ..Config::default()
+    }
 }
 
 fn rows(db: &Db) -> Vec<(i64, i64)> {

@@ -630,7 +630,7 @@ impl UndoSys {
                 undo.rseg,
             ));
         }
-        all.sort_by(|a, b| b.1.undo_no.cmp(&a.1.undo_no));
+        all.sort_by_key(|r| std::cmp::Reverse(r.1.undo_no));
         Ok(all)
     }
 
