@@ -41,6 +41,20 @@ pub struct Config {
     pub old_blocks_time_ms: u64,
     /// Threads that apply redo in parallel during recovery (0 = one per core).
     pub recovery_threads: usize,
+    /// `innodb_lock_wait_timeout`, in milliseconds (set in seconds, like InnoDB).
+    pub lock_wait_timeout_ms: u64,
+    /// `innodb_purge_threads`: purge workers besides the coordinator's own work; 0 turns
+    /// background purge off (history then grows until a slow shutdown or `Db::purge_now`).
+    pub purge_threads: usize,
+    /// `innodb_purge_batch_size`: `None` (0, the default) is automatic; a number is an upper
+    /// bound on the undo logs one batch takes (docs/purge.md).
+    pub purge_batch_size: Option<usize>,
+    /// `innodb_max_purge_lag`: history length past which DML is delayed (0 = never).
+    pub max_purge_lag: u64,
+    /// `innodb_max_purge_lag_delay`: the longest such delay, in microseconds.
+    pub max_purge_lag_delay_us: u64,
+    /// `innodb_fast_shutdown`: 0 purges all history before shutting down; 1 does not.
+    pub fast_shutdown: u8,
 }
 
 impl Default for Config {
@@ -62,6 +76,12 @@ impl Default for Config {
             old_blocks_pct: 37,
             old_blocks_time_ms: 1000,
             recovery_threads: 0,
+            lock_wait_timeout_ms: 50_000,
+            purge_threads: 1,
+            purge_batch_size: None,
+            max_purge_lag: 100_000,
+            max_purge_lag_delay_us: 10_000,
+            fast_shutdown: 1,
         }
     }
 }
@@ -145,6 +165,12 @@ impl Config {
         "innodb_old_blocks_time",
         "quire_recovery_threads",
         "quire_doublewrite_slots",
+        "innodb_lock_wait_timeout",
+        "innodb_purge_threads",
+        "innodb_purge_batch_size",
+        "innodb_max_purge_lag",
+        "innodb_max_purge_lag_delay",
+        "innodb_fast_shutdown",
     ];
 
     /// Applies one `name=value` setting.
@@ -212,6 +238,22 @@ impl Config {
                 self.doublewrite_slots =
                     num_in(n, value, 1.0, f64::from(crate::doublewrite::MAX_SLOTS))? as u32
             }
+            "innodb_lock_wait_timeout" => {
+                self.lock_wait_timeout_ms =
+                    (num_in(n, value, 0.0, 1_073_741_824.0)? * 1000.0) as u64
+            }
+            "innodb_purge_threads" => self.purge_threads = num_in(n, value, 0.0, 32.0)? as usize,
+            "innodb_purge_batch_size" => {
+                let v = num_in(n, value, 0.0, 5000.0)? as usize;
+                self.purge_batch_size = (v != 0).then_some(v);
+            }
+            "innodb_max_purge_lag" => {
+                self.max_purge_lag = num_in(n, value, 0.0, u32::MAX as f64)? as u64
+            }
+            "innodb_max_purge_lag_delay" => {
+                self.max_purge_lag_delay_us = num_in(n, value, 0.0, 10_000_000.0)? as u64
+            }
+            "innodb_fast_shutdown" => self.fast_shutdown = num_in(n, value, 0.0, 1.0)? as u8,
             _ => return Err(ConfigError::Unknown(name.into())),
         }
         Ok(())
@@ -251,6 +293,21 @@ impl Config {
                 "quire_doublewrite_slots",
                 self.doublewrite_slots.to_string(),
             ),
+            (
+                "innodb_lock_wait_timeout",
+                (self.lock_wait_timeout_ms as f64 / 1000.0).to_string(),
+            ),
+            ("innodb_purge_threads", self.purge_threads.to_string()),
+            (
+                "innodb_purge_batch_size",
+                self.purge_batch_size.unwrap_or(0).to_string(),
+            ),
+            ("innodb_max_purge_lag", self.max_purge_lag.to_string()),
+            (
+                "innodb_max_purge_lag_delay",
+                self.max_purge_lag_delay_us.to_string(),
+            ),
+            ("innodb_fast_shutdown", self.fast_shutdown.to_string()),
         ]
     }
 }

@@ -45,5 +45,7 @@ pub mod recovery;
 pub mod row;
 pub mod space;
 pub mod table;
+pub mod trx;
+pub mod undo;
 
 pub use engine::{Engine, EngineError};

@@ -22,6 +22,8 @@ const LAYERS: &[&str] = &[
     "check",
     "config",
     "engine",
+    "undo",
+    "trx",
     "table",
 ];
 

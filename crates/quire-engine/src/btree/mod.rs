@@ -163,6 +163,25 @@ fn produce<'w>(
     Ok(v)
 }
 
+/// `flags` with the delete mark set as `mark` says (`None`: unchanged).
+fn marked(flags: u8, mark: Option<bool>) -> u8 {
+    match mark {
+        None => flags,
+        Some(true) => flags | node::FLAG_DELETED,
+        Some(false) => flags & !node::FLAG_DELETED,
+    }
+}
+
+/// Sets the delete mark of record `i` of `leaf` as `mark` says, logging only a change.
+fn set_mark(mtr: &mut Mtr<'_>, leaf: Slot, i: usize, mark: Option<bool>) -> Result<()> {
+    let old = node::rec(mtr.page(leaf), i).flags;
+    let new = marked(old, mark);
+    if new != old {
+        node::set_flags(&mut mp(mtr, leaf), i, new)?;
+    }
+    Ok(())
+}
+
 /// A record found by a lookup or a scan.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Entry {
@@ -683,6 +702,42 @@ impl BTree {
         value_len: usize,
         work: &mut dyn LeafWork,
     ) -> Result<Lsn> {
+        self.change_with(s, key, value_len, None, work)
+    }
+
+    /// Replaces the value of an existing key and sets its delete mark to `deleted`, in one
+    /// mtr: MVCC writes a new version (DB_TRX_ID, DB_ROLL_PTR) and marks or revives the
+    /// record at once, so no reader sees the one without the other.
+    pub fn replace_with<S: BTreeStore + ?Sized>(
+        &self,
+        s: &S,
+        key: &[u8],
+        value_len: usize,
+        deleted: bool,
+        work: &mut dyn LeafWork,
+    ) -> Result<Lsn> {
+        self.change_with(s, key, value_len, Some(deleted), work)
+    }
+
+    /// [`BTree::replace_with`] with a known value.
+    pub fn replace<S: BTreeStore + ?Sized>(
+        &self,
+        s: &S,
+        key: &[u8],
+        value: &[u8],
+        deleted: bool,
+    ) -> Result<Lsn> {
+        self.change_with(s, key, value.len(), Some(deleted), &mut Plain(value))
+    }
+
+    fn change_with<S: BTreeStore + ?Sized>(
+        &self,
+        s: &S,
+        key: &[u8],
+        value_len: usize,
+        mark: Option<bool>,
+        work: &mut dyn LeafWork,
+    ) -> Result<Lsn> {
         self.check_size(Self::page_size(s), key, value_len)?;
         let room = work.redo_bytes();
         let work = RefCell::new(work);
@@ -706,6 +761,7 @@ impl BTree {
                         return Err(BTreeError::Invariant("a value that fits did not update"));
                     }
                     drop(v);
+                    set_mark(mtr, leaf, i, mark)?;
                     w.after(mtr)?;
                     Ok(true)
                 }
@@ -723,9 +779,10 @@ impl BTree {
                         return Err(BTreeError::Invariant("a value that fits did not update"));
                     }
                     drop(v);
+                    set_mark(mtr, leaf, i, mark)?;
                     return w.after(mtr);
                 }
-                let flags = node::rec(mtr.page(leaf), i).flags;
+                let flags = marked(node::rec(mtr.page(leaf), i).flags, mark);
                 let size = node::rec_size(key.len(), value_len);
                 let mut spare = self.reserve(s, mtr, path, size, key.len())?;
                 let value = match produce(&mut **w, mtr, value_len) {

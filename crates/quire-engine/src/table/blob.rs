@@ -36,8 +36,8 @@ use crate::engine::Engine;
 use crate::mtr::Mtr;
 use crate::page::{Lsn, PageNo, SpaceId};
 use crate::row::{
-    record, ExternRef, RecordFields, RowError, RowId, RowLayout, RowLimits, Stored, SysFields,
-    Value,
+    record, ExternRef, RecordFields, RollPtr, RowError, RowId, RowLayout, RowLimits, Stored,
+    SysFields, TrxId, Value,
 };
 
 /// The row limits for a record whose clustered key is `key_len` bytes: the row layer's,
@@ -97,23 +97,25 @@ pub(super) fn decode_row(engine: &Engine, layout: &RowLayout, rec: &[u8]) -> Res
         .into_values::<DbError>(layout, |r| fetch(engine, r))
 }
 
-/// A clustered record as a concurrent reader gets it: decoded at once if it has no
-/// off-page field; otherwise read again by `key` under the chain lock, since the copy in
-/// hand may name a chain an update has freed since (invariant 2). `None`: the row is gone.
-pub(super) fn read_row(
+/// The pages of every chain clustered record `rec` names.
+pub(super) fn record_chain_pages(
     engine: &Engine,
-    t: &TableState,
-    key: &[u8],
-    value: &[u8],
-) -> Result<Option<Vec<Value>>> {
-    if !record::has_external(value)? {
-        return decode_row(engine, &t.layout, value).map(Some);
+    layout: &RowLayout,
+    rec: &[u8],
+) -> Result<Vec<PageNo>> {
+    if !record::has_external(rec)? {
+        return Ok(Vec::new());
     }
-    let _shared = t.chains.read();
-    match t.clustered.get(engine, key)? {
-        Some(e) if !e.delete_marked => decode_row(engine, &t.layout, &e.value).map(Some),
-        _ => Ok(None),
+    chain_pages(engine, &layout.decode(rec)?)
+}
+
+/// Frees chain pages in mtrs of their own (rollback and purge free an old version's
+/// chains once nothing can read them).
+pub(super) fn free_in_mtrs_pub(engine: &Engine, space: SpaceId, pages: &[PageNo]) -> Result<Lsn> {
+    if pages.is_empty() {
+        return Ok(Lsn::ZERO);
     }
+    Ok(blob::free_in_mtrs(engine, space, pages)?)
 }
 
 /// The pages of every chain a record names.
@@ -198,20 +200,24 @@ pub(super) struct RowWrite<'a> {
 }
 
 impl<'a> RowWrite<'a> {
-    /// Plans the record of `row` (canonical, every column) under clustered key `key`.
-    /// `old`: the record an update replaces; the caller holds the chain lock (invariant 2).
+    /// Plans the record of `row` (canonical, every column) under clustered key `key`,
+    /// written by transaction `trx.0` with DB_ROLL_PTR `trx.1`. Every version gets fresh
+    /// chains: an older version in the undo log keeps its own until purge frees them
+    /// (docs/blob.md, "Versions").
     pub(super) fn plan(
         engine: &'a Engine,
         t: &'a TableState,
         limits: &RowLimits,
         row: &'a [Value],
         row_id: Option<RowId>,
-        old: Option<&[u8]>,
+        trx: (TrxId, RollPtr),
     ) -> Result<RowWrite<'a>> {
+        let old: Option<&[u8]> = None;
         let page_size = engine.page_size().bytes();
         let sys = SysFields {
             row_id,
-            ..SysFields::default()
+            trx_id: trx.0,
+            roll_ptr: trx.1,
         };
         let mut key = Vec::new();
         t.layout.encode_key(row, row_id, limits, &mut key)?;
@@ -362,10 +368,11 @@ impl<'a> RowWrite<'a> {
         self.run(|key, len, w| tree.insert_with(engine, key, len, w))
     }
 
-    /// Replaces the record with the same key (`RowNotFound` if there is none).
-    pub(super) fn update(self, tree: &BTree) -> Result<Lsn> {
+    /// Replaces the record with the same key, setting its delete mark to `deleted`
+    /// (`RowNotFound` if there is none).
+    pub(super) fn replace(self, tree: &BTree, deleted: bool) -> Result<Lsn> {
         let engine = self.engine;
-        self.run(|key, len, w| tree.update_with(engine, key, len, w))
+        self.run(|key, len, w| tree.replace_with(engine, key, len, deleted, w))
     }
 }
 

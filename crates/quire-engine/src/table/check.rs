@@ -4,11 +4,16 @@
 //! 1. every B-tree of the table (`BTree::verify`);
 //! 2. every clustered record decodes, its key is its row's, and every off-page reference
 //!    names a well-formed chain of its length in the table's space (`btree::blob::walk`);
-//! 3. each secondary index holds exactly the entries its rows imply;
+//! 3. each secondary index holds the entry of every clustered record's newest version,
+//!    with the record's delete mark; every live (unmarked) entry is such an entry.
+//!    Delete-marked entries of older versions are allowed: purge removes them
+//!    (docs/transactions.md, docs/purge.md);
 //! 4. page accounting: every page in use in the table's space is allocation metadata, a
 //!    page of one of its trees, or a page of a chain a record names, and exactly one of
-//!    those; no page of a tree or chain is marked free. Used pages nothing reaches are
-//!    reported as `leaked:` lines, per kind (the only thing a crash may leave: docs/blob.md).
+//!    those; no page of a tree or chain is marked free. Chains of old versions that the
+//!    history list still holds count as reached. Used pages nothing reaches are reported
+//!    as `leaked:` lines, per kind (the only thing a crash may leave: docs/blob.md). The
+//!    undo logs of transactions still active are not read: run it on a quiescent database.
 //!
 //! Meant for a quiescent table (as `quire check` runs it): it holds the table's DML lock
 //! shared and its chain lock shared, but inserts may still run.
@@ -16,7 +21,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::ops::Bound;
 
-use super::{Db, Result, TableState};
+use super::{DbInner, Result, TableState};
 use crate::btree::{blob, Direction};
 use crate::page::{Header, PageId, PageNo, PageType};
 use crate::row::{secondary, Stored, TrxId};
@@ -36,7 +41,7 @@ fn page_list(pages: &[PageNo]) -> String {
     s.join(", ")
 }
 
-pub(super) fn check_table(db: &Db, t: &TableState) -> Result<Vec<String>> {
+pub(super) fn check_table(db: &DbInner, t: &TableState) -> Result<Vec<String>> {
     let engine = &db.engine;
     let _s = t.dml.read();
     let _c = t.chains.read();
@@ -45,7 +50,8 @@ pub(super) fn check_table(db: &Db, t: &TableState) -> Result<Vec<String>> {
     for p in t.clustered.verify(engine) {
         problems.push(format!("{name} PRIMARY: {p}"));
     }
-    let mut expected: Vec<BTreeSet<Vec<u8>>> = vec![BTreeSet::new(); t.indexes.len()];
+    // Per index: the entry of each record's newest version → its delete mark.
+    let mut expected: Vec<BTreeMap<Vec<u8>, bool>> = vec![BTreeMap::new(); t.indexes.len()];
     // Chain pages, and whether every chain could be walked (accounting needs all of them).
     let mut chains: HashSet<PageNo> = HashSet::new();
     let mut chains_whole = true;
@@ -112,7 +118,7 @@ pub(super) fn check_table(db: &Db, t: &TableState) -> Result<Vec<String>> {
             let mut rec = Vec::new();
             ix.layout
                 .encode(&row, row_id, TrxId(0), &db.limits, &mut rec)?;
-            expected[i].insert(secondary::key(&rec)?.to_vec());
+            expected[i].insert(secondary::key(&rec)?.to_vec(), e.delete_marked);
         }
     }
     for (i, ix) in t.indexes.iter().enumerate() {
@@ -127,14 +133,28 @@ pub(super) fn check_table(db: &Db, t: &TableState) -> Result<Vec<String>> {
             Direction::Forward,
         ) {
             let e = e?;
-            if !missing.remove(&e.key) {
-                problems.push(format!(
-                    "{name} {}: secondary entry without clustered row (key {:02x?})",
+            match missing.remove(&e.key) {
+                Some(marked) if marked != e.delete_marked => problems.push(format!(
+                    "{name} {}: entry (key {:02x?}) is {} but its row is {}",
+                    ix.def.name,
+                    e.key,
+                    if e.delete_marked {
+                        "delete-marked"
+                    } else {
+                        "live"
+                    },
+                    if marked { "deleted" } else { "live" },
+                )),
+                Some(_) => {}
+                // An older version's entry, waiting for purge.
+                None if e.delete_marked => {}
+                None => problems.push(format!(
+                    "{name} {}: live secondary entry without its row version (key {:02x?})",
                     ix.def.name, e.key
-                ));
+                )),
             }
         }
-        for k in missing {
+        for (k, _) in missing {
             problems.push(format!(
                 "{name} {}: clustered row without secondary entry (key {k:02x?})",
                 ix.def.name
@@ -142,6 +162,11 @@ pub(super) fn check_table(db: &Db, t: &TableState) -> Result<Vec<String>> {
         }
     }
     if chains_whole {
+        for p in history_chains(db, t)? {
+            // An old version's chain: its own pages (never shared with a newer version),
+            // or the chain of a delete-marked record, counted already.
+            chains.insert(p);
+        }
         account(db, t, &name, &chains, &mut problems)?;
     } else {
         problems.push(format!(
@@ -151,9 +176,34 @@ pub(super) fn check_table(db: &Db, t: &TableState) -> Result<Vec<String>> {
     Ok(problems)
 }
 
+/// The BLOB pages of the old versions of `t`'s rows that the history list holds.
+fn history_chains(db: &DbInner, t: &TableState) -> Result<Vec<PageNo>> {
+    let mut out = Vec::new();
+    for log in db.undo.history_batch(&db.engine, usize::MAX, u64::MAX)? {
+        let recs = db.undo.history_records(&db.engine, &log)?;
+        if recs
+            .iter()
+            .any(|(_, r)| r.table_id == super::txn::ROLLED_BACK)
+        {
+            // Undone: the images are the restored records (or freed chains).
+            continue;
+        }
+        for (_, r) in recs {
+            if r.table_id != t.def.id || r.kind != crate::undo::UndoKind::Update {
+                continue;
+            }
+            let p = super::txn::decode_update(&r.payload)?;
+            out.extend(super::blob::record_chain_pages(
+                &db.engine, &t.layout, p.old,
+            )?);
+        }
+    }
+    Ok(out)
+}
+
 /// Invariant 4: every used page of the table's space is reached exactly once.
 fn account(
-    db: &Db,
+    db: &DbInner,
     t: &TableState,
     name: &str,
     chains: &HashSet<PageNo>,

@@ -55,6 +55,18 @@
 //!
 //! items.delete(&[Value::Int(1)])?;
 //!
+//! // Transactions: REPEATABLE READ snapshots, row locks, savepoints (docs/transactions.md).
+//! let mut tx = db.begin(quire_engine::trx::Isolation::RepeatableRead)?;
+//! tx.insert(&items, vec![Value::Int(10), Value::Str("fig".into()), Value::Int(1)])?;
+//! tx.update_with(&items, &[Value::Int(10)], |row| row[2] = Value::Int(2))?;
+//! tx.savepoint("before_delete")?;
+//! tx.delete(&items, &[Value::Int(10)])?;
+//! tx.rollback_to_savepoint("before_delete")?;
+//! // Another session's snapshot does not see the uncommitted row.
+//! assert_eq!(items.get(&[Value::Int(10)])?, None);
+//! tx.commit()?;
+//! assert_eq!(items.get(&[Value::Int(10)])?.map(|r| r[2].clone()), Some(Value::Int(2)));
+//!
 //! // No primary key: a hidden row id clusters the table, and rows are named by handles.
 //! // Long values (TEXT/BLOB, long VARCHARs) go to BLOB pages off the record (docs/blob.md).
 //! let spec = TableSpec::new(
@@ -86,27 +98,31 @@
 //!
 //! Invariants:
 //! 1. DDL is serialized by `Db::ddl`; a table's DDL excludes its DML (the table's `dml`
-//!    RwLock: DML shares it, DDL takes it exclusively).
-//! 2. A row change waits for its last mtr's durability (group commit) before returning.
-//! 3. Until step 5 (transactions) a row change on a table with secondary indexes is several
-//!    mtrs, clustered first; a crash in between is found by [`Db::check`] (docs/catalog.md).
-//!    Such changes are serialized per table (no row locks yet); on a table without secondary
-//!    indexes a change is one mtr (plus, for a long off-page value, the BLOB mtrs of
-//!    docs/blob.md) and runs concurrently with any other, except that updates and deletes
-//!    of a table that can store values off-page serialize on its chain lock.
-//! 4. A record names only whole BLOB chains, and a chain is freed only once no record names
-//!    it and no reader is copying it (`table/blob.rs`, docs/blob.md).
+//!    RwLock: DML shares it for one statement, DDL takes it exclusively). DDL does not wait
+//!    for open transactions (no metadata locks yet).
+//! 2. Row changes run in transactions (`txn.rs`, docs/transactions.md); an autocommit call
+//!    on [`Table`] is one, and returns once its commit is durable as
+//!    `innodb_flush_log_at_trx_commit` says.
+//! 3. A row change is several mtrs (undo record, clustered record, secondary entries); a
+//!    crash in between leaves an active transaction that recovery rolls back.
+//! 4. A record names only whole BLOB chains, each chain belongs to one version, and it is
+//!    freed only once no view can read that version (`table/blob.rs`, docs/blob.md).
 //! 5. A table without a primary key is clustered on a hidden DB_ROW_ID that is never handed
 //!    out twice in a run and starts above the largest durable one (`table/rowid.rs`); its
 //!    rows are named by [`RowHandle`].
 
 mod blob;
 mod check;
+mod purge;
+mod recovery;
 mod rowid;
 mod scan;
+mod stats;
+mod txn;
 
 pub use rowid::RowHandle;
 pub use scan::IndexRows;
+pub use txn::{ReadLock, Transaction};
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ops::Bound;
@@ -121,11 +137,14 @@ use crate::btree::{BTree, BTreeError, Cursor, Direction};
 use crate::catalog::{self, Catalog, CatalogError, IndexDef, TableDef, CATALOG_ROOT};
 use crate::config::Config;
 use crate::engine::{Engine, EngineError};
+use crate::lock::LockManager;
 use crate::page::{Lsn, PageId, SpaceId};
 use crate::row::secondary::{self, IndexColumn};
 use crate::row::{
-    Column, ColumnType, RowError, RowId, RowLayout, RowLimits, SecondaryLayout, TrxId, Value,
+    Column, ColumnType, RowError, RowId, RowLayout, RowLimits, SecondaryLayout, Value,
 };
+use crate::trx::{Isolation, TrxSys, ViewHandle};
+use crate::undo::{UndoError, UndoSys};
 
 #[derive(Debug, thiserror::Error)]
 pub enum DbError {
@@ -161,6 +180,22 @@ pub enum DbError {
     BTree(BTreeError),
     #[error(transparent)]
     Engine(#[from] EngineError),
+    #[error(transparent)]
+    Undo(#[from] UndoError),
+    /// MySQL error 1205; the statement was rolled back, the transaction goes on.
+    #[error("Lock wait timeout exceeded; try restarting transaction")]
+    LockWaitTimeout,
+    /// MySQL error 1213; the whole transaction was rolled back.
+    #[error("Deadlock found when trying to get lock; try restarting transaction")]
+    Deadlock,
+    #[error("the transaction was rolled back (deadlock); only ROLLBACK is possible")]
+    TrxAborted,
+    #[error("SAVEPOINT {0} does not exist")]
+    NoSuchSavepoint(String),
+    #[error("the database is still in use by another thread")]
+    Busy,
+    #[error("could not start a background thread: {0}")]
+    Thread(String),
 }
 
 impl From<BTreeError> for DbError {
@@ -234,10 +269,6 @@ struct TableState {
     indexes: Vec<Index>,
     /// Shared across versions of the same table (invariant 1).
     dml: Arc<RwLock<()>>,
-    /// Serializes row changes of a table with secondary indexes: without row locks (step 5)
-    /// two changes of one row could otherwise interleave their secondary-index mtrs, and a
-    /// unique check could race an insert.
-    unique: Arc<Mutex<()>>,
     autoinc: Arc<AtomicU64>,
     /// Keeps BLOB chains alive while they are read (docs/blob.md): updates and deletes of
     /// a table that can store values off-page hold it exclusively, readers of off-page
@@ -247,6 +278,12 @@ struct TableState {
     off_page: bool,
     /// The next DB_ROW_ID, for a table without a primary key (`rowid`).
     row_id: Arc<AtomicU64>,
+    /// The gap guard (`txn`): inserts hold it shared across their insert-intention check
+    /// and the insert, locking readers exclusively while they take a gap lock, so no gap
+    /// lock is granted between an insert's check and its insert. Shared across versions.
+    gaps: Arc<RwLock<()>>,
+    /// Gap locks ever requested on this table: while 0, inserts skip the check.
+    gap_locked: Arc<AtomicU64>,
 }
 
 #[derive(Default)]
@@ -258,13 +295,49 @@ struct State {
     next_table_id: u64,
 }
 
-/// An open data directory with its catalog: the embedded API.
+/// An open data directory with its catalog: the embedded API. It derefs to [`DbInner`],
+/// which has the table and transaction calls; `Db` itself owns the background work (the
+/// rollback of transactions a crash interrupted, purge) and shuts it down.
 pub struct Db {
+    inner: Arc<DbInner>,
+    rollback: Mutex<Option<std::thread::JoinHandle<()>>>,
+    purge: Option<purge::Purger>,
+}
+
+impl std::ops::Deref for Db {
+    type Target = DbInner;
+    fn deref(&self) -> &DbInner {
+        &self.inner
+    }
+}
+
+/// What an open data directory shares between sessions and background threads.
+pub struct DbInner {
     engine: Engine,
     catalog: Catalog,
     limits: RowLimits,
     state: RwLock<State>,
     ddl: Mutex<()>,
+    config: Config,
+    undo: UndoSys,
+    trx: TrxSys,
+    locks: LockManager,
+    counters: Counters,
+    /// One purger at a time: the background coordinator, [`Db::purge_now`], a slow
+    /// shutdown (history logs are removed in commit order).
+    purge_one: Mutex<()>,
+}
+
+/// Counters of the transaction layer and purge, under `Db::stats` names.
+#[derive(Default)]
+struct Counters {
+    versions_built: AtomicU64,
+    secondary_clustered_visits: AtomicU64,
+    lag_delay_us: AtomicU64,
+    purge_records: AtomicU64,
+    purge_batches: AtomicU64,
+    purge_logs: AtomicU64,
+    purge_batch_effective: AtomicU64,
 }
 
 fn open_state(
@@ -285,13 +358,14 @@ fn open_state(
             def: ix.clone(),
         });
     }
-    let (dml, unique, autoinc, chains, row_id) = match prev {
+    let (dml, autoinc, chains, row_id, gaps, gap_locked) = match prev {
         Some(p) => (
             p.dml.clone(),
-            p.unique.clone(),
             p.autoinc.clone(),
             p.chains.clone(),
             p.row_id.clone(),
+            p.gaps.clone(),
+            p.gap_locked.clone(),
         ),
         None => {
             // AUTO_INCREMENT starts past the largest key (docs/catalog.md): recomputed from
@@ -317,10 +391,11 @@ fn open_state(
             let first_row_id = rowid::first_row_id(engine, &clustered, &layout)?;
             (
                 Arc::new(RwLock::new(())),
-                Arc::new(Mutex::new(())),
                 Arc::new(AtomicU64::new(next)),
                 Arc::new(RwLock::new(())),
                 Arc::new(AtomicU64::new(first_row_id)),
+                Arc::new(RwLock::new(())),
+                Arc::new(AtomicU64::new(0)),
             )
         }
     };
@@ -330,11 +405,12 @@ fn open_state(
         clustered,
         indexes,
         dml,
-        unique,
         autoinc,
         chains,
         off_page,
         row_id,
+        gaps,
+        gap_locked,
     }))
 }
 
@@ -451,30 +527,111 @@ impl Db {
             state.tables.insert(id, open_state(&engine, t, None)?);
         }
         let limits = RowLimits::for_page(engine.page_size());
+        // Undo after the catalog: TRX_SYS and the rollback segments live in the system
+        // space next to it (docs/undo.md).
+        let (undo, recovered) = UndoSys::open(&engine)?;
+        let trx = TrxSys::new(recovered.max_trx_id, recovered.max_trx_no);
+        for a in &recovered.active {
+            trx.register_recovered(a.undo.trx());
+        }
+        let config = engine.config().clone();
+        let inner = Arc::new(DbInner {
+            engine,
+            catalog,
+            limits,
+            state: RwLock::new(state),
+            ddl: Mutex::new(()),
+            config,
+            undo,
+            trx,
+            locks: LockManager::new(),
+            counters: Counters::default(),
+            purge_one: Mutex::new(()),
+        });
+        // Transactions active at the crash: their rows are locked again at once, then
+        // rolled back in the background (synchronously for `quire check`, which must see
+        // the recovered state).
+        let pending = recovery::relock(&inner, recovered.active)?;
+        let rollback = if pending.is_empty() {
+            None
+        } else if repair {
+            let bg = inner.clone();
+            Some(
+                std::thread::Builder::new()
+                    .name("quire-rollback".into())
+                    .spawn(move || recovery::roll_back(&bg, pending))
+                    .map_err(|e| DbError::Thread(e.to_string()))?,
+            )
+        } else {
+            recovery::roll_back(&inner, pending);
+            None
+        };
+        let purge =
+            (repair && inner.config.purge_threads > 0).then(|| purge::Purger::start(&inner));
         Ok((
             Some(Db {
-                engine,
-                catalog,
-                limits,
-                state: RwLock::new(state),
-                ddl: Mutex::new(()),
+                inner,
+                rollback: Mutex::new(rollback),
+                purge,
             }),
             problems,
         ))
     }
 
-    pub fn engine(&self) -> &Engine {
-        &self.engine
+    /// Waits until the transactions a crash interrupted are rolled back (they are, in the
+    /// background, from open on; their rows stay locked until then).
+    pub fn wait_for_recovery(&self) {
+        if let Some(h) = self.rollback.lock().take() {
+            if h.join().is_err() {
+                tracing::error!("the rollback of recovered transactions panicked");
+            }
+        }
     }
 
-    /// A clean shutdown.
-    pub fn shutdown(self) -> Result<()> {
-        Ok(self.engine.shutdown()?)
+    /// Stops the background work: waits for recovered transactions' rollback, stops
+    /// purge (after purging all history if `innodb_fast_shutdown=0`).
+    fn stop_background(&mut self, slow: bool) -> Result<()> {
+        self.wait_for_recovery();
+        if let Some(p) = self.purge.take() {
+            p.stop();
+        }
+        if slow {
+            self.inner.purge_all(true)?;
+        }
+        Ok(())
+    }
+
+    /// A clean shutdown. With `innodb_fast_shutdown=0` it first purges all history,
+    /// reporting progress.
+    pub fn shutdown(mut self) -> Result<()> {
+        let slow = self.inner.config.fast_shutdown == 0;
+        self.stop_background(slow)?;
+        let inner = Arc::try_unwrap(self.inner).map_err(|_| DbError::Busy)?;
+        Ok(inner.engine.shutdown()?)
     }
 
     /// Stops as a crash would (tests, kill-and-resume benchmarks).
-    pub fn kill(self) {
-        self.engine.kill();
+    pub fn kill(mut self) {
+        if let Some(p) = self.purge.take() {
+            p.stop();
+        }
+        self.wait_for_recovery();
+        match Arc::try_unwrap(self.inner) {
+            Ok(inner) => inner.engine.kill(),
+            Err(_) => tracing::error!("kill: the database is still in use"),
+        }
+    }
+
+    /// Purges all history no snapshot needs, now (tests, and the slow shutdown).
+    /// Returns the undo logs purged.
+    pub fn purge_now(&self) -> Result<u64> {
+        self.inner.purge_all(false)
+    }
+}
+
+impl DbInner {
+    pub fn engine(&self) -> &Engine {
+        &self.engine
     }
 
     /// Creates the clustered and every secondary B-tree of `def` in its space and records
@@ -738,7 +895,10 @@ impl Db {
                 let e = e?;
                 let row = decode_row(&self.engine, &t.layout, &e.value)?;
                 let row_id = rowid::row_id_of_key(&t.layout, &e.key)?;
-                self.index_insert(&index, &row, row_id, true)?;
+                // The entry carries the record's DB_TRX_ID and delete mark: the newest
+                // version decides (older versions get no entries: docs/transactions.md).
+                let trx = crate::row::record::trx_id(&e.value)?;
+                self.index_insert(&index, &row, row_id, trx, e.delete_marked)?;
                 n += 1;
                 if n.is_multiple_of(100_000) {
                     tracing::info!(table = %format!("{db}.{table}"), index = %index.def.name, rows = n, "building index");
@@ -783,37 +943,39 @@ impl Db {
     }
 
     /// Inserts the entry of `row` (DB_ROW_ID `row_id` without a primary key) into a
-    /// secondary index, checking uniqueness.
+    /// secondary index being built, checking uniqueness among live rows.
     fn index_insert(
         &self,
         ix: &Index,
         row: &[Value],
         row_id: Option<RowId>,
-        check_unique: bool,
+        trx: crate::row::TrxId,
+        marked: bool,
     ) -> Result<Lsn> {
         let mut rec = Vec::new();
-        ix.layout
-            .encode(row, row_id, TrxId(0), &self.limits, &mut rec)?;
+        ix.layout.encode(row, row_id, trx, &self.limits, &mut rec)?;
         let key = secondary::key(&rec)?;
         let val = &rec[3 + key.len()..];
-        if check_unique && ix.def.unique {
-            self.check_unique(ix, row, key)?;
+        if ix.def.unique && !marked {
+            self.check_unique_built(ix, row, key)?;
         }
-        self.engine_insert(&ix.tree, key, val, &ix.def.name)
+        let lsn = match ix.tree.insert(&self.engine, key, val) {
+            Err(BTreeError::DuplicateKey) => {
+                return Err(DbError::DuplicateKey {
+                    index: ix.def.name.clone(),
+                })
+            }
+            r => r?,
+        };
+        if marked {
+            return Ok(ix.tree.replace(&self.engine, key, val, true)?);
+        }
+        Ok(lsn)
     }
 
-    fn engine_insert(&self, tree: &BTree, key: &[u8], val: &[u8], index: &str) -> Result<Lsn> {
-        match tree.insert(&self.engine, key, val) {
-            Err(BTreeError::DuplicateKey) => Err(DbError::DuplicateKey {
-                index: index.into(),
-            }),
-            r => Ok(r?),
-        }
-    }
-
-    /// Unique secondary keys: another entry with the same secondary part is a duplicate.
-    /// NULLs never collide (SQL).
-    fn check_unique(&self, ix: &Index, row: &[Value], key: &[u8]) -> Result<()> {
+    /// While building a unique index: another live entry with the same secondary part is
+    /// a duplicate. NULLs never collide (SQL).
+    fn check_unique_built(&self, ix: &Index, row: &[Value], key: &[u8]) -> Result<()> {
         if ix
             .def
             .columns
@@ -824,21 +986,35 @@ impl Db {
         }
         let n = ix.layout.secondary_part_len(key)?;
         let prefix = &key[..n];
-        let mut cur = ix.tree.scan(
+        for e in ix.tree.scan(
             &self.engine,
             Bound::Included(prefix),
             Bound::Unbounded,
             Direction::Forward,
-        );
-        if let Some(e) = cur.next() {
+        ) {
             let e = e?;
-            if e.key.starts_with(prefix) && e.key != key {
+            if !e.key.starts_with(prefix) {
+                break;
+            }
+            if e.key != key && !e.delete_marked {
                 return Err(DbError::DuplicateKey {
                     index: ix.def.name.clone(),
                 });
             }
         }
         Ok(())
+    }
+
+    /// The current state of the table with id `id`, if it exists.
+    fn table_by_id(&self, id: u64) -> Option<Arc<TableState>> {
+        self.state.read().tables.get(&id).cloned()
+    }
+
+    /// Starts a transaction at `iso`. Its calls take the table they act on:
+    /// `tx.insert(&table, row)`; it ends with [`Transaction::commit`] or
+    /// [`Transaction::rollback`], and rolls back if dropped.
+    pub fn begin(&self, iso: Isolation) -> Result<Transaction<'_>> {
+        self.begin_trx(iso)
     }
 
     /// Verifies every table: its B-trees, its rows and their off-page chains, that each
@@ -857,9 +1033,11 @@ impl Db {
 }
 
 /// A table handle. It names the table by id and picks up the current definition on every
-/// call, so DDL (a new index) is seen by handles taken before it.
+/// call, so DDL (a new index) is seen by handles taken before it. Its row calls are
+/// autocommit: each runs as one READ COMMITTED transaction; [`DbInner::begin`] gives
+/// transactions of several statements.
 pub struct Table<'d> {
-    db: &'d Db,
+    db: &'d DbInner,
     id: u64,
     name: String,
 }
@@ -873,6 +1051,25 @@ impl<'d> Table<'d> {
             .get(&self.id)
             .cloned()
             .ok_or_else(|| DbError::NoSuchTable(self.name.clone()))
+    }
+
+    /// Runs `f` on the current definition with the table's DML lock shared (no DDL runs
+    /// meanwhile; a DDL that ran while we waited replaced the first state we saw).
+    fn with_state<R>(&self, f: impl FnOnce(&Arc<TableState>) -> Result<R>) -> Result<R> {
+        let held = self.state()?;
+        let _s = held.dml.read();
+        let t = self.state()?;
+        f(&t)
+    }
+
+    fn index_of<'t>(&self, t: &'t TableState, index: &str) -> Result<&'t Index> {
+        t.indexes
+            .iter()
+            .find(|i| i.def.name == index)
+            .ok_or_else(|| DbError::NoSuchIndex {
+                table: self.name.clone(),
+                index: index.into(),
+            })
     }
 
     /// The table's catalog definition (columns, keys, indexes, space and root pages).
@@ -934,241 +1131,164 @@ impl<'d> Table<'d> {
         Ok(canon)
     }
 
-    /// The clustered key a call names: by primary key values, or by handle.
-    fn target_key(&self, t: &TableState, target: Target<'_>) -> Result<Vec<u8>> {
-        match target {
-            Target::Pk(pk) => self.pk_key(t, pk),
-            Target::Handle(h) => Ok(h.key_in(t)?.to_vec()),
-        }
+    /// Runs `f` as one autocommit transaction (READ COMMITTED).
+    fn autocommit<R>(&self, f: impl FnOnce(&mut Transaction<'d>) -> Result<R>) -> Result<R> {
+        let mut tx = self.db.begin(Isolation::ReadCommitted)?;
+        let r = f(&mut tx)?;
+        tx.commit()?;
+        Ok(r)
     }
 
     /// Inserts a row; returns it as stored (AUTO_INCREMENT filled, values canonical).
     pub fn insert(&self, row: Vec<Value>) -> Result<Vec<Value>> {
-        let held = self.state()?;
-        let _s = held.dml.read();
-        // Under the shared lock no DDL runs: this is the current definition (a DDL that ran
-        // while we waited replaced `held`).
-        let t = self.state()?;
-        let row = self.prepare(&t, row)?;
-        let row_id = rowid::next_row_id(&t);
-        let write = blob::RowWrite::plan(&self.db.engine, &t, &self.db.limits, &row, row_id, None)?;
-        let _u = (!t.indexes.is_empty()).then(|| t.unique.lock());
-        for ix in t.indexes.iter().filter(|i| i.def.unique) {
-            let mut srec = Vec::new();
-            ix.layout
-                .encode(&row, row_id, TrxId(0), &self.db.limits, &mut srec)?;
-            self.db.check_unique(ix, &row, secondary::key(&srec)?)?;
-        }
-        let mut lsn = write.insert(&t.clustered)?;
-        for ix in &t.indexes {
-            lsn = lsn.max(self.db.index_insert(ix, &row, row_id, false)?);
-        }
-        self.db.durable(lsn);
-        Ok(row)
+        self.autocommit(|tx| tx.insert(self, row))
     }
 
-    /// The row with primary key `pk` (values in primary-key order).
+    /// The row with primary key `pk` (values in primary-key order): the newest committed
+    /// version.
     pub fn get(&self, pk: &[Value]) -> Result<Option<Vec<Value>>> {
-        self.get_target(Target::Pk(pk))
+        self.with_state(|t| {
+            let key = self.pk_key(t, pk)?;
+            self.get_key(t, &key)
+        })
     }
 
     /// The row a handle names, if it is still there.
     pub fn get_row(&self, handle: &RowHandle) -> Result<Option<Vec<Value>>> {
-        self.get_target(Target::Handle(handle))
+        self.with_state(|t| {
+            let key = handle.key_in(t)?.to_vec();
+            self.get_key(t, &key)
+        })
     }
 
-    fn get_target(&self, target: Target<'_>) -> Result<Option<Vec<Value>>> {
-        let held = self.state()?;
-        let _s = held.dml.read();
-        // Under the shared lock no DDL runs: this is the current definition (a DDL that ran
-        // while we waited replaced `held`).
-        let t = self.state()?;
-        let key = self.target_key(&t, target)?;
-        match t.clustered.get(&self.db.engine, &key)? {
-            Some(e) if !e.delete_marked => blob::read_row(&self.db.engine, &t, &key, &e.value),
-            _ => Ok(None),
+    /// A consistent read of one row with a snapshot of its own (no transaction id).
+    fn get_key(&self, t: &TableState, key: &[u8]) -> Result<Option<Vec<Value>>> {
+        let Some(e) = t.clustered.get(&self.db.engine, key)? else {
+            return Ok(None);
+        };
+        // Fast path: the newest version is old enough for any snapshot taken now.
+        let trx = crate::row::record::trx_id(&e.value)?;
+        let rec = if !self.db.trx.is_active(trx) {
+            (!e.delete_marked).then_some(e.value)
+        } else {
+            let view = self.db.trx.view(crate::row::TrxId(0));
+            self.db
+                .version(t, key, e.value, e.delete_marked, Some(&view))?
+        };
+        match rec {
+            Some(rec) => self.db.decode_version(t, &rec).map(Some),
+            None => Ok(None),
         }
     }
 
-    /// Rows with primary keys within the bounds (whole keys or key prefixes), in order.
-    /// Without a primary key the bounds are `[UInt(DB_ROW_ID)]` and the order is the row
-    /// ids' (insertion order); the hidden id is not among the values
-    /// ([`Rows::with_handles`] gives it).
+    /// Rows with primary keys within the bounds (whole keys or key prefixes), in order,
+    /// as of one snapshot taken now. Without a primary key the bounds are
+    /// `[UInt(DB_ROW_ID)]` and the order is the row ids' (insertion order); the hidden id
+    /// is not among the values ([`Rows::with_handles`] gives it).
     pub fn scan(
         &self,
         lower: Bound<Vec<Value>>,
         upper: Bound<Vec<Value>>,
         dir: Direction,
     ) -> Result<Rows<'d>> {
+        let view = Arc::new(self.db.trx.view(crate::row::TrxId(0)));
+        self.scan_in(self.db, lower, upper, dir, Some(view))
+    }
+
+    fn scan_in<'x>(
+        &self,
+        db: &'x DbInner,
+        lower: Bound<Vec<Value>>,
+        upper: Bound<Vec<Value>>,
+        dir: Direction,
+        view: Option<Arc<ViewHandle>>,
+    ) -> Result<Rows<'x>> {
         let t = self.state()?;
         let (lo, hi) = scan::bounds(lower, upper, |v| {
             let mut k = Vec::new();
-            t.layout.key_layout().encode(v, &self.db.limits, &mut k)?;
+            t.layout.key_layout().encode(v, &db.limits, &mut k)?;
             Ok(k)
         })?;
-        let cursor = t
-            .clustered
-            .scan(&self.db.engine, as_ref(&lo), as_ref(&hi), dir);
-        Ok(Rows {
-            cursor,
-            table: t,
-            engine: &self.db.engine,
-        })
+        let cursor = t.clustered.scan(&db.engine, as_ref(&lo), as_ref(&hi), dir);
+        Ok(Rows::new(cursor, t, db, view))
     }
 
-    /// Replaces the row with primary key `pk` by `row` (which must keep that key).
+    /// Replaces the row with primary key `pk` by `row` (the primary key must stay the
+    /// same).
     pub fn update(&self, pk: &[Value], row: Vec<Value>) -> Result<()> {
-        self.update_target(Target::Pk(pk), row)
+        self.autocommit(|tx| tx.update(self, pk, row))
     }
 
     /// Replaces the row a handle names by `row` (a primary key must stay the same; a
     /// hidden row id always does).
     pub fn update_row(&self, handle: &RowHandle, row: Vec<Value>) -> Result<()> {
-        self.update_target(Target::Handle(handle), row)
-    }
-
-    fn update_target(&self, target: Target<'_>, row: Vec<Value>) -> Result<()> {
-        let held = self.state()?;
-        let _s = held.dml.read();
-        // Under the shared lock no DDL runs: this is the current definition (a DDL that ran
-        // while we waited replaced `held`).
-        let t = self.state()?;
-        let key = self.target_key(&t, target)?;
-        let row_id = rowid::row_id_of_key(&t.layout, &key)?;
-        let row = self.prepare(&t, row)?;
-        let mut new_key = Vec::new();
-        t.layout
-            .encode_key(&row, row_id, &self.db.limits, &mut new_key)?;
-        if new_key != key {
-            return Err(DbError::PrimaryKeyChange);
-        }
-        let _u = (!t.indexes.is_empty()).then(|| t.unique.lock());
-        let _c = blob::lock_for_change(&t);
-        let Some(old_rec) = t.clustered.get(&self.db.engine, &key)? else {
-            return Err(DbError::RowNotFound);
-        };
-        // Only index maintenance needs the old values (and their off-page parts).
-        let old = match t.indexes.is_empty() {
-            true => Vec::new(),
-            false => decode_row(&self.db.engine, &t.layout, &old_rec.value)?,
-        };
-        let mut changes = Vec::new();
-        for ix in &t.indexes {
-            let (mut a, mut b) = (Vec::new(), Vec::new());
-            ix.layout
-                .encode(&old, row_id, TrxId(0), &self.db.limits, &mut a)?;
-            ix.layout
-                .encode(&row, row_id, TrxId(0), &self.db.limits, &mut b)?;
-            if a != b {
-                if ix.def.unique {
-                    self.db.check_unique(ix, &row, secondary::key(&b)?)?;
-                }
-                changes.push((ix, a, b));
-            }
-        }
-        let write = blob::RowWrite::plan(
-            &self.db.engine,
-            &t,
-            &self.db.limits,
-            &row,
-            row_id,
-            Some(&old_rec.value),
-        )?;
-        let mut lsn = write.update(&t.clustered)?;
-        for (ix, a, b) in changes {
-            let (ka, kb) = (secondary::key(&a)?, secondary::key(&b)?);
-            lsn = lsn.max(ix.tree.delete(&self.db.engine, ka)?);
-            lsn = lsn.max(
-                self.db
-                    .engine_insert(&ix.tree, kb, &b[3 + kb.len()..], &ix.def.name)?,
-            );
-        }
-        self.db.durable(lsn);
-        Ok(())
+        self.autocommit(|tx| tx.update_row(self, handle, row))
     }
 
     /// Deletes the row with primary key `pk`.
     pub fn delete(&self, pk: &[Value]) -> Result<()> {
-        self.delete_target(Target::Pk(pk))
+        self.autocommit(|tx| tx.delete(self, pk))
     }
 
     /// Deletes the row a handle names.
     pub fn delete_row(&self, handle: &RowHandle) -> Result<()> {
-        self.delete_target(Target::Handle(handle))
-    }
-
-    fn delete_target(&self, target: Target<'_>) -> Result<()> {
-        let held = self.state()?;
-        let _s = held.dml.read();
-        // Under the shared lock no DDL runs: this is the current definition (a DDL that ran
-        // while we waited replaced `held`).
-        let t = self.state()?;
-        let key = self.target_key(&t, target)?;
-        let row_id = rowid::row_id_of_key(&t.layout, &key)?;
-        let _u = (!t.indexes.is_empty()).then(|| t.unique.lock());
-        let _c = blob::lock_for_change(&t);
-        let Some(old_rec) = t.clustered.get(&self.db.engine, &key)? else {
-            return Err(DbError::RowNotFound);
-        };
-        let old = match t.indexes.is_empty() {
-            true => Vec::new(),
-            false => decode_row(&self.db.engine, &t.layout, &old_rec.value)?,
-        };
-        let mut lsn = blob::delete(&self.db.engine, &t, &key, &old_rec.value)?;
-        for ix in &t.indexes {
-            let mut a = Vec::new();
-            ix.layout
-                .encode(&old, row_id, TrxId(0), &self.db.limits, &mut a)?;
-            lsn = lsn.max(ix.tree.delete(&self.db.engine, secondary::key(&a)?)?);
-        }
-        self.db.durable(lsn);
-        Ok(())
+        self.autocommit(|tx| tx.delete_row(self, handle))
     }
 
     /// Primary keys of the rows whose index `index` columns equal `values` (a prefix of
     /// the index's columns), in index order (`[UInt(DB_ROW_ID)]` without a primary key).
     /// [`Table::index_scan`] returns the rows themselves, for ranges too.
     pub fn lookup_index(&self, index: &str, values: &[Value]) -> Result<Vec<Vec<Value>>> {
-        let held = self.state()?;
-        let _s = held.dml.read();
-        // Under the shared lock no DDL runs: this is the current definition (a DDL that ran
-        // while we waited replaced `held`).
-        let t = self.state()?;
-        let Some(ix) = t.indexes.iter().find(|i| i.def.name == index) else {
-            return Err(DbError::NoSuchIndex {
-                table: self.name.clone(),
-                index: index.into(),
-            });
-        };
-        let mut prefix = Vec::new();
-        ix.layout
-            .encode_search(values, &self.db.limits, &mut prefix)?;
-        let mut out = Vec::new();
-        for e in ix.tree.scan(
-            &self.db.engine,
-            Bound::Included(&prefix),
-            Bound::Unbounded,
-            Direction::Forward,
-        ) {
-            let e = e?;
-            if !e.key.starts_with(&prefix) {
-                break;
-            }
-            let mut rec = vec![0u8];
-            rec.extend_from_slice(&(e.key.len() as u16).to_le_bytes());
-            rec.extend_from_slice(&e.key);
-            rec.extend_from_slice(&e.value);
-            out.push(ix.layout.decode(&rec)?.pk);
-        }
-        Ok(out)
+        let view = Arc::new(self.db.trx.view(crate::row::TrxId(0)));
+        self.lookup_index_in(self.db, index, values, Some(view))
     }
-}
 
-impl<'d> Table<'d> {
+    fn lookup_index_in(
+        &self,
+        db: &DbInner,
+        index: &str,
+        values: &[Value],
+        view: Option<Arc<ViewHandle>>,
+    ) -> Result<Vec<Vec<Value>>> {
+        self.with_state(|t| {
+            let ix = self.index_of(t, index)?;
+            let mut prefix = Vec::new();
+            ix.layout.encode_search(values, &db.limits, &mut prefix)?;
+            let mut out = Vec::new();
+            for e in ix.tree.scan(
+                &db.engine,
+                Bound::Included(&prefix),
+                Bound::Unbounded,
+                Direction::Forward,
+            ) {
+                let e = e?;
+                if !e.key.starts_with(&prefix) {
+                    break;
+                }
+                if db
+                    .entry_row(t, ix, &e, view.as_deref().map(|v| &**v))?
+                    .is_none()
+                {
+                    continue;
+                }
+                let n = ix.layout.secondary_part_len(&e.key)?;
+                let key = &e.key[n..];
+                out.push(match t.layout.has_row_id() {
+                    true => match rowid::row_id_of_key(&t.layout, key)? {
+                        Some(id) => vec![Value::UInt(id.0)],
+                        None => return Err(RowError::Corrupt("bad DB_ROW_ID key").into()),
+                    },
+                    false => t.layout.key_layout().decode(key)?,
+                });
+            }
+            Ok(out)
+        })
+    }
+
     /// Rows whose index `index` key lies within the bounds, in index order (ties in primary
-    /// key or row id order), either direction. A bound is a prefix of the index's columns
-    /// (or all of them), compared in the index's order (docs/catalog.md, "Secondary range
-    /// scans"). Entries whose row changed since are skipped.
+    /// key or row id order), either direction, as of one snapshot taken now. A bound is a
+    /// prefix of the index's columns (or all of them), compared in the index's order
+    /// (docs/catalog.md, "Secondary range scans").
     pub fn index_scan(
         &self,
         index: &str,
@@ -1176,35 +1296,67 @@ impl<'d> Table<'d> {
         upper: Bound<Vec<Value>>,
         dir: Direction,
     ) -> Result<IndexRows<'d>> {
+        let view = Arc::new(self.db.trx.view(crate::row::TrxId(0)));
+        self.index_scan_in(self.db, index, lower, upper, dir, Some(view))
+    }
+
+    fn index_scan_in<'x>(
+        &self,
+        db: &'x DbInner,
+        index: &str,
+        lower: Bound<Vec<Value>>,
+        upper: Bound<Vec<Value>>,
+        dir: Direction,
+        view: Option<Arc<ViewHandle>>,
+    ) -> Result<IndexRows<'x>> {
         let t = self.state()?;
-        let Some(pos) = t.indexes.iter().position(|i| i.def.name == index) else {
-            return Err(DbError::NoSuchIndex {
+        let pos = t
+            .indexes
+            .iter()
+            .position(|i| i.def.name == index)
+            .ok_or_else(|| DbError::NoSuchIndex {
                 table: self.name.clone(),
                 index: index.into(),
-            });
-        };
+            })?;
         let ix = &t.indexes[pos];
         let (lo, hi) = scan::bounds(lower, upper, |v| {
             let mut k = Vec::new();
-            ix.layout.encode_search(v, &self.db.limits, &mut k)?;
+            ix.layout.encode_search(v, &db.limits, &mut k)?;
             Ok(k)
         })?;
-        let cursor = ix.tree.scan(&self.db.engine, as_ref(&lo), as_ref(&hi), dir);
+        let cursor = ix.tree.scan(&db.engine, as_ref(&lo), as_ref(&hi), dir);
         Ok(IndexRows {
             cursor,
             table: t,
             index: pos,
-            engine: &self.db.engine,
-            limits: self.db.limits,
+            db,
+            view,
         })
     }
-}
 
-/// What a row call names: primary key values, or a handle from a scan.
-#[derive(Clone, Copy)]
-enum Target<'a> {
-    Pk(&'a [Value]),
-    Handle(&'a RowHandle),
+    /// Entries of index `index` by state, for tests and diagnostics: (live, delete-marked).
+    pub fn index_record_counts(&self, index: &str) -> Result<(u64, u64)> {
+        self.with_state(|t| {
+            let tree = match index {
+                "PRIMARY" => t.clustered,
+                name => self.index_of(t, name)?.tree,
+            };
+            let (mut live, mut marked) = (0, 0);
+            for e in tree.scan(
+                &self.db.engine,
+                Bound::Unbounded,
+                Bound::Unbounded,
+                Direction::Forward,
+            ) {
+                if e?.delete_marked {
+                    marked += 1;
+                } else {
+                    live += 1;
+                }
+            }
+            Ok((live, marked))
+        })
+    }
 }
 
 fn as_ref(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
@@ -1215,36 +1367,83 @@ fn as_ref(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
     }
 }
 
-/// Rows of a [`Table::scan`], decoded.
+/// Rows of a scan, decoded: each as its snapshot sees it.
 pub struct Rows<'d> {
-    cursor: Cursor<'d, Engine>,
-    table: Arc<TableState>,
-    engine: &'d Engine,
+    source: RowsSource<'d>,
+}
+
+enum RowsSource<'d> {
+    Cursor {
+        cursor: Cursor<'d, Engine>,
+        table: Arc<TableState>,
+        db: &'d DbInner,
+        /// Keeps the snapshot registered (purge keeps its versions) while the scan lives.
+        view: Option<Arc<ViewHandle>>,
+    },
+    /// A locking scan's rows, read already.
+    Done(std::vec::IntoIter<Vec<Value>>),
 }
 
 impl<'d> Rows<'d> {
-    /// The next row with its clustered key; a row deleted since the cursor saw it (found
-    /// when its off-page values are read) is skipped.
+    fn new(
+        cursor: Cursor<'d, Engine>,
+        table: Arc<TableState>,
+        db: &'d DbInner,
+        view: Option<Arc<ViewHandle>>,
+    ) -> Rows<'d> {
+        Rows {
+            source: RowsSource::Cursor {
+                cursor,
+                table,
+                db,
+                view,
+            },
+        }
+    }
+
+    fn materialized(rows: Vec<Vec<Value>>) -> Rows<'d> {
+        Rows {
+            source: RowsSource::Done(rows.into_iter()),
+        }
+    }
+
+    /// The next row the snapshot sees, with its clustered key.
     fn next_keyed(&mut self) -> Option<Result<(Vec<u8>, Vec<Value>)>> {
+        let RowsSource::Cursor {
+            cursor,
+            table,
+            db,
+            view,
+        } = &mut self.source
+        else {
+            return None;
+        };
         loop {
-            let e = match self.cursor.next()? {
+            let e = match cursor.next()? {
                 Ok(e) => e,
                 Err(e) => return Some(Err(e.into())),
             };
-            match blob::read_row(self.engine, &self.table, &e.key, &e.value) {
-                Ok(Some(row)) => return Some(Ok((e.key, row))),
+            let v = view.as_deref().map(|v| &**v);
+            let rec = match db.version(table, &e.key, e.value, e.delete_marked, v) {
+                Ok(Some(rec)) => rec,
                 Ok(None) => continue,
                 Err(err) => return Some(Err(err)),
-            }
+            };
+            return Some(db.decode_version(table, &rec).map(|row| (e.key, row)));
         }
     }
 
     /// The rows with their handles, for updating or deleting them (a table without a
-    /// primary key has no other way to name a row).
+    /// primary key has no other way to name a row). Not available for a locking scan's
+    /// rows (they come back without handles).
     pub fn with_handles(mut self) -> impl Iterator<Item = Result<(RowHandle, Vec<Value>)>> + 'd {
         std::iter::from_fn(move || {
             let r = self.next_keyed()?;
-            Some(r.and_then(|(k, row)| Ok((RowHandle::new(&self.table, k)?, row))))
+            let RowsSource::Cursor { table, .. } = &self.source else {
+                return None;
+            };
+            let table = table.clone();
+            Some(r.and_then(|(k, row)| Ok((RowHandle::new(&table, k)?, row))))
         })
     }
 }
@@ -1252,6 +1451,9 @@ impl<'d> Rows<'d> {
 impl Iterator for Rows<'_> {
     type Item = Result<Vec<Value>>;
     fn next(&mut self) -> Option<Self::Item> {
+        if let RowsSource::Done(it) = &mut self.source {
+            return it.next().map(Ok);
+        }
         Some(self.next_keyed()?.map(|(_, row)| row))
     }
 }

@@ -21,11 +21,11 @@
 use std::ops::Bound;
 use std::sync::Arc;
 
-use super::{blob, rowid, Result, RowHandle, TableState};
+use super::{DbInner, Result, RowHandle, TableState};
 use crate::btree::Cursor;
 use crate::engine::Engine;
-use crate::row::secondary;
-use crate::row::{RowLimits, TrxId, Value};
+use crate::row::Value;
+use crate::trx::ViewHandle;
 
 /// The shortest byte string above every string that starts with `p`; `None` if there is
 /// none (`p` is all 0xFF: nothing sorts after its extensions).
@@ -69,62 +69,35 @@ pub(super) fn bounds(
     Ok((lo, hi))
 }
 
-/// Rows of a [`Table::index_scan`](super::Table::index_scan), in index order.
+/// Rows of a [`Table::index_scan`](super::Table::index_scan), in index order, each as
+/// the scan's snapshot sees it.
 pub struct IndexRows<'d> {
     pub(super) cursor: Cursor<'d, Engine>,
     pub(super) table: Arc<TableState>,
     /// Position of the index in `table.indexes`.
     pub(super) index: usize,
-    pub(super) engine: &'d Engine,
-    pub(super) limits: RowLimits,
+    pub(super) db: &'d DbInner,
+    /// Keeps the snapshot registered while the scan lives; `None`: newest versions.
+    pub(super) view: Option<Arc<ViewHandle>>,
 }
 
 impl<'d> IndexRows<'d> {
-    /// The next entry whose row still has its key, with the row's clustered key
-    /// (invariant 2).
+    /// The next entry whose row the snapshot sees with this entry's key, with the row's
+    /// clustered key (lesson 4: a marked entry the snapshot sees is skipped at once).
     fn next_keyed(&mut self) -> Option<Result<(Vec<u8>, Vec<Value>)>> {
+        let ix = self.table.indexes.get(self.index)?;
         loop {
             let e = match self.cursor.next()? {
                 Ok(e) => e,
                 Err(e) => return Some(Err(e.into())),
             };
-            if e.delete_marked {
-                continue;
-            }
-            match self.row_of(&e.key) {
+            let v = self.view.as_deref().map(|v| &**v);
+            match self.db.entry_row(&self.table, ix, &e, v) {
                 Ok(Some(r)) => return Some(Ok(r)),
                 Ok(None) => continue,
                 Err(err) => return Some(Err(err)),
             }
         }
-    }
-
-    fn row_of(&self, entry: &[u8]) -> Result<Option<(Vec<u8>, Vec<Value>)>> {
-        let t = &self.table;
-        let Some(ix) = t.indexes.get(self.index) else {
-            return Ok(None);
-        };
-        // The secondary key ends with the clustered key, encoded the same way: the same
-        // key parts, and memcomparable fields do not depend on what precedes them.
-        let n = ix.layout.secondary_part_len(entry)?;
-        let key = &entry[n..];
-        let Some(c) = t.clustered.get(self.engine, key)? else {
-            return Ok(None);
-        };
-        if c.delete_marked {
-            return Ok(None);
-        }
-        let Some(row) = blob::read_row(self.engine, t, key, &c.value)? else {
-            return Ok(None);
-        };
-        let row_id = rowid::row_id_of_key(&t.layout, key)?;
-        let mut rec = Vec::new();
-        ix.layout
-            .encode(&row, row_id, TrxId(0), &self.limits, &mut rec)?;
-        if secondary::key(&rec)? != entry {
-            return Ok(None);
-        }
-        Ok(Some((key.to_vec(), row)))
     }
 
     /// The rows with their handles, for updating or deleting them.

@@ -1,0 +1,1350 @@
+//! # Transactions: row locks, undo, MVCC reads, commit and rollback
+//!
+//! A [`Transaction`] changes rows under X row locks on their clustered keys, writing an
+//! undo record before each change, and reads through a [`ReadView`]: the version of each
+//! row its snapshot sees, rebuilt from the DB_ROLL_PTR chain (docs/transactions.md).
+//!
+//! One row change, in order (each step one mtr):
+//! ```text
+//!   X lock (clustered index, key)           lock manager, may wait / deadlock / time out
+//!   undo record: INSERT key, or UPDATE      undo log of the transaction (UndoSys::append)
+//!     (op, revived secondary entries, the old record)
+//!   clustered record: new version           DB_TRX_ID = us, DB_ROLL_PTR = that record;
+//!     (or delete mark) in one mtr           a new version always gets fresh BLOB chains
+//!   secondary entries: mark the old key's,  entry DB_TRX_ID = us
+//!     insert (or revive) the new key's
+//! ```
+//! Undo is applied newest first, secondary entries before the clustered record, and only
+//! while the clustered record still carries this transaction's id and this undo record's
+//! roll pointer: so applying an undo record twice (a crash during rollback) is harmless.
+//!
+//! Invariants:
+//! 1. A transaction changes a row only while holding its X lock on the clustered key, and
+//!    keeps it until it ends; so the current version of a row it locked is committed or
+//!    its own, and no one else changes that row's secondary entries (they contain its key).
+//! 2. Every version some open view may need is reachable: the clustered record, then the
+//!    DB_ROLL_PTR chain through update undo records, which purge removes only once every
+//!    view sees the transaction that wrote them (`TrxSys::purge_limit`).
+//! 3. A secondary entry's DB_TRX_ID is the last transaction that inserted, revived or
+//!    marked it. An unmarked entry whose id a view sees belongs to the version that view
+//!    sees; a marked one whose id it sees belongs to none (lesson 4: the common case needs
+//!    no clustered lookup to decide).
+//! 4. The undo record of a change is durable no later than the change (it is an earlier
+//!    mtr), so recovery can always roll an active transaction back.
+//! 5. A statement that fails is rolled back to where it started; a deadlock rolls back
+//!    the whole transaction, which then only accepts `rollback` (or drop).
+
+use std::ops::Bound;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::scan::IndexRows;
+use super::{
+    blob, rowid, scan, DbError, DbInner, Index, Result, RowHandle, Rows, Table, TableState,
+};
+use crate::btree::{BTree, Direction, Entry};
+use crate::lock::{LockError, LockKey, LockKind, LockMode, TrxLocks};
+use crate::page::Lsn;
+use crate::row::{record, secondary, RollPtr, RowError, RowId, TrxId, Value};
+use crate::trx::{Isolation, ReadView, ViewHandle};
+use crate::undo::{TrxUndo, UndoKind, UndoRecord};
+
+/// The table id of the marker record a rolled-back transaction's update log ends with:
+/// purge skips such a log (its changes were undone, its chains already freed).
+pub(super) const ROLLED_BACK: u64 = u64::MAX;
+
+/// The lock a locking read takes (FOR SHARE / FOR UPDATE).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadLock {
+    /// `LOCK IN SHARE MODE` / `FOR SHARE`.
+    Shared,
+    /// `FOR UPDATE`.
+    Exclusive,
+}
+
+impl ReadLock {
+    fn mode(self) -> LockMode {
+        match self {
+            ReadLock::Shared => LockMode::Shared,
+            ReadLock::Exclusive => LockMode::Exclusive,
+        }
+    }
+}
+
+/// What an UPDATE undo record's change did to the clustered record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Op {
+    /// A live row got a new version.
+    Update = 0,
+    /// An insert over a delete-marked record: the old version is the deleted row.
+    Revive = 1,
+    /// A delete: the record was delete-marked.
+    DeleteMark = 2,
+}
+
+/// A decoded UPDATE undo payload:
+/// `u16 key_len | key | u8 op | u8 n | n × u16 revived index_no | old record`.
+pub(super) struct UpdateUndo<'a> {
+    pub key: &'a [u8],
+    pub op: Op,
+    /// Secondary indexes (by index_no) whose new entry existed, delete-marked, before the
+    /// change revived it: rollback marks it again instead of removing it.
+    pub revived: Vec<u16>,
+    pub old: &'a [u8],
+}
+
+fn corrupt(what: &'static str) -> DbError {
+    RowError::Corrupt(what).into()
+}
+
+pub(super) fn encode_update(key: &[u8], op: Op, revived: &[u16], old: &[u8]) -> Vec<u8> {
+    let mut p = Vec::with_capacity(5 + key.len() + revived.len() * 2 + old.len());
+    p.extend_from_slice(&(key.len() as u16).to_le_bytes());
+    p.extend_from_slice(key);
+    p.push(op as u8);
+    p.push(revived.len() as u8);
+    for r in revived {
+        p.extend_from_slice(&r.to_le_bytes());
+    }
+    p.extend_from_slice(old);
+    p
+}
+
+pub(super) fn decode_update(p: &[u8]) -> Result<UpdateUndo<'_>> {
+    let klen = u16::from_le_bytes(
+        p.get(..2)
+            .ok_or_else(|| corrupt("short undo record"))?
+            .try_into()
+            .map_err(|_| corrupt("short undo record"))?,
+    ) as usize;
+    let key = p
+        .get(2..2 + klen)
+        .ok_or_else(|| corrupt("short undo record"))?;
+    let mut at = 2 + klen;
+    let op = match p.get(at) {
+        Some(0) => Op::Update,
+        Some(1) => Op::Revive,
+        Some(2) => Op::DeleteMark,
+        _ => return Err(corrupt("bad undo op")),
+    };
+    let n = *p.get(at + 1).ok_or_else(|| corrupt("short undo record"))? as usize;
+    at += 2;
+    let mut revived = Vec::with_capacity(n);
+    for _ in 0..n {
+        let b = p
+            .get(at..at + 2)
+            .ok_or_else(|| corrupt("short undo record"))?;
+        revived.push(u16::from_le_bytes([b[0], b[1]]));
+        at += 2;
+    }
+    Ok(UpdateUndo {
+        key,
+        op,
+        revived,
+        old: &p[at..],
+    })
+}
+
+pub(super) fn encode_insert(key: &[u8]) -> Vec<u8> {
+    let mut p = Vec::with_capacity(2 + key.len());
+    p.extend_from_slice(&(key.len() as u16).to_le_bytes());
+    p.extend_from_slice(key);
+    p
+}
+
+pub(super) fn decode_insert(p: &[u8]) -> Result<&[u8]> {
+    let klen = p
+        .get(..2)
+        .map(|b| u16::from_le_bytes([b[0], b[1]]) as usize)
+        .ok_or_else(|| corrupt("short undo record"))?;
+    p.get(2..2 + klen)
+        .ok_or_else(|| corrupt("short undo record"))
+}
+
+/// The DB_TRX_ID of a secondary entry (the B-tree value is the 6-byte id).
+pub(super) fn entry_trx(value: &[u8]) -> Result<TrxId> {
+    let b = value
+        .get(..6)
+        .ok_or_else(|| corrupt("short secondary entry"))?;
+    let mut a = [0u8; 8];
+    a[..6].copy_from_slice(b);
+    Ok(TrxId(u64::from_le_bytes(a)))
+}
+
+/// A secondary entry of a row: (B-tree key, B-tree value).
+pub(super) type SecEntry = (Vec<u8>, Vec<u8>);
+
+impl DbInner {
+    pub(super) fn begin_trx(&self, iso: Isolation) -> Result<Transaction<'_>> {
+        let a = self.trx.assign();
+        if let Some(mark) = a.persist {
+            // Invariant 1 of `trx`: the mark is in the log before any page holds the id.
+            if let Err(e) = self.undo.persist_max_trx_id(&self.engine, mark) {
+                self.trx.finish(a.id, false, None);
+                return Err(e.into());
+            }
+        }
+        Ok(Transaction {
+            db: self,
+            id: a.id,
+            iso,
+            view: None,
+            undo: Some(TrxUndo::new(a.id)),
+            wrote_update: false,
+            locks: TrxLocks::new(a.id),
+            state: State::Active,
+            savepoints: Vec::new(),
+        })
+    }
+
+    /// The secondary entries of `row` in every index of `t`, with DB_TRX_ID `trx`.
+    pub(super) fn entries(
+        &self,
+        t: &TableState,
+        row: &[Value],
+        row_id: Option<RowId>,
+        trx: TrxId,
+    ) -> Result<Vec<SecEntry>> {
+        let mut out = Vec::with_capacity(t.indexes.len());
+        for ix in &t.indexes {
+            let mut rec = Vec::new();
+            ix.layout.encode(row, row_id, trx, &self.limits, &mut rec)?;
+            let k = secondary::key(&rec)?.to_vec();
+            let v = rec[3 + k.len()..].to_vec();
+            out.push((k, v));
+        }
+        Ok(out)
+    }
+
+    /// The values of a clustered record, its off-page ones read under the chain lock
+    /// (rollback and purge free chains holding it exclusively).
+    pub(super) fn decode_version(&self, t: &TableState, rec: &[u8]) -> Result<Vec<Value>> {
+        if record::has_external(rec)? {
+            let _c = t.chains.read();
+            blob::decode_row(&self.engine, &t.layout, rec)
+        } else {
+            blob::decode_row(&self.engine, &t.layout, rec)
+        }
+    }
+
+    /// The version of the row with clustered key `key` that `view` sees, starting from the
+    /// record `rec` (delete-marked: `deleted`); `None`: the view sees no row. Without a view
+    /// (READ UNCOMMITTED) the newest version. Walks the DB_ROLL_PTR chain with no latch held.
+    pub(super) fn version(
+        &self,
+        t: &TableState,
+        key: &[u8],
+        mut rec: Vec<u8>,
+        mut deleted: bool,
+        view: Option<&ReadView>,
+    ) -> Result<Option<Vec<u8>>> {
+        let Some(view) = view else {
+            return Ok((!deleted).then_some(rec));
+        };
+        let mut restarts = 0;
+        loop {
+            let trx = record::trx_id(&rec)?;
+            if view.sees(trx) {
+                return Ok((!deleted).then_some(rec));
+            }
+            let roll = record::roll_ptr(&rec)?;
+            if roll.is_insert() {
+                return Ok(None);
+            }
+            self.counters.versions_built.fetch_add(1, Ordering::Relaxed);
+            let u = self.undo.read(&self.engine, roll)?;
+            let ok = u.kind == UndoKind::Update && u.table_id == t.def.id;
+            let p = if ok {
+                decode_update(&u.payload).ok()
+            } else {
+                None
+            };
+            match p {
+                Some(p) if p.key == key => {
+                    deleted = p.op == Op::Revive;
+                    rec = p.old.to_vec();
+                }
+                _ => {
+                    // A rollback to a savepoint undid the change and its undo space was
+                    // reused: the clustered record is restored by now; start again there.
+                    restarts += 1;
+                    if restarts > 8 {
+                        return Err(corrupt("a DB_ROLL_PTR chain leads to a foreign record"));
+                    }
+                    match t.clustered.get(&self.engine, key)? {
+                        Some(e) => {
+                            rec = e.value;
+                            deleted = e.delete_marked;
+                        }
+                        None => return Ok(None),
+                    }
+                }
+            }
+        }
+    }
+
+    /// The row of secondary entry `e` of index `ix` as `view` sees it, with its clustered
+    /// key (invariant 3): a marked entry whose id the view sees is skipped without visiting
+    /// the clustered index; otherwise the clustered version is built and must still have
+    /// this entry's key.
+    pub(super) fn entry_row(
+        &self,
+        t: &TableState,
+        ix: &Index,
+        e: &Entry,
+        view: Option<&ReadView>,
+    ) -> Result<Option<(Vec<u8>, Vec<Value>)>> {
+        let trx = entry_trx(&e.value)?;
+        let decided = view.is_some_and(|v| v.sees(trx));
+        if e.delete_marked && (decided || view.is_none()) {
+            return Ok(None);
+        }
+        if !decided {
+            self.counters
+                .secondary_clustered_visits
+                .fetch_add(1, Ordering::Relaxed);
+        }
+        let n = ix.layout.secondary_part_len(&e.key)?;
+        let key = &e.key[n..];
+        let Some(c) = t.clustered.get(&self.engine, key)? else {
+            return Ok(None);
+        };
+        let Some(rec) = self.version(t, key, c.value, c.delete_marked, view)? else {
+            return Ok(None);
+        };
+        let row = self.decode_version(t, &rec)?;
+        let row_id = rowid::row_id_of_key(&t.layout, key)?;
+        let mut srec = Vec::new();
+        ix.layout
+            .encode(&row, row_id, TrxId(0), &self.limits, &mut srec)?;
+        if secondary::key(&srec)? != e.key.as_slice() {
+            return Ok(None);
+        }
+        Ok(Some((key.to_vec(), row)))
+    }
+
+    /// Waits as `innodb_max_purge_lag` says when history is long (lesson 4: DML yields to
+    /// purge only when purge is behind).
+    pub(super) fn purge_lag_delay(&self) {
+        let lag = self.config.max_purge_lag;
+        if lag == 0 || self.config.purge_threads == 0 {
+            return;
+        }
+        let len = self.undo.history_len();
+        if len <= lag {
+            return;
+        }
+        // InnoDB's shape: the delay grows with how far past the limit history is.
+        let over = (len - lag) as f64 / lag as f64;
+        let us = ((over * 10_000.0) as u64 + 50).min(self.config.max_purge_lag_delay_us);
+        self.counters.lag_delay_us.fetch_add(us, Ordering::Relaxed);
+        std::thread::sleep(Duration::from_micros(us));
+    }
+
+    /// Applies one undo record of transaction `me` (rollback, or recovery's rollback of a
+    /// transaction active at the crash). Idempotent (module docs).
+    pub(super) fn undo_one(&self, me: TrxId, ptr: RollPtr, u: &UndoRecord) -> Result<()> {
+        if u.table_id == ROLLED_BACK {
+            return Ok(());
+        }
+        let Some(held) = self.table_by_id(u.table_id) else {
+            // The table was dropped: its rows went with it.
+            return Ok(());
+        };
+        let _s = held.dml.read();
+        let Some(t) = self.table_by_id(u.table_id) else {
+            return Ok(());
+        };
+        let engine = &self.engine;
+        match u.kind {
+            UndoKind::Insert => {
+                let key = decode_insert(&u.payload)?;
+                let Some(cur) = t.clustered.get(engine, key)? else {
+                    return Ok(());
+                };
+                if record::trx_id(&cur.value)? != me || record::roll_ptr(&cur.value)? != ptr {
+                    return Ok(());
+                }
+                let _c = blob::lock_for_change(&t);
+                if !t.indexes.is_empty() {
+                    let row = blob::decode_row(engine, &t.layout, &cur.value)?;
+                    let row_id = rowid::row_id_of_key(&t.layout, key)?;
+                    for (ix, (k, _)) in t.indexes.iter().zip(self.entries(&t, &row, row_id, me)?) {
+                        ignore_missing(ix.tree.delete(engine, &k))?;
+                    }
+                }
+                match blob::delete(engine, &t, key, &cur.value) {
+                    Err(DbError::RowNotFound) => Ok(()),
+                    r => r.map(|_| ()),
+                }
+            }
+            UndoKind::Update => {
+                let p = decode_update(&u.payload)?;
+                let Some(cur) = t.clustered.get(engine, p.key)? else {
+                    return Ok(());
+                };
+                if record::trx_id(&cur.value)? != me || record::roll_ptr(&cur.value)? != ptr {
+                    return Ok(());
+                }
+                let _c = blob::lock_for_change(&t);
+                let old_trx = record::trx_id(p.old)?;
+                let row_id = rowid::row_id_of_key(&t.layout, p.key)?;
+                if !t.indexes.is_empty() {
+                    let new_row = blob::decode_row(engine, &t.layout, &cur.value)?;
+                    let old_row = blob::decode_row(engine, &t.layout, p.old)?;
+                    let news = self.entries(&t, &new_row, row_id, old_trx)?;
+                    let olds = self.entries(&t, &old_row, row_id, old_trx)?;
+                    for ((ix, (nk, nv)), (ok, ov)) in t.indexes.iter().zip(news).zip(olds) {
+                        let revived = p.revived.contains(&ix.def.index_no);
+                        match p.op {
+                            Op::Update if nk != ok => {
+                                if revived {
+                                    ignore_missing(ix.tree.replace(engine, &nk, &nv, true))?;
+                                } else {
+                                    ignore_missing(ix.tree.delete(engine, &nk))?;
+                                }
+                                ignore_missing(ix.tree.replace(engine, &ok, &ov, false))?;
+                            }
+                            Op::Update => {}
+                            Op::Revive => {
+                                if revived {
+                                    ignore_missing(ix.tree.replace(engine, &nk, &nv, true))?;
+                                } else {
+                                    ignore_missing(ix.tree.delete(engine, &nk))?;
+                                }
+                            }
+                            Op::DeleteMark => {
+                                ignore_missing(ix.tree.replace(engine, &ok, &ov, false))?;
+                            }
+                        }
+                    }
+                }
+                // The clustered record last: it is what makes this record "applied".
+                let deleted = p.op == Op::Revive;
+                t.clustered.replace(engine, p.key, p.old, deleted)?;
+                if p.op != Op::DeleteMark && record::has_external(&cur.value)? {
+                    // The undone version's chains were its own (a new version always gets
+                    // fresh ones). A crash before this leaks them (`check` says so).
+                    let pages = blob::record_chain_pages(engine, &t.layout, &cur.value)?;
+                    blob::free_in_mtrs_pub(engine, t.def.space, &pages)?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// A B-tree change during rollback or purge whose record is already gone is done.
+pub(super) fn ignore_missing(r: crate::btree::Result<Lsn>) -> Result<()> {
+    match r {
+        Ok(_) | Err(crate::btree::BTreeError::NotFound) => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Active,
+    /// Rolled back by a deadlock: only rollback (or drop) is accepted.
+    Aborted,
+    Ended,
+}
+
+/// An open transaction. Dropping it without [`Transaction::commit`] rolls it back.
+pub struct Transaction<'d> {
+    db: &'d DbInner,
+    id: TrxId,
+    iso: Isolation,
+    /// The snapshot (REPEATABLE READ: from the first read; READ COMMITTED: per statement;
+    /// READ UNCOMMITTED: none).
+    view: Option<Arc<ViewHandle>>,
+    undo: Option<TrxUndo>,
+    /// An update undo record was written: rollback must leave the log to purge, since a
+    /// reader may still follow a roll pointer into it.
+    wrote_update: bool,
+    locks: TrxLocks,
+    state: State,
+    savepoints: Vec<(String, u64)>,
+}
+
+impl<'d> Transaction<'d> {
+    pub fn id(&self) -> TrxId {
+        self.id
+    }
+
+    pub fn isolation(&self) -> Isolation {
+        self.iso
+    }
+
+    fn next_undo_no(&self) -> u64 {
+        self.undo.as_ref().map_or(0, |u| u.next_undo_no())
+    }
+
+    fn check_active(&self) -> Result<()> {
+        match self.state {
+            State::Active => Ok(()),
+            State::Aborted => Err(DbError::TrxAborted),
+            State::Ended => Err(DbError::TrxAborted),
+        }
+    }
+
+    /// Runs one statement: READ COMMITTED takes a fresh snapshot; a failure rolls the
+    /// statement back, a deadlock the whole transaction (invariant 5).
+    fn statement<R>(&mut self, f: impl FnOnce(&mut Self) -> Result<R>) -> Result<R> {
+        self.check_active()?;
+        if self.iso == Isolation::ReadCommitted {
+            self.view = None;
+        }
+        let start = self.next_undo_no();
+        match f(self) {
+            Ok(r) => Ok(r),
+            Err(DbError::Deadlock) => {
+                self.rollback_all()?;
+                self.state = State::Aborted;
+                Err(DbError::Deadlock)
+            }
+            Err(e) => {
+                if self.next_undo_no() > start {
+                    self.rollback_to(start)?;
+                }
+                Err(e)
+            }
+        }
+    }
+
+    fn view(&mut self) -> Option<Arc<ViewHandle>> {
+        if self.iso == Isolation::ReadUncommitted {
+            return None;
+        }
+        if self.view.is_none() {
+            self.view = Some(Arc::new(self.db.trx.view(self.id)));
+        }
+        self.view.clone()
+    }
+
+    fn lock(&mut self, index: u64, key: &LockKey, mode: LockMode, kind: LockKind) -> Result<()> {
+        let timeout = Duration::from_millis(self.db.config.lock_wait_timeout_ms);
+        self.db
+            .locks
+            .lock(&mut self.locks, index, key, mode, kind, timeout)
+            .map_err(|e| match e {
+                LockError::Timeout { .. } => DbError::LockWaitTimeout,
+                LockError::Deadlock => DbError::Deadlock,
+            })
+    }
+
+    /// Runs `insert` (which puts `key` into `tree`) once no other transaction holds a gap
+    /// lock on the gap it goes into: an insert-intention check on the next key, made under
+    /// the table's gap guard so that no locking reader locks the gap in between.
+    fn gap_insert<R>(
+        &mut self,
+        t: &TableState,
+        tree: &BTree,
+        key: &[u8],
+        insert: impl FnOnce() -> Result<R>,
+    ) -> Result<R> {
+        loop {
+            let g = t.gaps.read();
+            if t.gap_locked.load(Ordering::Acquire) == 0 {
+                return insert();
+            }
+            let next = next_key(self.db, tree, key)?;
+            if self.db.locks.try_lock(
+                &mut self.locks,
+                tree.index_id(),
+                &next,
+                LockMode::Exclusive,
+                LockKind::InsertIntention,
+            ) {
+                return insert();
+            }
+            drop(g);
+            self.lock(
+                tree.index_id(),
+                &next,
+                LockMode::Exclusive,
+                LockKind::InsertIntention,
+            )?;
+        }
+    }
+
+    /// Locks `key` of `tree` as a locking read does: NextKey under REPEATABLE READ and
+    /// SERIALIZABLE (the gap before it too), Record otherwise; a gap lock is taken under
+    /// the gap guard (see [`Transaction::gap_insert`]).
+    fn lock_read(
+        &mut self,
+        t: &TableState,
+        tree: &BTree,
+        key: &LockKey,
+        mode: LockMode,
+        kind: LockKind,
+    ) -> Result<()> {
+        if kind == LockKind::Record {
+            return self.lock(tree.index_id(), key, mode, kind);
+        }
+        loop {
+            {
+                let _g = t.gaps.write();
+                t.gap_locked.fetch_add(1, Ordering::AcqRel);
+                if self
+                    .db
+                    .locks
+                    .try_lock(&mut self.locks, tree.index_id(), key, mode, kind)
+                {
+                    return Ok(());
+                }
+            }
+            self.lock(tree.index_id(), key, mode, kind)?;
+            // Granted after a wait: the gap part was granted with it; loop to confirm
+            // under the guard (the covered check answers at once).
+        }
+    }
+
+    fn gap_kind(&self) -> LockKind {
+        match self.iso {
+            Isolation::RepeatableRead | Isolation::Serializable => LockKind::NextKey,
+            _ => LockKind::Record,
+        }
+    }
+
+    fn undo_append(&mut self, kind: UndoKind, table: u64, payload: &[u8]) -> Result<RollPtr> {
+        let undo = self.undo.as_mut().ok_or(DbError::TrxAborted)?;
+        let (ptr, _) = self
+            .db
+            .undo
+            .append(&self.db.engine, undo, kind, table, payload)?;
+        if kind == UndoKind::Update {
+            self.wrote_update = true;
+        }
+        Ok(ptr)
+    }
+
+    // ------------------------------------------------------------------ reads
+
+    /// The row with primary key `pk` as this transaction's snapshot sees it.
+    pub fn get(&mut self, table: &Table<'_>, pk: &[Value]) -> Result<Option<Vec<Value>>> {
+        if self.iso == Isolation::Serializable {
+            return self.get_locking(table, pk, ReadLock::Shared);
+        }
+        self.statement(|tx| {
+            table.with_state(|t| {
+                let key = table.pk_key(t, pk)?;
+                tx.get_in(t, &key)
+            })
+        })
+    }
+
+    /// The row a handle names, as the snapshot sees it.
+    pub fn get_row(&mut self, table: &Table<'_>, h: &RowHandle) -> Result<Option<Vec<Value>>> {
+        self.statement(|tx| {
+            table.with_state(|t| {
+                let key = h.key_in(t)?.to_vec();
+                tx.get_in(t, &key)
+            })
+        })
+    }
+
+    fn get_in(&mut self, t: &TableState, key: &[u8]) -> Result<Option<Vec<Value>>> {
+        let view = self.view();
+        let Some(e) = t.clustered.get(&self.db.engine, key)? else {
+            return Ok(None);
+        };
+        match self.db.version(
+            t,
+            key,
+            e.value,
+            e.delete_marked,
+            view.as_deref().map(|v| &**v),
+        )? {
+            Some(rec) => self.db.decode_version(t, &rec).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// A locking read of one row (SELECT … FOR SHARE / FOR UPDATE): locks the record and
+    /// returns its newest committed (or own) version.
+    pub fn get_locking(
+        &mut self,
+        table: &Table<'_>,
+        pk: &[Value],
+        lock: ReadLock,
+    ) -> Result<Option<Vec<Value>>> {
+        self.statement(|tx| {
+            table.with_state(|t| {
+                let key = table.pk_key(t, pk)?;
+                tx.lock(
+                    t.clustered.index_id(),
+                    &LockKey::Key(key.clone()),
+                    lock.mode(),
+                    LockKind::Record,
+                )?;
+                match t.clustered.get(&tx.db.engine, &key)? {
+                    Some(e) if !e.delete_marked => tx.db.decode_version(t, &e.value).map(Some),
+                    _ => Ok(None),
+                }
+            })
+        })
+    }
+
+    /// Rows with primary keys within the bounds, as the snapshot sees them.
+    pub fn scan(
+        &mut self,
+        table: &Table<'_>,
+        lower: Bound<Vec<Value>>,
+        upper: Bound<Vec<Value>>,
+        dir: Direction,
+    ) -> Result<Rows<'d>> {
+        if self.iso == Isolation::Serializable {
+            let rows = self.scan_locking(table, lower, upper, dir, ReadLock::Shared)?;
+            return Ok(Rows::materialized(rows));
+        }
+        self.statement(|tx| {
+            let view = tx.view();
+            table.scan_in(tx.db, lower, upper, dir, view)
+        })
+    }
+
+    /// A locking range read: every row in range is locked (NextKey under REPEATABLE READ,
+    /// so no row can be inserted into the range until this transaction ends; plus the gap
+    /// after the last one), and read at its newest committed version.
+    pub fn scan_locking(
+        &mut self,
+        table: &Table<'_>,
+        lower: Bound<Vec<Value>>,
+        upper: Bound<Vec<Value>>,
+        dir: Direction,
+        lock: ReadLock,
+    ) -> Result<Vec<Vec<Value>>> {
+        self.statement(|tx| {
+            table.with_state(|t| {
+                let (lo, hi) = scan::bounds(lower, upper, |v| {
+                    let mut k = Vec::new();
+                    t.layout.key_layout().encode(v, &tx.db.limits, &mut k)?;
+                    Ok(k)
+                })?;
+                let mut rows = Vec::new();
+                tx.locked_range(t, &t.clustered, &lo, &hi, lock, |tx, e| {
+                    if !e.delete_marked {
+                        rows.push(tx.db.decode_version(t, &e.value)?);
+                    }
+                    Ok(())
+                })?;
+                if dir == Direction::Backward {
+                    rows.reverse();
+                }
+                Ok(rows)
+            })
+        })
+    }
+
+    /// Walks `[lo, hi)` of `tree` forward, locking each record (and, under REPEATABLE
+    /// READ, the gap before it and the gap after the range), calling `f` with the record
+    /// as it is once locked.
+    fn locked_range(
+        &mut self,
+        t: &TableState,
+        tree: &BTree,
+        lo: &Bound<Vec<u8>>,
+        hi: &Bound<Vec<u8>>,
+        lock: ReadLock,
+        mut f: impl FnMut(&mut Self, &Entry) -> Result<()>,
+    ) -> Result<()> {
+        let kind = self.gap_kind();
+        let mut from: Bound<Vec<u8>> = lo.clone();
+        loop {
+            let next = tree
+                .scan(
+                    &self.db.engine,
+                    super::as_ref(&from),
+                    Bound::Unbounded,
+                    Direction::Forward,
+                )
+                .next()
+                .transpose()?;
+            let in_range = next.as_ref().is_some_and(|e| match hi {
+                Bound::Unbounded => true,
+                Bound::Included(h) => e.key <= *h,
+                Bound::Excluded(h) => e.key < *h,
+            });
+            if !in_range {
+                // The gap after the range: locked under REPEATABLE READ so that nothing is
+                // inserted at its end.
+                if kind == LockKind::NextKey {
+                    let k = next.map_or(LockKey::Supremum, |e| LockKey::Key(e.key));
+                    self.lock_read(t, tree, &k, lock.mode(), LockKind::Gap)?;
+                }
+                return Ok(());
+            }
+            let Some(e) = next else { return Ok(()) };
+            self.lock_read(t, tree, &LockKey::Key(e.key.clone()), lock.mode(), kind)?;
+            // Read again now that it is locked: it may have changed while we waited.
+            if let Some(cur) = tree.get(&self.db.engine, &e.key)? {
+                f(self, &cur)?;
+            }
+            from = Bound::Excluded(e.key);
+        }
+    }
+
+    /// Rows whose index `index` key is within the bounds, as the snapshot sees them.
+    pub fn index_scan(
+        &mut self,
+        table: &Table<'_>,
+        index: &str,
+        lower: Bound<Vec<Value>>,
+        upper: Bound<Vec<Value>>,
+        dir: Direction,
+    ) -> Result<IndexRows<'d>> {
+        self.statement(|tx| {
+            let view = tx.view();
+            table.index_scan_in(tx.db, index, lower, upper, dir, view)
+        })
+    }
+
+    /// A locking read through a secondary index: locks the index entries in range
+    /// (NextKey under REPEATABLE READ) and each row's clustered record, and returns the
+    /// rows (newest committed versions) in index order.
+    pub fn index_scan_locking(
+        &mut self,
+        table: &Table<'_>,
+        index: &str,
+        lower: Bound<Vec<Value>>,
+        upper: Bound<Vec<Value>>,
+        lock: ReadLock,
+    ) -> Result<Vec<Vec<Value>>> {
+        self.statement(|tx| {
+            table.with_state(|t| {
+                let ix = table.index_of(t, index)?;
+                let (lo, hi) = scan::bounds(lower, upper, |v| {
+                    let mut k = Vec::new();
+                    ix.layout.encode_search(v, &tx.db.limits, &mut k)?;
+                    Ok(k)
+                })?;
+                let mut rows = Vec::new();
+                tx.locked_range(t, &ix.tree, &lo, &hi, lock, |tx, e| {
+                    if e.delete_marked {
+                        return Ok(());
+                    }
+                    let n = ix.layout.secondary_part_len(&e.key)?;
+                    let key = e.key[n..].to_vec();
+                    tx.lock(
+                        t.clustered.index_id(),
+                        &LockKey::Key(key.clone()),
+                        lock.mode(),
+                        LockKind::Record,
+                    )?;
+                    if let Some(r) = tx.db.entry_row(t, ix, e, None)? {
+                        rows.push(r.1);
+                    }
+                    Ok(())
+                })?;
+                Ok(rows)
+            })
+        })
+    }
+
+    /// Primary keys of the rows whose index columns equal `values` (a prefix), as the
+    /// snapshot sees them.
+    pub fn lookup_index(
+        &mut self,
+        table: &Table<'_>,
+        index: &str,
+        values: &[Value],
+    ) -> Result<Vec<Vec<Value>>> {
+        self.statement(|tx| {
+            let view = tx.view();
+            table.lookup_index_in(tx.db, index, values, view)
+        })
+    }
+
+    // ------------------------------------------------------------------ changes
+
+    /// Inserts a row; returns it as stored (AUTO_INCREMENT filled, values canonical).
+    pub fn insert(&mut self, table: &Table<'_>, row: Vec<Value>) -> Result<Vec<Value>> {
+        self.statement(|tx| table.with_state(|t| tx.insert_in(table, t, row)))
+    }
+
+    fn insert_in(
+        &mut self,
+        table: &Table<'_>,
+        t: &TableState,
+        row: Vec<Value>,
+    ) -> Result<Vec<Value>> {
+        let db = self.db;
+        let engine = &db.engine;
+        let row = table.prepare(t, row)?;
+        let row_id = rowid::next_row_id(t);
+        let mut key = Vec::new();
+        t.layout.encode_key(&row, row_id, &db.limits, &mut key)?;
+        db.purge_lag_delay();
+        self.lock(
+            t.clustered.index_id(),
+            &LockKey::Key(key.clone()),
+            LockMode::Exclusive,
+            LockKind::Record,
+        )?;
+        let entries = db.entries(t, &row, row_id, self.id)?;
+        for (ix, (k, _)) in t.indexes.iter().zip(&entries) {
+            if ix.def.unique {
+                self.check_unique(t, ix, &row, k)?;
+            }
+        }
+        let revived = self.revived(t, &entries)?;
+        let cur = t.clustered.get(engine, &key)?;
+        match cur {
+            Some(e) if !e.delete_marked => {
+                return Err(DbError::DuplicateKey {
+                    index: "PRIMARY".into(),
+                })
+            }
+            Some(e) => {
+                let payload = encode_update(&key, Op::Revive, &revived, &e.value);
+                let roll = self.undo_append(UndoKind::Update, t.def.id, &payload)?;
+                let w = blob::RowWrite::plan(engine, t, &db.limits, &row, row_id, (self.id, roll))?;
+                w.replace(&t.clustered, false)?;
+            }
+            None => {
+                let roll = self.undo_append(UndoKind::Insert, t.def.id, &encode_insert(&key))?;
+                let w = blob::RowWrite::plan(engine, t, &db.limits, &row, row_id, (self.id, roll))?;
+                self.gap_insert(t, &t.clustered, &key, || w.insert(&t.clustered))?;
+            }
+        }
+        for (ix, (k, v)) in t.indexes.iter().zip(entries) {
+            self.put_entry(t, ix, &k, &v)?;
+        }
+        Ok(row)
+    }
+
+    /// Index numbers whose entry in `entries` exists, delete-marked (an insert or update
+    /// will revive it). Stable under our X lock on the row (invariant 1).
+    fn revived(&self, t: &TableState, entries: &[SecEntry]) -> Result<Vec<u16>> {
+        let mut out = Vec::new();
+        for (ix, (k, _)) in t.indexes.iter().zip(entries) {
+            if let Some(e) = ix.tree.get(&self.db.engine, k)? {
+                if e.delete_marked {
+                    out.push(ix.def.index_no);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Inserts entry (k, v), or revives it if it is there delete-marked.
+    fn put_entry(&mut self, t: &TableState, ix: &Index, k: &[u8], v: &[u8]) -> Result<()> {
+        let engine = &self.db.engine;
+        match ix.tree.get(engine, k)? {
+            Some(e) if e.delete_marked => {
+                ix.tree.replace(engine, k, v, false)?;
+                Ok(())
+            }
+            Some(_) => Err(DbError::DuplicateKey {
+                index: ix.def.name.clone(),
+            }),
+            None => self.gap_insert(t, &ix.tree, k, || match ix.tree.insert(engine, k, v) {
+                Err(crate::btree::BTreeError::DuplicateKey) => Err(DbError::DuplicateKey {
+                    index: ix.def.name.clone(),
+                }),
+                r => r.map(|_| ()).map_err(Into::into),
+            }),
+        }
+    }
+
+    /// A unique index may not get a second live entry with the same secondary part. An
+    /// entry of an active transaction is waited for (S lock on its row), then looked at
+    /// again: it may be rolled back. NULLs never collide.
+    fn check_unique(&mut self, t: &TableState, ix: &Index, row: &[Value], k: &[u8]) -> Result<()> {
+        if ix
+            .def
+            .columns
+            .iter()
+            .any(|c| matches!(row.get(c.column), Some(Value::Null)))
+        {
+            return Ok(());
+        }
+        let n = ix.layout.secondary_part_len(k)?;
+        let prefix = k[..n].to_vec();
+        'again: loop {
+            let cur = ix.tree.scan(
+                &self.db.engine,
+                Bound::Included(&prefix),
+                Bound::Unbounded,
+                Direction::Forward,
+            );
+            for e in cur {
+                let e = e?;
+                if !e.key.starts_with(&prefix) {
+                    break;
+                }
+                if e.key == k {
+                    continue;
+                }
+                let owner = entry_trx(&e.value)?;
+                if owner != self.id && self.db.trx.is_active(owner) {
+                    let pk = e.key[n..].to_vec();
+                    self.lock(
+                        t.clustered.index_id(),
+                        &LockKey::Key(pk),
+                        LockMode::Shared,
+                        LockKind::Record,
+                    )?;
+                    continue 'again;
+                }
+                if !e.delete_marked {
+                    return Err(DbError::DuplicateKey {
+                        index: ix.def.name.clone(),
+                    });
+                }
+            }
+            return Ok(());
+        }
+    }
+
+    /// Replaces the row with primary key `pk` (the key must stay the same).
+    pub fn update(&mut self, table: &Table<'_>, pk: &[Value], row: Vec<Value>) -> Result<()> {
+        self.statement(|tx| {
+            table.with_state(|t| {
+                let key = table.pk_key(t, pk)?;
+                tx.update_in(table, t, key, row)
+            })
+        })
+    }
+
+    /// Replaces the row a handle names.
+    pub fn update_row(&mut self, table: &Table<'_>, h: &RowHandle, row: Vec<Value>) -> Result<()> {
+        self.statement(|tx| {
+            table.with_state(|t| {
+                let key = h.key_in(t)?.to_vec();
+                tx.update_in(table, t, key, row)
+            })
+        })
+    }
+
+    /// Reads the row with primary key `pk` under an X lock, lets `f` change it, and writes
+    /// it back (`UPDATE t SET k = k + 1 WHERE id = ?`). Returns the new row, or `None` if
+    /// there is no such row.
+    pub fn update_with(
+        &mut self,
+        table: &Table<'_>,
+        pk: &[Value],
+        f: impl FnOnce(&mut Vec<Value>),
+    ) -> Result<Option<Vec<Value>>> {
+        self.statement(|tx| {
+            table.with_state(|t| {
+                let key = table.pk_key(t, pk)?;
+                tx.lock(
+                    t.clustered.index_id(),
+                    &LockKey::Key(key.clone()),
+                    LockMode::Exclusive,
+                    LockKind::Record,
+                )?;
+                let mut row = match t.clustered.get(&tx.db.engine, &key)? {
+                    Some(e) if !e.delete_marked => tx.db.decode_version(t, &e.value)?,
+                    _ => return Ok(None),
+                };
+                f(&mut row);
+                tx.update_in(table, t, key, row.clone())?;
+                Ok(Some(row))
+            })
+        })
+    }
+
+    fn update_in(
+        &mut self,
+        table: &Table<'_>,
+        t: &TableState,
+        key: Vec<u8>,
+        row: Vec<Value>,
+    ) -> Result<()> {
+        let db = self.db;
+        let engine = &db.engine;
+        let row_id = rowid::row_id_of_key(&t.layout, &key)?;
+        let row = table.prepare(t, row)?;
+        let mut new_key = Vec::new();
+        t.layout
+            .encode_key(&row, row_id, &db.limits, &mut new_key)?;
+        if new_key != key {
+            return Err(DbError::PrimaryKeyChange);
+        }
+        db.purge_lag_delay();
+        self.lock(
+            t.clustered.index_id(),
+            &LockKey::Key(key.clone()),
+            LockMode::Exclusive,
+            LockKind::Record,
+        )?;
+        let cur = match t.clustered.get(engine, &key)? {
+            Some(e) if !e.delete_marked => e,
+            _ => return Err(DbError::RowNotFound),
+        };
+        let mut changed = Vec::new();
+        if !t.indexes.is_empty() {
+            let old = db.decode_version(t, &cur.value)?;
+            let olds = db.entries(t, &old, row_id, self.id)?;
+            let news = db.entries(t, &row, row_id, self.id)?;
+            for (i, (o, n)) in olds.into_iter().zip(news).enumerate() {
+                if o.0 != n.0 {
+                    changed.push((i, o, n));
+                }
+            }
+        }
+        for (i, _, (k, _)) in &changed {
+            let ix = &t.indexes[*i];
+            if ix.def.unique {
+                self.check_unique(t, ix, &row, k)?;
+            }
+        }
+        let mut revived = Vec::new();
+        for (i, _, (k, _)) in &changed {
+            let ix = &t.indexes[*i];
+            if ix.tree.get(engine, k)?.is_some_and(|e| e.delete_marked) {
+                revived.push(ix.def.index_no);
+            }
+        }
+        let payload = encode_update(&key, Op::Update, &revived, &cur.value);
+        let roll = self.undo_append(UndoKind::Update, t.def.id, &payload)?;
+        let w = blob::RowWrite::plan(engine, t, &db.limits, &row, row_id, (self.id, roll))?;
+        w.replace(&t.clustered, false)?;
+        for (i, (ok, ov), (nk, nv)) in changed {
+            let ix = &t.indexes[i];
+            ix.tree.replace(engine, &ok, &ov, true)?;
+            self.put_entry(t, ix, &nk, &nv)?;
+        }
+        Ok(())
+    }
+
+    /// Deletes the row with primary key `pk` (delete-marks it; purge removes it once no
+    /// snapshot can see it).
+    pub fn delete(&mut self, table: &Table<'_>, pk: &[Value]) -> Result<()> {
+        self.statement(|tx| {
+            table.with_state(|t| {
+                let key = table.pk_key(t, pk)?;
+                tx.delete_in(t, key)
+            })
+        })
+    }
+
+    /// Deletes the row a handle names.
+    pub fn delete_row(&mut self, table: &Table<'_>, h: &RowHandle) -> Result<()> {
+        self.statement(|tx| {
+            table.with_state(|t| {
+                let key = h.key_in(t)?.to_vec();
+                tx.delete_in(t, key)
+            })
+        })
+    }
+
+    fn delete_in(&mut self, t: &TableState, key: Vec<u8>) -> Result<()> {
+        let db = self.db;
+        let engine = &db.engine;
+        db.purge_lag_delay();
+        self.lock(
+            t.clustered.index_id(),
+            &LockKey::Key(key.clone()),
+            LockMode::Exclusive,
+            LockKind::Record,
+        )?;
+        let cur = match t.clustered.get(engine, &key)? {
+            Some(e) if !e.delete_marked => e,
+            _ => return Err(DbError::RowNotFound),
+        };
+        let payload = encode_update(&key, Op::DeleteMark, &[], &cur.value);
+        let roll = self.undo_append(UndoKind::Update, t.def.id, &payload)?;
+        let mut rec = cur.value.clone();
+        record::set_sys(&mut rec, self.id, roll)?;
+        t.clustered.replace(engine, &key, &rec, true)?;
+        if !t.indexes.is_empty() {
+            let row_id = rowid::row_id_of_key(&t.layout, &key)?;
+            let old = db.decode_version(t, &cur.value)?;
+            for (ix, (k, v)) in t.indexes.iter().zip(db.entries(t, &old, row_id, self.id)?) {
+                ix.tree.replace(engine, &k, &v, true)?;
+            }
+        }
+        Ok(())
+    }
+
+    // ------------------------------------------------------------------ savepoints
+
+    /// SAVEPOINT name (an existing one of that name moves here).
+    pub fn savepoint(&mut self, name: &str) -> Result<()> {
+        self.check_active()?;
+        self.savepoints.retain(|(n, _)| n != name);
+        let at = self.next_undo_no();
+        self.savepoints.push((name.into(), at));
+        Ok(())
+    }
+
+    /// ROLLBACK TO SAVEPOINT name: undoes the changes made since; the savepoint stays,
+    /// later ones are gone. Locks are kept (as InnoDB does).
+    pub fn rollback_to_savepoint(&mut self, name: &str) -> Result<()> {
+        self.check_active()?;
+        let Some(pos) = self.savepoints.iter().position(|(n, _)| n == name) else {
+            return Err(DbError::NoSuchSavepoint(name.into()));
+        };
+        let at = self.savepoints[pos].1;
+        self.savepoints.truncate(pos + 1);
+        self.rollback_to(at)
+    }
+
+    /// RELEASE SAVEPOINT name (and the later ones).
+    pub fn release_savepoint(&mut self, name: &str) -> Result<()> {
+        self.check_active()?;
+        let Some(pos) = self.savepoints.iter().position(|(n, _)| n == name) else {
+            return Err(DbError::NoSuchSavepoint(name.into()));
+        };
+        self.savepoints.truncate(pos);
+        Ok(())
+    }
+
+    /// Applies, newest first, the undo records numbered `from` and up, then drops them.
+    fn rollback_to(&mut self, from: u64) -> Result<()> {
+        let Some(undo) = self.undo.as_mut() else {
+            return Ok(());
+        };
+        if undo.next_undo_no() <= from {
+            return Ok(());
+        }
+        let recs = self.db.undo.records_rev(&self.db.engine, undo)?;
+        for (ptr, r) in recs.iter().filter(|(_, r)| r.undo_no >= from) {
+            self.db.undo_one(self.id, *ptr, r)?;
+        }
+        let undo = self.undo.as_mut().ok_or(DbError::TrxAborted)?;
+        self.db.undo.truncate(&self.db.engine, undo, from)?;
+        Ok(())
+    }
+
+    // ------------------------------------------------------------------ end
+
+    /// COMMIT: the update undo log enters the history list with the next commit number,
+    /// in one mtr; then the changes are visible, the locks released, and the call waits
+    /// for the log as `innodb_flush_log_at_trx_commit` says (group commit).
+    pub fn commit(mut self) -> Result<()> {
+        self.check_active()?;
+        let undo = self.undo.take().ok_or(DbError::TrxAborted)?;
+        self.view = None;
+        if undo.is_empty() {
+            self.db.trx.finish(self.id, true, None);
+            self.end();
+            return Ok(());
+        }
+        let no = self.db.trx.commit_no();
+        let lsn = match self.db.undo.commit(&self.db.engine, undo, no) {
+            Ok(l) => l,
+            Err(e) => {
+                self.db.trx.finish(self.id, false, Some(no));
+                self.end();
+                return Err(e.into());
+            }
+        };
+        self.db.trx.finish(self.id, true, Some(no));
+        self.end();
+        if let Some(lsn) = lsn {
+            self.db.engine.commit_wait(lsn);
+        }
+        Ok(())
+    }
+
+    /// ROLLBACK: undoes every change, newest first.
+    pub fn rollback(mut self) -> Result<()> {
+        if self.state == State::Aborted {
+            self.state = State::Ended;
+            return Ok(());
+        }
+        self.rollback_all()
+    }
+
+    /// Undoes everything and ends the transaction (state Ended).
+    fn rollback_all(&mut self) -> Result<()> {
+        if self.state == State::Ended {
+            return Ok(());
+        }
+        self.view = None;
+        let r = self.rollback_to(0);
+        let ended = self.finish_rolled_back();
+        self.end();
+        r.and(ended)
+    }
+
+    /// After a full rollback: an insert-only log is freed; an update log goes to the
+    /// history, marked as rolled back, since a reader may still follow a roll pointer
+    /// into it (purge frees it once every view is past).
+    fn finish_rolled_back(&mut self) -> Result<()> {
+        let Some(mut undo) = self.undo.take() else {
+            return Ok(());
+        };
+        if undo.is_empty() {
+            self.db.trx.finish(self.id, false, None);
+            return Ok(());
+        }
+        if !self.wrote_update {
+            let r = self.db.undo.discard(&self.db.engine, undo);
+            self.db.trx.finish(self.id, false, None);
+            return r.map(|_| ()).map_err(Into::into);
+        }
+        let r = self.db.undo.append(
+            &self.db.engine,
+            &mut undo,
+            UndoKind::Update,
+            ROLLED_BACK,
+            &[],
+        );
+        let no = self.db.trx.commit_no();
+        let r = r.map_err(DbError::from).and_then(|_| {
+            self.db
+                .undo
+                .commit(&self.db.engine, undo, no)
+                .map_err(Into::into)
+        });
+        self.db.trx.finish(self.id, false, Some(no));
+        r.map(|_| ())
+    }
+
+    fn end(&mut self) {
+        self.db.locks.release_all(&mut self.locks);
+        self.state = State::Ended;
+    }
+}
+
+impl Drop for Transaction<'_> {
+    fn drop(&mut self) {
+        if self.state != State::Ended {
+            if let Err(e) = self.rollback_all() {
+                tracing::error!(trx = self.id.0, error = %e, "rolling back a dropped transaction failed");
+            }
+        }
+    }
+}
+
+/// The lock key of the record after `key` in `tree` (the gap an insert of `key` goes
+/// into), or the supremum.
+fn next_key(db: &DbInner, tree: &BTree, key: &[u8]) -> Result<LockKey> {
+    let mut cur = tree.scan(
+        &db.engine,
+        Bound::Excluded(key),
+        Bound::Unbounded,
+        Direction::Forward,
+    );
+    Ok(match cur.next().transpose()? {
+        Some(e) => LockKey::Key(e.key),
+        None => LockKey::Supremum,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn undo_payloads_round_trip() {
+        let p = encode_update(b"key", Op::Revive, &[3, 7], b"old record");
+        let u = decode_update(&p).expect("decodes");
+        assert_eq!(u.key, b"key");
+        assert_eq!(u.op, Op::Revive);
+        assert_eq!(u.revived, vec![3, 7]);
+        assert_eq!(u.old, b"old record");
+        assert_eq!(
+            decode_insert(&encode_insert(b"k1")).expect("decodes"),
+            b"k1"
+        );
+        assert!(decode_update(&p[..4]).is_err());
+    }
+}
