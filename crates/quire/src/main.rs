@@ -57,6 +57,10 @@ enum Cmd {
         /// Where to write the time series (CSV) and the plot (SVG).
         #[arg(long, default_value = "quire-bench-results")]
         out: PathBuf,
+        /// Stop after this many transactions (update-index, update-non-index), or at
+        /// --seconds, whichever comes first.
+        #[arg(long = "max-txns")]
+        max_txns: Option<u64>,
     },
 }
 
@@ -85,6 +89,7 @@ fn main() -> ExitCode {
             set,
             pool_mb,
             out,
+            max_txns,
         } => {
             let opts = bench::Options {
                 workload,
@@ -95,6 +100,7 @@ fn main() -> ExitCode {
                 settings: set,
                 pool_mb,
                 out_dir: Some(out),
+                max_txns,
             };
             match bench::main(opts) {
                 Ok(()) => ExitCode::SUCCESS,

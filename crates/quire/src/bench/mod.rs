@@ -6,6 +6,7 @@ mod create_tables;
 mod kv;
 pub mod plot;
 pub mod runner;
+mod sysbench;
 mod writebench;
 
 use std::path::PathBuf;
@@ -24,6 +25,8 @@ pub const WORKLOADS: &[&str] = &[
     "create-tables",
     "insert",
     "point-select",
+    "update-index",
+    "update-non-index",
 ];
 
 pub struct Options {
@@ -36,6 +39,8 @@ pub struct Options {
     /// `--pool-mb`: the buffer pool size in MiB (overrides `--set innodb_buffer_pool_size`).
     pub pool_mb: Option<u64>,
     pub out_dir: Option<PathBuf>,
+    /// `--max-txns`: stop after this many transactions (the sysbench shapes).
+    pub max_txns: Option<u64>,
 }
 
 /// What a prepared workload needs to run.
@@ -98,6 +103,20 @@ pub fn main(opts: Options) -> Result<(), String> {
             quire_engine::table::Db::open_with(vfs, &dir, config).map_err(|e| e.to_string())?;
         create_tables::run(&db, opts.rows.unwrap_or(1000))?;
         return db.shutdown().map_err(|e| e.to_string());
+    }
+    if opts.workload == "update-index" || opts.workload == "update-non-index" {
+        let p = sysbench::Params {
+            workload: &opts.workload,
+            rows: opts.rows.unwrap_or(10_000),
+            threads: opts.threads,
+            seconds: opts.seconds,
+            max_txns: opts.max_txns,
+            out_dir: opts.out_dir.as_deref(),
+        };
+        if p.rows == 0 || p.rows > i32::MAX as u64 {
+            return Err("--rows must be between 1 and 2^31-1".into());
+        }
+        return sysbench::main(vfs, &dir, config, &p);
     }
     if opts.workload == "insert" || opts.workload == "point-select" {
         let p = kv::Params {
