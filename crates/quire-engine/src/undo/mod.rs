@@ -756,14 +756,35 @@ impl UndoSys {
     }
 
     /// Up to `n` of the oldest history logs with trx_no below `below_trx_no`: each rseg's
-    /// list from its head (in list order), merged across rsegs by trx_no.
+    /// list from its head (in list order), merged across rsegs by trx_no. Reads one log
+    /// header per rseg, then one per log taken (a lazy k-way merge).
     pub fn history_batch(
         &self,
         engine: &Engine,
         n: usize,
         below_trx_no: u64,
     ) -> Result<Vec<HistoryLog>> {
-        let mut lists: Vec<std::collections::VecDeque<HistoryLog>> = Vec::new();
+        let header = |r: usize, at: PageNo| -> Result<Option<(HistoryLog, PageNo)>> {
+            if at.0 == NO_PAGE {
+                return Ok(None);
+            }
+            let g = engine.pool().get_shared(sys(at))?;
+            let lh = log_header(at, &g)?;
+            if lh.trx_no >= below_trx_no {
+                return Ok(None);
+            }
+            Ok(Some((
+                HistoryLog {
+                    trx_id: lh.trx,
+                    trx_no: lh.trx_no,
+                    rseg: r as u8,
+                    first_page: at,
+                },
+                lh.hist_next,
+            )))
+        };
+        // The next candidate of each rseg, with the page after it.
+        let mut heads: Vec<(HistoryLog, PageNo)> = Vec::new();
         for (r, m) in self.rsegs.iter().enumerate() {
             let (page, len) = {
                 let g = m.lock();
@@ -773,41 +794,31 @@ impl UndoSys {
             if len == 0 {
                 continue;
             }
-            let h = engine.pool().get_shared(sys(page))?;
-            let mut at = PageNo(get_u32(&h, RS_HIST_HEAD));
-            drop(h);
-            let mut list = std::collections::VecDeque::new();
-            while at.0 != NO_PAGE && list.len() < n {
-                let g = engine.pool().get_shared(sys(at))?;
-                let lh = log_header(at, &g)?;
-                if lh.trx_no >= below_trx_no {
-                    break;
-                }
-                list.push_back(HistoryLog {
-                    trx_id: lh.trx,
-                    trx_no: lh.trx_no,
-                    rseg: r as u8,
-                    first_page: at,
-                });
-                at = lh.hist_next;
-            }
-            if !list.is_empty() {
-                lists.push(list);
+            let head = {
+                let h = engine.pool().get_shared(sys(page))?;
+                PageNo(get_u32(&h, RS_HIST_HEAD))
+            };
+            if let Some(c) = header(r, head)? {
+                heads.push(c);
             }
         }
         let mut out = Vec::new();
         while out.len() < n {
-            let Some(best) = lists
+            let Some(best) = heads
                 .iter()
                 .enumerate()
-                .filter_map(|(i, l)| l.front().map(|h| (h.trx_no, i)))
-                .min()
-                .map(|(_, i)| i)
+                .min_by_key(|(_, (h, _))| h.trx_no)
+                .map(|(i, _)| i)
             else {
                 break;
             };
-            if let Some(h) = lists[best].pop_front() {
-                out.push(h);
+            let (log, next) = heads.swap_remove(best);
+            let r = log.rseg as usize;
+            out.push(log);
+            if out.len() < n {
+                if let Some(c) = header(r, next)? {
+                    heads.push(c);
+                }
             }
         }
         Ok(out)
