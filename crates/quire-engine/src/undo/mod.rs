@@ -13,9 +13,12 @@
 //!  │ max trx id       │      │ history: head, tail, length                 │
 //!  │ rseg[0..128] ────┼─────►│ slots: first page of each ACTIVE log        │
 //!  └──────────────────┘      └─────────────────────────────────────────────┘
-//!  undo log = chain of undo pages; its first page has the log header:
-//!  kind, trx id, state (active/committed), trx_no, last page, next undo_no,
-//!  next log in the history list. Records never span pages.
+//!  undo log = a log header at (page, offset) in a *header page*, its first records
+//!  after it in that page, then continuation pages of its own. A header page holds the
+//!  headers of several update logs one after another (InnoDB's cached undo pages): a
+//!  committed update log's page with room left is handed to the next transaction of the
+//!  rseg, so a million small transactions of history take thousands of pages, not a
+//!  million. Records never span pages.
 //! ```
 //!
 //! Invariants:
@@ -29,8 +32,12 @@
 //! 4. Within an rseg the history list is in commit order of the commit mtrs; for one row,
 //!    that is trx_no order (row locks order the commits of its writers).
 //! 5. The persisted trx-id high-water mark is above every id handed out (`trx::TrxSys`).
+//! 6. A header page's `n_logs` counts the logs whose header it holds and that are not yet
+//!    freed; it is freed when that count reaches 0. Only the newest log of a header page
+//!    ever grows in it (the page is handed to one transaction at a time, through the
+//!    rseg's in-memory cache, under the rseg mutex), so `page free == that log's end`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use parking_lot::Mutex;
@@ -55,7 +62,9 @@ pub enum UndoError {
     Corrupt { page: PageNo, what: String },
     #[error("undo record of {0} bytes is too large (the limit is half a page)")]
     TooLarge(usize),
-    #[error("all {0} undo slots of rollback segment are in use: too many concurrent transactions")]
+    #[error(
+        "all {0} undo slots of a rollback segment are in use: too many concurrent transactions"
+    )]
     NoSlot(usize),
     #[error("the system space has no TRX_SYS page at page 2 (a data directory from before transactions?)")]
     NoTrxSys,
@@ -73,6 +82,7 @@ fn corrupt(page: PageNo, what: impl Into<String>) -> UndoError {
 /// TRX_SYS is the first page allocated after the catalog root (page 1).
 pub const TRX_SYS_PAGE: PageNo = PageNo(2);
 const RSEGS: usize = RollPtr::RSEGS as usize;
+const NO_PAGE: u32 = 0;
 
 // TRX_SYS layout (offsets from the page start).
 const TS_MAGIC: usize = HEADER_SIZE;
@@ -80,31 +90,39 @@ const TS_MAX_TRX_ID: usize = TS_MAGIC + 4;
 const TS_RSEGS: usize = TS_MAX_TRX_ID + 8;
 const TS_MAGIC_VALUE: u32 = 0x5154_5253; // "QTRS"
 
-// Rollback segment header layout.
+// Rollback segment header layout. A log is named by (page u32, offset u16).
 const RS_MAGIC: usize = HEADER_SIZE;
 const RS_HIST_HEAD: usize = RS_MAGIC + 4;
-const RS_HIST_TAIL: usize = RS_HIST_HEAD + 4;
-const RS_HIST_LEN: usize = RS_HIST_TAIL + 4;
+const RS_HIST_TAIL: usize = RS_HIST_HEAD + 6;
+const RS_HIST_LEN: usize = RS_HIST_TAIL + 6;
 const RS_SLOTS: usize = RS_HIST_LEN + 8;
-const RS_MAGIC_VALUE: u32 = 0x5152_5347; // "QRSG"
-const NO_PAGE: u32 = 0;
+const SLOT_SIZE: usize = 6;
+const RS_MAGIC_VALUE: u32 = 0x5152_5348; // "QRSH"
 
-// Every undo page: kind, free offset, next page.
+// Every undo page: kind, flags, free offset, next continuation page, logs with a header here.
 const UP_KIND: usize = HEADER_SIZE;
-const UP_FREE: usize = UP_KIND + 2;
+const UP_FLAGS: usize = UP_KIND + 2;
+const UP_FREE: usize = UP_FLAGS + 2;
 const UP_NEXT: usize = UP_FREE + 2;
-const UP_END: usize = UP_NEXT + 4;
-// The first page of a log also has the log header.
-const LH_TRX: usize = UP_END;
-const LH_STATE: usize = LH_TRX + 8;
-const LH_TRX_NO: usize = LH_STATE + 8;
-const LH_LAST: usize = LH_TRX_NO + 8;
-const LH_NEXT_UNDO: usize = LH_LAST + 4;
-const LH_HIST_NEXT: usize = LH_NEXT_UNDO + 8;
-const LH_END: usize = LH_HIST_NEXT + 4;
+const UP_NLOGS: usize = UP_NEXT + 4;
+const UP_END: usize = UP_NLOGS + 2;
+const FLAG_HEADER_PAGE: u16 = 1;
 
-const STATE_ACTIVE: u64 = 1;
-const STATE_COMMITTED: u64 = 2;
+// A log header, at its offset in a header page.
+const LH_TRX: usize = 0;
+const LH_STATE: usize = 8;
+const LH_KIND: usize = 9;
+const LH_TRX_NO: usize = 10;
+const LH_LAST: usize = 18;
+const LH_CONT: usize = 22;
+const LH_END: usize = 26;
+const LH_NEXT_UNDO: usize = 28;
+const LH_HIST_PAGE: usize = 36;
+const LH_HIST_OFF: usize = 40;
+const LH_SIZE: usize = 42;
+
+const STATE_ACTIVE: u8 = 1;
+const STATE_COMMITTED: u8 = 2;
 
 /// Record header: kind u8, undo_no u64, table_id u64, payload length u16.
 const REC_HEADER: usize = 1 + 8 + 8 + 2;
@@ -129,13 +147,13 @@ pub enum UndoKind {
 }
 
 impl UndoKind {
-    fn code(self) -> u16 {
+    fn code(self) -> u8 {
         match self {
             UndoKind::Insert => 1,
             UndoKind::Update => 2,
         }
     }
-    fn from_code(c: u16) -> Option<UndoKind> {
+    fn from_code(c: u8) -> Option<UndoKind> {
         match c {
             1 => Some(UndoKind::Insert),
             2 => Some(UndoKind::Update),
@@ -160,9 +178,11 @@ pub struct UndoRecord {
     pub payload: Vec<u8>,
 }
 
-#[derive(Debug, Clone, Copy)]
+/// Where a log is: its header's page and offset, and its last page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct LogRef {
-    first: PageNo,
+    page: PageNo,
+    off: u16,
     last: PageNo,
 }
 
@@ -204,6 +224,7 @@ pub struct HistoryLog {
     pub trx_no: u64,
     pub rseg: u8,
     pub first_page: PageNo,
+    pub offset: u16,
 }
 
 /// A transaction whose logs were active at open.
@@ -223,6 +244,9 @@ struct Rseg {
     page: Option<PageNo>,
     /// History length (the page has it too; this avoids a latch per status read).
     history: u64,
+    /// A header page whose logs are all committed, with room for another log: the next
+    /// update log of this rseg starts in it (invariant 6).
+    cached: Option<PageNo>,
 }
 
 /// The undo system of an open data directory. Shared by every session (Send + Sync).
@@ -237,47 +261,13 @@ fn sys(p: PageNo) -> PageId {
     PageId::new(SpaceId::SYSTEM, p)
 }
 
-/// The records of one log page, in order, with their offsets.
-fn page_records(page_no: PageNo, p: &[u8]) -> Result<Vec<(u16, UndoRecord)>> {
-    let kind = UndoKind::from_code(get_u16(p, UP_KIND) & 0xFF)
-        .ok_or_else(|| corrupt(page_no, "not an undo log page"))?;
-    let free = get_u16(p, UP_FREE) as usize;
-    let start = if first_flag(p) { LH_END } else { UP_END };
-    if free < start || free > p.len() - TRAILER_SIZE {
-        return Err(corrupt(page_no, format!("free offset {free}")));
-    }
-    let mut out = Vec::new();
-    let mut at = start;
-    while at < free {
-        let r = parse_record(page_no, p, at)?;
-        if r.kind != kind {
-            return Err(corrupt(page_no, "a record of the other log kind"));
-        }
-        let len = REC_HEADER + r.payload.len();
-        out.push((at as u16, r));
-        at += len;
-    }
-    if at != free {
-        return Err(corrupt(page_no, "records overrun the free offset"));
-    }
-    Ok(out)
-}
-
-/// The first page of a log carries bit 0x100 in its kind field.
-fn first_flag(p: &[u8]) -> bool {
-    p[UP_KIND + 1] & 0x01 != 0
-}
-
 fn parse_record(page_no: PageNo, p: &[u8], at: usize) -> Result<UndoRecord> {
     let end = p.len() - TRAILER_SIZE;
     if at + REC_HEADER > end {
         return Err(corrupt(page_no, format!("record at {at} past the page")));
     }
-    let kind = match p[at] {
-        1 => UndoKind::Insert,
-        2 => UndoKind::Update,
-        k => return Err(corrupt(page_no, format!("record kind {k} at {at}"))),
-    };
+    let kind = UndoKind::from_code(p[at])
+        .ok_or_else(|| corrupt(page_no, format!("record kind {} at {at}", p[at])))?;
     let undo_no = get_u64(p, at + 1);
     let table_id = get_u64(p, at + 9);
     let len = get_u16(p, at + 17) as usize;
@@ -295,9 +285,28 @@ fn parse_record(page_no: PageNo, p: &[u8], at: usize) -> Result<UndoRecord> {
     })
 }
 
+/// The records in `p[from..to]`, with their offsets.
+fn records_in(page_no: PageNo, p: &[u8], from: usize, to: usize) -> Result<Vec<(u16, UndoRecord)>> {
+    if from > to || to > p.len() - TRAILER_SIZE {
+        return Err(corrupt(page_no, format!("record area {from}..{to}")));
+    }
+    let mut out = Vec::new();
+    let mut at = from;
+    while at < to {
+        let r = parse_record(page_no, p, at)?;
+        let len = REC_HEADER + r.payload.len();
+        out.push((at as u16, r));
+        at += len;
+    }
+    if at != to {
+        return Err(corrupt(page_no, "records overrun their area"));
+    }
+    Ok(out)
+}
+
 fn encode_record(kind: UndoKind, undo_no: u64, table_id: u64, payload: &[u8]) -> Vec<u8> {
     let mut r = Vec::with_capacity(REC_HEADER + payload.len());
-    r.push(kind.code() as u8);
+    r.push(kind.code());
     r.extend_from_slice(&undo_no.to_le_bytes());
     r.extend_from_slice(&table_id.to_le_bytes());
     r.extend_from_slice(&(payload.len() as u16).to_le_bytes());
@@ -305,61 +314,100 @@ fn encode_record(kind: UndoKind, undo_no: u64, table_id: u64, payload: &[u8]) ->
     r
 }
 
-/// A log's header, read from its first page.
+/// A log's header.
 #[derive(Debug, Clone, Copy)]
 struct LogHeader {
     kind: UndoKind,
     trx: TrxId,
-    state: u64,
+    state: u8,
     trx_no: u64,
     last: PageNo,
+    cont: PageNo,
+    end: u16,
     next_undo_no: u64,
-    hist_next: PageNo,
+    hist: (PageNo, u16),
 }
 
-fn log_header(page_no: PageNo, p: &[u8]) -> Result<LogHeader> {
-    if !first_flag(p) {
-        return Err(corrupt(page_no, "not the first page of an undo log"));
+fn log_header(page_no: PageNo, p: &[u8], off: u16) -> Result<LogHeader> {
+    let o = off as usize;
+    if get_u16(p, UP_FLAGS) & FLAG_HEADER_PAGE == 0 {
+        return Err(corrupt(page_no, "not a header page of undo logs"));
     }
-    let kind = UndoKind::from_code(get_u16(p, UP_KIND) & 0xFF)
-        .ok_or_else(|| corrupt(page_no, "not an undo log page"))?;
-    Ok(LogHeader {
+    if o < UP_END || o + LH_SIZE > p.len() - TRAILER_SIZE {
+        return Err(corrupt(page_no, format!("a log header at offset {o}")));
+    }
+    let kind = UndoKind::from_code(p[o + LH_KIND])
+        .ok_or_else(|| corrupt(page_no, format!("no log header at offset {o}")))?;
+    let h = LogHeader {
         kind,
-        trx: TrxId(get_u64(p, LH_TRX)),
-        state: get_u64(p, LH_STATE),
-        trx_no: get_u64(p, LH_TRX_NO),
-        last: PageNo(get_u32(p, LH_LAST)),
-        next_undo_no: get_u64(p, LH_NEXT_UNDO),
-        hist_next: PageNo(get_u32(p, LH_HIST_NEXT)),
-    })
+        trx: TrxId(get_u64(p, o + LH_TRX)),
+        state: p[o + LH_STATE],
+        trx_no: get_u64(p, o + LH_TRX_NO),
+        last: PageNo(get_u32(p, o + LH_LAST)),
+        cont: PageNo(get_u32(p, o + LH_CONT)),
+        end: get_u16(p, o + LH_END),
+        next_undo_no: get_u64(p, o + LH_NEXT_UNDO),
+        hist: (
+            PageNo(get_u32(p, o + LH_HIST_PAGE)),
+            get_u16(p, o + LH_HIST_OFF),
+        ),
+    };
+    if (h.end as usize) < o + LH_SIZE || h.end as usize > p.len() - TRAILER_SIZE {
+        return Err(corrupt(page_no, format!("log at {o} ends at {}", h.end)));
+    }
+    Ok(h)
+}
+
+fn slot_at(s: usize) -> usize {
+    RS_SLOTS + s * SLOT_SIZE
+}
+
+fn read_ref(p: &[u8], at: usize) -> (PageNo, u16) {
+    (PageNo(get_u32(p, at)), get_u16(p, at + 4))
+}
+
+fn write_ref(mtr: &mut Mtr<'_>, s: Slot, at: usize, r: (PageNo, u16)) -> Result<()> {
+    let mut b = [0u8; 6];
+    b[..4].copy_from_slice(&r.0 .0.to_le_bytes());
+    b[4..].copy_from_slice(&r.1.to_le_bytes());
+    mtr.write(s, at, &b)?;
+    Ok(())
+}
+
+const NO_REF: (PageNo, u16) = (PageNo(NO_PAGE), 0);
+
+/// An rseg's header page and its live logs as (header page, offset, active).
+type RsegLogs = (PageNo, Vec<(PageNo, u16, bool)>);
+
+impl UndoSys {
+    fn page_end(&self) -> usize {
+        self.page_size - TRAILER_SIZE
+    }
+}
+
+/// An undo page, S-latched, after checking its type.
+fn undo_page(engine: &Engine, p: PageNo) -> Result<crate::buffer::PageRef<'_>> {
+    let g = engine.pool().get_shared(sys(p))?;
+    if crate::page::Header::new(&g).page_type() != Some(PageType::Undo) {
+        return Err(corrupt(p, "not an undo page"));
+    }
+    Ok(g)
 }
 
 impl UndoSys {
-    fn max_record(&self) -> usize {
-        self.page_size - TRAILER_SIZE - LH_END
-    }
-
-    fn read_page(&self, engine: &Engine, p: PageNo) -> Result<Vec<u8>> {
-        let g = engine.pool().get_shared(sys(p))?;
-        let h = crate::page::Header::new(&g);
-        if h.page_type() != Some(PageType::Undo) {
-            return Err(corrupt(p, "not an undo page"));
-        }
-        Ok(g.to_vec())
-    }
-
     /// Opens TRX_SYS and the rsegs (creating TRX_SYS on a fresh directory), finds the
     /// active logs (transactions to roll back) and the history lists. Call after the
     /// catalog is open.
     pub fn open(engine: &Engine) -> Result<(UndoSys, Recovered)> {
         let page_size = engine.page_size().bytes();
-        let slots = ((page_size - TRAILER_SIZE - RS_SLOTS) / 4).min(1024);
+        let slots = ((page_size - TRAILER_SIZE - RS_SLOTS) / SLOT_SIZE).min(1024);
         let me = UndoSys {
             rsegs: (0..RSEGS)
                 .map(|_| {
                     Mutex::new(Rseg {
                         page: None,
                         history: 0,
+                        cached: None,
                     })
                 })
                 .collect(),
@@ -375,12 +423,11 @@ impl UndoSys {
             }
             let s = mtr.create_page(sys(p), PageType::Undo)?;
             mtr.write_u32(s, TS_MAGIC, TS_MAGIC_VALUE)?;
-            mtr.write_u64(s, TS_MAX_TRX_ID, 0)?;
             if let Some(lsn) = mtr.commit()? {
                 engine.commit_wait(lsn);
             }
         }
-        let ts = me.read_page(engine, TRX_SYS_PAGE)?;
+        let ts = undo_page(engine, TRX_SYS_PAGE)?.to_vec();
         if get_u32(&ts, TS_MAGIC) != TS_MAGIC_VALUE {
             return Err(UndoError::NoTrxSys);
         }
@@ -393,38 +440,35 @@ impl UndoSys {
                 continue;
             }
             let page = PageNo(pno);
-            let h = me.read_page(engine, page)?;
+            let h = undo_page(engine, page)?.to_vec();
             if get_u32(&h, RS_MAGIC) != RS_MAGIC_VALUE {
                 return Err(corrupt(page, "not a rollback segment header"));
             }
             let mut len = 0;
-            let mut at = PageNo(get_u32(&h, RS_HIST_HEAD));
-            while at.0 != NO_PAGE {
-                let lp = me.read_page(engine, at)?;
-                let lh = log_header(at, &lp)?;
+            let mut at = read_ref(&h, RS_HIST_HEAD);
+            while at.0 .0 != NO_PAGE {
+                let g = undo_page(engine, at.0)?;
+                let lh = log_header(at.0, &g, at.1)?;
                 max_id = max_id.max(lh.trx.0);
                 max_no = max_no.max(lh.trx_no);
                 len += 1;
-                at = lh.hist_next;
+                at = lh.hist;
             }
             for s in 0..me.slots {
-                let first = get_u32(&h, RS_SLOTS + s * 4);
-                if first == NO_PAGE {
+                let (lp, off) = read_ref(&h, slot_at(s));
+                if lp.0 == NO_PAGE {
                     continue;
                 }
-                let first = PageNo(first);
-                let lp = me.read_page(engine, first)?;
-                let lh = log_header(first, &lp)?;
+                let g = undo_page(engine, lp)?;
+                let lh = log_header(lp, &g, off)?;
                 max_id = max_id.max(lh.trx.0);
                 let u = active.entry(lh.trx).or_insert_with(|| TrxUndo::new(lh.trx));
                 if u.rseg as usize != r {
-                    return Err(corrupt(
-                        first,
-                        "an active log in the wrong rollback segment",
-                    ));
+                    return Err(corrupt(lp, "an active log in the wrong rollback segment"));
                 }
                 u.logs[lh.kind.idx()] = Some(LogRef {
-                    first,
+                    page: lp,
+                    off,
                     last: lh.last,
                 });
                 u.next_undo_no = u.next_undo_no.max(lh.next_undo_no);
@@ -455,9 +499,8 @@ impl UndoSys {
         Ok(mtr.commit()?.unwrap_or(Lsn::ZERO))
     }
 
-    /// The header page of rseg `r`, made on first use.
-    fn rseg_page(&self, engine: &Engine, r: u8) -> Result<PageNo> {
-        let mut g = self.rsegs[r as usize].lock();
+    /// The header page of rseg `r`, made on first use. Called with the rseg's mutex held.
+    fn rseg_page(&self, engine: &Engine, g: &mut Rseg, r: u8) -> Result<PageNo> {
         if let Some(p) = g.page {
             return Ok(p);
         }
@@ -481,55 +524,63 @@ impl UndoSys {
         table_id: u64,
         payload: &[u8],
     ) -> Result<(RollPtr, Lsn)> {
-        let rec = encode_record(kind, undo.next_undo_no, table_id, payload);
-        if rec.len() > self.max_record() || payload.len() > self.page_size / 2 {
+        if payload.len() > self.page_size / 2 {
             return Err(UndoError::TooLarge(payload.len()));
         }
+        let rec = encode_record(kind, undo.next_undo_no, table_id, payload);
         let next_no = undo.next_undo_no + 1;
-        let (ptr, lsn) = match undo.logs[kind.idx()] {
+        let (page, at, lsn) = match undo.logs[kind.idx()] {
             None => self.create_log(engine, undo, kind, &rec, next_no)?,
             Some(log) => {
                 let mut mtr = engine.mtr();
-                let first = mtr.x_latch(sys(log.first))?;
-                let last = if log.last == log.first {
-                    first
+                let h = mtr.x_latch(sys(log.page))?;
+                let o = log.off as usize;
+                let last = if log.last == log.page {
+                    h
                 } else {
                     mtr.x_latch(sys(log.last))?
                 };
                 let free = get_u16(mtr.page(last), UP_FREE) as usize;
-                let end = self.page_size - TRAILER_SIZE;
-                let (page, at) = if free + rec.len() <= end {
+                let placed = if free + rec.len() <= self.page_end() {
                     mtr.write(last, free, &rec)?;
-                    mtr.write(last, UP_FREE, &((free + rec.len()) as u16).to_le_bytes())?;
+                    let end = ((free + rec.len()) as u16).to_le_bytes();
+                    mtr.write(last, UP_FREE, &end)?;
+                    if log.last == log.page {
+                        // Invariant 6: this log is the newest of its header page.
+                        debug_assert_eq!(get_u16(mtr.page(h), o + LH_END) as usize, free);
+                        mtr.write(h, o + LH_END, &end)?;
+                    }
                     (log.last, free)
                 } else {
-                    // A new page at the end of the log.
+                    // A continuation page of this log's own.
                     let p = engine.alloc_page(&mut mtr, SpaceId::SYSTEM)?;
                     let s = mtr.create_page(sys(p), PageType::Undo)?;
-                    mtr.write(s, UP_KIND, &kind.code().to_le_bytes())?;
+                    mtr.write(s, UP_KIND, &u16::from(kind.code()).to_le_bytes())?;
                     mtr.write(s, UP_FREE, &((UP_END + rec.len()) as u16).to_le_bytes())?;
                     mtr.write(s, UP_END, &rec)?;
-                    mtr.write_u32(last, UP_NEXT, p.0)?;
-                    mtr.write_u32(first, LH_LAST, p.0)?;
-                    undo.logs[kind.idx()] = Some(LogRef {
-                        first: log.first,
-                        last: p,
-                    });
+                    if log.last == log.page {
+                        mtr.write_u32(h, o + LH_CONT, p.0)?;
+                    } else {
+                        mtr.write_u32(last, UP_NEXT, p.0)?;
+                    }
+                    mtr.write_u32(h, o + LH_LAST, p.0)?;
+                    undo.logs[kind.idx()] = Some(LogRef { last: p, ..log });
                     (p, UP_END)
                 };
-                mtr.write_u64(first, LH_NEXT_UNDO, next_no)?;
+                mtr.write_u64(h, o + LH_NEXT_UNDO, next_no)?;
                 let lsn = mtr.commit()?.unwrap_or(Lsn::ZERO);
-                (
-                    RollPtr::new(kind == UndoKind::Insert, undo.rseg, page, at as u16),
-                    lsn,
-                )
+                (placed.0, placed.1, lsn)
             }
         };
         undo.next_undo_no = next_no;
-        Ok((ptr, lsn))
+        Ok((
+            RollPtr::new(kind == UndoKind::Insert, undo.rseg, page, at as u16),
+            lsn,
+        ))
     }
 
-    /// Makes the log of `kind` with its first record, registered in a free slot.
+    /// Makes the log of `kind` with its first record, registered in a free slot: an update
+    /// log in the rseg's cached header page when it has room, else in a new page.
     fn create_log(
         &self,
         engine: &Engine,
@@ -537,36 +588,66 @@ impl UndoSys {
         kind: UndoKind,
         rec: &[u8],
         next_no: u64,
-    ) -> Result<(RollPtr, Lsn)> {
-        let rpage = self.rseg_page(engine, undo.rseg)?;
+    ) -> Result<(PageNo, usize, Lsn)> {
+        let mut g = self.rsegs[undo.rseg as usize].lock();
+        let rpage = self.rseg_page(engine, &mut g, undo.rseg)?;
+        let need = LH_SIZE + rec.len();
         let mut mtr = engine.mtr();
         let rs = mtr.x_latch(sys(rpage))?;
         let slot = (0..self.slots)
-            .find(|s| get_u32(mtr.page(rs), RS_SLOTS + s * 4) == NO_PAGE)
+            .find(|s| get_u32(mtr.page(rs), slot_at(*s)) == NO_PAGE)
             .ok_or(UndoError::NoSlot(self.slots))?;
-        let p = engine.alloc_page(&mut mtr, SpaceId::SYSTEM)?;
-        let s = mtr.create_page(sys(p), PageType::Undo)?;
-        write_first_header(&mut mtr, s, kind, undo.trx, p, next_no, rec.len())?;
-        mtr.write(s, LH_END, rec)?;
-        mtr.write_u32(rs, RS_SLOTS + slot * 4, p.0)?;
+        let mut place = None;
+        if kind == UndoKind::Update {
+            if let Some(c) = g.cached {
+                let h = mtr.x_latch(sys(c))?;
+                let free = get_u16(mtr.page(h), UP_FREE) as usize;
+                if free + need <= self.page_end() {
+                    let n = get_u16(mtr.page(h), UP_NLOGS);
+                    mtr.write(h, UP_NLOGS, &(n + 1).to_le_bytes())?;
+                    place = Some((c, h, free));
+                }
+                // Taken (or full): nobody else starts a log in it now.
+                g.cached = None;
+            }
+        }
+        let (page, h, o) = match place {
+            Some(p) => p,
+            None => {
+                let p = engine.alloc_page(&mut mtr, SpaceId::SYSTEM)?;
+                let s = mtr.create_page(sys(p), PageType::Undo)?;
+                mtr.write(s, UP_KIND, &u16::from(kind.code()).to_le_bytes())?;
+                mtr.write(s, UP_FLAGS, &FLAG_HEADER_PAGE.to_le_bytes())?;
+                mtr.write(s, UP_NLOGS, &1u16.to_le_bytes())?;
+                (p, s, UP_END)
+            }
+        };
+        let end = o + need;
+        let mut hdr = [0u8; LH_SIZE];
+        hdr[LH_TRX..LH_TRX + 8].copy_from_slice(&undo.trx.0.to_le_bytes());
+        hdr[LH_STATE] = STATE_ACTIVE;
+        hdr[LH_KIND] = kind.code();
+        hdr[LH_LAST..LH_LAST + 4].copy_from_slice(&page.0.to_le_bytes());
+        hdr[LH_END..LH_END + 2].copy_from_slice(&(end as u16).to_le_bytes());
+        hdr[LH_NEXT_UNDO..LH_NEXT_UNDO + 8].copy_from_slice(&next_no.to_le_bytes());
+        let mut bytes = hdr.to_vec();
+        bytes.extend_from_slice(rec);
+        mtr.write(h, o, &bytes)?;
+        mtr.write(h, UP_FREE, &(end as u16).to_le_bytes())?;
+        write_ref(&mut mtr, rs, slot_at(slot), (page, o as u16))?;
         let lsn = mtr.commit()?.unwrap_or(Lsn::ZERO);
-        undo.logs[kind.idx()] = Some(LogRef { first: p, last: p });
-        Ok((
-            RollPtr::new(kind == UndoKind::Insert, undo.rseg, p, LH_END as u16),
-            lsn,
-        ))
+        drop(g);
+        undo.logs[kind.idx()] = Some(LogRef {
+            page,
+            off: o as u16,
+            last: page,
+        });
+        Ok((page, o + LH_SIZE, lsn))
     }
 
     /// Reads one record (version building, rollback).
     pub fn read(&self, engine: &Engine, ptr: RollPtr) -> Result<UndoRecord> {
-        let g = engine.pool().get_shared(sys(ptr.page_no()))?;
-        let h = crate::page::Header::new(&g);
-        if h.page_type() != Some(PageType::Undo) {
-            return Err(corrupt(
-                ptr.page_no(),
-                "a roll pointer into a page that is not undo",
-            ));
-        }
+        let g = undo_page(engine, ptr.page_no())?;
         let at = ptr.offset() as usize;
         let free = get_u16(&g, UP_FREE) as usize;
         if at < UP_END || at >= free {
@@ -578,43 +659,46 @@ impl UndoSys {
         parse_record(ptr.page_no(), &g, at)
     }
 
-    /// The pages of a log, first to last.
-    fn log_pages(&self, engine: &Engine, first: PageNo) -> Result<Vec<PageNo>> {
-        let mut out = vec![first];
+    /// A log's continuation pages, in order.
+    fn cont_pages(&self, engine: &Engine, first: PageNo) -> Result<Vec<PageNo>> {
+        let mut out = Vec::new();
         let mut at = first;
-        loop {
-            let g = engine.pool().get_shared(sys(at))?;
-            let next = get_u32(&g, UP_NEXT);
-            if next == NO_PAGE {
-                return Ok(out);
-            }
-            at = PageNo(next);
+        while at.0 != NO_PAGE {
             if out.len() > 1 << 24 {
                 return Err(corrupt(first, "an undo log that does not end"));
             }
             out.push(at);
-        }
-    }
-
-    /// The records of a log, oldest first.
-    fn log_records(&self, engine: &Engine, first: PageNo) -> Result<Vec<(RollPtr, UndoRecord)>> {
-        // The rseg part of the roll pointers is filled in by `with_rseg`.
-        let mut out = Vec::new();
-        for p in self.log_pages(engine, first)? {
-            let g = engine.pool().get_shared(sys(p))?;
-            for (at, r) in page_records(p, &g)? {
-                let insert = r.kind == UndoKind::Insert;
-                out.push((RollPtr::new(insert, 0, p, at), r));
-            }
+            at = PageNo(get_u32(&undo_page(engine, at)?, UP_NEXT));
         }
         Ok(out)
     }
 
-    fn with_rseg(mut recs: Vec<(RollPtr, UndoRecord)>, rseg: u8) -> Vec<(RollPtr, UndoRecord)> {
-        for (p, _) in &mut recs {
-            *p = RollPtr::new(p.is_insert(), rseg, p.page_no(), p.offset());
+    /// The records of the log at (page, off), oldest first (rseg part of the pointers 0).
+    fn log_records(
+        &self,
+        engine: &Engine,
+        page: PageNo,
+        off: u16,
+        rseg: u8,
+    ) -> Result<Vec<(RollPtr, UndoRecord)>> {
+        let (cont, mut out) = {
+            let g = undo_page(engine, page)?;
+            let lh = log_header(page, &g, off)?;
+            let recs = records_in(page, &g, off as usize + LH_SIZE, lh.end as usize)?;
+            let out: Vec<(RollPtr, UndoRecord)> = recs
+                .into_iter()
+                .map(|(at, r)| (RollPtr::new(r.kind == UndoKind::Insert, rseg, page, at), r))
+                .collect();
+            (lh.cont, out)
+        };
+        for p in self.cont_pages(engine, cont)? {
+            let g = undo_page(engine, p)?;
+            let free = get_u16(&g, UP_FREE) as usize;
+            for (at, r) in records_in(p, &g, UP_END, free)? {
+                out.push((RollPtr::new(r.kind == UndoKind::Insert, rseg, p, at), r));
+            }
         }
-        recs
+        Ok(out)
     }
 
     /// Every record of the transaction (both logs), newest first.
@@ -625,65 +709,106 @@ impl UndoSys {
     ) -> Result<Vec<(RollPtr, UndoRecord)>> {
         let mut all = Vec::new();
         for log in undo.logs.iter().flatten() {
-            all.extend(Self::with_rseg(
-                self.log_records(engine, log.first)?,
-                undo.rseg,
-            ));
+            all.extend(self.log_records(engine, log.page, log.off, undo.rseg)?);
         }
         all.sort_by_key(|r| std::cmp::Reverse(r.1.undo_no));
         Ok(all)
     }
 
+    /// Frees a log's pages within `mtr`: its continuation pages, and its header page when
+    /// no other log has a header there (invariant 6). Returns whether the header page was
+    /// freed.
+    fn free_log(
+        &self,
+        engine: &Engine,
+        mtr: &mut Mtr<'_>,
+        h: Slot,
+        log: LogRef,
+        conts: &[PageNo],
+    ) -> Result<bool> {
+        for p in conts {
+            engine.free_page(mtr, sys(*p))?;
+        }
+        let n = get_u16(mtr.page(h), UP_NLOGS);
+        if n <= 1 {
+            engine.free_page(mtr, sys(log.page))?;
+            return Ok(true);
+        }
+        mtr.write(h, UP_NLOGS, &(n - 1).to_le_bytes())?;
+        Ok(false)
+    }
+
     /// Commit, in one mtr: the insert log is freed, the update log marked committed with
-    /// `trx_no` and appended to its rseg's history list. `None`: nothing was written.
+    /// `trx_no` and appended to its rseg's history list; its header page, if it has room
+    /// left, becomes the rseg's cached page. `None`: nothing was written.
     pub fn commit(&self, engine: &Engine, undo: TrxUndo, trx_no: u64) -> Result<Option<Lsn>> {
         if undo.is_empty() {
             return Ok(None);
         }
-        let rpage = self.rseg_page(engine, undo.rseg)?;
-        let insert_pages = match undo.logs[0] {
-            Some(l) => self.log_pages(engine, l.first)?,
+        let insert_conts = match undo.logs[0] {
+            Some(l) => {
+                let g = undo_page(engine, l.page)?;
+                let cont = log_header(l.page, &g, l.off)?.cont;
+                drop(g);
+                self.cont_pages(engine, cont)?
+            }
             None => Vec::new(),
         };
+        let mut g = self.rsegs[undo.rseg as usize].lock();
+        let rpage = self.rseg_page(engine, &mut g, undo.rseg)?;
         let mut mtr = engine.mtr();
         let rs = mtr.x_latch(sys(rpage))?;
+        let mut cache = None;
         if let Some(l) = undo.logs[1] {
-            let f = mtr.x_latch(sys(l.first))?;
-            mtr.write_u64(f, LH_STATE, STATE_COMMITTED)?;
-            mtr.write_u64(f, LH_TRX_NO, trx_no)?;
-            mtr.write_u32(f, LH_HIST_NEXT, NO_PAGE)?;
-            let tail = get_u32(mtr.page(rs), RS_HIST_TAIL);
-            if tail == NO_PAGE {
-                mtr.write_u32(rs, RS_HIST_HEAD, l.first.0)?;
+            let h = mtr.x_latch(sys(l.page))?;
+            let o = l.off as usize;
+            let mut b = [0u8; 9];
+            b[0] = STATE_COMMITTED;
+            b[1..].copy_from_slice(&trx_no.to_le_bytes());
+            mtr.write(h, o + LH_STATE, &b[..1])?;
+            mtr.write(h, o + LH_TRX_NO, &b[1..])?;
+            let tail = read_ref(mtr.page(rs), RS_HIST_TAIL);
+            if tail.0 .0 == NO_PAGE {
+                write_ref(&mut mtr, rs, RS_HIST_HEAD, (l.page, l.off))?;
             } else {
-                let t = mtr.x_latch(sys(PageNo(tail)))?;
-                mtr.write_u32(t, LH_HIST_NEXT, l.first.0)?;
+                let t = if tail.0 == l.page {
+                    h
+                } else {
+                    mtr.x_latch(sys(tail.0))?
+                };
+                write_ref(&mut mtr, t, tail.1 as usize + LH_HIST_PAGE, (l.page, l.off))?;
             }
-            mtr.write_u32(rs, RS_HIST_TAIL, l.first.0)?;
+            write_ref(&mut mtr, rs, RS_HIST_TAIL, (l.page, l.off))?;
             let len = get_u64(mtr.page(rs), RS_HIST_LEN);
             mtr.write_u64(rs, RS_HIST_LEN, len + 1)?;
-            self.clear_slot(&mut mtr, rs, l.first)?;
+            self.clear_slot(&mut mtr, rs, (l.page, l.off))?;
+            // Room for another small log: the next update log of this rseg starts here.
+            let free = get_u16(mtr.page(h), UP_FREE) as usize;
+            if free + self.page_size / 8 <= self.page_end() {
+                cache = Some(l.page);
+            }
         }
         if let Some(l) = undo.logs[0] {
-            self.clear_slot(&mut mtr, rs, l.first)?;
-            for p in &insert_pages {
-                engine.free_page(&mut mtr, sys(*p))?;
-            }
+            let h = mtr.x_latch(sys(l.page))?;
+            self.clear_slot(&mut mtr, rs, (l.page, l.off))?;
+            self.free_log(engine, &mut mtr, h, l, &insert_conts)?;
         }
         let lsn = mtr.commit()?;
         if undo.logs[1].is_some() {
-            self.rsegs[undo.rseg as usize].lock().history += 1;
+            g.history += 1;
             self.history_len.fetch_add(1, Ordering::Relaxed);
+            if g.cached.is_none() {
+                g.cached = cache;
+            }
         }
         Ok(lsn)
     }
 
-    fn clear_slot(&self, mtr: &mut Mtr<'_>, rs: Slot, first: PageNo) -> Result<()> {
+    fn clear_slot(&self, mtr: &mut Mtr<'_>, rs: Slot, log: (PageNo, u16)) -> Result<()> {
         let slot = (0..self.slots)
-            .find(|s| get_u32(mtr.page(rs), RS_SLOTS + s * 4) == first.0)
-            .ok_or_else(|| corrupt(first, "an active log missing from its rseg's slots"))?;
-        mtr.write_u32(rs, RS_SLOTS + slot * 4, NO_PAGE)?;
-        Ok(())
+            .find(|s| read_ref(mtr.page(rs), slot_at(*s)) == log)
+            .ok_or_else(|| corrupt(log.0, "an active log missing from its rseg's slots"))?;
+        write_ref(mtr, rs, slot_at(slot), NO_REF)
     }
 
     /// After a rollback to a savepoint: drops the records numbered `keep_from` and up
@@ -691,39 +816,42 @@ impl UndoSys {
     pub fn truncate(&self, engine: &Engine, undo: &mut TrxUndo, keep_from: u64) -> Result<()> {
         for k in 0..2 {
             let Some(log) = undo.logs[k] else { continue };
-            let pages = self.log_pages(engine, log.first)?;
-            // The first record to drop, as (page index, offset).
-            let mut cut: Option<(usize, usize)> = None;
-            for (i, p) in pages.iter().enumerate() {
-                let g = engine.pool().get_shared(sys(*p))?;
-                if let Some((at, _)) = page_records(*p, &g)?
-                    .into_iter()
-                    .find(|(_, r)| r.undo_no >= keep_from)
-                {
-                    cut = Some((i, at as usize));
-                    break;
-                }
-            }
-            let Some((i, at)) = cut else { continue };
-            let mut mtr = engine.mtr();
-            let first = mtr.x_latch(sys(log.first))?;
-            let keep = if i == 0 {
-                first
-            } else {
-                mtr.x_latch(sys(pages[i]))?
+            let recs = self.log_records(engine, log.page, log.off, undo.rseg)?;
+            let Some((cut, _)) = recs.iter().find(|(_, r)| r.undo_no >= keep_from) else {
+                continue;
             };
-            mtr.write(keep, UP_FREE, &(at as u16).to_le_bytes())?;
-            mtr.write_u32(keep, UP_NEXT, NO_PAGE)?;
-            mtr.write_u32(first, LH_LAST, pages[i].0)?;
-            mtr.write_u64(first, LH_NEXT_UNDO, keep_from)?;
-            for p in &pages[i + 1..] {
+            let (cut_page, cut_at) = (cut.page_no(), cut.offset());
+            let cont = {
+                let g = undo_page(engine, log.page)?;
+                log_header(log.page, &g, log.off)?.cont
+            };
+            let conts = self.cont_pages(engine, cont)?;
+            let mut mtr = engine.mtr();
+            let h = mtr.x_latch(sys(log.page))?;
+            let o = log.off as usize;
+            let at = cut_at.to_le_bytes();
+            let (drop_from, last) = if cut_page == log.page {
+                mtr.write(h, UP_FREE, &at)?;
+                mtr.write(h, o + LH_END, &at)?;
+                mtr.write_u32(h, o + LH_CONT, NO_PAGE)?;
+                (0, log.page)
+            } else {
+                let i = conts
+                    .iter()
+                    .position(|p| *p == cut_page)
+                    .ok_or_else(|| corrupt(cut_page, "a record in no page of its log"))?;
+                let c = mtr.x_latch(sys(cut_page))?;
+                mtr.write(c, UP_FREE, &at)?;
+                mtr.write_u32(c, UP_NEXT, NO_PAGE)?;
+                (i + 1, cut_page)
+            };
+            mtr.write_u32(h, o + LH_LAST, last.0)?;
+            mtr.write_u64(h, o + LH_NEXT_UNDO, keep_from)?;
+            for p in &conts[drop_from..] {
                 engine.free_page(&mut mtr, sys(*p))?;
             }
             mtr.commit()?;
-            undo.logs[k] = Some(LogRef {
-                first: log.first,
-                last: pages[i],
-            });
+            undo.logs[k] = Some(LogRef { last, ..log });
         }
         undo.next_undo_no = undo.next_undo_no.min(keep_from);
         Ok(())
@@ -734,17 +862,32 @@ impl UndoSys {
         if undo.is_empty() {
             return Ok(None);
         }
-        let rpage = self.rseg_page(engine, undo.rseg)?;
-        let mut pages = Vec::new();
+        let mut conts = Vec::new();
         for l in undo.logs.iter().flatten() {
-            pages.push((l.first, self.log_pages(engine, l.first)?));
+            let cont = {
+                let g = undo_page(engine, l.page)?;
+                log_header(l.page, &g, l.off)?.cont
+            };
+            conts.push((*l, self.cont_pages(engine, cont)?));
         }
+        let mut g = self.rsegs[undo.rseg as usize].lock();
+        let rpage = self.rseg_page(engine, &mut g, undo.rseg)?;
         let mut mtr = engine.mtr();
         let rs = mtr.x_latch(sys(rpage))?;
-        for (first, ps) in &pages {
-            self.clear_slot(&mut mtr, rs, *first)?;
-            for p in ps {
-                engine.free_page(&mut mtr, sys(*p))?;
+        // Every header page before the allocation metadata that freeing latches.
+        let mut latched = Vec::new();
+        for (l, _) in &conts {
+            latched.push(mtr.x_latch(sys(l.page))?);
+        }
+        for ((l, cs), h) in conts.iter().zip(latched) {
+            self.clear_slot(&mut mtr, rs, (l.page, l.off))?;
+            if !self.free_log(engine, &mut mtr, h, *l, cs)? {
+                // Other logs' headers are in the page: give back this log's space (it was
+                // the newest there, invariant 6) and offer the page for the next log.
+                mtr.write(h, UP_FREE, &l.off.to_le_bytes())?;
+                if g.cached.is_none() {
+                    g.cached = Some(l.page);
+                }
             }
         }
         Ok(mtr.commit()?)
@@ -764,12 +907,12 @@ impl UndoSys {
         n: usize,
         below_trx_no: u64,
     ) -> Result<Vec<HistoryLog>> {
-        let header = |r: usize, at: PageNo| -> Result<Option<(HistoryLog, PageNo)>> {
-            if at.0 == NO_PAGE {
+        let header = |r: usize, at: (PageNo, u16)| -> Result<Option<(HistoryLog, (PageNo, u16))>> {
+            if at.0 .0 == NO_PAGE {
                 return Ok(None);
             }
-            let g = engine.pool().get_shared(sys(at))?;
-            let lh = log_header(at, &g)?;
+            let g = undo_page(engine, at.0)?;
+            let lh = log_header(at.0, &g, at.1)?;
             if lh.trx_no >= below_trx_no {
                 return Ok(None);
             }
@@ -778,13 +921,13 @@ impl UndoSys {
                     trx_id: lh.trx,
                     trx_no: lh.trx_no,
                     rseg: r as u8,
-                    first_page: at,
+                    first_page: at.0,
+                    offset: at.1,
                 },
-                lh.hist_next,
+                lh.hist,
             )))
         };
-        // The next candidate of each rseg, with the page after it.
-        let mut heads: Vec<(HistoryLog, PageNo)> = Vec::new();
+        let mut heads = Vec::new();
         for (r, m) in self.rsegs.iter().enumerate() {
             let (page, len) = {
                 let g = m.lock();
@@ -794,10 +937,7 @@ impl UndoSys {
             if len == 0 {
                 continue;
             }
-            let head = {
-                let h = engine.pool().get_shared(sys(page))?;
-                PageNo(get_u32(&h, RS_HIST_HEAD))
-            };
+            let head = read_ref(&undo_page(engine, page)?, RS_HIST_HEAD);
             if let Some(c) = header(r, head)? {
                 heads.push(c);
             }
@@ -830,146 +970,176 @@ impl UndoSys {
         engine: &Engine,
         log: &HistoryLog,
     ) -> Result<Vec<(RollPtr, UndoRecord)>> {
-        Ok(Self::with_rseg(
-            self.log_records(engine, log.first_page)?,
-            log.rseg,
-        ))
+        self.log_records(engine, log.first_page, log.offset, log.rseg)
     }
 
-    /// Removes a history log (the head of its rseg's list) and frees its pages, in one mtr.
+    /// Removes a history log (the head of its rseg's list) and frees its pages, in one
+    /// mtr (its header page only once no other log's header is in it).
     pub fn history_remove(&self, engine: &Engine, log: &HistoryLog) -> Result<Lsn> {
-        let rpage = self.rseg_page(engine, log.rseg)?;
-        let pages = self.log_pages(engine, log.first_page)?;
+        let cont = {
+            let g = undo_page(engine, log.first_page)?;
+            log_header(log.first_page, &g, log.offset)?.cont
+        };
+        let conts = self.cont_pages(engine, cont)?;
+        let mut g = self.rsegs[log.rseg as usize].lock();
+        let rpage = self.rseg_page(engine, &mut g, log.rseg)?;
         let mut mtr = engine.mtr();
         let rs = mtr.x_latch(sys(rpage))?;
-        let head = get_u32(mtr.page(rs), RS_HIST_HEAD);
-        if head != log.first_page.0 {
+        let me = (log.first_page, log.offset);
+        let head = read_ref(mtr.page(rs), RS_HIST_HEAD);
+        if head != me {
             return Err(corrupt(
                 log.first_page,
-                format!("history removal of a log that is not the head (head {head})"),
+                format!("history removal of a log that is not the head ({head:?})"),
             ));
         }
-        let f = mtr.x_latch(sys(log.first_page))?;
-        let next = get_u32(mtr.page(f), LH_HIST_NEXT);
-        mtr.write_u32(rs, RS_HIST_HEAD, next)?;
-        if next == NO_PAGE {
-            mtr.write_u32(rs, RS_HIST_TAIL, NO_PAGE)?;
+        let h = mtr.x_latch(sys(log.first_page))?;
+        let next = log_header(log.first_page, mtr.page(h), log.offset)?.hist;
+        write_ref(&mut mtr, rs, RS_HIST_HEAD, next)?;
+        if next.0 .0 == NO_PAGE {
+            write_ref(&mut mtr, rs, RS_HIST_TAIL, NO_REF)?;
         }
         let len = get_u64(mtr.page(rs), RS_HIST_LEN);
         mtr.write_u64(rs, RS_HIST_LEN, len.saturating_sub(1))?;
-        for p in &pages {
-            engine.free_page(&mut mtr, sys(*p))?;
-        }
+        // Mark the header gone (a verify or a second removal would see it).
+        mtr.write(h, log.offset as usize + LH_STATE, &[0])?;
+        let lref = LogRef {
+            page: log.first_page,
+            off: log.offset,
+            last: log.first_page,
+        };
+        let freed = self.free_log(engine, &mut mtr, h, lref, &conts)?;
         let lsn = mtr.commit()?.unwrap_or(Lsn::ZERO);
-        let mut g = self.rsegs[log.rseg as usize].lock();
+        if freed && g.cached == Some(log.first_page) {
+            g.cached = None;
+        }
         g.history = g.history.saturating_sub(1);
         self.history_len.fetch_sub(1, Ordering::Relaxed);
         Ok(lsn)
     }
 
-    /// Every page the undo system uses: TRX_SYS, rseg headers, every log's pages.
-    pub fn pages(&self, engine: &Engine) -> Result<Vec<PageNo>> {
-        let mut out = vec![TRX_SYS_PAGE];
-        for m in &self.rsegs {
-            let Some(page) = m.lock().page else { continue };
-            out.push(page);
-            let h = engine.pool().get_shared(sys(page))?.to_vec();
-            let mut firsts = Vec::new();
-            for s in 0..self.slots {
-                let f = get_u32(&h, RS_SLOTS + s * 4);
-                if f != NO_PAGE {
-                    firsts.push(PageNo(f));
-                }
-            }
-            let mut at = PageNo(get_u32(&h, RS_HIST_HEAD));
-            while at.0 != NO_PAGE {
-                firsts.push(at);
-                let g = engine.pool().get_shared(sys(at))?;
-                at = log_header(at, &g)?.hist_next;
-            }
-            for f in firsts {
-                out.extend(self.log_pages(engine, f)?);
+    /// Every live log of rseg `r` as (page, offset, active), and the header page.
+    fn logs_of(
+        &self,
+        engine: &Engine,
+        r: usize,
+    ) -> Result<Option<(PageNo, Vec<(PageNo, u16, bool)>)>> {
+        let Some(page) = self.rsegs[r].lock().page else {
+            return Ok(None);
+        };
+        let h = undo_page(engine, page)?.to_vec();
+        let mut out = Vec::new();
+        for s in 0..self.slots {
+            let (p, o) = read_ref(&h, slot_at(s));
+            if p.0 != NO_PAGE {
+                out.push((p, o, true));
             }
         }
-        out.sort();
-        Ok(out)
+        let mut at = read_ref(&h, RS_HIST_HEAD);
+        let mut n = 0u64;
+        while at.0 .0 != NO_PAGE {
+            out.push((at.0, at.1, false));
+            n += 1;
+            if n > 1 << 32 {
+                return Err(corrupt(page, "a history list that does not end"));
+            }
+            let g = undo_page(engine, at.0)?;
+            at = log_header(at.0, &g, at.1)?.hist;
+        }
+        Ok(Some((page, out)))
     }
 
-    /// Structural check: magic numbers, page kinds, records parse, list lengths and
-    /// states agree, no page twice. Problems name page numbers.
+    /// Every page the undo system uses: TRX_SYS, rseg headers, every log's pages.
+    pub fn pages(&self, engine: &Engine) -> Result<Vec<PageNo>> {
+        let mut out: BTreeSet<PageNo> = BTreeSet::from([TRX_SYS_PAGE]);
+        for r in 0..RSEGS {
+            let Some((page, logs)) = self.logs_of(engine, r)? else {
+                continue;
+            };
+            out.insert(page);
+            if let Some(c) = self.rsegs[r].lock().cached {
+                out.insert(c);
+            }
+            for (p, o, _) in logs {
+                out.insert(p);
+                let cont = log_header(p, &undo_page(engine, p)?, o)?.cont;
+                out.extend(self.cont_pages(engine, cont)?);
+            }
+        }
+        Ok(out.into_iter().collect())
+    }
+
+    /// Structural check: magic numbers, headers, records parse, list lengths and states
+    /// agree, each header page's log count matches, no page in two logs. Problems name
+    /// page numbers.
     pub fn verify(&self, engine: &Engine) -> Result<Vec<String>> {
         let mut problems = Vec::new();
-        let mut seen = std::collections::HashSet::new();
-        for (r, m) in self.rsegs.iter().enumerate() {
-            let Some(page) = m.lock().page else { continue };
-            let h = engine.pool().get_shared(sys(page))?.to_vec();
+        let mut conts_seen = BTreeSet::new();
+        let mut headers: HashMap<PageNo, u16> = HashMap::new();
+        for r in 0..RSEGS {
+            let Some(page) = self.rsegs[r].lock().page else {
+                continue;
+            };
+            let h = undo_page(engine, page)?.to_vec();
             if get_u32(&h, RS_MAGIC) != RS_MAGIC_VALUE {
                 problems.push(format!("undo: rseg {r} header page {page}: bad magic"));
                 continue;
             }
-            let mut logs = Vec::new();
-            let mut at = PageNo(get_u32(&h, RS_HIST_HEAD));
-            let mut n = 0u64;
-            let mut last = NO_PAGE;
-            while at.0 != NO_PAGE {
-                let g = engine.pool().get_shared(sys(at))?;
-                match log_header(at, &g) {
-                    Ok(lh) => {
-                        if lh.state != STATE_COMMITTED || lh.kind != UndoKind::Update {
-                            problems.push(format!(
-                                "undo: history log at page {at} is not a committed update log"
-                            ));
-                        }
-                        logs.push(at);
-                        last = at.0;
-                        n += 1;
-                        at = lh.hist_next;
-                    }
-                    Err(e) => {
-                        problems.push(format!("undo: rseg {r} history: {e}"));
-                        break;
-                    }
+            let logs = match self.logs_of(engine, r) {
+                Ok(Some((_, l))) => l,
+                Ok(None) => continue,
+                Err(e) => {
+                    problems.push(format!("undo: rseg {r}: {e}"));
+                    continue;
                 }
-                if n > 1 << 32 {
-                    problems.push(format!("undo: rseg {r}: the history list does not end"));
-                    break;
-                }
-            }
-            if n != get_u64(&h, RS_HIST_LEN) {
+            };
+            let n_hist = logs.iter().filter(|l| !l.2).count() as u64;
+            if n_hist != get_u64(&h, RS_HIST_LEN) {
                 problems.push(format!(
-                    "undo: rseg {r}: history length {} but {n} logs listed",
+                    "undo: rseg {r}: history length {} but {n_hist} logs listed",
                     get_u64(&h, RS_HIST_LEN)
                 ));
             }
-            if last != get_u32(&h, RS_HIST_TAIL) {
+            let last_hist = logs.iter().rev().find(|l| !l.2).map(|l| (l.0, l.1));
+            if last_hist.unwrap_or(NO_REF) != read_ref(&h, RS_HIST_TAIL) {
                 problems.push(format!(
-                    "undo: rseg {r}: history tail {} but the list ends at {last}",
-                    get_u32(&h, RS_HIST_TAIL)
+                    "undo: rseg {r}: the history tail is not the list's end"
                 ));
             }
-            for s in 0..self.slots {
-                let f = get_u32(&h, RS_SLOTS + s * 4);
-                if f == NO_PAGE {
-                    continue;
+            for (p, o, active) in logs {
+                *headers.entry(p).or_default() += 1;
+                let g = undo_page(engine, p)?;
+                let lh = match log_header(p, &g, o) {
+                    Ok(lh) => lh,
+                    Err(e) => {
+                        problems.push(format!("undo: {e}"));
+                        continue;
+                    }
+                };
+                let want = if active {
+                    STATE_ACTIVE
+                } else {
+                    STATE_COMMITTED
+                };
+                if lh.state != want || (!active && lh.kind != UndoKind::Update) {
+                    problems.push(format!(
+                        "undo: log at page {p} offset {o}: state {} kind {:?}",
+                        lh.state, lh.kind
+                    ));
                 }
-                let g = engine.pool().get_shared(sys(PageNo(f)))?;
-                match log_header(PageNo(f), &g) {
-                    Ok(lh) if lh.state == STATE_ACTIVE => logs.push(PageNo(f)),
-                    Ok(_) => problems.push(format!(
-                        "undo: slot {s} of rseg {r}: log at page {f} is not active"
-                    )),
-                    Err(e) => problems.push(format!("undo: rseg {r} slot {s}: {e}")),
+                if let Err(e) = records_in(p, &g, o as usize + LH_SIZE, lh.end as usize) {
+                    problems.push(format!("undo: {e}"));
                 }
-            }
-            for f in logs {
-                match self.log_pages(engine, f) {
-                    Ok(ps) => {
-                        for p in ps {
-                            if !seen.insert(p) {
-                                problems.push(format!("undo: page {p} is in two logs"));
+                drop(g);
+                match self.cont_pages(engine, lh.cont) {
+                    Ok(cs) => {
+                        for c in cs {
+                            if !conts_seen.insert(c) {
+                                problems.push(format!("undo: page {c} is in two logs"));
                             }
-                            let g = engine.pool().get_shared(sys(p))?;
-                            if let Err(e) = page_records(p, &g) {
+                            let g = undo_page(engine, c)?;
+                            let free = get_u16(&g, UP_FREE) as usize;
+                            if let Err(e) = records_in(c, &g, UP_END, free) {
                                 problems.push(format!("undo: {e}"));
                             }
                         }
@@ -978,26 +1148,19 @@ impl UndoSys {
                 }
             }
         }
+        for (p, n) in headers {
+            let have = get_u16(&undo_page(engine, p)?, UP_NLOGS);
+            if have != n {
+                problems.push(format!(
+                    "undo: header page {p} counts {have} logs, {n} are listed"
+                ));
+            }
+            if conts_seen.contains(&p) {
+                problems.push(format!(
+                    "undo: page {p} is both a header and a continuation page"
+                ));
+            }
+        }
         Ok(problems)
     }
-}
-
-/// Writes the page and log header of a new log's first page holding one record of `rec_len`.
-fn write_first_header(
-    mtr: &mut Mtr<'_>,
-    s: Slot,
-    kind: UndoKind,
-    trx: TrxId,
-    page: PageNo,
-    next_no: u64,
-    rec_len: usize,
-) -> Result<()> {
-    // Kind in the low byte; bit 0 of the high byte marks a first page.
-    mtr.write(s, UP_KIND, &(kind.code() | 0x100).to_le_bytes())?;
-    mtr.write(s, UP_FREE, &((LH_END + rec_len) as u16).to_le_bytes())?;
-    mtr.write_u64(s, LH_TRX, trx.0)?;
-    mtr.write_u64(s, LH_STATE, STATE_ACTIVE)?;
-    mtr.write_u32(s, LH_LAST, page.0)?;
-    mtr.write_u64(s, LH_NEXT_UNDO, next_no)?;
-    Ok(())
 }

@@ -148,7 +148,9 @@ fn commit_frees_insert_logs_and_queues_update_logs_in_history_order() {
         u.history_remove(&e, h).expect("remove");
     }
     assert_eq!(u.history_len(), 0);
-    assert_eq!(used(&e), before - 4);
+    // Logs 2, 130 and 258 shared one header page of rseg 2 (each committed log's page
+    // went to the next transaction of the rseg); log 3 had its own in rseg 3.
+    assert_eq!(used(&e), before - 2);
     assert!(u.verify(&e).expect("verify").is_empty());
 }
 
