@@ -1019,11 +1019,7 @@ impl UndoSys {
     }
 
     /// Every live log of rseg `r` as (page, offset, active), and the header page.
-    fn logs_of(
-        &self,
-        engine: &Engine,
-        r: usize,
-    ) -> Result<Option<(PageNo, Vec<(PageNo, u16, bool)>)>> {
+    fn logs_of(&self, engine: &Engine, r: usize) -> Result<Option<RsegLogs>> {
         let Some(page) = self.rsegs[r].lock().page else {
             return Ok(None);
         };
