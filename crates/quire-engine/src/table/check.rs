@@ -176,6 +176,52 @@ pub(super) fn check_table(db: &DbInner, t: &TableState) -> Result<Vec<String>> {
     Ok(problems)
 }
 
+/// The system space: the undo system's structure (`UndoSys::verify`), and its page
+/// accounting: every used page is allocation metadata, a page of the catalog tree, or an
+/// undo page (TRX_SYS, rollback segment headers, logs), and none of those is free.
+pub(super) fn check_system(db: &DbInner) -> Result<Vec<String>> {
+    let engine = &db.engine;
+    let mut problems: Vec<String> = db.undo.verify(engine)?;
+    let space = crate::page::SpaceId::SYSTEM;
+    let catalog = crate::btree::BTree::open(engine, space, crate::catalog::CATALOG_ROOT)?;
+    let catalog_pages: BTreeSet<PageNo> = catalog.pages(engine)?.into_iter().collect();
+    let mut reached = catalog_pages.clone();
+    for p in db.undo.pages(engine)? {
+        if !reached.insert(p) {
+            problems.push(format!(
+                "system.qsp: page {p} is in the catalog and the undo logs"
+            ));
+        }
+    }
+    let used: BTreeSet<PageNo> = engine.used_pages(space)?.into_iter().collect();
+    let group = engine.page_size().get();
+    for p in &reached {
+        if !used.contains(p) {
+            let of = if catalog_pages.contains(p) {
+                "the catalog"
+            } else {
+                "the undo logs"
+            };
+            problems.push(format!(
+                "system.qsp: page {p} of {of} is in use but marked free"
+            ));
+        }
+    }
+    let leaked: Vec<PageNo> = used
+        .iter()
+        .filter(|p| !p.0.is_multiple_of(group) && !reached.contains(p))
+        .copied()
+        .collect();
+    if !leaked.is_empty() {
+        problems.push(format!(
+            "system.qsp: leaked: {} page(s) nothing references: pages {}",
+            leaked.len(),
+            page_list(&leaked)
+        ));
+    }
+    Ok(problems)
+}
+
 /// The BLOB pages of the old versions of `t`'s rows that the history list holds.
 fn history_chains(db: &DbInner, t: &TableState) -> Result<Vec<PageNo>> {
     let mut out = Vec::new();

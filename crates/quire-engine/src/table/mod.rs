@@ -622,6 +622,13 @@ impl Db {
         }
     }
 
+    /// [`DbInner::check`], once the rollback of transactions a crash interrupted is done
+    /// (their undo pages and rows are changing until then).
+    pub fn check(&self) -> Result<Vec<String>> {
+        self.wait_for_recovery();
+        self.inner.check()
+    }
+
     /// Purges all history no snapshot needs, now (tests, and the slow shutdown).
     /// Returns the undo logs purged.
     pub fn purge_now(&self) -> Result<u64> {
@@ -1028,6 +1035,7 @@ impl DbInner {
         for t in tables {
             problems.extend(check::check_table(self, &t)?);
         }
+        problems.extend(check::check_system(self)?);
         Ok(problems)
     }
 }
