@@ -144,6 +144,20 @@ fn a_long_reader_keeps_its_versions_and_purge_takes_them_once_it_ends() {
         "old versions' BLOB chains were freed: {pages_peak} pages before purge, {pages_after} after"
     );
     assert!(db.stat("quire_purge_records_removed").unwrap_or(0) >= 10);
+    // The 5 surviving rows' newest versions were purged transactions' writes: their
+    // DB_TRX_ID went back to 0, so a fresh reader builds no version and the rows are still
+    // right.
+    assert_eq!(db.stat("quire_purge_trx_id_resets"), Some(5));
+    let built = db.stat("quire_versions_built");
+    let mut r = db.begin(Isolation::RepeatableRead).expect("begin");
+    for id in 0..5 {
+        assert_eq!(
+            r.get(&t, &[Value::Int(id)]).expect("read"),
+            Some(row(id, id + 500, id % 2 == 0))
+        );
+    }
+    r.commit().expect("commit");
+    assert_eq!(db.stat("quire_versions_built"), built);
     db.shutdown().expect("shutdown");
 }
 

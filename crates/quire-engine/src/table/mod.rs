@@ -338,6 +338,7 @@ struct Counters {
     purge_batches: AtomicU64,
     purge_logs: AtomicU64,
     purge_batch_effective: AtomicU64,
+    purge_trx_id_resets: AtomicU64,
 }
 
 fn open_state(

@@ -325,6 +325,20 @@ impl DbInner {
                             removed += self.remove_marked_entry(&t, &ix.tree, &k, trx)?;
                         }
                     }
+                    // The row's newest version is this transaction's and every view sees
+                    // it: reset its DB_TRX_ID to 0 (and DB_ROLL_PTR to none), as InnoDB
+                    // does, so later readers decide its visibility without a lookup in the
+                    // active set and never follow its roll pointer into freed undo.
+                    if let Some(cur) = t.clustered.get(engine, p.key)? {
+                        if !cur.delete_marked && record::trx_id(&cur.value)? == trx {
+                            let mut v = cur.value;
+                            record::set_sys(&mut v, TrxId(0), crate::row::RollPtr(0))?;
+                            t.clustered.update(engine, p.key, &v)?;
+                            self.counters
+                                .purge_trx_id_resets
+                                .fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
                     // Invariant 3: the old version's chains were its own; freed once the log
                     // is gone (`purge_batch`).
                     let pages = blob::record_chain_pages(engine, &t.layout, p.old)?;

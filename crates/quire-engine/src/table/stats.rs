@@ -19,7 +19,7 @@ impl DbInner {
         let l = self.locks.stats();
         let c = &self.counters;
         let get = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
-        let ours: [(&str, u64); 17] = [
+        let ours: [(&str, u64); 18] = [
             ("Innodb_history_list_length", self.undo.history_len()),
             ("quire_trx_active", self.trx.active_count()),
             ("quire_trx_commits", self.trx.commits()),
@@ -43,6 +43,7 @@ impl DbInner {
                 get(&c.purge_batch_effective),
             ),
             ("quire_purge_lag_delay_us", get(&c.lag_delay_us)),
+            ("quire_purge_trx_id_resets", get(&c.purge_trx_id_resets)),
         ];
         out.extend(ours.into_iter().map(|(n, v)| (n.to_string(), v)));
         out
