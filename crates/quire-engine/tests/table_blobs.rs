@@ -327,6 +327,18 @@ fn check_reports_a_broken_chain_and_a_leaked_blob_page() {
             && problems[0].contains(&p.0.to_string()),
         "{problems:?}"
     );
+    // Reclaiming frees exactly that page; the table is clean and its row intact.
+    let used_before = db.engine().used_pages(space).expect("used").len();
+    assert_eq!(db.reclaim_leaked().expect("reclaim"), (1, Vec::new()));
+    assert_eq!(
+        db.engine().used_pages(space).expect("used").len(),
+        used_before - 1
+    );
+    assert_clean(&db);
+    assert_eq!(
+        t.get(&[Value::Int(1)]).expect("get"),
+        Some(row(1, Some(bytes(3 * part_max(&db), 5)), None))
+    );
     // Cut the chain short: a page that links on now claims to be the last.
     let links_on = |q: PageNo| {
         let g = db
@@ -354,6 +366,10 @@ fn check_reports_a_broken_chain_and_a_leaked_blob_page() {
     // The row cannot be read, and says why.
     let err = t.get(&[Value::Int(1)]).expect_err("a broken chain");
     assert!(err.to_string().contains("BLOB page"), "{err}");
+    // A damaged table is not touched by reclaiming.
+    let (freed, skipped) = db.reclaim_leaked().expect("reclaim");
+    assert_eq!(freed, 0);
+    assert!(skipped.iter().any(|s| s.contains("d.t")), "{skipped:?}");
     db.kill();
 }
 

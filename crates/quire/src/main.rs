@@ -36,6 +36,10 @@ enum Cmd {
     Check {
         #[arg(long, default_value = "./quire-data")]
         data_dir: PathBuf,
+        /// When the only problems are leaked pages (wasted space a crash can leave), free
+        /// them. Nothing else is changed; damage is reported and left alone.
+        #[arg(long = "reclaim-leaks")]
+        reclaim_leaks: bool,
     },
     /// Run an embedded benchmark workload.
     Bench {
@@ -79,7 +83,10 @@ fn main() -> ExitCode {
             eprintln!("quire serve: not yet available (the SQL layer and server come after the engine, steps 1-6)");
             ExitCode::from(2)
         }
-        Cmd::Check { data_dir } => check(&data_dir),
+        Cmd::Check {
+            data_dir,
+            reclaim_leaks,
+        } => check(&data_dir, reclaim_leaks),
         Cmd::Bench {
             workload,
             threads,
@@ -129,8 +136,19 @@ fn table_problems(data_dir: &std::path::Path) -> Result<Vec<String>, quire_engin
     Ok(problems)
 }
 
+/// `quire check --reclaim-leaks`: frees the leaked pages of a directory whose only problems
+/// are leaks; returns the pages freed and the parts left alone.
+fn reclaim(data_dir: &std::path::Path) -> Result<(u64, Vec<String>), quire_engine::table::DbError> {
+    let vfs = std::sync::Arc::new(quire_io::os::OsVfs::new());
+    let db =
+        quire_engine::table::Db::open_with(vfs, data_dir, quire_engine::config::Config::default())?;
+    let r = db.reclaim_leaked()?;
+    db.shutdown()?;
+    Ok(r)
+}
+
 /// `quire check`: exit 0 when clean, 1 when problems were found, 2 when the check could not run.
-fn check(data_dir: &std::path::Path) -> ExitCode {
+fn check(data_dir: &std::path::Path, reclaim_leaks: bool) -> ExitCode {
     let vfs = quire_io::os::OsVfs::new();
     if !data_dir.is_dir() {
         eprintln!(
@@ -176,6 +194,26 @@ fn check(data_dir: &std::path::Path) -> ExitCode {
                 }
                 if problems.is_empty() {
                     println!("tables: ok");
+                }
+                let leaks_only = problems.iter().all(|p| p.contains(": leaked: "));
+                if reclaim_leaks && !problems.is_empty() && leaks_only {
+                    match reclaim(data_dir) {
+                        Ok((freed, skipped)) => {
+                            for s in &skipped {
+                                println!("  {s}");
+                            }
+                            println!("reclaimed {freed} leaked pages");
+                            if skipped.is_empty() {
+                                return check(data_dir, false);
+                            }
+                        }
+                        Err(e) => {
+                            eprintln!("quire check: reclaiming leaked pages: {e}");
+                            return ExitCode::from(2);
+                        }
+                    }
+                } else if reclaim_leaks && !leaks_only {
+                    println!("leaked pages not reclaimed: fix the damage above first");
                 }
                 n += problems.len();
             }

@@ -369,3 +369,66 @@ fn bench_rejects_a_bad_pool_size_and_zero_rows() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("--rows must be positive"), "{stderr}");
 }
+
+#[test]
+fn check_reclaims_leaked_pages_when_they_are_the_only_problem() {
+    use quire_engine::row::{Column, ColumnType, IntWidth, Value};
+    use quire_engine::table::{Db, TableSpec};
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path().join("data");
+    let cfg = Config {
+        log_file_size: 4 << 20,
+        buffer_pool_size: 8 << 20,
+        ..Config::default()
+    };
+    let db = Db::open(&dir, cfg).expect("open");
+    db.create_database("d").expect("db");
+    let int = ColumnType::Int {
+        width: IntWidth::Int,
+        unsigned: false,
+    };
+    let t = db
+        .create_table(
+            "d",
+            "t",
+            TableSpec::new(vec![Column::new("id", int)], vec![0]),
+        )
+        .expect("table");
+    t.insert(vec![Value::Int(1)]).expect("row");
+    // Two pages allocated in the table's space that nothing references.
+    let space = t.definition().expect("def").space;
+    for _ in 0..2 {
+        let mut m = db.engine().mtr();
+        let p = db.engine().alloc_page(&mut m, space).expect("alloc");
+        m.create_page(PageId::new(space, p), PageType::Blob)
+            .expect("create");
+        let lsn = m.commit().expect("commit").expect("changed");
+        db.engine().commit_wait(lsn);
+    }
+    drop(t);
+    db.shutdown().expect("shutdown");
+    let out = quire()
+        .args(["check", "--data-dir"])
+        .arg(&dir)
+        .output()
+        .expect("run");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("leaked: 2 BLOB page(s)"), "{stdout}");
+    let out = quire()
+        .args(["check", "--reclaim-leaks", "--data-dir"])
+        .arg(&dir)
+        .output()
+        .expect("run");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("reclaimed 2 leaked pages"), "{stdout}");
+    assert!(stdout.contains("clean"), "{stdout}");
+    let db = Db::open(&dir, Config::default()).expect("reopen");
+    let t = db.table("d", "t").expect("table");
+    assert_eq!(
+        t.get(&[Value::Int(1)]).expect("get"),
+        Some(vec![Value::Int(1)])
+    );
+    db.shutdown().expect("shutdown");
+}

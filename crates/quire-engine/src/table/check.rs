@@ -42,8 +42,14 @@ fn page_list(pages: &[PageNo]) -> String {
 }
 
 pub(super) fn check_table(db: &DbInner, t: &TableState) -> Result<Vec<String>> {
-    let engine = &db.engine;
     let _s = t.dml.read();
+    Ok(check_table_locked(db, t)?.0)
+}
+
+/// `check_table` with the table's DML lock held by the caller: the problems, and the
+/// leaked pages (used, reached by nothing; empty when accounting was skipped).
+fn check_table_locked(db: &DbInner, t: &TableState) -> Result<(Vec<String>, Vec<PageNo>)> {
+    let engine = &db.engine;
     let _c = t.chains.read();
     let name = format!("{}.{}", t.def.db, t.def.name);
     let mut problems = Vec::new();
@@ -167,19 +173,81 @@ pub(super) fn check_table(db: &DbInner, t: &TableState) -> Result<Vec<String>> {
             // or the chain of a delete-marked record, counted already.
             chains.insert(p);
         }
-        account(db, t, &name, &chains, &mut problems)?;
+        let leaked = account(db, t, &name, &chains, &mut problems)?;
+        return Ok((problems, leaked));
     } else {
         problems.push(format!(
             "{name}: page accounting skipped: some BLOB chain could not be walked"
         ));
     }
-    Ok(problems)
+    Ok((problems, Vec::new()))
+}
+
+/// A problem line that is a leak report (wasted pages), not damage.
+pub(super) fn is_leak(problem: &str) -> bool {
+    problem.contains(": leaked: ")
+}
+
+/// Frees the pages `check` reports as leaked, table by table (each under its DML lock held
+/// exclusively) and in the system space (under the DDL lock). A table (or the system space)
+/// with any other problem is left alone and named in the returned messages. Only for a
+/// database no session uses: old versions that active transactions hold in their undo are
+/// not counted as reached, so [`super::DbInner::reclaim_leaked`] refuses while any
+/// transaction is active.
+pub(super) fn reclaim(
+    db: &DbInner,
+    tables: &[std::sync::Arc<TableState>],
+) -> Result<(u64, Vec<String>)> {
+    let mut freed = 0;
+    let mut skipped = Vec::new();
+    for t in tables {
+        let _x = t.dml.write();
+        let (problems, leaked) = check_table_locked(db, t)?;
+        let name = format!("{}.{}", t.def.db, t.def.name);
+        if problems.iter().any(|p| !is_leak(p)) {
+            skipped.push(format!(
+                "{name}: not reclaimed: it has damage `check` reports"
+            ));
+            continue;
+        }
+        freed += free_pages(db, t.def.space, &leaked)?;
+    }
+    let _ddl = db.ddl.lock();
+    let (problems, leaked) = check_system_full(db)?;
+    if problems.iter().any(|p| !is_leak(p)) {
+        skipped.push("system.qsp: not reclaimed: it has damage `check` reports".into());
+    } else {
+        freed += free_pages(db, crate::page::SpaceId::SYSTEM, &leaked)?;
+    }
+    Ok((freed, skipped))
+}
+
+/// Frees `pages` of `space`, up to 64 per mtr, and waits for the log.
+fn free_pages(db: &DbInner, space: crate::page::SpaceId, pages: &[PageNo]) -> Result<u64> {
+    let mut lsn = crate::page::Lsn::ZERO;
+    for chunk in pages.chunks(64) {
+        let mut mtr = db.engine.mtr();
+        for p in chunk {
+            db.engine.free_page(&mut mtr, PageId::new(space, *p))?;
+        }
+        if let Some(l) = mtr.commit().map_err(crate::engine::EngineError::from)? {
+            lsn = lsn.max(l);
+        }
+    }
+    if lsn != crate::page::Lsn::ZERO {
+        db.engine.commit_wait(lsn);
+    }
+    Ok(pages.len() as u64)
 }
 
 /// The system space: the undo system's structure (`UndoSys::verify`), and its page
 /// accounting: every used page is allocation metadata, a page of the catalog tree, or an
 /// undo page (TRX_SYS, rollback segment headers, logs), and none of those is free.
 pub(super) fn check_system(db: &DbInner) -> Result<Vec<String>> {
+    Ok(check_system_full(db)?.0)
+}
+
+fn check_system_full(db: &DbInner) -> Result<(Vec<String>, Vec<PageNo>)> {
     let engine = &db.engine;
     let mut problems: Vec<String> = db.undo.verify(engine)?;
     let space = crate::page::SpaceId::SYSTEM;
@@ -219,7 +287,7 @@ pub(super) fn check_system(db: &DbInner) -> Result<Vec<String>> {
             page_list(&leaked)
         ));
     }
-    Ok(problems)
+    Ok((problems, leaked))
 }
 
 /// The BLOB pages of the old versions of `t`'s rows that the history list holds.
@@ -254,7 +322,7 @@ fn account(
     name: &str,
     chains: &HashSet<PageNo>,
     problems: &mut Vec<String>,
-) -> Result<()> {
+) -> Result<Vec<PageNo>> {
     let engine = &db.engine;
     let space = t.def.space;
     let mut owner: HashMap<PageNo, String> = HashMap::new();
@@ -273,7 +341,7 @@ fn account(
                 // verify has reported the damage; guessing leaks from half a tree would
                 // only add noise.
                 problems.push(format!("{name}: page accounting skipped: index {ix}: {e}"));
-                return Ok(());
+                return Ok(Vec::new());
             }
         }
     }
@@ -319,6 +387,7 @@ fn account(
         };
         leaked.entry(kind).or_default().push(p);
     }
+    let all: Vec<PageNo> = leaked.values().flatten().copied().collect();
     for (kind, pages) in leaked {
         problems.push(format!(
             "{name}: leaked: {} {kind}: pages {}",
@@ -326,5 +395,5 @@ fn account(
             page_list(&pages)
         ));
     }
-    Ok(())
+    Ok(all)
 }

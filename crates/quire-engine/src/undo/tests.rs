@@ -286,6 +286,7 @@ fn a_crash_at_any_step_leaves_the_undo_system_consistent() {
         // Each page is used exactly once: undo pages are all reachable.
         let undo_pages = u.pages(&e).expect("pages");
         let mut sorted = undo_pages.clone();
+        sorted.sort_unstable();
         sorted.dedup();
         assert_eq!(sorted.len(), undo_pages.len(), "point {point}");
         let used = e.used_pages(SpaceId::SYSTEM).expect("used");
