@@ -13,16 +13,19 @@ cargo build --release -q -p quire
 out=bench/results/purge-seed.md
 plots=bench/results/purge-seed-plots
 raw=$(mktemp)
-trap 'rm -f "$raw"' EXIT
+err=$(mktemp)
+trap 'rm -f "$raw" "$err"' EXIT
 bin=./target/release/quire
+# One run; a setting the engine rejects (or any failed run) becomes a "rejected: <error>"
+# row instead of ending the script.
 run() { # tag, then quire bench arguments
   local tag=$1
   shift
   local line
-  if line=$("$bin" bench update-index --set innodb_flush_log_at_trx_commit=2 --out "$plots/$tag" "$@" 2>/dev/null | tail -1); then
+  if line=$("$bin" bench update-index --set innodb_flush_log_at_trx_commit=2 --out "$plots/$tag" "$@" 2>"$err" | tail -1); then
     echo "tag=$tag $line" | tee -a "$raw"
   else
-    echo "tag=$tag rejected=$(echo "$line" | tr ' ' '_')" | tee -a "$raw"
+    echo "tag=$tag rejected=$(tail -1 "$err" | tr '|' '/')" | tee -a "$raw"
   fi
 }
 for b in auto 1 127 128 129 1000; do
@@ -57,7 +60,11 @@ run "slow-shutdown" --rows 1 --threads 1 --seconds 100000 --max-txns 1000000 \
   python3 - "$raw" <<'PY'
 import sys
 for line in open(sys.argv[1]):
+    # "rejected=<error>" is the last field and may hold spaces and '='.
+    line, _, rejected = line.partition(" rejected=")
     kv = dict(p.split("=", 1) for p in line.split() if "=" in p)
+    if rejected:
+        kv["rejected"] = rejected.strip()
     if kv.get("tag") == "slow-shutdown":
         continue
     if "rejected" in kv:
@@ -76,7 +83,11 @@ PY
   python3 - "$raw" <<'PY'
 import sys
 for line in open(sys.argv[1]):
+    # "rejected=<error>" is the last field and may hold spaces and '='.
+    line, _, rejected = line.partition(" rejected=")
     kv = dict(p.split("=", 1) for p in line.split() if "=" in p)
+    if rejected:
+        kv["rejected"] = rejected.strip()
     if kv.get("tag") != "slow-shutdown":
         continue
     if "rejected" in kv:

@@ -10,13 +10,19 @@ cargo build --release -q -p quire
 out=bench/results/update.md
 plots=bench/results/update-plots
 raw=$(mktemp)
-trap 'rm -f "$raw"' EXIT
+err=$(mktemp)
+trap 'rm -f "$raw" "$err"' EXIT
 for w in update-index update-non-index; do
   for flush in 1 2; do
     for t in 1 4 16; do
-      ./target/release/quire bench "$w" --threads "$t" --seconds "$secs" --rows 10000 \
+      # A setting the engine rejects (or any failed run) becomes a "rejected: <error>" row.
+      if line=$(./target/release/quire bench "$w" --threads "$t" --seconds "$secs" --rows 10000 \
         --set innodb_flush_log_at_trx_commit=$flush --out "$plots/flush$flush" \
-        2>/dev/null | tail -1 | tee -a "$raw"
+        2>"$err" | tail -1); then
+        echo "$line" | tee -a "$raw"
+      else
+        echo "workload=$w threads=$t flush_log_at_trx_commit=$flush rejected=$(tail -1 "$err" | tr '|' '/')" | tee -a "$raw"
+      fi
     done
   done
 done
@@ -30,16 +36,24 @@ done
   echo
   echo "Command: \`bench/update.sh $secs\`"
   echo
-  echo "| workload | flush_log_at_trx_commit | threads | tps | p95 ms | p99 ms | history max | deadlocks | lock timeouts |"
-  echo "|---|---|---|---|---|---|---|---|---|"
+  echo "| workload | flush_log_at_trx_commit | threads | tps | p95 ms | p99 ms | history max | errors | deadlocks | lock timeouts |"
+  echo "|---|---|---|---|---|---|---|---|---|---|"
   python3 - "$raw" <<'PY'
 import sys
 for line in open(sys.argv[1]):
+    # "rejected=<error>" is the last field and may hold spaces and '='.
+    line, _, rejected = line.partition(" rejected=")
     kv = dict(p.split("=", 1) for p in line.split() if "=" in p)
+    if rejected:
+        kv["rejected"] = rejected.strip()
     if "workload" not in kv:
         continue
+    if "rejected" in kv:
+        print(f"| {kv['workload']} | {kv['flush_log_at_trx_commit']} | {kv['threads']} | "
+              f"rejected: {kv['rejected']} | | | | | | |")
+        continue
     print(f"| {kv['workload']} | {kv['flush_log_at_trx_commit']} | {kv['threads']} | {kv['tps']} | "
-          f"{kv['p95_ms']} | {kv['p99_ms']} | {kv['history_max']} | {kv['deadlocks']} | {kv['lock_timeouts']} |")
+          f"{kv['p95_ms']} | {kv['p99_ms']} | {kv['history_max']} | {kv.get('errors', '')} | {kv['deadlocks']} | {kv['lock_timeouts']} |")
 PY
   echo
   echo "Per-second tps and history length: \`update-plots/flush{1,2}/<workload>-<threads>t.{csv,svg}\`."
