@@ -97,16 +97,40 @@ pub(super) fn decode_row(engine: &Engine, layout: &RowLayout, rec: &[u8]) -> Res
         .into_values::<DbError>(layout, |r| fetch(engine, r))
 }
 
-/// The pages of every chain clustered record `rec` names.
+/// The pages of every chain clustered record `rec` names in `space`. A chain in another
+/// space belongs to a version from before a TRUNCATE TABLE (the old space is gone, and
+/// its pages with it): it is skipped, never freed in the new space.
 pub(super) fn record_chain_pages(
     engine: &Engine,
     layout: &RowLayout,
+    space: SpaceId,
     rec: &[u8],
 ) -> Result<Vec<PageNo>> {
     if !record::has_external(rec)? {
         return Ok(Vec::new());
     }
-    chain_pages(engine, &layout.decode(rec)?)
+    let mut pages = Vec::new();
+    for f in &layout.decode(rec)?.fields {
+        if let Stored::External { r, .. } = f {
+            if r.space == space {
+                pages.extend(blob::pages(engine, r)?);
+            }
+        }
+    }
+    Ok(pages)
+}
+
+/// Whether clustered record `rec` names a chain outside `space`: a version from before a
+/// TRUNCATE TABLE, whose space (and every page it had) is gone.
+pub(super) fn from_another_space(layout: &RowLayout, space: SpaceId, rec: &[u8]) -> Result<bool> {
+    if !record::has_external(rec)? {
+        return Ok(false);
+    }
+    Ok(layout
+        .decode(rec)?
+        .fields
+        .iter()
+        .any(|f| matches!(f, Stored::External { r, .. } if r.space != space)))
 }
 
 /// Frees chain pages in mtrs of their own (rollback and purge free an old version's

@@ -308,7 +308,10 @@ fn history_chains(db: &DbInner, t: &TableState) -> Result<Vec<PageNo>> {
             }
             let p = super::txn::decode_update(&r.payload)?;
             out.extend(super::blob::record_chain_pages(
-                &db.engine, &t.layout, p.old,
+                &db.engine,
+                &t.layout,
+                t.def.space,
+                p.old,
             )?);
         }
     }

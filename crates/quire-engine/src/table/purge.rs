@@ -275,6 +275,11 @@ impl DbInner {
         };
         let p = decode_update(&r.payload)?;
         let engine = &self.engine;
+        if blob::from_another_space(&t.layout, t.def.space, p.old)? {
+            // A version from before a TRUNCATE TABLE: its tree and chains went with the
+            // old space; nothing of it is in the new one.
+            return Ok(Some(0));
+        }
         let mut owner = TrxLocks::new(PURGE_TRX);
         let cidx = t.clustered.index_id();
         match self.locks.lock(
@@ -341,7 +346,7 @@ impl DbInner {
                     }
                     // Invariant 3: the old version's chains were its own; freed once the log
                     // is gone (`purge_batch`).
-                    let pages = blob::record_chain_pages(engine, &t.layout, p.old)?;
+                    let pages = blob::record_chain_pages(engine, &t.layout, t.def.space, p.old)?;
                     if !pages.is_empty() {
                         chains.push((t.def.space, pages));
                     }

@@ -426,7 +426,8 @@ impl DbInner {
                 if p.op != Op::DeleteMark && record::has_external(&cur.value)? {
                     // The undone version's chains were its own (a new version always gets
                     // fresh ones). A crash before this leaks them (`check` says so).
-                    let pages = blob::record_chain_pages(engine, &t.layout, &cur.value)?;
+                    let pages =
+                        blob::record_chain_pages(engine, &t.layout, t.def.space, &cur.value)?;
                     blob::free_in_mtrs_pub(engine, t.def.space, &pages)?;
                 }
                 Ok(())
