@@ -261,6 +261,16 @@ struct Index {
     tree: BTree,
 }
 
+impl Index {
+    /// Some indexed column of `row` is NULL: the row never collides in a unique index (SQL).
+    fn null_in(&self, row: &[Value]) -> bool {
+        self.def
+            .columns
+            .iter()
+            .any(|c| matches!(row.get(c.column), Some(Value::Null)))
+    }
+}
+
 /// One version of a table's definition with its open trees. DDL replaces it.
 struct TableState {
     def: TableDef,
@@ -1000,12 +1010,7 @@ impl DbInner {
     /// While building a unique index: another live entry with the same secondary part is
     /// a duplicate. NULLs never collide (SQL).
     fn check_unique_built(&self, ix: &Index, row: &[Value], key: &[u8]) -> Result<()> {
-        if ix
-            .def
-            .columns
-            .iter()
-            .any(|c| matches!(row.get(c.column), Some(Value::Null)))
-        {
+        if ix.null_in(row) {
             return Ok(());
         }
         let n = ix.layout.secondary_part_len(key)?;

@@ -954,12 +954,7 @@ impl<'d> Transaction<'d> {
     /// entry of an active transaction is waited for (S lock on its row), then looked at
     /// again: it may be rolled back. NULLs never collide.
     fn check_unique(&mut self, t: &TableState, ix: &Index, row: &[Value], k: &[u8]) -> Result<()> {
-        if ix
-            .def
-            .columns
-            .iter()
-            .any(|c| matches!(row.get(c.column), Some(Value::Null)))
-        {
+        if ix.null_in(row) {
             return Ok(());
         }
         let n = ix.layout.secondary_part_len(k)?;
@@ -1005,7 +1000,7 @@ impl<'d> Transaction<'d> {
         self.statement(|tx| {
             table.with_state(|t| {
                 let key = table.pk_key(t, pk)?;
-                tx.update_in(table, t, key, row)
+                tx.update_key(table, t, key, row)
             })
         })
     }
@@ -1015,7 +1010,7 @@ impl<'d> Transaction<'d> {
         self.statement(|tx| {
             table.with_state(|t| {
                 let key = h.key_in(t)?.to_vec();
-                tx.update_in(table, t, key, row)
+                tx.update_key(table, t, key, row)
             })
         })
     }
@@ -1032,29 +1027,58 @@ impl<'d> Transaction<'d> {
         self.statement(|tx| {
             table.with_state(|t| {
                 let key = table.pk_key(t, pk)?;
-                tx.lock(
-                    t.clustered.index_id(),
-                    &LockKey::Key(key.clone()),
-                    LockMode::Exclusive,
-                    LockKind::Record,
-                )?;
-                let mut row = match t.clustered.get(&tx.db.engine, &key)? {
-                    Some(e) if !e.delete_marked => tx.db.decode_version(t, &e.value)?,
-                    _ => return Ok(None),
+                let Some(cur) = tx.lock_live_row(t, &key)? else {
+                    return Ok(None);
                 };
+                // Read once: the new row is computed from it and the index maintenance
+                // compares against it.
+                let old = tx.db.decode_version(t, &cur.value)?;
+                let mut row = old.clone();
                 f(&mut row);
-                tx.update_in(table, t, key, row.clone())?;
+                tx.update_in(table, t, key, row.clone(), cur, Some(old))?;
                 Ok(Some(row))
             })
         })
     }
 
+    /// Waits out purge lag, X-locks the row with clustered key `key` and returns its
+    /// record if it is live (the newest version is then committed or ours: invariant 1).
+    /// The delay comes first: no one sleeps holding a row lock.
+    fn lock_live_row(&mut self, t: &TableState, key: &[u8]) -> Result<Option<Entry>> {
+        self.db.purge_lag_delay();
+        self.lock(
+            t.clustered.index_id(),
+            &LockKey::Key(key.to_vec()),
+            LockMode::Exclusive,
+            LockKind::Record,
+        )?;
+        Ok(t.clustered
+            .get(&self.db.engine, key)?
+            .filter(|e| !e.delete_marked))
+    }
+
+    /// Locks and reads the live row `key` for `update_in`.
+    fn update_key(
+        &mut self,
+        table: &Table<'_>,
+        t: &TableState,
+        key: Vec<u8>,
+        row: Vec<Value>,
+    ) -> Result<()> {
+        let cur = self.lock_live_row(t, &key)?.ok_or(DbError::RowNotFound)?;
+        self.update_in(table, t, key, row, cur, None)
+    }
+
+    /// Replaces the live, X-locked row `key` whose record is `cur` (and whose values are
+    /// `old`, if the caller decoded them already) by `row`.
     fn update_in(
         &mut self,
         table: &Table<'_>,
         t: &TableState,
         key: Vec<u8>,
         row: Vec<Value>,
+        cur: Entry,
+        old: Option<Vec<Value>>,
     ) -> Result<()> {
         let db = self.db;
         let engine = &db.engine;
@@ -1066,20 +1090,12 @@ impl<'d> Transaction<'d> {
         if new_key != key {
             return Err(DbError::PrimaryKeyChange);
         }
-        db.purge_lag_delay();
-        self.lock(
-            t.clustered.index_id(),
-            &LockKey::Key(key.clone()),
-            LockMode::Exclusive,
-            LockKind::Record,
-        )?;
-        let cur = match t.clustered.get(engine, &key)? {
-            Some(e) if !e.delete_marked => e,
-            _ => return Err(DbError::RowNotFound),
-        };
         let mut changed = Vec::new();
         if !t.indexes.is_empty() {
-            let old = db.decode_version(t, &cur.value)?;
+            let old = match old {
+                Some(o) => o,
+                None => db.decode_version(t, &cur.value)?,
+            };
             let olds = db.entries(t, &old, row_id, self.id)?;
             let news = db.entries(t, &row, row_id, self.id)?;
             for (i, (o, n)) in olds.into_iter().zip(news).enumerate() {
@@ -1137,17 +1153,7 @@ impl<'d> Transaction<'d> {
     fn delete_in(&mut self, t: &TableState, key: Vec<u8>) -> Result<()> {
         let db = self.db;
         let engine = &db.engine;
-        db.purge_lag_delay();
-        self.lock(
-            t.clustered.index_id(),
-            &LockKey::Key(key.clone()),
-            LockMode::Exclusive,
-            LockKind::Record,
-        )?;
-        let cur = match t.clustered.get(engine, &key)? {
-            Some(e) if !e.delete_marked => e,
-            _ => return Err(DbError::RowNotFound),
-        };
+        let cur = self.lock_live_row(t, &key)?.ok_or(DbError::RowNotFound)?;
         let payload = encode_update(&key, Op::DeleteMark, &[], &cur.value);
         let roll = self.undo_append(UndoKind::Update, t.def.id, &payload)?;
         let mut rec = cur.value.clone();
