@@ -172,3 +172,52 @@ fn tables_and_auto_increment_survive_a_reopen() {
     );
     db.shutdown().expect("shutdown");
 }
+
+#[test]
+fn transaction_mistakes_are_typed_errors_that_leave_the_transaction_usable() {
+    let vfs = SimVfs::new(3);
+    let db = open(&vfs);
+    db.create_database("d").expect("db");
+    let t = db.create_table("d", "t", spec()).expect("table");
+    let mut tx = db
+        .begin(quire_engine::trx::Isolation::RepeatableRead)
+        .expect("begin");
+    tx.insert(&t, vec![Value::Int(1), Value::Str("a".into())])
+        .expect("insert");
+    assert!(matches!(
+        tx.rollback_to_savepoint("nope"),
+        Err(DbError::NoSuchSavepoint(ref s)) if s == "nope"
+    ));
+    assert!(matches!(
+        tx.release_savepoint("nope"),
+        Err(DbError::NoSuchSavepoint(_))
+    ));
+    // A failed statement (a duplicate, a wrong type, a key change) is rolled back alone.
+    assert!(matches!(
+        tx.insert(&t, vec![Value::Int(1), Value::Null]),
+        Err(DbError::DuplicateKey { .. })
+    ));
+    assert!(matches!(
+        tx.insert(&t, vec![Value::Str("x".into()), Value::Null]),
+        Err(DbError::Row(_))
+    ));
+    assert!(matches!(
+        tx.update(&t, &[Value::Int(1)], vec![Value::Int(2), Value::Null]),
+        Err(DbError::PrimaryKeyChange)
+    ));
+    assert!(matches!(
+        tx.delete(&t, &[Value::Int(9)]),
+        Err(DbError::RowNotFound)
+    ));
+    assert_eq!(
+        tx.get(&t, &[Value::Int(1)]).expect("get"),
+        Some(vec![Value::Int(1), Value::Str("a".into())])
+    );
+    tx.commit().expect("commit");
+    assert_eq!(
+        t.get(&[Value::Int(1)]).expect("get"),
+        Some(vec![Value::Int(1), Value::Str("a".into())])
+    );
+    assert!(db.check().expect("check").is_empty());
+    db.shutdown().expect("shutdown");
+}
