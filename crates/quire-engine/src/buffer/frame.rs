@@ -6,8 +6,8 @@
 //!            alloc (pool mutex + shard write lock)           read ok: unlatch/downgrade
 //!   FREE ───────────────────────────────────────► READING ─────────────────────────────► READY
 //!    ▲  ▲                                            │ read failed: unmapped               │
-//!    │  └────── last unpin ─────── ORPHAN ◄──────────┘                                     │
-//!    └──────────────────────── evict / discard (pin == 0, shard write lock) ───────────────┘
+//!    │  └── last unpin (pool mutex) ── ORPHAN ◄──────┘                                     │
+//!    └───────── evict / discard (pin claimed at 0, shard write lock) ──────────────────────┘
 //! ```
 //! (`create` goes FREE → READY directly: a new page is never read.)
 //!
@@ -15,7 +15,10 @@
 //! 1. The page bytes are read only under the frame's latch (S, SX or X) and written only
 //!    under X. A READING frame is X-latched by its reader, so waiters block on the latch
 //!    instead of reading the page a second time.
-//! 2. Every latch holder holds a pin; a frame with pins is never evicted or reused.
+//! 2. Every latch holder holds a pin; a frame with a holding pin is never evicted or reused.
+//!    The lock-free hit path may also leave *transient* pins, on any frame (FREE ones
+//!    included), which are never used to latch and are given back at once (page-table
+//!    invariants 2 and 5): they can make an eviction skip a frame, never let one through.
 //! 3. Outside an X latch, `newest_modification` equals the LSN in the page header.
 //! 4. `oldest_modification != 0` iff the frame is on the flush list (see `flush_list.rs`);
 //!    a dirty frame is never evicted, only written (or discarded with its space).
@@ -64,6 +67,8 @@ pub(crate) enum Mode {
 #[repr(align(64))]
 pub(crate) struct Frame {
     pub(crate) latch: RawRwLock,
+    /// Pin count, plus the page table's UNMAPPING bit while an unmapper that found it at
+    /// zero removes the mapping (page-table invariant 3).
     pub(crate) pin: AtomicU32,
     pub(crate) state: AtomicU8,
     /// In the LRU's old sublist (written under the pool mutex; read as a hint on hits).
@@ -71,7 +76,9 @@ pub(crate) struct Frame {
     pub(crate) flushing: AtomicBool,
     /// The page's first change since its last write was a PAGE_INIT (invariant 6).
     pub(crate) init_on_flush: AtomicBool,
-    /// The PageId (as u64) this frame holds, or NO_PAGE. Changes only under the pool mutex.
+    /// The PageId (as u64) this frame holds, or NO_PAGE. Changes only under the pool mutex
+    /// and the page's shard write lock; lock-free hits validate against it (page-table
+    /// invariants 1 and 2).
     pub(crate) page: AtomicU64,
     pub(crate) oldest_modification: AtomicU64,
     pub(crate) newest_modification: AtomicU64,
@@ -79,7 +86,13 @@ pub(crate) struct Frame {
     pub(crate) first_access_ms: AtomicU64,
     /// The pool's young clock when this frame was last put at the LRU head.
     pub(crate) young_stamp: AtomicU64,
+    /// Page hits on this frame, whatever page it held (page-table invariant 6): counted on
+    /// the line the hit's pin has just written, so counting adds no shared-line traffic.
+    pub(crate) hits: AtomicU64,
 }
+
+// The control block is one cache line: a hit writes only its own frame's line.
+const _: () = assert!(std::mem::size_of::<Frame>() == 64);
 
 impl Frame {
     pub(crate) fn new() -> Frame {
@@ -95,6 +108,7 @@ impl Frame {
             newest_modification: AtomicU64::new(0),
             first_access_ms: AtomicU64::new(0),
             young_stamp: AtomicU64::new(0),
+            hits: AtomicU64::new(0),
         }
     }
 

@@ -4,7 +4,10 @@
 //! allocation, and the structures that decide which page lives where:
 //!
 //! ```text
-//!   get_shared(id) ──► page table shard (RwLock, read) ──► pin frame ──► latch S/SX/X ──► guard
+//!   get_shared(id) ──► page-table index (no lock) ──► pin, check page ──► latch S/SX/X ──► guard
+//!                          │ not indexed, or lost a race with eviction       ▲
+//!                          ▼                                                 │
+//!                      page-table shard (RwLock, read) ──► pin ──────────────┘
 //!                          │ miss
 //!                          ▼
 //!   pool mutex: free list ─┴─ or evict the LRU tail ──► map id (X-latched, READING) ──► pread
@@ -17,7 +20,7 @@
 //! |------|------|
 //! | `frame.rs` | frame control blocks, the page memory, latch modes |
 //! | `guard.rs` | [`PageRef`], [`PageSx`], [`PageMut`] |
-//! | `page_table.rs` | the sharded PageId → frame map; the hit path |
+//! | `page_table.rs` | the sharded PageId → frame map, its lock-free index; the hit path |
 //! | `lru.rs` | the LRU list with midpoint insertion |
 //! | `flush_list.rs` | dirty frames by oldest modification |
 //! | `writer.rs` | [`PageWriter`], the replaceable batch write path |

@@ -10,9 +10,12 @@
 //!    space is being dropped, so its changes are garbage.
 //! 3. **One place per frame.** A READING or READY frame is in the page table, on the LRU
 //!    list and in its space's frame set; a FREE frame is on the free list only; an ORPHAN
-//!    (failed read) is nowhere and returns to the free list on its last unpin.
-//! 4. **Eviction is final.** Pins are taken only through the page table (page-table invariant
-//!    2), so a frame unmapped under the shard write lock with pin 0 is unreachable.
+//!    (failed read) is nowhere and returns to the free list once, under the pool mutex, when
+//!    an unpin finds its count at zero (page-table invariant 5).
+//! 4. **Eviction is final.** Holding pins are taken only through the page table, and a frame
+//!    is unmapped only after its pin word was claimed at zero under the shard write lock
+//!    (page-table invariants 2 and 3), so an evicted frame is unreachable: a lock-free hit
+//!    racing the eviction fails its validation and takes the locked path.
 //! 5. **One read per page.** The first requester maps the frame READING and X-latched before
 //!    reading; later requesters pin it and wait on the latch.
 //! 6. **A failed read leaves nothing behind**: its frame is unmapped before anyone can latch
@@ -43,7 +46,7 @@ use super::flush_list::FlushList;
 use super::frame::{Arena, Frame, Mode, FRAME_ALIGN, FREE, NO_PAGE, ORPHAN, READING, READY};
 use super::guard::{PageMut, PageRef, PageSx};
 use super::lru::{Lru, NIL};
-use super::page_table::{IdMap, PageTable};
+use super::page_table::{PageTable, ShardWrite};
 use super::writer::{FlushPage, PageWriter, SpaceWriter};
 use super::{BufferConfig, BufferError, BufferStats, WalGate, MIN_FRAMES};
 use crate::page::{self, Header, Lsn, PageId, PageType, SpaceId};
@@ -274,7 +277,7 @@ impl BufferPool {
             .into());
         }
         loop {
-            if let Some(idx) = self.table.pin(id, &self.frames) {
+            if let Some(idx) = self.table.pin(id, &self.frames, |i| self.unpin(i)) {
                 let f = self.frame(idx);
                 f.lock(Mode::X);
                 if f.state.load(Ordering::Acquire) == READY {
@@ -288,8 +291,8 @@ impl BufferPool {
             }
             let (mut st, idx) = self.alloc_frame()?;
             {
-                let mut map = self.table.shard(id).map.write();
-                if map.contains_key(&id.as_u64()) {
+                let mut map = self.table.write(id);
+                if map.contains(id) {
                     st.free.push(idx);
                     continue;
                 }
@@ -322,7 +325,7 @@ impl BufferPool {
     /// Pins and latches `id`, reading it in on a miss.
     fn fix(&self, id: PageId, mode: Mode) -> Result<u32, BufferError> {
         loop {
-            if let Some(idx) = self.table.pin(id, &self.frames) {
+            if let Some(idx) = self.table.pin(id, &self.frames, |i| self.unpin(i)) {
                 let f = self.frame(idx);
                 self.touch(idx);
                 f.lock(mode);
@@ -347,8 +350,8 @@ impl BufferPool {
         let space = self.spaces.get(id.space)?;
         let (mut st, idx) = self.alloc_frame()?;
         {
-            let mut map = self.table.shard(id).map.write();
-            if map.contains_key(&id.as_u64()) {
+            let mut map = self.table.write(id);
+            if map.contains(id) {
                 st.free.push(idx);
                 return Ok(None);
             }
@@ -387,27 +390,30 @@ impl BufferPool {
 
     /// Maps a FREE frame to `id`, pinned and X-latched. Caller holds the pool mutex and the
     /// shard write lock.
-    fn map_locked(&self, map: &mut IdMap, idx: u32, id: PageId, state: u8) {
+    fn map_locked(&self, map: &mut ShardWrite<'_>, idx: u32, id: PageId, state: u8) {
         let f = self.frame(idx);
         debug_assert_eq!(f.state.load(Ordering::Relaxed), FREE);
+        // A free frame may carry transient pins (page-table invariant 5), never a holding
+        // one, and never the UNMAPPING bit (set only inside a shard write lock section).
         debug_assert_eq!(
-            f.pin.load(Ordering::Relaxed),
+            f.pin.load(Ordering::Relaxed) & super::page_table::UNMAPPING,
             0,
-            "free frame {idx} is pinned"
+            "free frame {idx} is being unmapped"
         );
         debug_assert_eq!(f.oldest_modification.load(Ordering::Relaxed), 0);
-        // A free frame has no pins, hence no latch holders (frame invariant 2).
+        // A free frame has no holding pins, hence no latch holders (frame invariant 2).
         let latched = f.latch.try_lock_exclusive();
         assert!(latched, "free frame {idx} is latched");
         f.pin.fetch_add(1, Ordering::Acquire);
-        f.page.store(id.as_u64(), Ordering::Relaxed);
         f.state.store(state, Ordering::Release);
-        map.insert(id.as_u64(), idx);
+        // Latched before `page` is set: a hit that validates against it waits on the latch.
+        map.insert(id, idx, f);
     }
 
     /// Takes a mapped frame off the LRU and its space set. Caller holds the pool mutex and
-    /// has removed the mapping.
+    /// has removed the mapping (which cleared `page`, page-table invariant 1).
     fn forget_locked(&self, st: &mut PoolState, idx: u32, id: PageId) {
+        debug_assert_eq!(self.frame(idx).page.load(Ordering::Relaxed), NO_PAGE);
         st.lru.remove(idx, &*self.frames);
         if let Some(set) = st.by_space.get_mut(&id.space) {
             set.remove(&idx);
@@ -415,18 +421,13 @@ impl BufferPool {
                 st.by_space.remove(&id.space);
             }
         }
-        self.frame(idx).page.store(NO_PAGE, Ordering::Relaxed);
     }
 
-    /// Invariant 6: unmaps a frame whose read failed. Its waiters hold pins; the last unpin
-    /// frees it.
+    /// Invariant 6: unmaps a frame whose read failed. Its waiters hold pins; the unpin that
+    /// leaves none frees it (see `unpin`).
     fn orphan(&self, idx: u32, id: PageId) {
         let mut st = self.state.lock();
-        {
-            let mut map = self.table.shard(id).map.write();
-            let removed = map.remove(&id.as_u64());
-            debug_assert_eq!(removed, Some(idx));
-        }
+        self.table.write(id).remove_orphan(id, idx, self.frame(idx));
         self.forget_locked(&mut st, idx, id);
         self.frame(idx).state.store(ORPHAN, Ordering::Release);
     }
@@ -434,11 +435,20 @@ impl BufferPool {
     pub(crate) fn unpin(&self, idx: u32) {
         let f = self.frame(idx);
         let prev = f.pin.fetch_sub(1, Ordering::AcqRel);
-        debug_assert!(prev > 0, "frame {idx} unpinned more often than pinned");
+        debug_assert!(
+            prev & !super::page_table::UNMAPPING > 0,
+            "frame {idx} unpinned more often than pinned"
+        );
         if prev == 1 && f.state.load(Ordering::Acquire) == ORPHAN {
-            // Unmapped, so nobody can pin it again: exactly one thread gets here.
-            f.state.store(FREE, Ordering::Release);
-            self.state.lock().free.push(idx);
+            // Unmapped, so only transient pins can still come and go (page-table invariant
+            // 5), and each of their unpins may also see 1 here. Decide under the pool mutex,
+            // which every change of state to or from ORPHAN and FREE holds: the frame is
+            // freed exactly once, and only with no pin left.
+            let mut st = self.state.lock();
+            if f.state.load(Ordering::Acquire) == ORPHAN && f.pin.load(Ordering::Acquire) == 0 {
+                f.state.store(FREE, Ordering::Release);
+                st.free.push(idx);
+            }
         }
     }
 
@@ -543,19 +553,16 @@ impl BufferPool {
         let raw = f.page.load(Ordering::Relaxed);
         debug_assert_ne!(raw, NO_PAGE, "frame {idx} on the LRU holds no page");
         let id = PageId::from_u64(raw);
-        {
-            let mut map = self.table.shard(id).map.write();
-            // With the write lock held no new pin can appear (page-table invariant 2), and
-            // without a pin nobody can latch or dirty the page.
-            if f.pin.load(Ordering::Acquire) != 0
-                || f.oldest_modification.load(Ordering::Acquire) != 0
-            {
-                return false;
-            }
+        // Once the pin word is claimed at zero no holder exists or can appear (page-table
+        // invariant 3), and without a pin nobody can latch or dirty the page. The claim
+        // synchronizes with the last unpin, so the dirty check below is exact.
+        let unmapped = self.table.write(id).try_unmap(id, idx, f, || {
             debug_assert!(!f.latch.is_locked(), "unpinned frame {idx} is latched");
             debug_assert_eq!(f.state.load(Ordering::Relaxed), READY);
-            let removed = map.remove(&raw);
-            debug_assert_eq!(removed, Some(idx));
+            f.oldest_modification.load(Ordering::Acquire) == 0
+        });
+        if !unmapped {
+            return false;
         }
         self.forget_locked(st, idx, id);
         f.state.store(FREE, Ordering::Release);
@@ -876,12 +883,13 @@ impl BufferPool {
                     }
                     let id = PageId::from_u64(raw);
                     {
-                        let mut map = self.table.shard(id).map.write();
-                        if f.pin.load(Ordering::Acquire) != 0 {
+                        let mut map = self.table.write(id);
+                        // Page-table invariant 3; the claim synchronizes with the last unpin,
+                        // so `oldest` below is exact.
+                        if !map.try_unmap(id, idx, f, || true) {
                             pinned += 1;
                             continue;
                         }
-                        map.remove(&raw);
                         let oldest = f.oldest_modification.load(Ordering::Acquire);
                         if oldest != 0 {
                             self.flush_list.lock().remove(Lsn(oldest), idx);
@@ -927,7 +935,7 @@ impl BufferPool {
             dirty_pages: self.dirty_pages.load(Ordering::Relaxed),
             lru_len,
             lru_old_len,
-            hits: self.table.hits(),
+            hits: self.table.hits(&self.frames),
             misses: c.misses.load(Ordering::Relaxed),
             pages_read: c.pages_read.load(Ordering::Relaxed),
             pages_created: c.pages_created.load(Ordering::Relaxed),
@@ -952,8 +960,9 @@ impl BufferPool {
         }
     }
 
-    /// Asserts invariants 3 and 4, the LRU's and the flush list's, over every frame. The pool
-    /// must be quiescent (no other thread using it). O(frames): for tests.
+    /// Asserts invariants 3 and 4, the LRU's, the flush list's and the page-table index's,
+    /// over every frame. The pool must be quiescent (no other thread using it). O(frames):
+    /// for tests.
     #[doc(hidden)]
     pub fn check_invariants(&self) {
         let st = self.state.lock();
@@ -990,8 +999,8 @@ impl BufferPool {
                     assert!(st.lru.contains(idx), "inv 3: frame {idx} not on the LRU");
                     let id = PageId::from_u64(raw);
                     assert_eq!(
-                        self.table.shard(id).map.read().get(&raw),
-                        Some(&idx),
+                        self.table.get(id),
+                        Some(idx),
                         "inv 3: frame {idx} ({id}) not in the page table"
                     );
                     assert!(
@@ -1016,5 +1025,6 @@ impl BufferPool {
             "inv 3: space sets"
         );
         assert_eq!(fl.len(), self.dirty_pages.load(Ordering::Relaxed));
+        self.table.check();
     }
 }
