@@ -23,8 +23,8 @@ use rand::{Rng, SeedableRng};
 const PS: usize = 4096;
 const PAGES: u32 = 256;
 const FRAMES: usize = 12;
-/// Hitters pick among this many pages: a bit more than the pool holds, so that most of their
-/// requests are hits on pages that are about to be evicted.
+/// Hitters pick among this many pages: most of their requests are hits, on frames that the
+/// evictor's misses (reads enter the LRU's old sublist, nothing is promoted) keep pushing out.
 const HOT: u32 = 4;
 const HITTERS: u64 = 3;
 const EVICTORS: u64 = 1;
