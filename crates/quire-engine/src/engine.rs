@@ -125,6 +125,7 @@ struct Shared {
     wake: (Mutex<bool>, Condvar),
     checkpoints: AtomicU64,
     adaptive_lwm: f64,
+    btree: crate::btree::BTreeCounters,
 }
 
 /// An open data directory.
@@ -415,6 +416,7 @@ impl Engine {
             wake: (Mutex::new(false), Condvar::new()),
             checkpoints: AtomicU64::new(0),
             adaptive_lwm: config.adaptive_flushing_lwm / 100.0,
+            btree: Default::default(),
         });
         {
             let weak = Arc::downgrade(&shared);
@@ -658,6 +660,7 @@ impl Engine {
 
     /// Counters under InnoDB's status names (and `quire_` names for new concepts).
     pub fn stats(&self) -> Vec<(&'static str, u64)> {
+        let load = |c: &AtomicU64| c.load(Ordering::Relaxed);
         let l = self.shared.log.stats();
         let b = self.shared.pool.stats();
         let d: DoublewriteStats = self.shared.dblwr.stats();
@@ -689,6 +692,13 @@ impl Engine {
                 self.shared.checkpoints.load(Ordering::Relaxed),
             ),
             ("quire_commits", l.commits),
+            ("quire_btree_smo_root_sx", load(&self.shared.btree.root_sx)),
+            ("quire_btree_smo_root_x", load(&self.shared.btree.root_x)),
+            ("quire_btree_smo_retries", load(&self.shared.btree.retries)),
+            (
+                "quire_btree_smo_rolled_back",
+                load(&self.shared.btree.rolled_back),
+            ),
         ]
     }
 
@@ -821,6 +831,9 @@ impl crate::btree::BTreeStore for Engine {
     }
     fn free_page(&self, mtr: &mut Mtr<'_>, page: PageId) -> crate::btree::AllocResult<()> {
         Engine::free_page(self, mtr, page).map_err(Into::into)
+    }
+    fn btree_counters(&self) -> &crate::btree::BTreeCounters {
+        &self.shared.btree
     }
 }
 
