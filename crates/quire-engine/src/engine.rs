@@ -147,10 +147,31 @@ fn log_config(c: &Config) -> LogConfig {
         file_size: c.log_file_size,
         buffer_size: c.log_buffer_size,
         flush_at_commit: c.flush_log_at_trx_commit,
-        direct: c.flush_method != FlushMethod::Fsync,
+        // Lesson 3: O_DIRECT where it pays; innodb_log_file_buffering where it does not.
+        direct: c.flush_method != FlushMethod::Fsync && !c.log_file_buffering_effective(),
         dsync: c.flush_method == FlushMethod::ODsync,
         ..LogConfig::default()
     }
+}
+
+/// Refuses a log whose largest frame cannot hold the smallest B-tree structure change: every
+/// table would stop growing at its first split. (Larger structure changes that do not fit
+/// are refused one by one, and rolled back whole: docs/btree.md.)
+fn check_log_frame(c: &Config, page_size: PageSize) -> Result<()> {
+    let frame = log_config(c).max_payload();
+    let need = crate::btree::root_split_redo_max(page_size.bytes());
+    if frame < need {
+        return Err(EngineError::Config(format!(
+            "innodb_log_buffer_size={} with innodb_log_file_size={} gives mini-transactions \
+             of at most {frame} bytes of redo, but a B-tree split of {}-byte pages may write \
+             {need}: set both to at least {}",
+            c.log_buffer_size,
+            c.log_file_size,
+            page_size.bytes(),
+            LogConfig::size_for_payload(need)
+        )));
+    }
+    Ok(())
 }
 
 fn buffer_config(c: &Config, page_size: PageSize) -> BufferConfig {
@@ -320,6 +341,7 @@ impl Engine {
                 )))
             }
         };
+        check_log_frame(&config, page_size)?;
         let spaces = Arc::new(Spaces::new());
         let gate = Arc::new(LogGate::default());
         let bcfg = buffer_config(&config, page_size);

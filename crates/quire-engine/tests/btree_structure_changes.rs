@@ -213,25 +213,65 @@ fn a_split_that_reaches_the_root_holds_it_exclusively() {
     assert!(problems.is_empty(), "{problems:?}");
 }
 
+/// Leaf work that writes `pages` whole pages of its own in the change's mtr (as the table
+/// layer writes the heads of BLOB chains), and notes whether it was told of a rollback.
+struct Bulky<'e> {
+    e: &'e Engine,
+    space: quire_engine::page::SpaceId,
+    pages: usize,
+    value: Vec<u8>,
+    rolled_back: bool,
+}
+
+impl LeafWork for Bulky<'_> {
+    fn redo_bytes(&self) -> u64 {
+        (self.pages * 16400) as u64
+    }
+    fn value(&mut self, mtr: &mut Mtr<'_>) -> quire_engine::btree::Result<Cow<'_, [u8]>> {
+        for _ in 0..self.pages {
+            let p = self
+                .e
+                .alloc_page(mtr, self.space)
+                .map_err(|err| BTreeError::Alloc(Box::new(err)))?;
+            let id = quire_engine::page::PageId::new(self.space, p);
+            let s = mtr.create_page(id, quire_engine::page::PageType::Blob)?;
+            mtr.write(s, 64, &[0x5a; 16000])?;
+        }
+        Ok(Cow::Borrowed(&self.value))
+    }
+    fn rolled_back(&mut self) {
+        self.rolled_back = true;
+    }
+}
+
 #[test]
 fn a_structure_change_too_large_for_the_log_is_refused_and_changes_nothing() {
-    // 16 KiB pages with a 64 KiB log buffer: one log frame holds under 16 KiB of redo, and
-    // splitting a root leaf of five 3 KiB records writes two new pages of about 9 KiB each.
+    // 16 KiB pages with a 256 KiB log buffer: one log frame holds about 64 KiB of redo,
+    // enough for a root split (about 20 KiB here) but not for one that also writes three
+    // pages of its own.
     const BIG: u32 = 16384;
-    let small = config(BIG, 64 << 10);
+    let cfg = config(BIG, 256 << 10);
     let vfs = SimVfs::new(3);
-    let e = open(&vfs, small.clone());
+    let e = open(&vfs, cfg.clone());
     let space = e.create_space("t").expect("space");
     let (t, _) = BTree::create(&*e, space, 9).expect("create");
     let value = |k: u64| vec![k as u8; 3000];
-    let (mut k, mut last) = (0, quire_engine::page::Lsn::ZERO);
-    let err = loop {
-        match t.insert(&*e, &key(k), &value(k)) {
-            Ok(lsn) => (k, last) = (k + 1, lsn),
-            Err(err) => break err,
-        }
-        assert!(k < 100, "the root never needed a split");
+    // Five records fill the root leaf; the sixth splits it.
+    let mut last = quire_engine::page::Lsn::ZERO;
+    for k in 0..5 {
+        last = t.insert(&*e, &key(k), &value(k)).expect("insert");
+    }
+    let used = e.used_pages(space).expect("used pages");
+    let mut bulky = Bulky {
+        e: &e,
+        space,
+        pages: 3,
+        value: value(5),
+        rolled_back: false,
     };
+    let err = t
+        .insert_with(&*e, &key(5), 3000, &mut bulky)
+        .expect_err("a structure change past the largest frame");
     assert!(
         matches!(err, BTreeError::Mtr(MtrError::TooLarge { .. })),
         "wrong error: {err}"
@@ -240,40 +280,68 @@ fn a_structure_change_too_large_for_the_log_is_refused_and_changes_nothing() {
         err.to_string().contains("innodb_log_buffer_size"),
         "the error should say what to change: {err}"
     );
+    assert!(bulky.rolled_back, "the work was not told of the rollback");
     assert_eq!(stat(&e, "quire_btree_smo_rolled_back"), 1);
 
-    // Nothing changed: the same records, a valid one-page tree, no page allocated.
+    // Nothing changed: the same records in a valid one-page tree, the same pages in use
+    // (the split's and the work's allocations were undone too).
     let (problems, stats) = t.verify_stats(&*e);
     assert!(problems.is_empty(), "{problems:?}");
-    assert_eq!((stats.height, stats.leaf_records), (1, k));
-    assert!(t.get(&*e, &key(k)).expect("get").is_none());
-    let used = e.used_pages(space).expect("used pages");
-    let tree_pages = t.pages(&*e).expect("pages");
-    assert!(
-        tree_pages.iter().all(|p| used.contains(p)),
-        "a tree page is free"
-    );
+    assert_eq!((stats.height, stats.leaf_records), (1, 5));
+    assert!(t.get(&*e, &key(5)).expect("get").is_none());
+    assert_eq!(e.used_pages(space).expect("used pages"), used);
 
     // What was refused is logged nowhere: after a crash and recovery the tree is the same.
     e.commit_wait(last);
     let e = Arc::try_unwrap(e).unwrap_or_else(|_| panic!("engine still shared"));
     e.kill();
     let (vfs, _) = vfs.crash();
-    let roomy = Config {
-        log_buffer_size: 16 << 20,
-        ..small
-    };
-    let e = open(&vfs, roomy);
+    let e = open(&vfs, cfg);
     let t = BTree::open(&*e, space, t.root()).expect("reopen tree");
     let (problems, stats) = t.verify_stats(&*e);
     assert!(problems.is_empty(), "{problems:?}");
-    assert_eq!((stats.height, stats.leaf_records), (1, k));
+    assert_eq!((stats.height, stats.leaf_records), (1, 5));
     assert_eq!(e.used_pages(space).expect("used pages"), used);
 
-    // With a log frame large enough, the same insert splits the root.
-    t.insert(&*e, &key(k), &value(k))
-        .expect("insert with a larger log buffer");
+    // The split alone fits a frame.
+    t.insert(&*e, &key(5), &value(5)).expect("insert");
     let (problems, stats) = t.verify_stats(&*e);
     assert!(problems.is_empty(), "{problems:?}");
-    assert_eq!((stats.height, stats.leaf_records), (2, k + 1));
+    assert_eq!((stats.height, stats.leaf_records), (2, 6));
+}
+
+#[test]
+fn a_log_too_small_for_any_split_is_refused_at_open() {
+    // 64 KiB pages with a 256 KiB log buffer: frames of 64 KiB cannot hold the split of a
+    // root leaf, so no table could grow past one page.
+    let cfg = Config {
+        page_size: 65536,
+        buffer_pool_size: 64 * 65536,
+        log_file_size: 16 << 20,
+        log_buffer_size: 256 << 10,
+        ..Config::default()
+    };
+    let vfs = SimVfs::new(4);
+    let err = match Engine::open(
+        Arc::new(vfs.clone()) as Arc<dyn Vfs>,
+        Path::new("/data"),
+        cfg.clone(),
+    ) {
+        Ok(_) => panic!("opened with a log too small for a split"),
+        Err(err) => err.to_string(),
+    };
+    assert!(err.contains("innodb_log_buffer_size=262144"), "{err}");
+    assert!(err.contains("set both to at least"), "{err}");
+    // Nothing was created, and the size the message names is enough.
+    assert!(!vfs.exists(Path::new("/data/redo.log")).expect("exists"));
+    let enough: u64 = err
+        .rsplit(' ')
+        .next()
+        .and_then(|n| n.parse().ok())
+        .expect("the message ends with the size to use");
+    let cfg = Config {
+        log_buffer_size: enough,
+        ..cfg
+    };
+    open(&vfs, cfg);
 }

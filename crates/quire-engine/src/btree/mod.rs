@@ -292,6 +292,13 @@ pub fn smo_redo_estimate(page_size: usize, height: usize) -> u64 {
     ((height + 2) * (2 * page_size + 1024)) as u64
 }
 
+/// More than the redo of the smallest structure change, the split of a root that is a leaf
+/// (two new pages sharing its records, the root rewritten, two allocations). A log whose
+/// frames are smaller could not let a table grow past one page, so `Engine::open` refuses it.
+pub fn root_split_redo_max(page_size: usize) -> u64 {
+    (3 * page_size + 1024) as u64
+}
+
 /// A leaf whose used bytes fall below this merges with (or borrows from) a sibling.
 pub fn merge_threshold(page_size: usize) -> usize {
     node::capacity(page_size) / 4
