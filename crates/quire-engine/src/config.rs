@@ -29,6 +29,12 @@ pub struct Config {
     pub log_buffer_size: u64,
     pub flush_log_at_trx_commit: FlushAtCommit,
     pub flush_method: FlushMethod,
+    /// `innodb_log_file_buffering`: write the redo log through the file system cache rather
+    /// than with O_DIRECT. `None` (the default) decides as MariaDB does: ON when started with
+    /// `innodb_flush_log_at_trx_commit=2`, whose commits write the log without syncing it, so
+    /// a write into the page cache is all they need (an O_DIRECT write is a device round trip
+    /// per commit group); OFF otherwise.
+    pub log_file_buffering: Option<bool>,
     pub doublewrite: bool,
     /// `quire_doublewrite_slots`: batch slots of the doublewrite file (docs/doublewrite.md).
     pub doublewrite_slots: u32,
@@ -67,6 +73,7 @@ impl Default for Config {
             log_buffer_size: 16 << 20,
             flush_log_at_trx_commit: FlushAtCommit::Durable,
             flush_method: FlushMethod::ODirect,
+            log_file_buffering: None,
             doublewrite: true,
             doublewrite_slots: crate::doublewrite::DEFAULT_SLOTS,
             max_dirty_pages_pct: 90.0,
@@ -148,6 +155,13 @@ fn num_in(name: &str, v: &str, min: f64, max: f64) -> Result<f64, ConfigError> {
 }
 
 impl Config {
+    /// Whether the redo log goes through the file system cache (`innodb_log_file_buffering`,
+    /// automatic unless set).
+    pub fn log_file_buffering_effective(&self) -> bool {
+        self.log_file_buffering
+            .unwrap_or(self.flush_log_at_trx_commit == FlushAtCommit::WriteOnly)
+    }
+
     /// Every variable name [`Config::set`] accepts.
     pub const NAMES: &'static [&'static str] = &[
         "innodb_page_size",
@@ -156,6 +170,7 @@ impl Config {
         "innodb_log_buffer_size",
         "innodb_flush_log_at_trx_commit",
         "innodb_flush_method",
+        "innodb_log_file_buffering",
         "innodb_doublewrite",
         "innodb_max_dirty_pages_pct",
         "innodb_io_capacity",
@@ -216,6 +231,10 @@ impl Config {
                     _ => return Err(bad(n, value, "O_DIRECT, O_DSYNC or fsync")),
                 }
             }
+            "innodb_log_file_buffering" => {
+                self.log_file_buffering =
+                    Some(parse_bool(value).ok_or_else(|| bad(n, value, "ON or OFF"))?)
+            }
             "innodb_doublewrite" => {
                 self.doublewrite = parse_bool(value).ok_or_else(|| bad(n, value, "ON or OFF"))?
             }
@@ -272,6 +291,10 @@ impl Config {
                 self.flush_log_at_trx_commit.as_innodb().to_string(),
             ),
             ("innodb_flush_method", self.flush_method.to_string()),
+            (
+                "innodb_log_file_buffering",
+                on(self.log_file_buffering_effective()),
+            ),
             ("innodb_doublewrite", on(self.doublewrite)),
             (
                 "innodb_max_dirty_pages_pct",
@@ -327,6 +350,22 @@ mod tests {
     use super::*;
 
     #[test]
+    fn log_file_buffering_follows_flush_at_commit_2_unless_set() {
+        let mut c = Config::default();
+        assert!(!c.log_file_buffering_effective());
+        c.set_str("innodb_flush_log_at_trx_commit=2").expect("set");
+        assert!(c.log_file_buffering_effective());
+        c.set_str("innodb_log_file_buffering=OFF").expect("set");
+        assert!(!c.log_file_buffering_effective());
+        c.set_str("innodb_flush_log_at_trx_commit=1").expect("set");
+        c.set_str("innodb_log_file_buffering=ON").expect("set");
+        assert!(c.log_file_buffering_effective());
+        let listed = c.list();
+        assert!(listed.contains(&("innodb_log_file_buffering", "ON".to_string())));
+        assert!(c.set_str("innodb_log_file_buffering=maybe").is_err());
+    }
+
+    #[test]
     fn sizes_take_binary_suffixes() {
         assert_eq!(parse_size("16K"), Some(16384));
         assert_eq!(parse_size("64m"), Some(64 << 20));
@@ -349,7 +388,16 @@ mod tests {
         for (name, value) in c.list() {
             d.set(name, &value).expect("listed value parses");
         }
-        assert_eq!(c, d);
+        // innodb_log_file_buffering lists its effective value, which setting makes explicit.
+        assert_eq!(d.log_file_buffering, Some(true));
+        assert_eq!(c.list(), d.list());
+        assert_eq!(
+            c,
+            Config {
+                log_file_buffering: None,
+                ..d
+            }
+        );
         assert_eq!(c.list().len(), Config::NAMES.len());
     }
 

@@ -125,6 +125,7 @@ struct Shared {
     wake: (Mutex<bool>, Condvar),
     checkpoints: AtomicU64,
     adaptive_lwm: f64,
+    btree: crate::btree::BTreeCounters,
 }
 
 /// An open data directory.
@@ -146,10 +147,31 @@ fn log_config(c: &Config) -> LogConfig {
         file_size: c.log_file_size,
         buffer_size: c.log_buffer_size,
         flush_at_commit: c.flush_log_at_trx_commit,
-        direct: c.flush_method != FlushMethod::Fsync,
+        // Lesson 3: O_DIRECT where it pays; innodb_log_file_buffering where it does not.
+        direct: c.flush_method != FlushMethod::Fsync && !c.log_file_buffering_effective(),
         dsync: c.flush_method == FlushMethod::ODsync,
         ..LogConfig::default()
     }
+}
+
+/// Refuses a log whose largest frame cannot hold the smallest B-tree structure change: every
+/// table would stop growing at its first split. (Larger structure changes that do not fit
+/// are refused one by one, and rolled back whole: docs/btree.md.)
+fn check_log_frame(c: &Config, page_size: PageSize) -> Result<()> {
+    let frame = log_config(c).max_payload();
+    let need = crate::btree::root_split_redo_max(page_size.bytes());
+    if frame < need {
+        return Err(EngineError::Config(format!(
+            "innodb_log_buffer_size={} with innodb_log_file_size={} gives mini-transactions \
+             of at most {frame} bytes of redo, but a B-tree split of {}-byte pages may write \
+             {need}: set both to at least {}",
+            c.log_buffer_size,
+            c.log_file_size,
+            page_size.bytes(),
+            LogConfig::size_for_payload(need)
+        )));
+    }
+    Ok(())
 }
 
 fn buffer_config(c: &Config, page_size: PageSize) -> BufferConfig {
@@ -319,6 +341,7 @@ impl Engine {
                 )))
             }
         };
+        check_log_frame(&config, page_size)?;
         let spaces = Arc::new(Spaces::new());
         let gate = Arc::new(LogGate::default());
         let bcfg = buffer_config(&config, page_size);
@@ -415,6 +438,7 @@ impl Engine {
             wake: (Mutex::new(false), Condvar::new()),
             checkpoints: AtomicU64::new(0),
             adaptive_lwm: config.adaptive_flushing_lwm / 100.0,
+            btree: Default::default(),
         });
         {
             let weak = Arc::downgrade(&shared);
@@ -658,6 +682,7 @@ impl Engine {
 
     /// Counters under InnoDB's status names (and `quire_` names for new concepts).
     pub fn stats(&self) -> Vec<(&'static str, u64)> {
+        let load = |c: &AtomicU64| c.load(Ordering::Relaxed);
         let l = self.shared.log.stats();
         let b = self.shared.pool.stats();
         let d: DoublewriteStats = self.shared.dblwr.stats();
@@ -689,6 +714,13 @@ impl Engine {
                 self.shared.checkpoints.load(Ordering::Relaxed),
             ),
             ("quire_commits", l.commits),
+            ("quire_btree_smo_root_sx", load(&self.shared.btree.root_sx)),
+            ("quire_btree_smo_root_x", load(&self.shared.btree.root_x)),
+            ("quire_btree_smo_retries", load(&self.shared.btree.retries)),
+            (
+                "quire_btree_smo_rolled_back",
+                load(&self.shared.btree.rolled_back),
+            ),
         ]
     }
 
@@ -821,6 +853,9 @@ impl crate::btree::BTreeStore for Engine {
     }
     fn free_page(&self, mtr: &mut Mtr<'_>, page: PageId) -> crate::btree::AllocResult<()> {
         Engine::free_page(self, mtr, page).map_err(Into::into)
+    }
+    fn btree_counters(&self) -> &crate::btree::BTreeCounters {
+        &self.shared.btree
     }
 }
 

@@ -174,4 +174,14 @@ fn concurrent_mixed_operations_keep_the_tree_consistent() {
         "tree content differs from the union of the models"
     );
     assert!(stats.height >= 2, "the tree should have split: {stats:?}");
+    // Structure changes below the root held it SX; none failed and was rolled back.
+    let smo = |n| e.stat(n).expect("counter");
+    eprintln!(
+        "structure changes: root SX {}, root X {}, retries {}",
+        smo("quire_btree_smo_root_sx"),
+        smo("quire_btree_smo_root_x"),
+        smo("quire_btree_smo_retries")
+    );
+    assert!(smo("quire_btree_smo_root_sx") > 0);
+    assert_eq!(smo("quire_btree_smo_rolled_back"), 0);
 }

@@ -25,13 +25,20 @@
 //! 6. Every change is a redo-logged mini-transaction, and a structure change (split, merge,
 //!    redistribution, root raise or collapse) is one mtr, so recovery never sees half of one.
 //!
+//! 7. A structure change changes the root only while holding it X. It holds the root SX
+//!    otherwise, so readers and leaf-only writers pass the root meanwhile.
+//! 8. A structure change either commits whole or changes nothing: its mtr keeps before-images
+//!    and rolls back on any error (a log frame too small for it, a failed allocation, a
+//!    root it found it must change while holding it SX).
+//!
 //! Concurrency (docs/btree.md, "Latching"): readers descend with S latch coupling; a writer
 //! first descends optimistically (S on internal pages, X on the leaf) and changes the leaf if
 //! that needs no structure change, with no tree-wide latch. Otherwise it starts a new mtr and
-//! descends pessimistically, X-latching the root first (the root's X latch serializes
-//! structure changes of one tree) and then, level by level, the path node and its left and
-//! right neighbours, left to right. So every latch is taken top-down and left to right at a
-//! level (docs/mtr.md rule 1), and allocation metadata after all tree pages (rule 3).
+//! descends pessimistically, latching the root first, SX (the root's SX latch serializes
+//! structure changes of one tree, as InnoDB's index SX latch does, and lets readers pass) or X
+//! when the change may reach the root, and then, level by level, X on the path node and its
+//! left and right neighbours, left to right. So every latch is taken top-down and left to
+//! right at a level (docs/mtr.md rule 1), and allocation metadata after all tree pages (rule 3).
 
 pub mod blob;
 pub mod node;
@@ -44,6 +51,7 @@ use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::ops::Bound;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::buffer::{BufferError, BufferPool, PageRef};
 use crate::mtr::{Mtr, MtrError, Slot};
@@ -109,6 +117,25 @@ pub trait BTreeStore {
     fn mtr_redo_max(&self) -> u64;
     fn alloc_page(&self, mtr: &mut Mtr<'_>, space: SpaceId) -> AllocResult<PageNo>;
     fn free_page(&self, mtr: &mut Mtr<'_>, page: PageId) -> AllocResult<()>;
+    /// Where structure changes are counted.
+    fn btree_counters(&self) -> &BTreeCounters;
+}
+
+/// Structure changes, by how they held the root (status counters `quire_btree_smo_*`).
+#[derive(Debug, Default)]
+pub struct BTreeCounters {
+    /// Done holding the root SX: readers passed the root meanwhile.
+    pub root_sx: AtomicU64,
+    /// Done holding the root X (the change reached the root, or the root was a leaf).
+    pub root_x: AtomicU64,
+    /// Attempts that held the root SX, found they must change it, and started over with X.
+    pub retries: AtomicU64,
+    /// Structure changes that failed and were rolled back whole (invariant 8).
+    pub rolled_back: AtomicU64,
+}
+
+fn count(c: &AtomicU64) {
+    c.fetch_add(1, Ordering::Relaxed);
 }
 
 /// Work a caller does inside the mtr of one leaf change, so that it commits with the change
@@ -128,6 +155,9 @@ pub trait LeafWork {
     fn after(&mut self, _mtr: &mut Mtr<'_>) -> Result<()> {
         Ok(())
     }
+    /// The structure change this work ran in was rolled back (invariant 8): every page
+    /// change the work made in its mtr is undone, so it may be asked to run again.
+    fn rolled_back(&mut self) {}
 }
 
 /// The work of a plain insert or update: the value is known, nothing else to do.
@@ -207,8 +237,15 @@ pub struct BTree {
     index_id: u64,
 }
 
-/// One level of a pessimistic descent: the X-latched node, its X-latched neighbours at the
-/// same level, and the slot of its record in the parent.
+/// What a pessimistic attempt did.
+enum Smo {
+    Done,
+    /// The change must touch the root, which the attempt holds only SX; nothing was changed.
+    NeedRootX,
+}
+
+/// One level of a pessimistic descent: the X-latched node (the root may be SX), its
+/// X-latched neighbours at the same level, and the slot of its record in the parent.
 #[derive(Debug, Clone, Copy)]
 struct Step {
     slot: Slot,
@@ -236,6 +273,30 @@ fn route(b: &[u8], seek: Seek<'_>) -> usize {
         Seek::Below(None, _) => node::n_recs(b) - 1,
         Seek::Below(Some(k), inclusive) => node::child_index_below(b, k, inclusive),
     }
+}
+
+/// What an insertion at a leaf may do to the tree ([`BTree::split_plan`]).
+struct SplitPlan {
+    /// Pages to allocate before the first change.
+    pages: usize,
+    /// The root takes a record or splits.
+    root_changes: bool,
+}
+
+/// A rough upper bound on the redo of one structure change of a tree `height` levels deep:
+/// at each level a split writes the new page and perhaps rewrites the old one, and a merge
+/// rewrites a sibling and perhaps reorganizes the parent; a root raise adds a level. Used
+/// to wait for that much log room before latching; a change larger than the largest log
+/// frame is refused and rolled back (invariant 8), never half-done.
+pub fn smo_redo_estimate(page_size: usize, height: usize) -> u64 {
+    ((height + 2) * (2 * page_size + 1024)) as u64
+}
+
+/// More than the redo of the smallest structure change, the split of a root that is a leaf
+/// (two new pages sharing its records, the root rewritten, two allocations). A log whose
+/// frames are smaller could not let a table grow past one page, so `Engine::open` refuses it.
+pub fn root_split_redo_max(page_size: usize) -> u64 {
+    (3 * page_size + 1024) as u64
 }
 
 /// A leaf whose used bytes fall below this merges with (or borrows from) a sibling.
@@ -424,23 +485,23 @@ impl BTree {
     }
 
     /// The optimistic descent of a writer: S coupling on internal pages, the leaf X-latched
-    /// in `mtr`. Returns the leaf's slot and whether it is the root. If the root was a leaf
-    /// when peeked but has grown since, the slot holds the X-latched root (an internal node):
-    /// the caller continues pessimistically in the same mtr, which already holds the root
-    /// first, as the latch order wants.
+    /// in `mtr`. Returns the leaf's slot, whether it is the root, and the tree's height as
+    /// seen at the root. If the root was a leaf when peeked but has grown since, the slot
+    /// holds the X-latched root (an internal node): the caller goes pessimistic.
     fn optimistic_leaf<'a>(
         &self,
         pool: &'a BufferPool,
         mtr: &mut Mtr<'a>,
         key: &[u8],
-    ) -> Result<(Slot, bool)> {
+    ) -> Result<(Slot, bool, usize)> {
         let root = self.root_id();
         let mut g = pool.get_shared(root)?;
         self.check_page(&g, root, None)?;
-        if node::level(&g) == 0 {
+        let height = usize::from(node::level(&g)) + 1;
+        if height == 1 {
             drop(g);
             let slot = mtr.x_latch(root)?;
-            return Ok((slot, true));
+            return Ok((slot, true, height));
         }
         let mut id = root;
         loop {
@@ -452,7 +513,7 @@ impl BTree {
             if lvl == 1 {
                 let slot = mtr.x_latch(child)?;
                 self.check_page(mtr.page(slot), child, Some(0))?;
-                return Ok((slot, false));
+                return Ok((slot, false, height));
             }
             let cg = pool.get_shared(child)?;
             self.check_page(&cg, child, Some(lvl - 1))?;
@@ -461,11 +522,16 @@ impl BTree {
         }
     }
 
-    /// The pessimistic descent: root X first, then at each level the left neighbour, the
-    /// path node and the right neighbour, X, left to right. Neighbours come from the parent,
-    /// or from the parent's own neighbours at the edges, so nothing is latched out of order.
-    fn descend_x(&self, mtr: &mut Mtr<'_>, key: &[u8]) -> Result<Vec<Step>> {
-        let root = mtr.x_latch(self.root_id())?;
+    /// The pessimistic descent: the root first (X if `root_x`, else SX), then at each level
+    /// the left neighbour, the path node and the right neighbour, X, left to right.
+    /// Neighbours come from the parent, or from the parent's own neighbours at the edges, so
+    /// nothing is latched out of order.
+    fn descend_x(&self, mtr: &mut Mtr<'_>, key: &[u8], root_x: bool) -> Result<Vec<Step>> {
+        let root = if root_x {
+            mtr.x_latch(self.root_id())?
+        } else {
+            mtr.sx_latch(self.root_id())?
+        };
         self.check_page(mtr.page(root), self.root_id(), None)?;
         let mut path = vec![Step {
             slot: root,
@@ -537,30 +603,30 @@ impl BTree {
 
     /// Runs a leaf change: `optimistic(mtr, leaf, is_root)` on the optimistically latched
     /// leaf, returning false if the change needs a structure change; then, if needed,
-    /// `pessimistic(mtr, path)` in a fresh mtr holding the whole path X.
-    /// `room`: redo bytes beyond an ordinary change (see [`LeafWork::redo_bytes`]).
+    /// `pessimistic(mtr, path)` in a fresh, rollback-enabled mtr holding the path X and the
+    /// root SX, or X when the change may reach the root (invariants 7 and 8).
+    /// `room`: redo bytes beyond an ordinary change (see [`LeafWork::redo_bytes`]); `work`
+    /// is told when an attempt it ran in was rolled back.
     fn modify<S, F, G>(
         &self,
         s: &S,
         key: &[u8],
         room: u64,
+        work: &RefCell<&mut dyn LeafWork>,
         optimistic: F,
-        pessimistic: G,
+        mut pessimistic: G,
     ) -> Result<Lsn>
     where
         S: BTreeStore + ?Sized,
         F: FnOnce(&mut Mtr<'_>, Slot, bool) -> Result<bool>,
-        G: FnOnce(&mut Mtr<'_>, &mut Vec<Step>) -> Result<()>,
+        G: FnMut(&mut Mtr<'_>, &mut Vec<Step>) -> Result<Smo>,
     {
-        let new_mtr = || {
-            if room == 0 {
-                s.mtr()
-            } else {
-                s.mtr_with_room(room)
-            }
+        let mut mtr = if room == 0 {
+            s.mtr()
+        } else {
+            s.mtr_with_room(room)
         };
-        let mut mtr = new_mtr();
-        let (slot, is_root) = self.optimistic_leaf(s.pool(), &mut mtr, key)?;
+        let (slot, is_root, mut height) = self.optimistic_leaf(s.pool(), &mut mtr, key)?;
         if node::level(mtr.page(slot)) == 0 {
             if optimistic(&mut mtr, slot, is_root)? {
                 return commit(mtr);
@@ -570,15 +636,61 @@ impl BTree {
                     "an optimistic attempt changed a page and gave up",
                 ));
             }
-            if !is_root {
-                // Holding a leaf, the root may not be latched (top-down order): start over.
-                drop(mtr);
-                mtr = new_mtr();
+        }
+        // Holding a leaf, the root may not be latched (top-down order): start over. A root
+        // that is (or was) a leaf is changed by any structure change: take it X at once.
+        drop(mtr);
+        let mut root_x = is_root;
+        loop {
+            // Wait for the log room a structure change of this height may take, before
+            // latching anything (docs/mtr.md, "Log space").
+            let smo = smo_redo_estimate(Self::page_size(s), height).min(s.mtr_redo_max());
+            let mut mtr = s.mtr_with_room(room + smo);
+            mtr.enable_rollback();
+            let mut path = self.descend_x(&mut mtr, key, root_x)?;
+            height = path.len();
+            let attempt = if path.len() == 1 && !root_x {
+                // The tree shrank to a lone leaf root since the optimistic descent.
+                Ok(Smo::NeedRootX)
+            } else {
+                pessimistic(&mut mtr, &mut path)
+            };
+            let counters = s.btree_counters();
+            match attempt {
+                Ok(Smo::Done) => {
+                    count(if root_x {
+                        &counters.root_x
+                    } else {
+                        &counters.root_sx
+                    });
+                    return commit(mtr);
+                }
+                Ok(Smo::NeedRootX) => {
+                    debug_assert!(!root_x, "asked for the root X while holding it X");
+                    debug_assert!(mtr.is_empty(), "a change before asking for the root X");
+                    mtr.rollback()?;
+                    count(&counters.retries);
+                    root_x = true;
+                }
+                Err(BTreeError::Mtr(MtrError::Misuse { page, .. }))
+                    if !root_x && page == self.root_id() =>
+                {
+                    // The change reached the root though the prediction said it would not
+                    // (a bug, but not a corruption: undo it all and redo it with the root X).
+                    debug_assert!(false, "structure change reached a root held SX");
+                    mtr.rollback()?;
+                    work.borrow_mut().rolled_back();
+                    count(&counters.retries);
+                    root_x = true;
+                }
+                Err(e) => {
+                    mtr.rollback()?;
+                    work.borrow_mut().rolled_back();
+                    count(&counters.rolled_back);
+                    return Err(e);
+                }
             }
         }
-        let mut path = self.descend_x(&mut mtr, key)?;
-        pessimistic(&mut mtr, &mut path)?;
-        commit(mtr)
     }
 
     fn page_size<S: BTreeStore + ?Sized>(s: &S) -> usize {
@@ -646,6 +758,7 @@ impl BTree {
             s,
             key,
             room,
+            &work,
             |mtr, leaf, _| match node::search(mtr.page(leaf), key) {
                 Ok(_) => Err(BTreeError::DuplicateKey),
                 Err(_) if !node::fits(mtr.page(leaf), size) => Ok(false),
@@ -666,16 +779,14 @@ impl BTree {
                     Ok(_) => return Err(BTreeError::DuplicateKey),
                     Err(pos) => pos,
                 };
-                let mut spare = self.reserve(s, mtr, path, size, key.len())?;
+                let plan = self.split_plan(mtr, path, size, key.len());
+                if plan.root_changes && !mtr.is_x(path[0].slot) {
+                    return Ok(Smo::NeedRootX);
+                }
+                // An error from here on rolls the whole mtr back (invariant 8).
+                let mut spare = self.reserve(s, mtr, plan.pages)?;
                 let mut w = work.borrow_mut();
-                let value = match produce(&mut **w, mtr, value_len) {
-                    Ok(v) => v.into_owned(),
-                    Err(e) => {
-                        // The tree is untouched: give the reserved pages back.
-                        self.free_spare(s, mtr, spare)?;
-                        return Err(e);
-                    }
-                };
+                let value = produce(&mut **w, mtr, value_len)?.into_owned();
                 let rec = OwnedRec {
                     flags: 0,
                     key: key.to_vec(),
@@ -683,7 +794,8 @@ impl BTree {
                 };
                 self.insert_rec(mtr, path, d, pos, rec, &mut spare)?;
                 w.after(mtr)?;
-                self.free_spare(s, mtr, spare)
+                self.free_spare(s, mtr, spare)?;
+                Ok(Smo::Done)
             },
         )
     }
@@ -751,6 +863,7 @@ impl BTree {
             s,
             key,
             room,
+            &work,
             |mtr, leaf, _| match node::search(mtr.page(leaf), key) {
                 Err(_) => Err(BTreeError::NotFound),
                 Ok(i) if !fits_in_leaf(mtr.page(leaf), i) => Ok(false),
@@ -780,18 +893,17 @@ impl BTree {
                     }
                     drop(v);
                     set_mark(mtr, leaf, i, mark)?;
-                    return w.after(mtr);
+                    w.after(mtr)?;
+                    return Ok(Smo::Done);
                 }
                 let flags = marked(node::rec(mtr.page(leaf), i).flags, mark);
                 let size = node::rec_size(key.len(), value_len);
-                let mut spare = self.reserve(s, mtr, path, size, key.len())?;
-                let value = match produce(&mut **w, mtr, value_len) {
-                    Ok(v) => v.into_owned(),
-                    Err(e) => {
-                        self.free_spare(s, mtr, spare)?;
-                        return Err(e);
-                    }
-                };
+                let plan = self.split_plan(mtr, path, size, key.len());
+                if plan.root_changes && !mtr.is_x(path[0].slot) {
+                    return Ok(Smo::NeedRootX);
+                }
+                let mut spare = self.reserve(s, mtr, plan.pages)?;
+                let value = produce(&mut **w, mtr, value_len)?.into_owned();
                 node::remove(&mut mp(mtr, leaf), i)?;
                 let rec = OwnedRec {
                     flags,
@@ -800,7 +912,8 @@ impl BTree {
                 };
                 self.insert_rec(mtr, path, d, i, rec, &mut spare)?;
                 w.after(mtr)?;
-                self.free_spare(s, mtr, spare)
+                self.free_spare(s, mtr, spare)?;
+                Ok(Smo::Done)
             },
         )
     }
@@ -827,12 +940,14 @@ impl BTree {
             }
             Ok(())
         };
+        // Only the leaf changes, and `modify` never runs this on a root held SX.
         self.modify(
             s,
             key,
             0,
+            &RefCell::new(&mut NoWork),
             |mtr, leaf, _| mark(mtr, leaf).map(|()| true),
-            |mtr, path| mark(mtr, path[path.len() - 1].slot),
+            |mtr, path| mark(mtr, path[path.len() - 1].slot).map(|()| Smo::Done),
         )
     }
 
@@ -857,6 +972,7 @@ impl BTree {
             s,
             key,
             room,
+            &work,
             |mtr, leaf, is_root| {
                 let b = mtr.page(leaf);
                 let Ok(i) = node::search(b, key) else {
@@ -876,43 +992,96 @@ impl BTree {
                 let Ok(i) = node::search(mtr.page(leaf), key) else {
                     return Err(BTreeError::NotFound);
                 };
+                if !mtr.is_x(path[0].slot) && self.merge_may_reach_root(mtr, path, i, threshold) {
+                    return Ok(Smo::NeedRootX);
+                }
                 node::remove(&mut mp(mtr, leaf), i)?;
                 self.rebalance(s, mtr, path, d, threshold)?;
-                work.borrow_mut().after(mtr)
+                work.borrow_mut().after(mtr)?;
+                Ok(Smo::Done)
             },
         )
     }
 
     // ------------------------------------------------------------------ structure changes
 
-    /// Allocates, before anything on the path changes, every page the insertion of a
-    /// `size`-byte record at the leaf may need: one per level that may split, two more for a
-    /// root split. An allocation failure then leaves the tree untouched.
-    fn reserve<S: BTreeStore + ?Sized>(
+    /// What the insertion of a `size`-byte record at the leaf of `path` may do, from the
+    /// latched pages, before anything changes: the pages it may need (one per level that may
+    /// split, two more for a root split) and whether it may change the root. Conservative in
+    /// both: a separator pushed up is taken as long as the longest key involved, so a level
+    /// said to fit does fit, and a root said unchanged is unchanged.
+    fn split_plan(
         &self,
-        s: &S,
-        mtr: &mut Mtr<'_>,
+        mtr: &Mtr<'_>,
         path: &[Step],
         mut size: usize,
         mut key_len: usize,
-    ) -> Result<Vec<PageNo>> {
-        let mut need = 0;
+    ) -> SplitPlan {
+        let mut plan = SplitPlan {
+            pages: 0,
+            root_changes: false,
+        };
         for d in (0..path.len()).rev() {
             let b = mtr.page(path[d].slot);
+            if d == 0 {
+                // Every level below split, or the leaf is the root: the root takes a record
+                // or splits itself.
+                plan.root_changes = true;
+            }
             if node::fits(b, size) {
                 break;
             }
             if d == 0 {
-                need += 2;
+                plan.pages += 2;
                 break;
             }
-            need += 1;
+            plan.pages += 1;
             // The separator pushed up is at most as long as the longest key involved.
             key_len = (0..node::n_recs(b))
                 .map(|i| node::rec(b, i).key.len())
                 .fold(key_len, usize::max);
             size = node::rec_size(key_len, node::CHILD_SIZE);
         }
+        plan
+    }
+
+    /// Whether removing record `i` from the leaf of `path` may change the root: a leaf left
+    /// underfull merges or borrows, which changes its parent; a merge removes a record from
+    /// the parent, which may leave it underfull in turn. Conservative: each internal node is
+    /// taken to lose its largest record.
+    fn merge_may_reach_root(
+        &self,
+        mtr: &Mtr<'_>,
+        path: &[Step],
+        i: usize,
+        threshold: usize,
+    ) -> bool {
+        let mut d = path.len() - 1;
+        let b = mtr.page(path[d].slot);
+        let after = node::used(b).saturating_sub(node::rec(b, i).size() + node::SLOT_SIZE);
+        let mut may = node::n_recs(b) <= 1 || after < threshold;
+        while may && d > 1 {
+            d -= 1;
+            let b = mtr.page(path[d].slot);
+            let biggest = (0..node::n_recs(b))
+                .map(|j| node::rec(b, j).size())
+                .max()
+                .unwrap_or(0);
+            let after = node::used(b).saturating_sub(biggest + node::SLOT_SIZE);
+            may = node::n_recs(b) <= 1 || after < threshold;
+        }
+        // Here `may` says whether the node at depth 1 may be rebalanced, which changes its
+        // parent, the root (or the leaf's own rebalance, when the leaf is at depth 1).
+        may
+    }
+
+    /// Allocates `need` pages for a split before anything on the path changes.
+    fn reserve<S: BTreeStore + ?Sized>(
+        &self,
+        s: &S,
+        mtr: &mut Mtr<'_>,
+        need: usize,
+    ) -> Result<Vec<PageNo>> {
         let mut spare = Vec::with_capacity(need);
         for _ in 0..need {
             match s.alloc_page(mtr, self.space) {

@@ -144,6 +144,30 @@ impl<'a> PageMut<'a> {
         self.dirtied = true;
     }
 
+    /// Puts back the bytes the page had before a mini-transaction that is rolling back
+    /// changed (or re-created) it. The page LSN comes back with them, so the frame's newest
+    /// modification is set from it (frame invariant 3); the page was not marked dirty by that
+    /// mtr, so the flush list is as it was.
+    pub(crate) fn restore(&mut self, before: &[u8]) {
+        debug_assert!(!self.dirtied, "restore after mark_dirty");
+        let data: &mut [u8] = self;
+        data.copy_from_slice(before);
+        let lsn = Header::new(data).lsn();
+        self.pool
+            .frame(self.idx)
+            .newest_modification
+            .store(lsn.0, Ordering::Relaxed);
+        self.created = false;
+    }
+
+    /// A rolled-back mtr created this page, which was not resident before: there is nothing
+    /// to put back (its disk copy was never read). The frame keeps the fresh, clean page; the
+    /// page is free again in its space, so only a later `create` will use it.
+    pub(crate) fn forget_creation(&mut self) {
+        debug_assert!(!self.dirtied, "forget_creation after mark_dirty");
+        self.created = false;
+    }
+
     /// Keeps the latch but lets readers in (X → S).
     pub fn downgrade(self) -> PageRef<'a> {
         debug_assert!(

@@ -134,6 +134,9 @@ impl std::fmt::Debug for BufferPool {
     }
 }
 
+/// A page's bytes as they were before a change (kept for a rollback).
+pub type OldBytes = Box<[u8]>;
+
 impl BufferPool {
     /// A pool writing pages straight to their spaces (no doublewrite).
     pub fn new(
@@ -265,6 +268,28 @@ impl BufferPool {
     /// exclusive. The old contents are never read from disk: redo will rebuild the page from
     /// its initialization (lesson 1). The caller must `mark_dirty` it.
     pub fn create(&self, id: PageId, ty: PageType) -> Result<PageMut<'_>, BufferError> {
+        self.create_inner(id, ty, None)
+    }
+
+    /// [`BufferPool::create`] that also returns the frame's old bytes if the page was
+    /// resident (a rolled-back mini-transaction puts them back; a page that was not resident
+    /// has no bytes worth keeping: only its disk copy, which `create` never read).
+    pub fn create_keeping_old(
+        &self,
+        id: PageId,
+        ty: PageType,
+    ) -> Result<(PageMut<'_>, Option<OldBytes>), BufferError> {
+        let mut old = None;
+        let g = self.create_inner(id, ty, Some(&mut old))?;
+        Ok((g, old))
+    }
+
+    fn create_inner(
+        &self,
+        id: PageId,
+        ty: PageType,
+        mut keep_old: Option<&mut Option<OldBytes>>,
+    ) -> Result<PageMut<'_>, BufferError> {
         let space = self.spaces.get(id.space)?;
         let size = space.size_pages();
         if id.page_no.is_null() || id.page_no.0 >= size {
@@ -281,6 +306,10 @@ impl BufferPool {
                 let f = self.frame(idx);
                 f.lock(Mode::X);
                 if f.state.load(Ordering::Acquire) == READY {
+                    if let Some(keep) = keep_old.as_deref_mut() {
+                        // SAFETY: X-latched just above.
+                        *keep = Some(Box::from(unsafe { self.arena.page(idx) }));
+                    }
                     self.init_page(idx, id, ty);
                     return Ok(PageMut::new(self, idx, true));
                 }

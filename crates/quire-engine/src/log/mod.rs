@@ -104,6 +104,15 @@ impl LogConfig {
     pub fn ring_size(&self) -> u64 {
         self.buffer_size.max(64 << 10).next_power_of_two()
     }
+    /// The most redo one mini-transaction may write with this configuration.
+    pub fn max_payload(&self) -> u64 {
+        format::max_payload(self.ring_size(), self.capacity())
+    }
+    /// The smallest `innodb_log_buffer_size` and `innodb_log_file_size` whose frames hold
+    /// `payload` bytes.
+    pub fn size_for_payload(payload: u64) -> u64 {
+        (payload + format::FRAME_OVERHEAD) * 4
+    }
     pub(crate) fn validate(&self) -> Result<()> {
         if self.capacity() < format::MIN_CAPACITY {
             return Err(LogError::BadConfig(format!(

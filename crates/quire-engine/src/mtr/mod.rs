@@ -14,10 +14,14 @@
 //!    pass the change while it is only in the log; see [`Mtr::commit`]).
 //! 4. At commit every changed page gets page LSN = the mtr's end LSN.
 //! 5. Page latches are taken in the global order of docs/mtr.md (asserted in debug builds).
+//! 6. A rollback-enabled mtr ([`Mtr::enable_rollback`]) holds, for every page it changed,
+//!    the bytes the page had before its first change (none for a page it created that was
+//!    not resident: nothing was read). [`Mtr::rollback`], or dropping it uncommitted, puts
+//!    them back and logs nothing, so either all of its changes reach the log or none does.
 
 pub mod record;
 
-use crate::buffer::{BufferError, BufferPool, PageMut, PageRef};
+use crate::buffer::{BufferError, BufferPool, PageMut, PageRef, PageSx};
 use crate::log::{Log, LogError};
 use crate::page::{Lsn, PageId, PageType};
 use record::{Record, RecordWriter};
@@ -30,12 +34,26 @@ pub enum MtrError {
     Log(#[from] LogError),
     #[error("page {page}: {what}")]
     Misuse { page: PageId, what: &'static str },
+    /// The change would take the mtr past the largest log frame (`Log::max_payload`: a
+    /// quarter of `innodb_log_buffer_size` and of `innodb_log_file_size`, at most 4 MiB).
+    #[error(
+        "a mini-transaction needs more than {max} bytes of redo (it had {have} and wanted \
+         {more} more): raise innodb_log_buffer_size and innodb_log_file_size"
+    )]
+    TooLarge {
+        have: usize,
+        more: usize,
+        max: usize,
+    },
 }
 
 pub type Result<T> = std::result::Result<T, MtrError>;
 
 enum Latch<'a> {
     S(PageRef<'a>),
+    /// Shared-exclusive: readers pass, writers and other SX wait. Read-only in the mtr (a
+    /// B-tree structure change that leaves the root alone holds it this way).
+    Sx(PageSx<'a>),
     X(PageMut<'a>),
 }
 
@@ -43,6 +61,10 @@ struct Held<'a> {
     id: PageId,
     latch: Latch<'a>,
     modified: bool,
+    /// Made by `create_page` in this mtr.
+    created: bool,
+    /// Invariant 6: the page before this mtr's first change (rollback-enabled mtrs only).
+    before: Option<Box<[u8]>>,
 }
 
 /// A handle to a page latched by an [`Mtr`].
@@ -51,13 +73,15 @@ pub struct Slot(usize);
 
 /// A mini-transaction. Create with [`Mtr::new`], latch and change pages, then [`Mtr::commit`].
 /// Dropping an mtr that changed pages commits it: an applied change must never be left
-/// without its redo.
+/// without its redo. A rollback-enabled mtr is rolled back instead (invariant 6).
 pub struct Mtr<'a> {
     pool: &'a BufferPool,
     log: &'a Log,
     held: Vec<Held<'a>>,
     records: RecordWriter,
     committed: bool,
+    /// Keep before-images so that the mtr can be rolled back (invariant 6).
+    rollback_enabled: bool,
     /// Debug builds check the latch order (invariant 5): the last allocation-metadata page
     /// latched, if any.
     #[cfg(debug_assertions)]
@@ -74,6 +98,7 @@ impl<'a> Mtr<'a> {
             held: Vec::new(),
             records: RecordWriter::new(),
             committed: false,
+            rollback_enabled: false,
             #[cfg(debug_assertions)]
             last_meta: None,
         }
@@ -130,26 +155,85 @@ impl<'a> Mtr<'a> {
         self.held.iter().position(|h| h.id == id)
     }
 
+    /// Makes this mtr able to roll back (invariant 6): from now on each page keeps its
+    /// bytes from before its first change. Call it before the first change. It costs a page
+    /// copy per changed page, so it is for mtrs that may fail half-way through a plan that
+    /// cannot be checked up front (B-tree structure changes), not for every small change.
+    pub fn enable_rollback(&mut self) {
+        debug_assert!(self.records.is_empty(), "enable_rollback after a change");
+        self.rollback_enabled = true;
+    }
+
+    /// Undoes every change of a rollback-enabled mtr (invariant 6) and releases its latches;
+    /// nothing reaches the log. Pages it created that were not resident before keep their
+    /// fresh, clean frames (they are free again in their space's metadata, which is rolled
+    /// back with the rest).
+    pub fn rollback(mut self) -> Result<()> {
+        self.rollback_inner()
+    }
+
+    fn rollback_inner(&mut self) -> Result<()> {
+        if !self.rollback_enabled && !self.records.is_empty() {
+            return Err(MtrError::Misuse {
+                page: self.held.first().map_or(
+                    PageId::new(crate::page::SpaceId(u32::MAX), crate::page::PageNo::NULL),
+                    |h| h.id,
+                ),
+                what: "rollback of an mtr without before-images",
+            });
+        }
+        self.committed = true;
+        for h in self.held.iter_mut().rev() {
+            let Latch::X(g) = &mut h.latch else { continue };
+            match (&h.before, h.created) {
+                (Some(b), _) => g.restore(b),
+                (None, true) => g.forget_creation(),
+                (None, false) => debug_assert!(!h.modified, "changed page without image"),
+            }
+            h.modified = false;
+        }
+        self.release();
+        Ok(())
+    }
+
     /// Latches `id` exclusively (reading it if needed). Latching a page this mtr already
-    /// holds X returns the same slot; holding it S is a misuse (upgrading could deadlock).
+    /// holds X returns the same slot; holding it S or SX is a misuse (upgrading could
+    /// deadlock: a reader holding the page S may be waiting for a latch this mtr holds).
     pub fn x_latch(&mut self, id: PageId) -> Result<Slot> {
         if let Some(i) = self.find(id) {
             return match self.held[i].latch {
                 Latch::X(_) => Ok(Slot(i)),
-                Latch::S(_) => Err(MtrError::Misuse {
+                Latch::S(_) | Latch::Sx(_) => Err(MtrError::Misuse {
                     page: id,
-                    what: "X after S in one mtr",
+                    what: "X after S or SX in one mtr",
                 }),
             };
         }
         self.assert_latch_order(id, false);
         let g = self.pool.get_exclusive(id)?;
-        self.held.push(Held {
-            id,
-            latch: Latch::X(g),
-            modified: false,
-        });
-        Ok(Slot(self.held.len() - 1))
+        Ok(self.hold(id, Latch::X(g), false, None))
+    }
+
+    /// Latches `id` shared-exclusive: other readers may still enter; writers and other SX
+    /// holders wait. The page cannot be changed through this mtr.
+    pub fn sx_latch(&mut self, id: PageId) -> Result<Slot> {
+        if let Some(i) = self.find(id) {
+            return match self.held[i].latch {
+                Latch::Sx(_) | Latch::X(_) => Ok(Slot(i)),
+                Latch::S(_) => Err(MtrError::Misuse {
+                    page: id,
+                    what: "SX after S in one mtr",
+                }),
+            };
+        }
+        self.assert_latch_order(id, false);
+        let g = self.pool.get_sx(id)?;
+        Ok(self.hold(id, Latch::Sx(g), false, None))
+    }
+
+    /// Whether this mtr holds `s` exclusively (so may change it).
+    pub fn is_x(&self, s: Slot) -> bool {
+        matches!(self.held[s.0].latch, Latch::X(_))
     }
 
     /// Latches `id` shared.
@@ -159,12 +243,24 @@ impl<'a> Mtr<'a> {
         }
         self.assert_latch_order(id, false);
         let g = self.pool.get_shared(id)?;
+        Ok(self.hold(id, Latch::S(g), false, None))
+    }
+
+    fn hold(
+        &mut self,
+        id: PageId,
+        latch: Latch<'a>,
+        created: bool,
+        before: Option<Box<[u8]>>,
+    ) -> Slot {
         self.held.push(Held {
             id,
-            latch: Latch::S(g),
-            modified: false,
+            latch,
+            modified: created,
+            created,
+            before,
         });
-        Ok(Slot(self.held.len() - 1))
+        Slot(self.held.len() - 1)
     }
 
     /// Starts page `id` from nothing as type `ty` (PAGE_INIT): it is never read from disk, and
@@ -177,12 +273,12 @@ impl<'a> Mtr<'a> {
             });
         }
         self.assert_latch_order(id, true);
-        let g = self.pool.create(id, ty)?;
-        self.held.push(Held {
-            id,
-            latch: Latch::X(g),
-            modified: true,
-        });
+        let (g, before) = if self.rollback_enabled {
+            self.pool.create_keeping_old(id, ty)?
+        } else {
+            (self.pool.create(id, ty)?, None)
+        };
+        self.hold(id, Latch::X(g), true, before);
         // The pool already initialized the frame exactly as PAGE_INIT does; log it.
         self.records.push(&Record::PageInit {
             page: id,
@@ -199,6 +295,7 @@ impl<'a> Mtr<'a> {
     pub fn page(&self, s: Slot) -> &[u8] {
         match &self.held[s.0].latch {
             Latch::S(g) => g,
+            Latch::Sx(g) => g,
             Latch::X(g) => g,
         }
     }
@@ -215,12 +312,18 @@ impl<'a> Mtr<'a> {
         };
         let mark = self.records.mark();
         self.records.push(&rec);
-        if self.records.len() > self.log.max_payload() as usize {
+        let max = self.log.max_payload() as usize;
+        if self.records.len() > max {
+            let more = self.records.len() - mark.0;
             self.records.rollback(mark);
-            return Err(MtrError::Misuse {
-                page: h.id,
-                what: "mini-transaction too large",
+            return Err(MtrError::TooLarge {
+                have: self.records.len(),
+                more,
+                max,
             });
+        }
+        if self.rollback_enabled && h.before.is_none() && !h.created {
+            h.before = Some(Box::from(&g[..]));
         }
         if record::apply(&rec, g).is_err() {
             self.records.rollback(mark);
@@ -286,12 +389,14 @@ impl<'a> Mtr<'a> {
         debug_assert!(rec.page().is_none(), "log_file_op takes file records");
         let mark = self.records.mark();
         self.records.push(&rec);
-        if self.records.len() > self.log.max_payload() as usize {
+        let max = self.log.max_payload() as usize;
+        if self.records.len() > max {
+            let more = self.records.len() - mark.0;
             self.records.rollback(mark);
-            let page = PageId::new(crate::page::SpaceId(u32::MAX), crate::page::PageNo::NULL);
-            return Err(MtrError::Misuse {
-                page,
-                what: "mini-transaction too large",
+            return Err(MtrError::TooLarge {
+                have: self.records.len(),
+                more,
+                max,
             });
         }
         Ok(())
@@ -368,6 +473,13 @@ impl Drop for Mtr<'_> {
     fn drop(&mut self) {
         if self.committed || self.records.is_empty() {
             self.release();
+            return;
+        }
+        if self.rollback_enabled {
+            // Invariant 6: an error path undoes the changes rather than logging half a plan.
+            if let Err(e) = self.rollback_inner() {
+                quire_io::fatal::fatal(&format!("mini-transaction rollback failed: {e}"));
+            }
             return;
         }
         // Changes were applied to pages: they must reach the log, whatever the caller's

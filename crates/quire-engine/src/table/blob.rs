@@ -456,6 +456,15 @@ impl LeafWork for RowWrite<'_> {
     fn after(&mut self, mtr: &mut Mtr<'_>) -> crate::btree::Result<()> {
         self.frees.in_mtr(mtr)
     }
+
+    /// The structure change that ran `value` was rolled back: the heads it wrote are free
+    /// again and no record names the tails, so an error now leaves them to `free_tails`.
+    fn rolled_back(&mut self) {
+        self.produced = false;
+        for ch in &mut self.new {
+            ch.head_written.clear();
+        }
+    }
 }
 
 /// Deletes the record with `key`, whose current bytes are `old`, and frees its chains: as
