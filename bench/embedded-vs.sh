@@ -218,8 +218,8 @@ dur_name = {"nosync": "no fsync per commit", "sync": "durable (fsync per commit)
 
 print("# Embedded: Quire against RocksDB and SQLite, same run")
 print()
-print(f"Measured {datetime.date.today()} on the project's **2-core shared machine**, with other")
-print("sessions compiling at the same time: the numbers are noisy (one run per cell, "
+print(f"Measured {datetime.date.today()} on the project's **2-core shared machine** (load "
+      "averages under Setup): the numbers are noisy (one run per cell, "
       f"{secs} s each), so read the ratios, and not to two digits. Release builds; the whole "
       f"script took {int(elapsed)//60} min {int(elapsed)%60} s.")
 print()
@@ -292,8 +292,10 @@ print(f"- Caches: Quire `--pool-mb`, RocksDB `--cache_size` (block cache; memtab
       f"{big_mb} MiB (in memory) or {small_mb} MiB (a tenth of the raw data).")
 print("- Quire: `quire bench insert|point-select --rows N --threads T --pool-mb M --seconds S "
       "--set innodb_flush_log_at_trx_commit=F`; table (id BIGINT PRIMARY KEY, v VARBINARY(100)), "
-      "one `Table::insert` / `Table::get` per operation, redo and data files with O_DIRECT, "
-      "doublewrite ON, 1 GiB redo log (the defaults).")
+      "one `Table::insert` / `Table::get` per operation, data files with O_DIRECT, the redo log "
+      "with O_DIRECT at flush_log_at_trx_commit=0 and 1 and through the page cache at 2 "
+      "(`innodb_log_file_buffering`, ON at 2 as in MariaDB), doublewrite ON, 1 GiB redo log "
+      "(the defaults).")
 print("- RocksDB: `db_bench --key_size=8 --value_size=100 --compression_ratio=1 --num=N "
       "--threads=T --cache_size=BYTES --duration=S`, all else default (snappy, WAL on, buffered "
       "I/O). insert = `fillrandom` (random keys *with* repeats in [0, N), so a few writes "
