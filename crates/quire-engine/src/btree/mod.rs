@@ -643,9 +643,10 @@ impl BTree {
         let mut root_x = is_root;
         loop {
             // Wait for the log room a structure change of this height may take, before
-            // latching anything (docs/mtr.md, "Log space").
-            let smo = smo_redo_estimate(Self::page_size(s), height).min(s.mtr_redo_max());
-            let mut mtr = s.mtr_with_room(room + smo);
+            // latching anything (docs/mtr.md, "Log space"). Never for more than one frame:
+            // no mtr can write more, and a wait past the log's capacity would never end.
+            let smo = smo_redo_estimate(Self::page_size(s), height);
+            let mut mtr = s.mtr_with_room((room + smo).min(s.mtr_redo_max()));
             mtr.enable_rollback();
             let mut path = self.descend_x(&mut mtr, key, root_x)?;
             height = path.len();
