@@ -685,9 +685,13 @@ impl BTree {
                     root_x = true;
                 }
                 Err(e) => {
+                    // A key found present or missing on this path changed nothing; only an
+                    // attempt with changes to undo counts as a rolled-back structure change.
+                    if !mtr.is_empty() {
+                        count(&counters.rolled_back);
+                    }
                     mtr.rollback()?;
                     work.borrow_mut().rolled_back();
-                    count(&counters.rolled_back);
                     return Err(e);
                 }
             }
@@ -780,12 +784,10 @@ impl BTree {
                     Ok(_) => return Err(BTreeError::DuplicateKey),
                     Err(pos) => pos,
                 };
-                let plan = self.split_plan(mtr, path, size, key.len());
-                if plan.root_changes && !mtr.is_x(path[0].slot) {
+                let Some(mut spare) = self.reserve_split(s, mtr, path, size, key.len())? else {
                     return Ok(Smo::NeedRootX);
-                }
+                };
                 // An error from here on rolls the whole mtr back (invariant 8).
-                let mut spare = self.reserve(s, mtr, plan.pages)?;
                 let mut w = work.borrow_mut();
                 let value = produce(&mut **w, mtr, value_len)?.into_owned();
                 let rec = OwnedRec {
@@ -899,11 +901,9 @@ impl BTree {
                 }
                 let flags = marked(node::rec(mtr.page(leaf), i).flags, mark);
                 let size = node::rec_size(key.len(), value_len);
-                let plan = self.split_plan(mtr, path, size, key.len());
-                if plan.root_changes && !mtr.is_x(path[0].slot) {
+                let Some(mut spare) = self.reserve_split(s, mtr, path, size, key.len())? else {
                     return Ok(Smo::NeedRootX);
-                }
-                let mut spare = self.reserve(s, mtr, plan.pages)?;
+                };
                 let value = produce(&mut **w, mtr, value_len)?.into_owned();
                 node::remove(&mut mp(mtr, leaf), i)?;
                 let rec = OwnedRec {
@@ -1074,6 +1074,24 @@ impl BTree {
         // Here `may` says whether the node at depth 1 may be rebalanced, which changes its
         // parent, the root (or the leaf's own rebalance, when the leaf is at depth 1).
         may
+    }
+
+    /// Plans the insertion of a `size`-byte record at the leaf of `path` and allocates the
+    /// pages it may need, before anything on the path changes; `None` (nothing allocated)
+    /// if it may change a root this attempt holds only SX (invariant 7).
+    fn reserve_split<S: BTreeStore + ?Sized>(
+        &self,
+        s: &S,
+        mtr: &mut Mtr<'_>,
+        path: &[Step],
+        size: usize,
+        key_len: usize,
+    ) -> Result<Option<Vec<PageNo>>> {
+        let plan = self.split_plan(mtr, path, size, key_len);
+        if plan.root_changes && !mtr.is_x(path[0].slot) {
+            return Ok(None);
+        }
+        self.reserve(s, mtr, plan.pages).map(Some)
     }
 
     /// Allocates `need` pages for a split before anything on the path changes.
