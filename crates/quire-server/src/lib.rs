@@ -1,0 +1,1 @@
+//! # quire-server: the MySQL wire protocol over quire-sql sessions

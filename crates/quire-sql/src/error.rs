@@ -1,0 +1,196 @@
+//! The SQL layer's errors. Each variant is one thing a client can be told; the server maps
+//! them to MySQL error codes and SQLSTATEs in one table (`quire-server`, `errors.rs`).
+
+use quire_engine::table::DbError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum SqlError {
+    /// 1064: the text is not SQL we can parse. `near` is the rest of the statement from
+    /// where parsing failed, as MySQL quotes it.
+    #[error("You have an error in your SQL syntax; check the manual that corresponds to your MariaDB server version for the right syntax to use near '{near}' at line {line}")]
+    Parse { near: String, line: u64 },
+    /// 1065
+    #[error("Query was empty")]
+    EmptyQuery,
+    /// 1235: valid SQL that Quire does not do yet.
+    #[error("This version of Quire doesn't yet support '{0}'")]
+    Unsupported(String),
+    /// 1046
+    #[error("No database selected")]
+    NoDatabaseSelected,
+    /// 1049
+    #[error("Unknown database '{0}'")]
+    UnknownDatabase(String),
+    /// 1007
+    #[error("Can't create database '{0}'; database exists")]
+    DatabaseExists(String),
+    /// 1008
+    #[error("Can't drop database '{0}'; database doesn't exist")]
+    DropMissingDatabase(String),
+    /// 1146
+    #[error("Table '{db}.{table}' doesn't exist")]
+    NoSuchTable { db: String, table: String },
+    /// 1051
+    #[error("Unknown table '{0}'")]
+    UnknownTable(String),
+    /// 1050
+    #[error("Table '{0}' already exists")]
+    TableExists(String),
+    /// 1054
+    #[error("Unknown column '{column}' in '{context}'")]
+    UnknownColumn { column: String, context: String },
+    /// 1052
+    #[error("Column '{column}' in {context} is ambiguous")]
+    AmbiguousColumn { column: String, context: String },
+    /// 1060
+    #[error("Duplicate column name '{0}'")]
+    DuplicateColumn(String),
+    /// 1061
+    #[error("Duplicate key name '{0}'")]
+    DuplicateKeyName(String),
+    /// 1091
+    #[error("Can't DROP INDEX `{0}`; check that it exists")]
+    CantDropKey(String),
+    /// 1062
+    #[error("Duplicate entry '{value}' for key '{key}'")]
+    DuplicateKey { value: String, key: String },
+    /// 1136
+    #[error("Column count doesn't match value count at row {0}")]
+    ValueCount(u64),
+    /// 1048
+    #[error("Column '{0}' cannot be null")]
+    NullNotAllowed(String),
+    /// 1364
+    #[error("Field '{0}' doesn't have a default value")]
+    NoDefault(String),
+    /// 1264
+    #[error("Out of range value for column '{column}' at row {row}")]
+    OutOfRange { column: String, row: u64 },
+    /// 1406
+    #[error("Data too long for column '{column}' at row {row}")]
+    DataTooLong { column: String, row: u64 },
+    /// 1366
+    #[error("Incorrect {kind} value: '{value}' for column `{db}`.`{table}`.`{column}` at row {row}")]
+    IncorrectValue {
+        kind: &'static str,
+        value: String,
+        db: String,
+        table: String,
+        column: String,
+        row: u64,
+    },
+    /// 1292
+    #[error("Incorrect {kind} value: '{value}'")]
+    TruncatedWrongValue { kind: &'static str, value: String },
+    /// 1067
+    #[error("Invalid default value for '{0}'")]
+    InvalidDefault(String),
+    /// 1075
+    #[error("Incorrect table definition; there can be only one auto column and it must be defined as a key")]
+    WrongAutoKey,
+    /// 1068
+    #[error("Multiple primary key defined")]
+    MultiplePrimaryKey,
+    /// 1074 / 1118 and friends: a column or row the engine cannot store.
+    #[error("{0}")]
+    BadDefinition(String),
+    /// 1193
+    #[error("Unknown system variable '{0}'")]
+    UnknownVariable(String),
+    /// 1238
+    #[error("Variable '{0}' is a read only variable")]
+    ReadOnlyVariable(String),
+    /// 1228
+    #[error("Variable '{0}' is a SESSION variable and can't be used with SET GLOBAL")]
+    SessionOnlyVariable(String),
+    /// 1229
+    #[error("Variable '{0}' is a GLOBAL variable and should be set with SET GLOBAL")]
+    GlobalOnlyVariable(String),
+    /// 1231
+    #[error("Variable '{name}' can't be set to the value of '{value}'")]
+    WrongValueForVariable { name: String, value: String },
+    /// 1232
+    #[error("Incorrect argument type to variable '{0}'")]
+    WrongTypeForVariable(String),
+    /// 1210
+    #[error("Incorrect arguments to {0}")]
+    WrongArguments(String),
+    /// 1243
+    #[error("Unknown prepared statement handler ({id}) given to {what}")]
+    UnknownStatement { id: u32, what: &'static str },
+    /// 1295
+    #[error("This command is not supported in the prepared statement protocol yet")]
+    NotPreparable,
+    /// 1305
+    #[error("SAVEPOINT {0} does not exist")]
+    NoSuchSavepoint(String),
+    /// 1205
+    #[error("Lock wait timeout exceeded; try restarting transaction")]
+    LockWaitTimeout,
+    /// 1213
+    #[error("Deadlock found when trying to get lock; try restarting transaction")]
+    Deadlock,
+    /// 1317
+    #[error("Query execution was interrupted")]
+    Interrupted,
+    /// 1094
+    #[error("Unknown thread id: {0}")]
+    NoSuchThread(u64),
+    /// 1192
+    #[error("Can't execute the given command because you have active locked tables or an active transaction")]
+    ActiveTransaction,
+    /// 1305 for functions
+    #[error("FUNCTION {0} does not exist")]
+    NoSuchFunction(String),
+    /// 1582 / 1583
+    #[error("Incorrect parameter count in the call to native function '{0}'")]
+    WrongParamCount(String),
+    /// 1222
+    #[error("The used SELECT statements have a different number of columns")]
+    DifferentColumnCount,
+    /// 1241
+    #[error("Operand should contain {0} column(s)")]
+    OperandColumns(usize),
+    /// 1111
+    #[error("Invalid use of group function")]
+    InvalidGroupFunction,
+    /// 1055
+    #[error("'{0}' isn't in GROUP BY")]
+    NotInGroupBy(String),
+    /// 1365
+    #[error("Division by 0")]
+    DivisionByZero,
+    /// 1690
+    #[error("{kind} value is out of range in '{expr}'")]
+    ArithmeticOutOfRange { kind: &'static str, expr: String },
+    /// 1412: a snapshot older than the table's definition.
+    #[error("Table definition has changed, please retry transaction")]
+    TableDefinitionChanged,
+    /// 1792
+    #[error("Cannot execute statement in a READ ONLY transaction")]
+    ReadOnlyTransaction,
+    /// 1105: the engine failed in a way the client cannot fix (I/O, corruption).
+    #[error("{0}")]
+    Engine(DbError),
+    /// The result sink failed (client gone): nothing to tell the client.
+    #[error(transparent)]
+    Sink(#[from] crate::meta::SinkError),
+}
+
+impl From<DbError> for SqlError {
+    /// Engine errors that a client caused get their own variants; the rest stay engine
+    /// errors (1105).
+    fn from(e: DbError) -> Self {
+        match e {
+            DbError::LockWaitTimeout => SqlError::LockWaitTimeout,
+            DbError::Deadlock | DbError::TrxAborted => SqlError::Deadlock,
+            DbError::NoSuchDatabase(d) => SqlError::UnknownDatabase(d),
+            DbError::DatabaseExists(d) => SqlError::DatabaseExists(d),
+            DbError::TableExists(t) => SqlError::TableExists(t),
+            DbError::NoSuchSavepoint(s) => SqlError::NoSuchSavepoint(s),
+            e => SqlError::Engine(e),
+        }
+    }
+}
+
+pub type Result<T> = std::result::Result<T, SqlError>;

@@ -1,0 +1,23 @@
+//! # quire-sql: SQL on the Quire engine
+//!
+//! Synchronous, with no networking: the server (`quire-server`) owns sockets and packets and
+//! calls a [`Session`] per connection. A statement goes through four stages, one folder each:
+//!
+//! ```text
+//!   text ──parse──▶ sqlparser AST (or a small dispatch for what sqlparser rejects)
+//!        ──bind───▶ names resolved against the catalog, expressions typed
+//!        ──plan───▶ access path chosen (primary/secondary point or range, covering, order)
+//!        ──exec───▶ engine calls; rows stream into a RowSink, never materialized whole
+//! ```
+//!
+//! Errors are typed ([`SqlError`]); the server maps them to MySQL codes in one place.
+
+pub mod error;
+pub mod meta;
+pub mod session;
+mod vars;
+
+pub use error::SqlError;
+pub use meta::{charset, flags, CollectSink, ColumnMeta, FieldType, RowSink, SinkError};
+pub use quire_engine::row::Value;
+pub use session::{kill, Instance, Outcome, PreparedInfo, Session, SessionInfo};

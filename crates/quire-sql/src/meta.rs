@@ -1,0 +1,129 @@
+//! What a result set looks like to the wire: column definitions and the sink rows go to.
+
+use quire_engine::row::Value;
+
+/// MySQL column types as the protocol names them (`enum_field_types`); the server maps
+/// them to its packet types.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldType {
+    Tiny,
+    Short,
+    Int24,
+    Long,
+    LongLong,
+    Float,
+    Double,
+    NewDecimal,
+    /// CHAR / BINARY.
+    String,
+    /// VARCHAR / VARBINARY and computed strings.
+    VarString,
+    Blob,
+    Date,
+    DateTime,
+    Timestamp,
+    Null,
+}
+
+/// Column definition flags (MySQL's `*_FLAG`).
+pub mod flags {
+    pub const NOT_NULL: u16 = 1;
+    pub const PRI_KEY: u16 = 2;
+    pub const UNIQUE_KEY: u16 = 4;
+    pub const MULTIPLE_KEY: u16 = 8;
+    pub const BLOB: u16 = 16;
+    pub const UNSIGNED: u16 = 32;
+    pub const BINARY: u16 = 128;
+    pub const AUTO_INCREMENT: u16 = 512;
+    pub const NUM: u16 = 32768;
+}
+
+/// Charset numbers used in column definitions.
+pub mod charset {
+    /// utf8mb4_general_ci: MariaDB 10.11's default for utf8mb4.
+    pub const UTF8MB4_GENERAL_CI: u16 = 45;
+    /// binary: numbers, dates and byte strings.
+    pub const BINARY: u16 = 63;
+}
+
+/// One column of a result set, as a column definition packet carries it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ColumnMeta {
+    pub schema: String,
+    pub table: String,
+    pub org_table: String,
+    pub name: String,
+    pub org_name: String,
+    pub charset: u16,
+    /// Display length in bytes (characters × 4 for utf8mb4 strings).
+    pub length: u32,
+    pub ty: FieldType,
+    pub flags: u16,
+    pub decimals: u8,
+}
+
+impl ColumnMeta {
+    /// A computed column (no table), e.g. `SELECT 1`, `COUNT(*)`.
+    pub fn computed(name: impl Into<String>, ty: FieldType, length: u32, decimals: u8) -> Self {
+        let charset = match ty {
+            FieldType::VarString | FieldType::String | FieldType::Blob => {
+                charset::UTF8MB4_GENERAL_CI
+            }
+            _ => charset::BINARY,
+        };
+        let flags = match ty {
+            FieldType::Tiny
+            | FieldType::Short
+            | FieldType::Int24
+            | FieldType::Long
+            | FieldType::LongLong
+            | FieldType::Float
+            | FieldType::Double
+            | FieldType::NewDecimal => flags::NUM,
+            _ => 0,
+        };
+        ColumnMeta {
+            schema: String::new(),
+            table: String::new(),
+            org_table: String::new(),
+            name: name.into(),
+            org_name: String::new(),
+            charset,
+            length,
+            ty,
+            flags,
+            decimals,
+        }
+    }
+}
+
+/// The sink failed: the client went away or a packet could not be written. The statement
+/// stops; the session decides what to roll back.
+#[derive(Debug, thiserror::Error)]
+#[error("result set not delivered: {0}")]
+pub struct SinkError(pub String);
+
+/// Where a result set goes. `columns` is called once before the first row; rows follow in
+/// order. The server writes each row to the socket as it comes (text or binary protocol).
+pub trait RowSink {
+    fn columns(&mut self, cols: &[ColumnMeta]) -> Result<(), SinkError>;
+    fn row(&mut self, row: &[Value]) -> Result<(), SinkError>;
+}
+
+/// A sink that keeps everything: for tests and for the embedded use of quire-sql.
+#[derive(Debug, Default)]
+pub struct CollectSink {
+    pub columns: Vec<ColumnMeta>,
+    pub rows: Vec<Vec<Value>>,
+}
+
+impl RowSink for CollectSink {
+    fn columns(&mut self, cols: &[ColumnMeta]) -> Result<(), SinkError> {
+        self.columns = cols.to_vec();
+        Ok(())
+    }
+    fn row(&mut self, row: &[Value]) -> Result<(), SinkError> {
+        self.rows.push(row.to_vec());
+        Ok(())
+    }
+}
