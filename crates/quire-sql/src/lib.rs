@@ -12,9 +12,20 @@
 //!
 //! Errors are typed ([`SqlError`]); the server maps them to MySQL codes in one place.
 
+pub mod bind;
+mod control;
+mod ddl;
+pub mod dispatch;
 pub mod error;
+pub mod exec;
+pub mod expr;
 pub mod meta;
+pub mod parse;
+pub mod plan;
+mod run;
 pub mod session;
+pub mod stmt;
+pub mod types;
 mod vars;
 
 pub use error::SqlError;

@@ -6,17 +6,20 @@
 //! connection threads are scoped inside the server's lifetime of the `Db`, so no handle
 //! outlives it.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
-use parking_lot::Mutex;
+use parking_lot::{Mutex, RwLock};
 use quire_engine::row::Value;
-use quire_engine::table::Db;
+use quire_engine::table::{Db, Transaction};
+use quire_engine::trx::Isolation;
 
 use crate::error::{Result, SqlError};
 use crate::meta::{ColumnMeta, RowSink};
+use crate::stmt::Planned;
+use crate::vars::Globals;
 
 /// What a statement did, when it did not send a result set.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -91,6 +94,10 @@ pub struct Instance<'d> {
     pub(crate) next_conn: AtomicU64,
     pub(crate) sessions: Mutex<BTreeMap<u64, Arc<SessionInfo>>>,
     pub(crate) started: Instant,
+    pub(crate) globals: RwLock<Globals>,
+    /// Bumped by every DDL: cached and prepared plans made before it are re-planned.
+    pub(crate) generation: AtomicU64,
+    pub(crate) questions: AtomicU64,
 }
 
 impl<'d> Instance<'d> {
@@ -100,6 +107,9 @@ impl<'d> Instance<'d> {
             next_conn: AtomicU64::new(1),
             sessions: Mutex::new(BTreeMap::new()),
             started: Instant::now(),
+            globals: RwLock::new(Globals::default()),
+            generation: AtomicU64::new(0),
+            questions: AtomicU64::new(0),
         }
     }
 
@@ -140,6 +150,50 @@ impl<'d> Instance<'d> {
     pub fn global_u64(&self, name: &str) -> Option<u64> {
         crate::vars::global_u64(self, name)
     }
+
+    /// Sets a server variable's global value at start-up (`quire serve --set`).
+    pub fn set_global(&self, name: &str, value: &str) -> Result<()> {
+        let name = name.to_ascii_lowercase();
+        if crate::vars::find(&name).is_none() {
+            return Err(SqlError::UnknownVariable(name));
+        }
+        let v = match value.parse::<i64>() {
+            Ok(i) => Value::Int(i),
+            Err(_) => Value::Str(value.into()),
+        };
+        let v = crate::vars::normalize(&name, &v)?;
+        self.globals.write().values.insert(name, v);
+        Ok(())
+    }
+}
+
+/// A statement kept for re-execution: a prepared statement or a COM_QUERY cache entry.
+#[derive(Debug, Clone)]
+pub(crate) struct Kept {
+    pub sql: String,
+    pub generation: u64,
+    pub db: Option<String>,
+    /// `None`: a statement that is executed from its text each time (DDL, SHOW, SET, …).
+    pub planned: Option<Arc<Planned>>,
+    pub params: u16,
+    pub columns: Vec<ColumnMeta>,
+}
+
+/// Statements of the plan cache per session (COM_QUERY text → plan).
+const PLAN_CACHE_MAX: usize = 128;
+
+/// Session state that expressions read (kept apart from the transaction so both can be
+/// borrowed at once).
+pub(crate) struct SessVars {
+    pub conn_id: u64,
+    pub user: String,
+    pub host: String,
+    pub db: Option<String>,
+    pub vars: HashMap<String, Value>,
+    pub last_insert_id: u64,
+    pub row_count: i64,
+    pub found_rows: u64,
+    pub warnings: Vec<(String, u16, String)>,
 }
 
 /// One connection's SQL state: current database, transaction, variables, prepared
@@ -147,11 +201,39 @@ impl<'d> Instance<'d> {
 pub struct Session<'d> {
     pub(crate) inst: &'d Instance<'d>,
     pub(crate) info: Arc<SessionInfo>,
+    pub(crate) trx: Option<Transaction<'d>>,
+    /// BEGIN / START TRANSACTION opened the transaction (autocommit does not end it).
+    pub(crate) explicit: bool,
+    pub(crate) read_only: bool,
+    pub(crate) sv: SessVars,
+    pub(crate) prepared: HashMap<u32, Kept>,
+    pub(crate) next_stmt: u32,
+    pub(crate) cache: HashMap<String, Kept>,
 }
 
 impl<'d> Session<'d> {
     fn new(inst: &'d Instance<'d>, info: Arc<SessionInfo>) -> Session<'d> {
-        Session { inst, info }
+        Session {
+            sv: SessVars {
+                conn_id: info.id,
+                user: info.user.clone(),
+                host: info.host.clone(),
+                db: None,
+                vars: HashMap::new(),
+                last_insert_id: 0,
+                row_count: -1,
+                found_rows: 0,
+                warnings: Vec::new(),
+            },
+            inst,
+            info,
+            trx: None,
+            explicit: false,
+            read_only: false,
+            prepared: HashMap::new(),
+            next_stmt: 1,
+            cache: HashMap::new(),
+        }
     }
 
     pub fn id(&self) -> u64 {
@@ -164,96 +246,315 @@ impl<'d> Session<'d> {
 
     /// COM_QUERY: runs one statement. A result set goes to `sink`.
     pub fn query(&mut self, sql: &str, sink: &mut dyn RowSink) -> Result<Outcome> {
-        let _ = (sql, sink);
-        Err(SqlError::Unsupported("queries".into()))
+        self.inst.questions.fetch_add(1, Ordering::Relaxed);
+        self.info.killed.store(kill::NONE, Ordering::Release);
+        let text = crate::dispatch::skip_leading_comments(sql)
+            .trim_end()
+            .trim_end_matches(';')
+            .trim_end();
+        if text.is_empty() {
+            return Err(SqlError::EmptyQuery);
+        }
+        let r = self.query_text(text, sink);
+        self.after_statement(&r);
+        r
+    }
+
+    fn query_text(&mut self, text: &str, sink: &mut dyn RowSink) -> Result<Outcome> {
+        let gen = self.inst.generation.load(Ordering::Acquire);
+        if let Some(k) = self.cache.get(text) {
+            if k.generation == gen && k.db == self.sv.db {
+                if let Some(p) = k.planned.clone() {
+                    self.sv.warnings.clear();
+                    return self.run_planned(&p, &[], sink);
+                }
+            }
+        }
+        self.sv.warnings.clear();
+        if let Some(out) = self.special(text, sink)? {
+            return Ok(out);
+        }
+        let (stmt, lock) = crate::parse::parse_one(text)?;
+        let params = HashMap::new();
+        match self.plan(&stmt, lock, &params)? {
+            Some(planned) => {
+                let planned = Arc::new(planned);
+                if self.cache.len() >= PLAN_CACHE_MAX {
+                    self.cache.clear();
+                }
+                self.cache.insert(
+                    text.to_string(),
+                    Kept {
+                        sql: text.to_string(),
+                        generation: gen,
+                        db: self.sv.db.clone(),
+                        planned: Some(planned.clone()),
+                        params: 0,
+                        columns: Vec::new(),
+                    },
+                );
+                self.run_planned(&planned, &[], sink)
+            }
+            None => self.utility(&stmt, sink),
+        }
+    }
+
+    fn after_statement(&mut self, r: &Result<Outcome>) {
+        match r {
+            Ok(Outcome::Ok { affected_rows, .. }) => self.sv.row_count = *affected_rows as i64,
+            Ok(Outcome::ResultSet) => self.sv.row_count = -1,
+            Err(e) => {
+                self.sv.row_count = -1;
+                if !matches!(e, SqlError::Sink(_)) {
+                    self.sv.warnings = vec![("Error".into(), 0, e.to_string())];
+                }
+            }
+        }
+    }
+
+    pub(crate) fn plan(
+        &self,
+        stmt: &sqlparser::ast::Statement,
+        lock: Option<quire_engine::table::ReadLock>,
+        params: &HashMap<(u64, u64), usize>,
+    ) -> Result<Option<Planned>> {
+        use sqlparser::ast::Statement as S;
+        let ctx = crate::stmt::Ctx {
+            db: self.inst.db,
+            current_db: self.sv.db.as_deref(),
+            params,
+        };
+        Ok(Some(match stmt {
+            S::Query(q) => Planned::Select(crate::stmt::select(&ctx, q, lock)?),
+            S::Insert(i) => Planned::Insert(crate::stmt::insert(&ctx, i)?),
+            S::Update(u) => Planned::Update(crate::stmt::update(&ctx, u)?),
+            S::Delete(d) => Planned::Delete(crate::stmt::delete(&ctx, d)?),
+            _ => return Ok(None),
+        }))
     }
 
     /// COM_STMT_PREPARE.
     pub fn prepare(&mut self, sql: &str) -> Result<PreparedInfo> {
-        let _ = sql;
-        Err(SqlError::Unsupported("prepared statements".into()))
+        let text = crate::dispatch::skip_leading_comments(sql)
+            .trim_end()
+            .trim_end_matches(';')
+            .trim_end()
+            .to_string();
+        let kept = self.make_kept(&text)?;
+        let id = self.next_stmt;
+        self.next_stmt = self.next_stmt.wrapping_add(1).max(1);
+        let info = PreparedInfo {
+            id,
+            params: kept.params,
+            columns: kept.columns.clone(),
+        };
+        self.prepared.insert(id, kept);
+        Ok(info)
+    }
+
+    fn make_kept(&self, text: &str) -> Result<Kept> {
+        if text.is_empty() {
+            return Err(SqlError::EmptyQuery);
+        }
+        let gen = self.inst.generation.load(Ordering::Acquire);
+        let (stmt, lock, params) = crate::parse::parse_prepared(text)?;
+        let planned = self.plan(&stmt, lock, &params)?;
+        let columns = match &planned {
+            Some(Planned::Select(s)) => s.columns.clone(),
+            _ => Vec::new(),
+        };
+        if planned.is_none() && !params.is_empty() {
+            return Err(SqlError::NotPreparable);
+        }
+        Ok(Kept {
+            sql: text.to_string(),
+            generation: gen,
+            db: self.sv.db.clone(),
+            planned: planned.map(Arc::new),
+            params: params.len() as u16,
+            columns,
+        })
     }
 
     /// The number of parameters of prepared statement `id` (to decode COM_STMT_EXECUTE).
     pub fn param_count(&self, id: u32) -> Option<u16> {
-        let _ = id;
-        None
+        self.prepared.get(&id).map(|k| k.params)
     }
 
     /// COM_STMT_EXECUTE with decoded parameters (long data already appended by the server).
-    pub fn execute(&mut self, id: u32, params: &[Value], sink: &mut dyn RowSink) -> Result<Outcome> {
-        let _ = (params, sink);
-        Err(SqlError::UnknownStatement {
-            id,
-            what: "mysqld_stmt_execute",
-        })
+    pub fn execute(
+        &mut self,
+        id: u32,
+        params: &[Value],
+        sink: &mut dyn RowSink,
+    ) -> Result<Outcome> {
+        self.inst.questions.fetch_add(1, Ordering::Relaxed);
+        self.info.killed.store(kill::NONE, Ordering::Release);
+        let Some(k) = self.prepared.get(&id) else {
+            return Err(SqlError::UnknownStatement {
+                id,
+                what: "mysqld_stmt_execute",
+            });
+        };
+        if params.len() != usize::from(k.params) {
+            return Err(SqlError::WrongArguments("mysqld_stmt_execute".into()));
+        }
+        let gen = self.inst.generation.load(Ordering::Acquire);
+        if k.generation != gen || k.db != self.sv.db {
+            // DDL since PREPARE: plan again from the text (the statement may now fail).
+            let sql = k.sql.clone();
+            let fresh = self.make_kept(&sql)?;
+            self.prepared.insert(id, fresh);
+        }
+        let k = self
+            .prepared
+            .get(&id)
+            .cloned()
+            .ok_or(SqlError::UnknownStatement {
+                id,
+                what: "mysqld_stmt_execute",
+            })?;
+        self.sv.warnings.clear();
+        let r = match &k.planned {
+            Some(p) => self.run_planned(p, params, sink),
+            None => self.query_text(&k.sql, sink),
+        };
+        self.after_statement(&r);
+        r
     }
 
     /// COM_STMT_RESET: a statement's cursor and long data are gone.
     pub fn reset_prepared(&mut self, id: u32) -> Result<()> {
-        Err(SqlError::UnknownStatement {
-            id,
-            what: "mysqld_stmt_reset",
-        })
+        if self.prepared.contains_key(&id) {
+            Ok(())
+        } else {
+            Err(SqlError::UnknownStatement {
+                id,
+                what: "mysqld_stmt_reset",
+            })
+        }
     }
 
     /// COM_STMT_CLOSE (no answer on the wire, even for an unknown id).
     pub fn close_prepared(&mut self, id: u32) {
-        let _ = id;
+        self.prepared.remove(&id);
     }
 
     /// COM_INIT_DB.
     pub fn use_database(&mut self, db: &str) -> Result<()> {
-        Err(SqlError::UnknownDatabase(db.into()))
+        if !self.inst.db.databases().iter().any(|d| d == db) {
+            return Err(SqlError::UnknownDatabase(db.into()));
+        }
+        self.sv.db = Some(db.to_string());
+        *self.info.db.lock() = Some(db.to_string());
+        Ok(())
     }
 
     pub fn current_database(&self) -> Option<String> {
-        self.info.db.lock().clone()
+        self.sv.db.clone()
     }
 
     /// COM_FIELD_LIST: the columns of `table` in the current database.
     pub fn field_list(&mut self, table: &str) -> Result<Vec<ColumnMeta>> {
-        Err(SqlError::NoSuchTable {
-            db: self.current_database().unwrap_or_default(),
-            table: table.into(),
-        })
+        let db = self.sv.db.clone().ok_or(SqlError::NoDatabaseSelected)?;
+        let t = self
+            .inst
+            .db
+            .table(&db, table)
+            .map_err(|_| SqlError::NoSuchTable {
+                db: db.clone(),
+                table: table.into(),
+            })?;
+        let def = t.definition()?;
+        Ok(def
+            .columns
+            .iter()
+            .map(|c| crate::types::column_meta(&db, table, table, c, 0))
+            .collect())
     }
 
     /// COM_STATISTICS text.
     pub fn statistics(&self) -> String {
+        let uptime = self.inst.started.elapsed().as_secs().max(1);
+        let q = self.inst.questions.load(Ordering::Relaxed);
         format!(
-            "Uptime: {}  Threads: {}  Questions: 0  Slow queries: 0  Opens: 0  Open tables: 0  Queries per second avg: 0.000",
-            self.inst.started.elapsed().as_secs(),
-            self.inst.sessions.lock().len()
+            "Uptime: {uptime}  Threads: {}  Questions: {q}  Slow queries: 0  Opens: 0  Open tables: {}  Queries per second avg: {:.3}",
+            self.inst.sessions.lock().len(),
+            self.inst.db.databases().len(),
+            q as f64 / uptime as f64
         )
     }
 
     /// SERVER_STATUS_IN_TRANS.
     pub fn in_transaction(&self) -> bool {
-        false
+        self.trx.is_some()
     }
 
     /// SERVER_STATUS_AUTOCOMMIT.
     pub fn autocommit(&self) -> bool {
-        true
+        self.var_bool("autocommit")
     }
 
     /// Warnings of the last statement (OK and EOF packets carry the count).
     pub fn warning_count(&self) -> u16 {
-        0
+        self.sv
+            .warnings
+            .iter()
+            .filter(|w| w.0 != "Error")
+            .count()
+            .min(u16::MAX as usize) as u16
     }
 
     /// A session variable as the server needs it (`wait_timeout`, ...).
     pub fn session_u64(&self, name: &str) -> Option<u64> {
-        crate::vars::global_u64(self.inst, name)
+        match self.sv.vars.get(name) {
+            Some(Value::Int(i)) if *i >= 0 => Some(*i as u64),
+            Some(Value::UInt(u)) => Some(*u),
+            _ => crate::vars::global_u64(self.inst, name),
+        }
+    }
+
+    pub(crate) fn var(&self, name: &str) -> Option<Value> {
+        self.sv
+            .vars
+            .get(name)
+            .cloned()
+            .or_else(|| crate::vars::global(self.inst, name))
+    }
+
+    pub(crate) fn var_bool(&self, name: &str) -> bool {
+        matches!(self.var(name), Some(Value::Int(1)))
+    }
+
+    pub(crate) fn isolation(&self) -> Isolation {
+        match self.var("transaction_isolation") {
+            Some(Value::Str(s)) => match s.as_str() {
+                "READ-UNCOMMITTED" => Isolation::ReadUncommitted,
+                "READ-COMMITTED" => Isolation::ReadCommitted,
+                "SERIALIZABLE" => Isolation::Serializable,
+                _ => Isolation::RepeatableRead,
+            },
+            _ => Isolation::RepeatableRead,
+        }
     }
 
     /// Ends the session: an open transaction is rolled back.
-    pub fn close(self) {}
+    pub fn close(mut self) {
+        if let Some(t) = self.trx.take() {
+            if let Err(e) = t.rollback() {
+                tracing::warn!(conn = self.info.id, error = %e, "rollback at disconnect failed");
+            }
+        }
+    }
 }
 
 impl Drop for Session<'_> {
     fn drop(&mut self) {
+        if let Some(t) = self.trx.take() {
+            if let Err(e) = t.rollback() {
+                tracing::warn!(conn = self.info.id, error = %e, "rollback at disconnect failed");
+            }
+        }
         self.inst.sessions.lock().remove(&self.info.id);
     }
 }

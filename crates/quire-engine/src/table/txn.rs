@@ -1169,6 +1169,14 @@ impl<'d> Transaction<'d> {
         Ok(())
     }
 
+    /// Takes the snapshot now (START TRANSACTION WITH CONSISTENT SNAPSHOT) instead of at
+    /// the first read.
+    pub fn snapshot_now(&mut self) -> Result<()> {
+        self.check_active()?;
+        self.view();
+        Ok(())
+    }
+
     // ------------------------------------------------------------------ savepoints
 
     /// SAVEPOINT name (an existing one of that name moves here).

@@ -1,0 +1,908 @@
+//! Statements handled by the keyword dispatch: transaction control, USE, SHOW, DESCRIBE,
+//! CHECK TABLE, FLUSH TABLES … FOR EXPORT, UNLOCK TABLES.
+
+use quire_engine::row::{ColumnType, Value};
+
+use crate::dispatch::{lex, qualified_name, Tok};
+use crate::error::{Result, SqlError};
+use crate::meta::{ColumnMeta, FieldType, RowSink};
+use crate::session::{Outcome, Session};
+use crate::types;
+
+/// Sends a result set of text columns (SHOW output).
+pub(crate) fn send_table(
+    sink: &mut dyn RowSink,
+    cols: &[(&str, FieldType)],
+    rows: Vec<Vec<Value>>,
+) -> Result<Outcome> {
+    let metas: Vec<ColumnMeta> = cols
+        .iter()
+        .map(|(n, t)| {
+            let len = match t {
+                FieldType::LongLong => 21,
+                _ => 256,
+            };
+            ColumnMeta::computed(*n, *t, len, 0)
+        })
+        .collect();
+    sink.columns(&metas)?;
+    for r in rows {
+        sink.row(&r)?;
+    }
+    Ok(Outcome::ResultSet)
+}
+
+fn s(v: impl Into<String>) -> Value {
+    Value::Str(v.into())
+}
+
+/// SHOW … LIKE matching (case-insensitive, as MySQL's system collation).
+fn like_ok(pattern: &Option<String>, name: &str) -> bool {
+    pattern
+        .as_ref()
+        .is_none_or(|p| crate::expr::like(&name.to_lowercase(), &p.to_lowercase(), '\\'))
+}
+
+fn like_at(toks: &[Tok], i: usize) -> Result<Option<String>> {
+    match (toks.get(i), toks.get(i + 1)) {
+        (None, _) => Ok(None),
+        (Some(t), Some(Tok::Str(p))) if t.is("like") => Ok(Some(p.clone())),
+        (Some(t), _) if t.is("where") => Err(SqlError::Unsupported("SHOW … WHERE".into())),
+        (Some(t), _) => Err(SqlError::Parse {
+            near: format!("{t:?}"),
+            line: 1,
+        }),
+    }
+}
+
+fn syntax(text: &str) -> SqlError {
+    SqlError::Parse {
+        near: text.chars().take(80).collect(),
+        line: 1,
+    }
+}
+
+impl<'d> Session<'d> {
+    /// Handles `text` if its leading keywords belong to the dispatch; `None` otherwise.
+    pub(crate) fn special(
+        &mut self,
+        text: &str,
+        sink: &mut dyn RowSink,
+    ) -> Result<Option<Outcome>> {
+        let first = text
+            .split(|c: char| c.is_whitespace() || c == '(' || c == ';')
+            .next()
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        if !matches!(
+            first.as_str(),
+            "begin"
+                | "start"
+                | "commit"
+                | "rollback"
+                | "savepoint"
+                | "release"
+                | "use"
+                | "show"
+                | "describe"
+                | "desc"
+                | "explain"
+                | "check"
+                | "flush"
+                | "unlock"
+                | "lock"
+                | "analyze"
+                | "optimize"
+        ) {
+            return Ok(None);
+        }
+        let toks = lex(text).ok_or_else(|| syntax(text))?;
+        let w = |i: usize| {
+            toks.get(i).map(|t| match t {
+                Tok::Word(w) => w.to_ascii_lowercase(),
+                _ => String::new(),
+            })
+        };
+        let ok = Ok(Some(Outcome::ok(0)));
+        match first.as_str() {
+            "begin" => {
+                if toks.len() > 2 || (toks.len() == 2 && !toks[1].is("work")) {
+                    return Err(syntax(text));
+                }
+                self.begin(false)?;
+                ok
+            }
+            "start" => {
+                if !toks.get(1).is_some_and(|t| t.is("transaction")) {
+                    return Err(syntax(text));
+                }
+                let rest: Vec<String> = toks[2..]
+                    .iter()
+                    .filter_map(|t| match t {
+                        Tok::Word(w) => Some(w.to_ascii_lowercase()),
+                        _ => None,
+                    })
+                    .collect();
+                let read_only = rest.windows(2).any(|p| p == ["read", "only"]);
+                let consistent = rest.windows(2).any(|p| p == ["consistent", "snapshot"]);
+                self.begin(read_only)?;
+                if consistent {
+                    // WITH CONSISTENT SNAPSHOT: the snapshot is taken now, not at first read.
+                    if let Some(tx) = self.trx.as_mut() {
+                        tx.snapshot_now()?;
+                    }
+                }
+                ok
+            }
+            "commit" => {
+                self.commit_open()?;
+                ok
+            }
+            "rollback" => {
+                // ROLLBACK [WORK] TO [SAVEPOINT] name
+                let mut i = 1;
+                if w(i).as_deref() == Some("work") {
+                    i += 1;
+                }
+                if w(i).as_deref() == Some("to") {
+                    i += 1;
+                    if w(i).as_deref() == Some("savepoint") {
+                        i += 1;
+                    }
+                    let name = toks
+                        .get(i)
+                        .and_then(Tok::ident)
+                        .ok_or_else(|| syntax(text))?;
+                    let tx = self
+                        .trx
+                        .as_mut()
+                        .ok_or_else(|| SqlError::NoSuchSavepoint(name.into()))?;
+                    tx.rollback_to_savepoint(name).map_err(|e| match e {
+                        quire_engine::table::DbError::NoSuchSavepoint(_) => {
+                            SqlError::NoSuchSavepoint(name.into())
+                        }
+                        e => e.into(),
+                    })?;
+                    return ok;
+                }
+                self.rollback_open()?;
+                ok
+            }
+            "savepoint" => {
+                let name = toks
+                    .get(1)
+                    .and_then(Tok::ident)
+                    .ok_or_else(|| syntax(text))?;
+                if self.trx.is_none() {
+                    // MySQL accepts SAVEPOINT outside a transaction and forgets it.
+                    if self.explicit || !self.autocommit() {
+                        self.trx = Some(self.inst.db.begin(self.isolation())?);
+                    } else {
+                        return ok;
+                    }
+                }
+                if let Some(tx) = self.trx.as_mut() {
+                    tx.savepoint(name)?;
+                }
+                ok
+            }
+            "release" => {
+                if w(1).as_deref() != Some("savepoint") {
+                    return Err(syntax(text));
+                }
+                let name = toks
+                    .get(2)
+                    .and_then(Tok::ident)
+                    .ok_or_else(|| syntax(text))?;
+                let tx = self
+                    .trx
+                    .as_mut()
+                    .ok_or_else(|| SqlError::NoSuchSavepoint(name.into()))?;
+                tx.release_savepoint(name)?;
+                ok
+            }
+            "use" => {
+                let db = toks
+                    .get(1)
+                    .and_then(Tok::ident)
+                    .ok_or_else(|| syntax(text))?;
+                self.use_database(db)?;
+                ok
+            }
+            "show" => self.show(text, &toks, sink).map(Some),
+            "describe" | "desc" | "explain" => {
+                // DESCRIBE t / EXPLAIN t; EXPLAIN SELECT … goes to the parser.
+                let next = w(1).unwrap_or_default();
+                if matches!(
+                    next.as_str(),
+                    "select"
+                        | "update"
+                        | "delete"
+                        | "insert"
+                        | "replace"
+                        | "extended"
+                        | "partitions"
+                        | "format"
+                ) {
+                    return self.explain(text, sink).map(Some);
+                }
+                let (db, t, _) = qualified_name(&toks, 1).ok_or_else(|| syntax(text))?;
+                self.show_columns(db, &t, None, false, sink).map(Some)
+            }
+            "check" => {
+                if w(1).as_deref() != Some("table") {
+                    return Err(syntax(text));
+                }
+                self.check_tables(&toks[2..], sink).map(Some)
+            }
+            "flush" => {
+                // FLUSH TABLES t[, t] FOR EXPORT writes every dirty page of those tables.
+                let words: Vec<String> = toks
+                    .iter()
+                    .map(|t| match t {
+                        Tok::Word(w) => w.to_ascii_lowercase(),
+                        _ => String::new(),
+                    })
+                    .collect();
+                if words.len() >= 2 && words.ends_with(&["for".into(), "export".into()]) {
+                    let mut i = 2;
+                    let mut names = Vec::new();
+                    while i < toks.len() - 2 {
+                        let (db, t, next) = qualified_name(&toks, i).ok_or_else(|| syntax(text))?;
+                        names.push((db, t));
+                        i = next;
+                        if matches!(toks.get(i), Some(Tok::Punct(','))) {
+                            i += 1;
+                        }
+                    }
+                    for (db, t) in names {
+                        self.flush_table(db, &t)?;
+                    }
+                }
+                ok
+            }
+            "unlock" => ok,
+            "lock" => Err(SqlError::Unsupported("LOCK TABLES".into())),
+            "analyze" | "optimize" => {
+                let op = first.clone();
+                let mut rows = Vec::new();
+                let mut i = 2;
+                while let Some((db, t, next)) = qualified_name(&toks, i) {
+                    let db = db
+                        .or_else(|| self.sv.db.clone())
+                        .ok_or(SqlError::NoDatabaseSelected)?;
+                    let msg = if self.inst.db.table(&db, &t).is_ok() {
+                        "OK"
+                    } else {
+                        "Table doesn't exist"
+                    };
+                    rows.push(vec![
+                        s(format!("{db}.{t}")),
+                        s(op.clone()),
+                        s("status"),
+                        s(msg),
+                    ]);
+                    i = next + 1;
+                }
+                send_table(
+                    sink,
+                    &[
+                        ("Table", FieldType::VarString),
+                        ("Op", FieldType::VarString),
+                        ("Msg_type", FieldType::VarString),
+                        ("Msg_text", FieldType::VarString),
+                    ],
+                    rows,
+                )
+                .map(Some)
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// BEGIN: commits an open transaction first (MySQL's implicit commit).
+    fn begin(&mut self, read_only: bool) -> Result<()> {
+        self.commit_open()?;
+        self.trx = Some(self.inst.db.begin(self.isolation())?);
+        self.explicit = true;
+        self.read_only = read_only;
+        Ok(())
+    }
+
+    fn table_def(
+        &self,
+        db: Option<String>,
+        t: &str,
+    ) -> Result<(String, quire_engine::catalog::TableDef)> {
+        let db = db
+            .or_else(|| self.sv.db.clone())
+            .ok_or(SqlError::NoDatabaseSelected)?;
+        let table = self
+            .inst
+            .db
+            .table(&db, t)
+            .map_err(|_| SqlError::NoSuchTable {
+                db: db.clone(),
+                table: t.into(),
+            })?;
+        Ok((db, table.definition()?))
+    }
+
+    fn flush_table(&self, db: Option<String>, t: &str) -> Result<()> {
+        let (_, def) = self.table_def(db, t)?;
+        let pool = self.inst.db.engine().pool();
+        pool.flush_space(def.space)
+            .map_err(|e| SqlError::Engine(quire_engine::table::DbError::Engine(e.into())))?;
+        Ok(())
+    }
+
+    fn check_tables(&self, toks: &[Tok], sink: &mut dyn RowSink) -> Result<Outcome> {
+        let mut names = Vec::new();
+        let mut i = 0;
+        while let Some((db, t, next)) = qualified_name(toks, i) {
+            names.push((db, t));
+            i = next;
+            if matches!(toks.get(i), Some(Tok::Punct(','))) {
+                i += 1;
+            } else {
+                break;
+            }
+        }
+        // The engine checks the whole data directory; a table's problems name its space.
+        let problems = self.inst.db.check()?;
+        let mut rows = Vec::new();
+        for (db, t) in names {
+            let db = db
+                .or_else(|| self.sv.db.clone())
+                .ok_or(SqlError::NoDatabaseSelected)?;
+            let full = format!("{db}.{t}");
+            match self.inst.db.table(&db, &t) {
+                Err(_) => {
+                    rows.push(vec![
+                        s(&full),
+                        s("check"),
+                        s("Error"),
+                        s(format!("Table '{full}' doesn't exist")),
+                    ]);
+                    rows.push(vec![
+                        s(&full),
+                        s("check"),
+                        s("status"),
+                        s("Operation failed"),
+                    ]);
+                }
+                Ok(table) => {
+                    let def = table.definition()?;
+                    let mine: Vec<&String> = problems
+                        .iter()
+                        .filter(|p| p.contains(&def.space_name) || p.contains(&full))
+                        .collect();
+                    for p in &mine {
+                        rows.push(vec![s(&full), s("check"), s("error"), s(p.as_str())]);
+                    }
+                    let status = if mine.is_empty() { "OK" } else { "Corrupt" };
+                    rows.push(vec![s(&full), s("check"), s("status"), s(status)]);
+                }
+            }
+        }
+        send_table(
+            sink,
+            &[
+                ("Table", FieldType::VarString),
+                ("Op", FieldType::VarString),
+                ("Msg_type", FieldType::VarString),
+                ("Msg_text", FieldType::VarString),
+            ],
+            rows,
+        )
+    }
+
+    fn show(&mut self, text: &str, toks: &[Tok], sink: &mut dyn RowSink) -> Result<Outcome> {
+        let mut i = 1;
+        let word = |i: usize| -> String {
+            toks.get(i)
+                .map(|t| match t {
+                    Tok::Word(w) => w.to_ascii_lowercase(),
+                    _ => String::new(),
+                })
+                .unwrap_or_default()
+        };
+        let mut full = false;
+        let mut global = false;
+        loop {
+            match word(i).as_str() {
+                "full" => full = true,
+                "global" => global = true,
+                "session" | "local" => global = false,
+                _ => break,
+            }
+            i += 1;
+        }
+        let what = word(i);
+        i += 1;
+        let vs = FieldType::VarString;
+        match what.as_str() {
+            "databases" | "schemas" => {
+                let pat = like_at(toks, i)?;
+                let mut names = vec!["information_schema".to_string()];
+                names.extend(self.inst.db.databases());
+                let rows = names
+                    .into_iter()
+                    .filter(|n| like_ok(&pat, n))
+                    .map(|n| vec![s(n)])
+                    .collect();
+                send_table(sink, &[("Database", vs)], rows)
+            }
+            "tables" => {
+                let mut db = self.sv.db.clone();
+                if matches!(word(i).as_str(), "from" | "in") {
+                    db = toks.get(i + 1).and_then(Tok::ident).map(str::to_string);
+                    i += 2;
+                }
+                let db = db.ok_or(SqlError::NoDatabaseSelected)?;
+                let pat = like_at(toks, i)?;
+                let tables = self
+                    .inst
+                    .db
+                    .tables(&db)
+                    .map_err(|_| SqlError::UnknownDatabase(db.clone()))?;
+                let col = format!("Tables_in_{db}");
+                let rows: Vec<Vec<Value>> = tables
+                    .into_iter()
+                    .filter(|t| like_ok(&pat, t))
+                    .map(|t| {
+                        if full {
+                            vec![s(t), s("BASE TABLE")]
+                        } else {
+                            vec![s(t)]
+                        }
+                    })
+                    .collect();
+                if full {
+                    send_table(sink, &[(&col, vs), ("Table_type", vs)], rows)
+                } else {
+                    send_table(sink, &[(&col, vs)], rows)
+                }
+            }
+            "columns" | "fields" => {
+                if !matches!(word(i).as_str(), "from" | "in") {
+                    return Err(syntax(text));
+                }
+                let (mut db, t, mut next) =
+                    qualified_name(toks, i + 1).ok_or_else(|| syntax(text))?;
+                if matches!(word(next).as_str(), "from" | "in") {
+                    db = toks.get(next + 1).and_then(Tok::ident).map(str::to_string);
+                    next += 2;
+                }
+                let pat = like_at(toks, next)?;
+                self.show_columns(db, &t, pat, full, sink)
+            }
+            "index" | "indexes" | "keys" => {
+                if !matches!(word(i).as_str(), "from" | "in") {
+                    return Err(syntax(text));
+                }
+                let (mut db, t, next) = qualified_name(toks, i + 1).ok_or_else(|| syntax(text))?;
+                if matches!(word(next).as_str(), "from" | "in") {
+                    db = toks.get(next + 1).and_then(Tok::ident).map(str::to_string);
+                }
+                self.show_index(db, &t, sink)
+            }
+            "create" => match word(i).as_str() {
+                "table" => {
+                    let (db, t, _) = qualified_name(toks, i + 1).ok_or_else(|| syntax(text))?;
+                    let (db, def) = self.table_def(db, &t)?;
+                    let _ = db;
+                    let sql = crate::ddl::show_create_table(&def);
+                    send_table(
+                        sink,
+                        &[("Table", vs), ("Create Table", vs)],
+                        vec![vec![s(t), s(sql)]],
+                    )
+                }
+                "database" | "schema" => {
+                    let mut j = i + 1;
+                    if word(j) == "if" {
+                        j += 3;
+                    }
+                    let d = toks
+                        .get(j)
+                        .and_then(Tok::ident)
+                        .ok_or_else(|| syntax(text))?;
+                    if !self.inst.db.databases().iter().any(|x| x == d) {
+                        return Err(SqlError::UnknownDatabase(d.into()));
+                    }
+                    let sql = format!("CREATE DATABASE `{d}` /*!40100 DEFAULT CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci */");
+                    send_table(
+                        sink,
+                        &[("Database", vs), ("Create Database", vs)],
+                        vec![vec![s(d), s(sql)]],
+                    )
+                }
+                other => Err(SqlError::Unsupported(format!(
+                    "SHOW CREATE {}",
+                    other.to_uppercase()
+                ))),
+            },
+            "variables" => {
+                let pat = like_at(toks, i)?;
+                let mut rows: Vec<Vec<Value>> = Vec::new();
+                for (n, v) in crate::vars::all_globals(self.inst) {
+                    if !like_ok(&pat, &n) {
+                        continue;
+                    }
+                    let v = if global { v } else { self.var(&n).unwrap_or(v) };
+                    rows.push(vec![s(n), s(var_text(&v))]);
+                }
+                send_table(sink, &[("Variable_name", vs), ("Value", vs)], rows)
+            }
+            "status" => {
+                let pat = like_at(toks, i)?;
+                let mut all: Vec<(String, String)> = self
+                    .inst
+                    .db
+                    .stats()
+                    .into_iter()
+                    .map(|(n, v)| (n, v.to_string()))
+                    .collect();
+                let uptime = self.inst.started.elapsed().as_secs();
+                all.push(("Uptime".into(), uptime.to_string()));
+                all.push((
+                    "Threads_connected".into(),
+                    self.inst.sessions.lock().len().to_string(),
+                ));
+                all.push((
+                    "Questions".into(),
+                    self.inst
+                        .questions
+                        .load(std::sync::atomic::Ordering::Relaxed)
+                        .to_string(),
+                ));
+                all.sort_by(|a, b| a.0.to_lowercase().cmp(&b.0.to_lowercase()));
+                let rows = all
+                    .into_iter()
+                    .filter(|(n, _)| like_ok(&pat, n))
+                    .map(|(n, v)| vec![s(n), s(v)])
+                    .collect();
+                send_table(sink, &[("Variable_name", vs), ("Value", vs)], rows)
+            }
+            "processlist" => {
+                let mut rows = Vec::new();
+                for si in self.inst.sessions() {
+                    let info = si.info.lock().clone();
+                    let info = if full {
+                        info
+                    } else {
+                        info.map(|x| x.chars().take(100).collect())
+                    };
+                    rows.push(vec![
+                        Value::UInt(si.id),
+                        s(si.user.clone()),
+                        s(si.host.clone()),
+                        si.db.lock().clone().map_or(Value::Null, Value::Str),
+                        s(*si.command.lock()),
+                        Value::UInt(si.since.lock().elapsed().as_secs()),
+                        s(""),
+                        info.map_or(Value::Null, Value::Str),
+                        s("0.000"),
+                    ]);
+                }
+                send_table(
+                    sink,
+                    &[
+                        ("Id", FieldType::LongLong),
+                        ("User", vs),
+                        ("Host", vs),
+                        ("db", vs),
+                        ("Command", vs),
+                        ("Time", FieldType::LongLong),
+                        ("State", vs),
+                        ("Info", vs),
+                        ("Progress", vs),
+                    ],
+                    rows,
+                )
+            }
+            "engines" => send_table(
+                sink,
+                &[
+                    ("Engine", vs),
+                    ("Support", vs),
+                    ("Comment", vs),
+                    ("Transactions", vs),
+                    ("XA", vs),
+                    ("Savepoints", vs),
+                ],
+                vec![vec![
+                    s("InnoDB"),
+                    s("DEFAULT"),
+                    s("Quire: crash-safe transactions, row locks, MVCC (an InnoDB-class engine)"),
+                    s("YES"),
+                    s("NO"),
+                    s("YES"),
+                ]],
+            ),
+            "warnings" | "errors" => {
+                let only_errors = what == "errors";
+                let rows = self
+                    .sv
+                    .warnings
+                    .iter()
+                    .filter(|w| !only_errors || w.0 == "Error")
+                    .map(|(l, c, m)| vec![s(l.clone()), Value::UInt(u64::from(*c)), s(m.clone())])
+                    .collect();
+                send_table(
+                    sink,
+                    &[
+                        ("Level", vs),
+                        ("Code", FieldType::LongLong),
+                        ("Message", vs),
+                    ],
+                    rows,
+                )
+            }
+            "collation" => send_table(
+                sink,
+                &[
+                    ("Collation", vs),
+                    ("Charset", vs),
+                    ("Id", FieldType::LongLong),
+                    ("Default", vs),
+                    ("Compiled", vs),
+                    ("Sortlen", FieldType::LongLong),
+                ],
+                vec![
+                    vec![
+                        s("utf8mb4_general_ci"),
+                        s("utf8mb4"),
+                        Value::UInt(45),
+                        s("Yes"),
+                        s("Yes"),
+                        Value::UInt(1),
+                    ],
+                    vec![
+                        s("utf8mb4_bin"),
+                        s("utf8mb4"),
+                        Value::UInt(46),
+                        s(""),
+                        s("Yes"),
+                        Value::UInt(1),
+                    ],
+                    vec![
+                        s("binary"),
+                        s("binary"),
+                        Value::UInt(63),
+                        s("Yes"),
+                        s("Yes"),
+                        Value::UInt(1),
+                    ],
+                ],
+            ),
+            "character" | "charset" => send_table(
+                sink,
+                &[
+                    ("Charset", vs),
+                    ("Description", vs),
+                    ("Default collation", vs),
+                    ("Maxlen", FieldType::LongLong),
+                ],
+                vec![
+                    vec![
+                        s("utf8mb4"),
+                        s("UTF-8 Unicode"),
+                        s("utf8mb4_general_ci"),
+                        Value::UInt(4),
+                    ],
+                    vec![
+                        s("binary"),
+                        s("Binary pseudo charset"),
+                        s("binary"),
+                        Value::UInt(1),
+                    ],
+                ],
+            ),
+            "table" if word(i) == "status" => {
+                let mut db = self.sv.db.clone();
+                let mut j = i + 1;
+                if matches!(word(j).as_str(), "from" | "in") {
+                    db = toks.get(j + 1).and_then(Tok::ident).map(str::to_string);
+                    j += 2;
+                }
+                let db = db.ok_or(SqlError::NoDatabaseSelected)?;
+                let pat = like_at(toks, j)?;
+                let rows = self
+                    .inst
+                    .db
+                    .tables(&db)
+                    .map_err(|_| SqlError::UnknownDatabase(db.clone()))?
+                    .into_iter()
+                    .filter(|t| like_ok(&pat, t))
+                    .map(|t| {
+                        vec![
+                            s(t),
+                            s("InnoDB"),
+                            Value::UInt(10),
+                            s("Dynamic"),
+                            s("utf8mb4_general_ci"),
+                        ]
+                    })
+                    .collect();
+                send_table(
+                    sink,
+                    &[
+                        ("Name", vs),
+                        ("Engine", vs),
+                        ("Version", FieldType::LongLong),
+                        ("Row_format", vs),
+                        ("Collation", vs),
+                    ],
+                    rows,
+                )
+            }
+            other => Err(SqlError::Unsupported(format!(
+                "SHOW {}",
+                other.to_uppercase()
+            ))),
+        }
+    }
+
+    pub(crate) fn show_columns(
+        &self,
+        db: Option<String>,
+        t: &str,
+        pat: Option<String>,
+        full: bool,
+        sink: &mut dyn RowSink,
+    ) -> Result<Outcome> {
+        let (_, def) = self.table_def(db, t)?;
+        let mut rows = Vec::new();
+        for (i, c) in def.columns.iter().enumerate() {
+            if !like_ok(&pat, &c.name) {
+                continue;
+            }
+            let key = if def.primary_key.contains(&i) {
+                "PRI"
+            } else if def
+                .indexes
+                .iter()
+                .any(|x| x.unique && x.columns.len() == 1 && x.columns[0].column == i)
+            {
+                "UNI"
+            } else if def
+                .indexes
+                .iter()
+                .any(|x| x.columns.first().is_some_and(|f| f.column == i))
+            {
+                "MUL"
+            } else {
+                ""
+            };
+            let extra = if def.auto_increment == Some(i) {
+                "auto_increment"
+            } else {
+                ""
+            };
+            let default = crate::ddl::default_text(c).map_or(Value::Null, Value::Str);
+            let mut row = vec![s(c.name.clone()), s(types::type_sql(c.ty))];
+            if full {
+                row.push(if c.ty.is_string() {
+                    s("utf8mb4_general_ci")
+                } else {
+                    Value::Null
+                });
+            }
+            row.extend([
+                s(if c.nullable { "YES" } else { "NO" }),
+                s(key),
+                default,
+                s(extra),
+            ]);
+            if full {
+                row.extend([s("select,insert,update,references"), s("")]);
+            }
+            rows.push(row);
+        }
+        let vs = FieldType::VarString;
+        if full {
+            send_table(
+                sink,
+                &[
+                    ("Field", vs),
+                    ("Type", vs),
+                    ("Collation", vs),
+                    ("Null", vs),
+                    ("Key", vs),
+                    ("Default", vs),
+                    ("Extra", vs),
+                    ("Privileges", vs),
+                    ("Comment", vs),
+                ],
+                rows,
+            )
+        } else {
+            send_table(
+                sink,
+                &[
+                    ("Field", vs),
+                    ("Type", vs),
+                    ("Null", vs),
+                    ("Key", vs),
+                    ("Default", vs),
+                    ("Extra", vs),
+                ],
+                rows,
+            )
+        }
+    }
+
+    fn show_index(&self, db: Option<String>, t: &str, sink: &mut dyn RowSink) -> Result<Outcome> {
+        let (_, def) = self.table_def(db, t)?;
+        let mut rows = Vec::new();
+        let mut add = |name: &str, unique: bool, cols: Vec<(usize, Option<u32>)>| {
+            for (seq, (c, prefix)) in cols.into_iter().enumerate() {
+                let col = &def.columns[c];
+                rows.push(vec![
+                    s(t),
+                    Value::Int(i64::from(!unique)),
+                    s(name),
+                    Value::UInt(seq as u64 + 1),
+                    s(col.name.clone()),
+                    s("A"),
+                    Value::Null,
+                    prefix.map_or(Value::Null, |p| Value::UInt(u64::from(p))),
+                    Value::Null,
+                    s(if col.nullable { "YES" } else { "" }),
+                    s("BTREE"),
+                    s(""),
+                    s(""),
+                    s("NO"),
+                ]);
+            }
+        };
+        if !def.primary_key.is_empty() {
+            add(
+                "PRIMARY",
+                true,
+                def.primary_key.iter().map(|&c| (c, None)).collect(),
+            );
+        }
+        for ix in &def.indexes {
+            add(
+                &ix.name,
+                ix.unique,
+                ix.columns.iter().map(|c| (c.column, c.prefix)).collect(),
+            );
+        }
+        let vs = FieldType::VarString;
+        let ll = FieldType::LongLong;
+        send_table(
+            sink,
+            &[
+                ("Table", vs),
+                ("Non_unique", ll),
+                ("Key_name", vs),
+                ("Seq_in_index", ll),
+                ("Column_name", vs),
+                ("Collation", vs),
+                ("Cardinality", ll),
+                ("Sub_part", ll),
+                ("Packed", vs),
+                ("Null", vs),
+                ("Index_type", vs),
+                ("Comment", vs),
+                ("Index_comment", vs),
+                ("Ignored", vs),
+            ],
+            rows,
+        )
+    }
+}
+
+/// A variable's value as SHOW VARIABLES prints it (booleans as ON/OFF).
+pub(crate) fn var_text(v: &Value) -> String {
+    types::display(v)
+}
+
+#[allow(dead_code)]
+fn is_text(ty: ColumnType) -> bool {
+    ty.is_string()
+}

@@ -1,0 +1,967 @@
+//! Statements that change the catalog or the session (CREATE, DROP, TRUNCATE, SET, KILL)
+//! and EXPLAIN. A DDL commits the open transaction first, as MySQL does, and bumps the
+//! instance's generation so cached plans are made again.
+
+use quire_engine::catalog::TableDef;
+use quire_engine::row::secondary::IndexColumn;
+use quire_engine::row::{Column, ColumnType, IntWidth, LobSize, Value};
+use quire_engine::table::{DbError, IndexSpec, TableSpec};
+use sqlparser::ast as sql;
+
+use crate::bind::{object_parts, Binder};
+use crate::control::send_table;
+use crate::error::{Result, SqlError};
+use crate::expr::Row;
+use crate::meta::{FieldType, RowSink};
+use crate::session::{kill, Outcome, Session};
+use crate::types;
+
+fn char_len(l: &Option<sql::CharacterLength>, default: u64) -> Result<u32> {
+    match l {
+        None => Ok(default as u32),
+        Some(sql::CharacterLength::IntegerLength { length, .. }) => u32::try_from(*length)
+            .map_err(|_| SqlError::BadDefinition(format!("length {length} is too large"))),
+        Some(other) => Err(SqlError::Unsupported(other.to_string())),
+    }
+}
+
+fn decimal(info: &sql::ExactNumberInfo) -> Result<ColumnType> {
+    let (p, s) = match info {
+        sql::ExactNumberInfo::None => (10, 0),
+        sql::ExactNumberInfo::Precision(p) => (*p, 0),
+        sql::ExactNumberInfo::PrecisionAndScale(p, s) => (*p, (*s).max(0) as u64),
+    };
+    if p > 38 {
+        return Err(SqlError::BadDefinition(format!(
+            "Too big precision {p} specified. Maximum is 38"
+        )));
+    }
+    if s > p {
+        return Err(SqlError::BadDefinition(
+            "For float(M,D), double(M,D) or decimal(M,D), M must be >= D".into(),
+        ));
+    }
+    Ok(ColumnType::Decimal {
+        precision: p as u8,
+        scale: s as u8,
+    })
+}
+
+/// A column type from SQL (BRIEF's types; the rest are step 8).
+pub fn column_type(dt: &sql::DataType) -> Result<ColumnType> {
+    use sql::DataType as D;
+    let int = |width, unsigned| ColumnType::Int { width, unsigned };
+    Ok(match dt {
+        D::TinyInt(_) | D::Bool | D::Boolean => int(IntWidth::Tiny, false),
+        D::TinyIntUnsigned(_) | D::UTinyInt => int(IntWidth::Tiny, true),
+        D::SmallInt(_) | D::Int2(_) => int(IntWidth::Small, false),
+        D::SmallIntUnsigned(_) | D::Int2Unsigned(_) | D::USmallInt => int(IntWidth::Small, true),
+        D::MediumInt(_) => int(IntWidth::Medium, false),
+        D::MediumIntUnsigned(_) => int(IntWidth::Medium, true),
+        D::Int(_) | D::Integer(_) | D::Int4(_) => int(IntWidth::Int, false),
+        D::IntUnsigned(_) | D::IntegerUnsigned(_) | D::Int4Unsigned(_) => int(IntWidth::Int, true),
+        D::BigInt(_) | D::Int8(_) => int(IntWidth::Big, false),
+        D::BigIntUnsigned(_) | D::Int8Unsigned(_) | D::UBigInt => int(IntWidth::Big, true),
+        D::Float(_) | D::Float4 | D::Real => ColumnType::Float,
+        D::Double(_) | D::DoublePrecision | D::Float8 => ColumnType::Double,
+        D::Decimal(i) | D::Numeric(i) | D::Dec(i) => decimal(i)?,
+        D::Char(l) | D::Character(l) => ColumnType::Char {
+            max_chars: char_len(l, 1)?,
+        },
+        D::Varchar(l) | D::CharacterVarying(l) | D::CharVarying(l) | D::Nvarchar(l) => {
+            if l.is_none() {
+                return Err(SqlError::Parse {
+                    near: ")".into(),
+                    line: 1,
+                });
+            }
+            ColumnType::VarChar {
+                max_chars: char_len(l, 0)?,
+            }
+        }
+        D::Binary(l) => ColumnType::Binary {
+            len: l.unwrap_or(1) as u32,
+        },
+        D::Varbinary(Some(sql::BinaryLength::IntegerLength { length })) => ColumnType::VarBinary {
+            max_len: *length as u32,
+        },
+        D::TinyText => ColumnType::Text(LobSize::Tiny),
+        D::Text => ColumnType::Text(LobSize::Regular),
+        D::MediumText => ColumnType::Text(LobSize::Medium),
+        D::LongText => ColumnType::Text(LobSize::Long),
+        D::TinyBlob => ColumnType::Blob(LobSize::Tiny),
+        D::Blob(_) => ColumnType::Blob(LobSize::Regular),
+        D::MediumBlob => ColumnType::Blob(LobSize::Medium),
+        D::LongBlob => ColumnType::Blob(LobSize::Long),
+        D::Date => ColumnType::Date,
+        D::Datetime(fsp) => ColumnType::DateTime {
+            fsp: fsp.unwrap_or(0) as u8,
+        },
+        D::Timestamp(fsp, _) => ColumnType::Timestamp {
+            fsp: fsp.unwrap_or(0) as u8,
+        },
+        other => return Err(SqlError::Unsupported(format!("type {other}"))),
+    })
+}
+
+/// The default a column shows in DESCRIBE and SHOW CREATE TABLE.
+pub fn default_text(c: &Column) -> Option<String> {
+    if c.nullable {
+        Some("NULL".into())
+    } else {
+        None
+    }
+}
+
+fn index_columns(cols: &[sql::IndexColumn], columns: &[Column]) -> Result<Vec<IndexColumn>> {
+    let mut out = Vec::new();
+    for ic in cols {
+        let (name, prefix) = match &ic.column.expr {
+            sql::Expr::Identifier(i) => (i.value.clone(), None),
+            sql::Expr::Function(f) => {
+                // `col(10)`: a prefix index parses as a call.
+                let n = object_parts(&f.name)?.join(".");
+                let p = match &f.args {
+                    sql::FunctionArguments::List(l) => match l.args.as_slice() {
+                        [sql::FunctionArg::Unnamed(sql::FunctionArgExpr::Expr(
+                            sql::Expr::Value(v),
+                        ))] => v.value.to_string().parse::<u32>().ok(),
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                (n, p)
+            }
+            other => return Err(SqlError::Unsupported(format!("index on {other}"))),
+        };
+        let c = columns
+            .iter()
+            .position(|c| c.name.eq_ignore_ascii_case(&name))
+            .ok_or_else(|| SqlError::UnknownColumn {
+                column: name.clone(),
+                context: "table definition".into(),
+            })?;
+        out.push(IndexColumn {
+            column: c,
+            prefix,
+            descending: matches!(ic.column.options.sort, Some(sql::OrderBySort::Desc)),
+        });
+    }
+    Ok(out)
+}
+
+/// SHOW CREATE TABLE's text.
+pub fn show_create_table(def: &TableDef) -> String {
+    let mut lines = Vec::new();
+    for (i, c) in def.columns.iter().enumerate() {
+        let mut l = format!("  `{}` {}", c.name, types::type_sql(c.ty));
+        if !c.nullable {
+            l.push_str(" NOT NULL");
+        } else {
+            l.push_str(" DEFAULT NULL");
+        }
+        if def.auto_increment == Some(i) {
+            l.push_str(" AUTO_INCREMENT");
+        }
+        lines.push(l);
+    }
+    let names = |cols: &[IndexColumn]| -> String {
+        cols.iter()
+            .map(|c| {
+                let n = &def.columns[c.column].name;
+                match c.prefix {
+                    Some(p) => format!("`{n}`({p})"),
+                    None => format!("`{n}`"),
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    if !def.primary_key.is_empty() {
+        let pk: Vec<IndexColumn> = def
+            .primary_key
+            .iter()
+            .map(|&c| IndexColumn::new(c))
+            .collect();
+        lines.push(format!("  PRIMARY KEY ({})", names(&pk)));
+    }
+    for ix in &def.indexes {
+        lines.push(format!(
+            "  {}KEY `{}` ({})",
+            if ix.unique { "UNIQUE " } else { "" },
+            ix.name,
+            names(&ix.columns)
+        ));
+    }
+    format!(
+        "CREATE TABLE `{}` (\n{}\n) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_general_ci",
+        def.name,
+        lines.join(",\n")
+    )
+}
+
+impl<'d> Session<'d> {
+    fn db_and_name(&self, n: &sql::ObjectName) -> Result<(String, String)> {
+        let parts = object_parts(n)?;
+        match parts.as_slice() {
+            [t] => Ok((
+                self.sv.db.clone().ok_or(SqlError::NoDatabaseSelected)?,
+                t.clone(),
+            )),
+            [d, t] => Ok((d.clone(), t.clone())),
+            _ => Err(SqlError::Unsupported(n.to_string())),
+        }
+    }
+
+    fn ddl_begin(&mut self) -> Result<()> {
+        self.commit_open()
+    }
+
+    /// Runs a parsed statement that is not planned (DDL, SET, KILL, …).
+    pub(crate) fn utility(
+        &mut self,
+        stmt: &sql::Statement,
+        sink: &mut dyn RowSink,
+    ) -> Result<Outcome> {
+        use sql::Statement as S;
+        match stmt {
+            S::CreateDatabase {
+                db_name,
+                if_not_exists,
+                ..
+            } => {
+                self.ddl_begin()?;
+                let name = object_parts(db_name)?.join(".");
+                match self.inst.db.create_database(&name) {
+                    Ok(()) => {}
+                    Err(DbError::DatabaseExists(_)) if *if_not_exists => {}
+                    Err(e) => return Err(e.into()),
+                }
+                self.inst.bump_generation();
+                Ok(Outcome::ok(1))
+            }
+            S::CreateSchema {
+                schema_name: sql::SchemaName::Simple(n),
+                if_not_exists,
+                ..
+            } => {
+                self.ddl_begin()?;
+                let name = object_parts(n)?.join(".");
+                match self.inst.db.create_database(&name) {
+                    Ok(()) => {}
+                    Err(DbError::DatabaseExists(_)) if *if_not_exists => {}
+                    Err(e) => return Err(e.into()),
+                }
+                self.inst.bump_generation();
+                Ok(Outcome::ok(1))
+            }
+            S::Drop {
+                object_type,
+                if_exists,
+                names,
+                table,
+                ..
+            } => {
+                self.ddl_begin()?;
+                let r = self.drop(*object_type, *if_exists, names, table.as_ref());
+                self.inst.bump_generation();
+                r
+            }
+            S::CreateTable(ct) => {
+                self.ddl_begin()?;
+                let r = self.create_table(ct);
+                self.inst.bump_generation();
+                r
+            }
+            S::CreateIndex(ci) => {
+                self.ddl_begin()?;
+                let (db, t) = self.db_and_name(&ci.table_name)?;
+                let table = self
+                    .inst
+                    .db
+                    .table(&db, &t)
+                    .map_err(|_| SqlError::NoSuchTable {
+                        db: db.clone(),
+                        table: t.clone(),
+                    })?;
+                let def = table.definition()?;
+                let columns = index_columns(&ci.columns, &def.columns)?;
+                let name = match &ci.name {
+                    Some(n) => object_parts(n)?.join("."),
+                    None => def.columns[columns.first().map_or(0, |c| c.column)]
+                        .name
+                        .clone(),
+                };
+                let spec = IndexSpec {
+                    name: name.clone(),
+                    columns,
+                    unique: ci.unique,
+                };
+                let r = match self.inst.db.create_index(&db, &t, spec) {
+                    Ok(()) => Ok(Outcome::ok(0)),
+                    Err(DbError::IndexExists { .. }) if ci.if_not_exists => Ok(Outcome::ok(0)),
+                    Err(DbError::IndexExists { index, .. }) => {
+                        Err(SqlError::DuplicateKeyName(index))
+                    }
+                    Err(DbError::DuplicateKey { index, .. }) => Err(SqlError::DuplicateKey {
+                        value: String::new(),
+                        key: index,
+                    }),
+                    Err(e) => Err(e.into()),
+                };
+                self.inst.bump_generation();
+                r
+            }
+            S::Truncate(tr) => {
+                self.ddl_begin()?;
+                for target in &tr.table_names {
+                    let (db, t) = self.db_and_name(&target.name)?;
+                    self.inst.db.truncate_table(&db, &t).map_err(|e| match e {
+                        DbError::NoSuchTable(_) | DbError::NoSuchDatabase(_) => {
+                            SqlError::NoSuchTable {
+                                db: db.clone(),
+                                table: t.clone(),
+                            }
+                        }
+                        e => e.into(),
+                    })?;
+                }
+                self.inst.bump_generation();
+                Ok(Outcome::ok(0))
+            }
+            S::RenameTable(renames) => {
+                self.ddl_begin()?;
+                for r in renames {
+                    let (db, t) = self.db_and_name(&r.old_name)?;
+                    let (to_db, to) = self.db_and_name(&r.new_name)?;
+                    self.inst
+                        .db
+                        .rename_table(&db, &t, &to_db, &to)
+                        .map_err(|e| match e {
+                            DbError::NoSuchTable(_) => SqlError::NoSuchTable {
+                                db: db.clone(),
+                                table: t.clone(),
+                            },
+                            e => e.into(),
+                        })?;
+                }
+                self.inst.bump_generation();
+                Ok(Outcome::ok(0))
+            }
+            S::Set(set) => self.set(set),
+            S::Kill { modifier, id } => {
+                let target = self
+                    .inst
+                    .sessions()
+                    .into_iter()
+                    .find(|s| s.id == *id)
+                    .ok_or(SqlError::NoSuchThread(*id))?;
+                let flag = match modifier {
+                    Some(sql::KillType::Query) => kill::QUERY,
+                    _ => kill::CONNECTION,
+                };
+                target
+                    .killed
+                    .store(flag, std::sync::atomic::Ordering::Release);
+                Ok(Outcome::ok(0))
+            }
+            S::Use(u) => {
+                let n = match u {
+                    sql::Use::Object(n) | sql::Use::Database(n) | sql::Use::Schema(n) => n,
+                    other => return Err(SqlError::Unsupported(other.to_string())),
+                };
+                let name = object_parts(n)?.join(".");
+                self.use_database(&name)?;
+                Ok(Outcome::ok(0))
+            }
+            S::Explain { statement, .. } => self.explain_stmt(statement, sink),
+            S::StartTransaction { .. } | S::Commit { .. } | S::Rollback { .. } => {
+                // The keyword dispatch takes these; a form it did not take is unsupported.
+                Err(SqlError::Unsupported(stmt.to_string()))
+            }
+            other => {
+                let text = other.to_string();
+                let head: String = text
+                    .split_whitespace()
+                    .take(3)
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                Err(SqlError::Unsupported(head))
+            }
+        }
+    }
+
+    fn drop(
+        &mut self,
+        object_type: sql::ObjectType,
+        if_exists: bool,
+        names: &[sql::ObjectName],
+        table: Option<&sql::ObjectName>,
+    ) -> Result<Outcome> {
+        match object_type {
+            sql::ObjectType::Database | sql::ObjectType::Schema => {
+                let mut dropped = 0;
+                for n in names {
+                    let name = object_parts(n)?.join(".");
+                    match self.inst.db.tables(&name) {
+                        Ok(ts) => dropped += ts.len() as u64,
+                        Err(_) if if_exists => continue,
+                        Err(_) => return Err(SqlError::DropMissingDatabase(name)),
+                    }
+                    self.inst.db.drop_database(&name)?;
+                    if self.sv.db.as_deref() == Some(name.as_str()) {
+                        self.sv.db = None;
+                        *self.info.db.lock() = None;
+                    }
+                }
+                Ok(Outcome::ok(dropped))
+            }
+            sql::ObjectType::Table => {
+                let mut missing = Vec::new();
+                for n in names {
+                    let (db, t) = self.db_and_name(n)?;
+                    match self.inst.db.drop_table(&db, &t) {
+                        Ok(()) => {}
+                        Err(DbError::NoSuchTable(_) | DbError::NoSuchDatabase(_)) => {
+                            missing.push(format!("{db}.{t}"));
+                        }
+                        Err(e) => return Err(e.into()),
+                    }
+                }
+                if !missing.is_empty() && !if_exists {
+                    return Err(SqlError::UnknownTable(missing.join(",")));
+                }
+                for m in missing {
+                    self.sv
+                        .warnings
+                        .push(("Note".into(), 1051, format!("Unknown table '{m}'")));
+                }
+                Ok(Outcome::ok(0))
+            }
+            sql::ObjectType::Index => {
+                let Some(t) = table else {
+                    return Err(SqlError::Parse {
+                        near: String::new(),
+                        line: 1,
+                    });
+                };
+                let (db, t) = self.db_and_name(t)?;
+                for n in names {
+                    let ix = object_parts(n)?.join(".");
+                    match self.inst.db.drop_index(&db, &t, &ix) {
+                        Ok(()) => {}
+                        Err(DbError::NoSuchIndex { .. }) if if_exists => {}
+                        Err(DbError::NoSuchIndex { index, .. }) => {
+                            return Err(SqlError::CantDropKey(index))
+                        }
+                        Err(DbError::NoSuchTable(_)) => {
+                            return Err(SqlError::NoSuchTable {
+                                db: db.clone(),
+                                table: t.clone(),
+                            })
+                        }
+                        Err(e) => return Err(e.into()),
+                    }
+                }
+                Ok(Outcome::ok(0))
+            }
+            other => Err(SqlError::Unsupported(format!("DROP {other}"))),
+        }
+    }
+
+    fn create_table(&mut self, ct: &sql::CreateTable) -> Result<Outcome> {
+        if ct.query.is_some() || ct.like.is_some() {
+            return Err(SqlError::Unsupported(
+                "CREATE TABLE … AS SELECT / LIKE".into(),
+            ));
+        }
+        if ct.temporary {
+            return Err(SqlError::Unsupported("temporary tables".into()));
+        }
+        let (db, name) = self.db_and_name(&ct.name)?;
+        let mut columns: Vec<Column> = Vec::new();
+        let mut pk: Vec<usize> = Vec::new();
+        let mut auto = None;
+        let mut indexes: Vec<IndexSpec> = Vec::new();
+        let mut unique_cols: Vec<usize> = Vec::new();
+        for (i, cd) in ct.columns.iter().enumerate() {
+            if columns
+                .iter()
+                .any(|c| c.name.eq_ignore_ascii_case(&cd.name.value))
+            {
+                return Err(SqlError::DuplicateColumn(cd.name.value.clone()));
+            }
+            let ty = column_type(&cd.data_type)?;
+            ty.check().map_err(SqlError::BadDefinition)?;
+            let mut nullable = true;
+            let mut is_pk = false;
+            for o in &cd.options {
+                match &o.option {
+                    sql::ColumnOption::Null => nullable = true,
+                    sql::ColumnOption::NotNull => nullable = false,
+                    sql::ColumnOption::Default(e) => {
+                        // Checked now; stored with the catalog's column defaults.
+                        let v = Binder {
+                            scope: None,
+                            params: &Default::default(),
+                            aggs: None,
+                            context: "field list",
+                        }
+                        .bind(e)
+                        .and_then(|b| {
+                            b.eval(
+                                &Row {
+                                    values: &[],
+                                    aggs: &[],
+                                },
+                                &crate::run::ExecEnv {
+                                    params: &[],
+                                    sv: &self.sv,
+                                    inst: self.inst,
+                                    in_trx: false,
+                                },
+                            )
+                        })
+                        .map_err(|_| SqlError::InvalidDefault(cd.name.value.clone()))?;
+                        let probe = Column::nullable(cd.name.value.clone(), ty);
+                        types::coerce(
+                            v,
+                            &probe,
+                            &types::Target {
+                                db: &db,
+                                table: &name,
+                                row: 0,
+                            },
+                        )
+                        .map_err(|_| SqlError::InvalidDefault(cd.name.value.clone()))?;
+                    }
+                    sql::ColumnOption::PrimaryKey(_) => {
+                        is_pk = true;
+                        nullable = false;
+                    }
+                    sql::ColumnOption::Unique(_) => unique_cols.push(i),
+                    sql::ColumnOption::DialectSpecific(toks)
+                        if toks
+                            .iter()
+                            .any(|t| t.to_string().eq_ignore_ascii_case("AUTO_INCREMENT")) =>
+                    {
+                        if auto.is_some() {
+                            return Err(SqlError::WrongAutoKey);
+                        }
+                        auto = Some(i);
+                    }
+                    sql::ColumnOption::CharacterSet(_)
+                    | sql::ColumnOption::Collation(_)
+                    | sql::ColumnOption::Comment(_) => {}
+                    other => return Err(SqlError::Unsupported(format!("column option {other}"))),
+                }
+            }
+            if is_pk {
+                if !pk.is_empty() {
+                    return Err(SqlError::MultiplePrimaryKey);
+                }
+                pk.push(i);
+            }
+            columns.push(if nullable {
+                Column::nullable(cd.name.value.clone(), ty)
+            } else {
+                Column::new(cd.name.value.clone(), ty)
+            });
+        }
+        for c in &ct.constraints {
+            match c {
+                sql::TableConstraint::PrimaryKey(p) => {
+                    if !pk.is_empty() {
+                        return Err(SqlError::MultiplePrimaryKey);
+                    }
+                    for ic in index_columns(&p.columns, &columns)? {
+                        pk.push(ic.column);
+                        columns[ic.column].nullable = false;
+                    }
+                }
+                sql::TableConstraint::Unique(u) => {
+                    let cols = index_columns(&u.columns, &columns)?;
+                    let name = u
+                        .name
+                        .as_ref()
+                        .or(u.index_name.as_ref())
+                        .map(|n| n.value.clone())
+                        .unwrap_or_else(|| columns[cols[0].column].name.clone());
+                    indexes.push(IndexSpec {
+                        name,
+                        columns: cols,
+                        unique: true,
+                    });
+                }
+                sql::TableConstraint::Index(ix) => {
+                    let cols = index_columns(&ix.columns, &columns)?;
+                    let name = ix
+                        .name
+                        .as_ref()
+                        .map(|n| n.value.clone())
+                        .unwrap_or_else(|| columns[cols[0].column].name.clone());
+                    indexes.push(IndexSpec {
+                        name,
+                        columns: cols,
+                        unique: false,
+                    });
+                }
+                other => return Err(SqlError::Unsupported(format!("{other}"))),
+            }
+        }
+        for c in unique_cols {
+            indexes.push(IndexSpec {
+                name: columns[c].name.clone(),
+                columns: vec![IndexColumn::new(c)],
+                unique: true,
+            });
+        }
+        // Index names are unique per table (MySQL numbers a repeated default name).
+        let mut seen: Vec<String> = Vec::new();
+        for ix in &mut indexes {
+            let base = ix.name.clone();
+            let mut n = 2;
+            while seen.iter().any(|s| s.eq_ignore_ascii_case(&ix.name)) {
+                ix.name = format!("{base}_{n}");
+                n += 1;
+            }
+            seen.push(ix.name.clone());
+        }
+        if let Some(a) = auto {
+            let keyed = pk.first() == Some(&a)
+                || indexes
+                    .iter()
+                    .any(|ix| ix.columns.first().is_some_and(|c| c.column == a));
+            if !keyed || !matches!(columns[a].ty, ColumnType::Int { .. }) {
+                return Err(SqlError::WrongAutoKey);
+            }
+            if pk != [a] {
+                return Err(SqlError::Unsupported(
+                    "an AUTO_INCREMENT column that is not the whole primary key".into(),
+                ));
+            }
+        }
+        let mut spec = TableSpec::new(columns, pk);
+        spec.auto_increment = auto;
+        spec.indexes = indexes;
+        match self.inst.db.create_table(&db, &name, spec) {
+            Ok(_) => Ok(Outcome::ok(0)),
+            Err(DbError::TableExists(_)) if ct.if_not_exists => {
+                self.sv.warnings.push((
+                    "Note".into(),
+                    1050,
+                    format!("Table '{name}' already exists"),
+                ));
+                Ok(Outcome::ok(0))
+            }
+            Err(DbError::TableExists(_)) => Err(SqlError::TableExists(name)),
+            Err(DbError::NoSuchDatabase(d)) => Err(SqlError::UnknownDatabase(d)),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    fn set(&mut self, set: &sql::Set) -> Result<Outcome> {
+        match set {
+            sql::Set::SingleAssignment {
+                scope,
+                variable,
+                values,
+                ..
+            } => {
+                let name = object_parts(variable)?.join(".");
+                let value = values.first().ok_or_else(|| SqlError::Parse {
+                    near: String::new(),
+                    line: 1,
+                })?;
+                self.set_one(scope.as_ref(), &name, value)?;
+            }
+            sql::Set::MultipleAssignments { assignments } => {
+                for a in assignments {
+                    let name = object_parts(&a.name)?.join(".");
+                    self.set_one(a.scope.as_ref(), &name, &a.value)?;
+                }
+            }
+            sql::Set::SetNames { .. } | sql::Set::SetNamesDefault {} => {}
+            sql::Set::SetTransaction { modes, session, .. } => {
+                let _ = session;
+                for m in modes {
+                    match m {
+                        sql::TransactionMode::IsolationLevel(l) => {
+                            let v = match l {
+                                sql::TransactionIsolationLevel::ReadUncommitted => {
+                                    "READ-UNCOMMITTED"
+                                }
+                                sql::TransactionIsolationLevel::ReadCommitted => "READ-COMMITTED",
+                                sql::TransactionIsolationLevel::RepeatableRead => "REPEATABLE-READ",
+                                sql::TransactionIsolationLevel::Serializable => "SERIALIZABLE",
+                                other => return Err(SqlError::Unsupported(other.to_string())),
+                            };
+                            for n in ["transaction_isolation", "tx_isolation"] {
+                                self.sv.vars.insert(n.into(), Value::Str(v.into()));
+                            }
+                        }
+                        sql::TransactionMode::AccessMode(a) => {
+                            let ro = matches!(a, sql::TransactionAccessMode::ReadOnly);
+                            for n in ["transaction_read_only", "tx_read_only"] {
+                                self.sv.vars.insert(n.into(), Value::Int(i64::from(ro)));
+                            }
+                        }
+                    }
+                }
+            }
+            other => return Err(SqlError::Unsupported(other.to_string())),
+        }
+        Ok(Outcome::ok(0))
+    }
+
+    fn set_one(
+        &mut self,
+        scope: Option<&sql::ContextModifier>,
+        name: &str,
+        value: &sql::Expr,
+    ) -> Result<()> {
+        let mut global = matches!(scope, Some(sql::ContextModifier::Global));
+        let lower = name.to_ascii_lowercase();
+        let mut var = lower.as_str();
+        if let Some(v) = var.strip_prefix("@@global.") {
+            global = true;
+            var = v;
+        } else if let Some(v) = var
+            .strip_prefix("@@session.")
+            .or_else(|| var.strip_prefix("@@local."))
+        {
+            var = v;
+        } else if let Some(v) = var.strip_prefix("@@") {
+            var = v;
+        } else if var.starts_with('@') {
+            return Err(SqlError::Unsupported("user variables".into()));
+        }
+        let var = var.to_string();
+        if !crate::vars::is_known(self.inst, &var) {
+            return Err(SqlError::UnknownVariable(var));
+        }
+        // `SET x = ON` / `= DEFAULT`: a bare word is its text.
+        let v = match value {
+            sql::Expr::Identifier(i) if i.quote_style.is_none() => {
+                if i.value.eq_ignore_ascii_case("default") {
+                    match crate::vars::find(&var) {
+                        Some(d) => Value::Str(d.default.into()),
+                        None => return Ok(()),
+                    }
+                } else {
+                    Value::Str(i.value.clone())
+                }
+            }
+            e => {
+                let b = Binder {
+                    scope: None,
+                    params: &Default::default(),
+                    aggs: None,
+                    context: "field list",
+                }
+                .bind(e)?;
+                b.eval(
+                    &Row {
+                        values: &[],
+                        aggs: &[],
+                    },
+                    &crate::run::ExecEnv {
+                        params: &[],
+                        sv: &self.sv,
+                        inst: self.inst,
+                        in_trx: self.trx.is_some(),
+                    },
+                )?
+            }
+        };
+        // Engine settings: per session where the engine allows it, live where it can.
+        if let Some(engine_var) = self
+            .inst
+            .db
+            .engine()
+            .config()
+            .list()
+            .into_iter()
+            .find(|(n, _)| *n == var)
+            .map(|(n, _)| n)
+        {
+            let text = types::display(&v);
+            if crate::vars::ENGINE_SESSION.contains(&engine_var) && !global {
+                let n: i64 = text
+                    .parse()
+                    .map_err(|_| SqlError::WrongTypeForVariable(var.clone()))?;
+                self.sv
+                    .vars
+                    .insert(var, Value::Int(n.clamp(1, 1_073_741_824)));
+                return Ok(());
+            }
+            if !global {
+                return Err(SqlError::GlobalOnlyVariable(var));
+            }
+            return self.set_engine_global(engine_var, &text);
+        }
+        let def = crate::vars::find(&var).ok_or_else(|| SqlError::UnknownVariable(var.clone()))?;
+        let v = crate::vars::normalize(&var, &v)?;
+        if global {
+            if def.scope == crate::vars::Scope::Session {
+                return Err(SqlError::SessionOnlyVariable(var));
+            }
+            self.inst.globals.write().values.insert(var, v);
+        } else {
+            if def.scope == crate::vars::Scope::Global {
+                return Err(SqlError::GlobalOnlyVariable(var));
+            }
+            if var == "autocommit" && v == Value::Int(1) && !self.autocommit() {
+                // Turning autocommit on commits the open transaction.
+                self.commit_open()?;
+            }
+            if matches!(var.as_str(), "tx_isolation" | "transaction_isolation") {
+                self.sv.vars.insert("tx_isolation".into(), v.clone());
+                self.sv.vars.insert("transaction_isolation".into(), v);
+                return Ok(());
+            }
+            self.sv.vars.insert(var, v);
+        }
+        Ok(())
+    }
+
+    fn set_engine_global(&mut self, name: &str, value: &str) -> Result<()> {
+        if !crate::vars::ENGINE_DYNAMIC.contains(&name) {
+            return Err(SqlError::ReadOnlyVariable(name.into()));
+        }
+        let engine = self.inst.db.engine();
+        let bad = || SqlError::WrongValueForVariable {
+            name: name.into(),
+            value: value.into(),
+        };
+        match name {
+            "innodb_log_file_size" => {
+                let size = quire_engine::config::parse_size(value).ok_or_else(bad)?;
+                engine
+                    .resize_log(size)
+                    .map_err(|e| SqlError::Engine(DbError::Engine(e)))?;
+            }
+            "innodb_flush_log_at_trx_commit" => {
+                let mut c = engine.config().clone();
+                c.set(name, value).map_err(|_| bad())?;
+                engine.log().set_flush_at_commit(c.flush_log_at_trx_commit);
+            }
+            _ => return Err(SqlError::ReadOnlyVariable(name.into())),
+        }
+        Ok(())
+    }
+
+    /// EXPLAIN from the text (the keyword dispatch saw EXPLAIN SELECT …).
+    pub(crate) fn explain(&mut self, text: &str, sink: &mut dyn RowSink) -> Result<Outcome> {
+        let (stmt, _) = crate::parse::parse_one(text)?;
+        match &stmt {
+            sql::Statement::Explain { statement, .. } => self.explain_stmt(statement, sink),
+            _ => Err(SqlError::Unsupported("EXPLAIN".into())),
+        }
+    }
+
+    fn explain_stmt(&mut self, stmt: &sql::Statement, sink: &mut dyn RowSink) -> Result<Outcome> {
+        let planned = self
+            .plan(stmt, None, &Default::default())?
+            .ok_or_else(|| SqlError::Unsupported("EXPLAIN of this statement".into()))?;
+        let (t, access, filter, sort) = match &planned {
+            crate::stmt::Planned::Select(s) => match &s.source {
+                crate::exec::Source::Table(t) => (
+                    Some(t.clone()),
+                    s.access.clone(),
+                    s.filter.is_some(),
+                    !s.sort.is_empty(),
+                ),
+                _ => (None, s.access.clone(), false, false),
+            },
+            crate::stmt::Planned::Update(u) => (
+                Some(u.table.clone()),
+                u.access.clone(),
+                u.filter.is_some(),
+                false,
+            ),
+            crate::stmt::Planned::Delete(d) => (
+                Some(d.table.clone()),
+                d.access.clone(),
+                d.filter.is_some(),
+                false,
+            ),
+            crate::stmt::Planned::Insert(i) => (
+                Some(i.table.clone()),
+                crate::plan::Access::full_scan(),
+                false,
+                false,
+            ),
+        };
+        let s = |x: &str| Value::Str(x.into());
+        let row = match t {
+            None => vec![
+                Value::UInt(1),
+                s("SIMPLE"),
+                Value::Null,
+                Value::Null,
+                Value::Null,
+                Value::Null,
+                Value::Null,
+                Value::Null,
+                Value::Null,
+                s("No tables used"),
+            ],
+            Some(t) => {
+                let key = match &access.index {
+                    crate::plan::IndexRef::Primary => "PRIMARY".to_string(),
+                    crate::plan::IndexRef::Secondary(n) => n.clone(),
+                };
+                let used = !access.ranges.is_empty() || access.ordered;
+                let mut extra = Vec::new();
+                if filter {
+                    extra.push("Using where");
+                }
+                if access.covering {
+                    extra.push("Using index");
+                }
+                if sort {
+                    extra.push("Using filesort");
+                }
+                let nranges = access.ranges.len() as u64;
+                vec![
+                    Value::UInt(1),
+                    s("SIMPLE"),
+                    s(&t.alias),
+                    s(access.kind()),
+                    if used { s(&key) } else { Value::Null },
+                    if used { s(&key) } else { Value::Null },
+                    Value::Null,
+                    if access.kind() == "const" {
+                        s("const")
+                    } else {
+                        Value::Null
+                    },
+                    Value::UInt(nranges.max(1)),
+                    if extra.is_empty() {
+                        Value::Null
+                    } else {
+                        s(&extra.join("; "))
+                    },
+                ]
+            }
+        };
+        let vs = FieldType::VarString;
+        send_table(
+            sink,
+            &[
+                ("id", FieldType::LongLong),
+                ("select_type", vs),
+                ("table", vs),
+                ("type", vs),
+                ("possible_keys", vs),
+                ("key", vs),
+                ("key_len", vs),
+                ("ref", vs),
+                ("rows", FieldType::LongLong),
+                ("Extra", vs),
+            ],
+            vec![row],
+        )
+    }
+}

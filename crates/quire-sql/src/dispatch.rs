@@ -1,0 +1,184 @@
+//! The small dispatch on leading keywords, for what sqlparser rejects or what is simpler to
+//! read here: transaction control, SHOW, DESCRIBE, USE, KILL, SET, CHECK TABLE, FLUSH
+//! TABLES … FOR EXPORT, UNLOCK TABLES, and `LOCK IN SHARE MODE` (stripped, then parsed).
+
+/// A token of the keyword dispatch: a word (keyword or identifier, backquotes removed),
+/// a quoted string, or punctuation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Tok {
+    Word(String),
+    Quoted(String),
+    Str(String),
+    Punct(char),
+}
+
+impl Tok {
+    pub fn is(&self, kw: &str) -> bool {
+        matches!(self, Tok::Word(w) if w.eq_ignore_ascii_case(kw))
+    }
+    /// An identifier (plain word or backquoted).
+    pub fn ident(&self) -> Option<&str> {
+        match self {
+            Tok::Word(w) | Tok::Quoted(w) => Some(w),
+            _ => None,
+        }
+    }
+}
+
+/// Strips leading whitespace and comments (`/* */` except `/*! */`, `-- `, `#`).
+pub fn skip_leading_comments(mut s: &str) -> &str {
+    loop {
+        let t = s.trim_start();
+        if let Some(rest) = t.strip_prefix("/*") {
+            if rest.starts_with('!') || rest.starts_with("M!") {
+                return t;
+            }
+            match rest.find("*/") {
+                Some(i) => s = &rest[i + 2..],
+                None => return "",
+            }
+        } else if t.starts_with("-- ") || t.starts_with("#") {
+            match t.find('\n') {
+                Some(i) => s = &t[i + 1..],
+                None => return "",
+            }
+        } else {
+            return t;
+        }
+    }
+}
+
+/// Splits `s` into tokens; `None` on an unterminated quote.
+pub fn lex(s: &str) -> Option<Vec<Tok>> {
+    let mut out = Vec::new();
+    let b: Vec<char> = s.chars().collect();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c.is_whitespace() {
+            i += 1;
+        } else if c == '`' || c == '\'' || c == '"' {
+            let mut v = String::new();
+            i += 1;
+            loop {
+                let ch = *b.get(i)?;
+                if ch == c {
+                    if b.get(i + 1) == Some(&c) {
+                        v.push(c);
+                        i += 2;
+                        continue;
+                    }
+                    i += 1;
+                    break;
+                }
+                if ch == '\\' && c != '`' {
+                    let n = *b.get(i + 1)?;
+                    v.push(match n {
+                        'n' => '\n',
+                        't' => '\t',
+                        '0' => '\0',
+                        other => other,
+                    });
+                    i += 2;
+                    continue;
+                }
+                v.push(ch);
+                i += 1;
+            }
+            out.push(if c == '`' {
+                Tok::Quoted(v)
+            } else {
+                Tok::Str(v)
+            });
+        } else if c.is_alphanumeric() || c == '_' || c == '@' || c == '$' || c == '.' {
+            let st = i;
+            while i < b.len() && (b[i].is_alphanumeric() || matches!(b[i], '_' | '@' | '$' | '.')) {
+                i += 1;
+            }
+            out.push(Tok::Word(b[st..i].iter().collect()));
+        } else {
+            out.push(Tok::Punct(c));
+            i += 1;
+        }
+    }
+    Some(out)
+}
+
+/// `name` or `db.name` (as one dotted word or quoted parts) at `toks[i..]`; returns the
+/// parts and the next index.
+pub fn qualified_name(toks: &[Tok], mut i: usize) -> Option<(Option<String>, String, usize)> {
+    let first = toks.get(i)?;
+    let mut parts: Vec<String> = match first {
+        Tok::Word(w) => w.split('.').map(str::to_string).collect(),
+        Tok::Quoted(q) => vec![q.clone()],
+        _ => return None,
+    };
+    i += 1;
+    // `db`.`t` lexes as Quoted, Word("."), Quoted or Quoted, Punct... handle the dot forms.
+    while let Some(Tok::Word(w)) = toks.get(i) {
+        if w == "." {
+            if let Some(n) = toks.get(i + 1).and_then(Tok::ident) {
+                parts.push(n.to_string());
+                i += 2;
+                continue;
+            }
+        }
+        if let Some(rest) = w.strip_prefix('.') {
+            if !rest.is_empty() {
+                parts.push(rest.to_string());
+                i += 1;
+                continue;
+            }
+        }
+        break;
+    }
+    parts.retain(|p| !p.is_empty());
+    match parts.len() {
+        1 => Some((None, parts.pop()?, i)),
+        2 => {
+            let t = parts.pop()?;
+            Some((parts.pop(), t, i))
+        }
+        _ => None,
+    }
+}
+
+/// Removes a trailing `LOCK IN SHARE MODE` (MySQL's old FOR SHARE); returns the rest.
+pub fn strip_lock_in_share_mode(sql: &str) -> Option<&str> {
+    let t = sql.trim_end().trim_end_matches(';').trim_end();
+    let lower = t.to_ascii_lowercase();
+    let words: Vec<&str> = lower.split_whitespace().collect();
+    let n = words.len();
+    if n >= 4 && words[n - 4..] == ["lock", "in", "share", "mode"] {
+        let idx = lower.rfind("lock")?;
+        return Some(&t[..idx]);
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_lex_in_every_quoting() {
+        let t = lex("SHOW INDEX FROM `my db`.`t 1`").expect("lexes");
+        assert!(t[0].is("show"));
+        let (db, name, _) = qualified_name(&t, 3).expect("name");
+        assert_eq!(db.as_deref(), Some("my db"));
+        assert_eq!(name, "t 1");
+        let t = lex("DESCRIBE shop.items").expect("lexes");
+        let (db, name, _) = qualified_name(&t, 1).expect("name");
+        assert_eq!((db.as_deref(), name.as_str()), (Some("shop"), "items"));
+    }
+
+    #[test]
+    fn lock_in_share_mode_is_stripped() {
+        assert_eq!(
+            strip_lock_in_share_mode("SELECT 1 FROM t LOCK IN SHARE MODE;").map(str::trim),
+            Some("SELECT 1 FROM t")
+        );
+        assert_eq!(strip_lock_in_share_mode("SELECT 1"), None);
+        assert_eq!(skip_leading_comments("/* x */ -- y\n SELECT 1"), "SELECT 1");
+    }
+}

@@ -1,0 +1,702 @@
+//! Execution: plans run on the engine, rows stream into the sink.
+//!
+//! ```text
+//!   source (index ranges: get / scan / index_scan, locking or not)
+//!     → WHERE → [group + aggregates | distinct | sort] → OFFSET/LIMIT → projection → sink
+//! ```
+//! Without grouping or sorting nothing is collected: each row goes to the sink as it is
+//! read, and LIMIT stops the scan.
+
+use std::cmp::Ordering;
+use std::collections::{BTreeMap, HashSet};
+use std::ops::Bound;
+
+use quire_engine::btree::Direction;
+use quire_engine::catalog::TableDef;
+use quire_engine::row::{Column, ColumnType, Decimal, Value};
+use quire_engine::table::{ReadLock, Table, Transaction};
+
+use crate::bind::AggCall;
+use crate::error::{Result, SqlError};
+use crate::expr::{AggFn, Env, Expr, Row};
+use crate::meta::{ColumnMeta, RowSink};
+use crate::plan::{Access, IndexRef};
+use crate::types::{self, compare, Target};
+
+/// Where a SELECT reads from.
+#[derive(Debug, Clone)]
+pub enum Source {
+    /// No FROM: one empty row.
+    Dual,
+    /// MariaDB's `seq_1_to_N[_step_S]` sequence table: one column `seq`.
+    Seq {
+        from: u64,
+        to: u64,
+        step: u64,
+    },
+    Table(TableRef),
+}
+
+/// A table as planned: its definition at plan time (a DDL since re-plans).
+#[derive(Debug, Clone)]
+pub struct TableRef {
+    pub db: String,
+    pub name: String,
+    pub alias: String,
+    pub def: TableDef,
+}
+
+#[derive(Debug, Clone)]
+pub struct SelectPlan {
+    pub source: Source,
+    pub access: Access,
+    pub filter: Option<Expr>,
+    pub items: Vec<Expr>,
+    pub columns: Vec<ColumnMeta>,
+    pub aggs: Vec<AggCall>,
+    pub group_by: Vec<Expr>,
+    pub having: Option<Expr>,
+    pub distinct: bool,
+    /// Sort keys, when the access does not deliver the order.
+    pub sort: Vec<(Expr, bool)>,
+    pub limit: Option<Expr>,
+    pub offset: Option<Expr>,
+    pub lock: Option<ReadLock>,
+}
+
+impl SelectPlan {
+    fn aggregated(&self) -> bool {
+        !self.aggs.is_empty() || !self.group_by.is_empty()
+    }
+}
+
+/// The transaction a statement runs in, or none (an autocommit read takes its own snapshot
+/// and no transaction id).
+pub enum Txn<'s, 'd> {
+    None,
+    Some(&'s mut Transaction<'d>),
+}
+
+fn eval_bound(
+    b: &Bound<Vec<Expr>>,
+    cols: &[&Column],
+    env: &dyn Env,
+    point: bool,
+) -> Result<Option<Bound<Vec<Value>>>> {
+    let vals = |es: &Vec<Expr>| -> Result<Option<Vec<Value>>> {
+        let mut out = Vec::with_capacity(es.len());
+        for (e, c) in es.iter().zip(cols) {
+            let v = e.eval(
+                &Row {
+                    values: &[],
+                    aggs: &[],
+                },
+                env,
+            )?;
+            if matches!(v, Value::Null) {
+                return Ok(None);
+            }
+            let Ok(v) = types::coerce(
+                v,
+                c,
+                &Target {
+                    db: "",
+                    table: "",
+                    row: 0,
+                },
+            ) else {
+                return Ok(None);
+            };
+            out.push(v);
+        }
+        Ok(Some(out))
+    };
+    Ok(match b {
+        Bound::Unbounded => Some(Bound::Unbounded),
+        // A coerced bound may have moved (1.5 → 2 on an INT column): ranges are made
+        // inclusive so they stay a superset; WHERE is checked on every row anyway.
+        Bound::Included(es) | Bound::Excluded(es) if !point => vals(es)?.map(Bound::Included),
+        Bound::Included(es) | Bound::Excluded(es) => vals(es)?.map(Bound::Included),
+    })
+}
+
+type RowIter<'d> = Box<dyn Iterator<Item = quire_engine::table::Result<Vec<Value>>> + 'd>;
+
+/// Reads the rows of `access` (a superset of what WHERE wants).
+pub fn read_rows<'d>(
+    table: &Table<'d>,
+    t: &TableRef,
+    access: &Access,
+    txn: &mut Txn<'_, 'd>,
+    lock: Option<ReadLock>,
+    env: &dyn Env,
+    mut each: impl FnMut(Vec<Value>) -> Result<bool>,
+) -> Result<()> {
+    let dir = if access.backward {
+        Direction::Backward
+    } else {
+        Direction::Forward
+    };
+    let cols: Vec<&Column> = crate::plan::index_columns(&t.def, &access.index)
+        .into_iter()
+        .filter_map(|c| t.def.columns.get(c))
+        .collect();
+    let mut ranges: Vec<(Bound<Vec<Value>>, Bound<Vec<Value>>)> = Vec::new();
+    if access.ranges.is_empty() {
+        ranges.push((Bound::Unbounded, Bound::Unbounded));
+    } else {
+        for r in &access.ranges {
+            let point = r.is_point();
+            match (
+                eval_bound(&r.lo, &cols, env, point)?,
+                eval_bound(&r.hi, &cols, env, point)?,
+            ) {
+                (Some(lo), Some(hi)) => ranges.push((lo, hi)),
+                // A NULL or unconvertible bound: a point matches nothing; for a range,
+                // fall back to reading everything and let WHERE decide.
+                _ if point => {}
+                _ => {
+                    ranges = vec![(Bound::Unbounded, Bound::Unbounded)];
+                    break;
+                }
+            }
+        }
+        if ranges.len() > 1 {
+            // Overlapping points from an IN list are read once.
+            ranges.sort_by(|a, b| cmp_bound(&a.0, &b.0));
+            ranges.dedup();
+            if access.backward {
+                ranges.reverse();
+            }
+        }
+    }
+    let full_pk = |b: &Bound<Vec<Value>>| matches!(b, Bound::Included(v) if v.len() == t.def.primary_key.len());
+    for (lo, hi) in ranges {
+        let point = lo == hi && full_pk(&lo) && access.index == IndexRef::Primary;
+        if point {
+            let Bound::Included(pk) = lo else { continue };
+            let row = match (txn.as_mut(), lock) {
+                (None, _) => table.get(&pk)?,
+                (Some(tx), None) => tx.get(table, &pk)?,
+                (Some(tx), Some(l)) => tx.get_locking(table, &pk, l)?,
+            };
+            if let Some(row) = row {
+                if !each(row)? {
+                    return Ok(());
+                }
+            }
+            continue;
+        }
+        let it: RowIter<'d> = match (&access.index, txn.as_mut(), lock) {
+            (IndexRef::Primary, None, _) => Box::new(table.scan(lo, hi, dir)?),
+            (IndexRef::Primary, Some(tx), None) => Box::new(tx.scan(table, lo, hi, dir)?),
+            (IndexRef::Primary, Some(tx), Some(l)) => {
+                Box::new(tx.scan_locking(table, lo, hi, dir, l)?.into_iter().map(Ok))
+            }
+            (IndexRef::Secondary(ix), None, _) => Box::new(table.index_scan(ix, lo, hi, dir)?),
+            (IndexRef::Secondary(ix), Some(tx), None) => {
+                Box::new(tx.index_scan(table, ix, lo, hi, dir)?)
+            }
+            (IndexRef::Secondary(ix), Some(tx), Some(l)) => {
+                let mut rows = tx.index_scan_locking(table, ix, lo, hi, l)?;
+                if dir == Direction::Backward {
+                    rows.reverse();
+                }
+                Box::new(rows.into_iter().map(Ok))
+            }
+        };
+        for row in it {
+            if !each(row?)? {
+                return Ok(());
+            }
+        }
+    }
+    Ok(())
+}
+
+impl<'d> Txn<'_, 'd> {
+    fn as_mut(&mut self) -> Option<&mut Transaction<'d>> {
+        match self {
+            Txn::None => None,
+            Txn::Some(t) => Some(t),
+        }
+    }
+}
+
+fn cmp_bound(a: &Bound<Vec<Value>>, b: &Bound<Vec<Value>>) -> Ordering {
+    match (a, b) {
+        (Bound::Unbounded, Bound::Unbounded) => Ordering::Equal,
+        (Bound::Unbounded, _) => Ordering::Less,
+        (_, Bound::Unbounded) => Ordering::Greater,
+        (Bound::Included(x) | Bound::Excluded(x), Bound::Included(y) | Bound::Excluded(y)) => {
+            cmp_rows(x, y)
+        }
+    }
+}
+
+pub fn cmp_rows(a: &[Value], b: &[Value]) -> Ordering {
+    for (x, y) in a.iter().zip(b) {
+        match compare(x, y) {
+            Ordering::Equal => continue,
+            o => return o,
+        }
+    }
+    a.len().cmp(&b.len())
+}
+
+fn limit_value(e: &Option<Expr>, env: &dyn Env, what: &str) -> Result<Option<u64>> {
+    let Some(e) = e else { return Ok(None) };
+    match e.eval(
+        &Row {
+            values: &[],
+            aggs: &[],
+        },
+        env,
+    )? {
+        Value::Int(i) if i >= 0 => Ok(Some(i as u64)),
+        Value::UInt(u) => Ok(Some(u)),
+        _ => Err(SqlError::WrongArguments(what.into())),
+    }
+}
+
+/// The state of one aggregate over a group.
+#[derive(Debug, Clone)]
+enum AggState {
+    Count(i64),
+    Sum(Option<Value>, i64),
+    MinMax(Option<Value>),
+}
+
+fn agg_init(c: &AggCall) -> AggState {
+    match c.f {
+        AggFn::CountStar | AggFn::Count => AggState::Count(0),
+        AggFn::Sum | AggFn::Avg => AggState::Sum(None, 0),
+        AggFn::Min | AggFn::Max => AggState::MinMax(None),
+    }
+}
+
+fn agg_add(c: &AggCall, s: &mut AggState, v: Option<Value>) -> Result<()> {
+    match (s, v) {
+        (AggState::Count(n), None) => *n += 1,
+        (_, None) => {}
+        (_, Some(Value::Null)) => {}
+        (AggState::Count(n), Some(_)) => *n += 1,
+        (AggState::Sum(acc, n), Some(v)) => {
+            let v = match v {
+                Value::Str(_) | Value::Bytes(_) => Value::Double(types::num(&v)),
+                Value::Int(i) => Value::Decimal(Decimal::new(i128::from(i), 0)),
+                Value::UInt(u) => Value::Decimal(Decimal::new(i128::from(u), 0)),
+                other => other,
+            };
+            *acc = Some(match acc.take() {
+                None => v,
+                Some(a) => crate::expr::binary(crate::expr::BinOp::Add, a, v)?,
+            });
+            *n += 1;
+        }
+        (AggState::MinMax(cur), Some(v)) => {
+            let replace = match cur {
+                None => true,
+                Some(c0) => {
+                    let o = compare(&v, c0);
+                    if c.f == AggFn::Min {
+                        o == Ordering::Less
+                    } else {
+                        o == Ordering::Greater
+                    }
+                }
+            };
+            if replace {
+                *cur = Some(v);
+            }
+        }
+    }
+    Ok(())
+}
+
+fn agg_result(c: &AggCall, s: AggState) -> Result<Value> {
+    Ok(match s {
+        AggState::Count(n) => Value::Int(n),
+        AggState::Sum(None, _) => Value::Null,
+        AggState::Sum(Some(v), n) if c.f == AggFn::Avg => match v {
+            Value::Decimal(d) => {
+                crate::expr::binary(crate::expr::BinOp::Div, Value::Decimal(d), Value::Int(n))?
+            }
+            other => Value::Double(types::num(&other) / n as f64),
+        },
+        AggState::Sum(Some(v), _) => v,
+        AggState::MinMax(v) => v.unwrap_or(Value::Null),
+    })
+}
+
+struct Group {
+    first: Vec<Value>,
+    states: Vec<AggState>,
+    seen: Vec<HashSet<String>>,
+}
+
+/// Output rows after WHERE: grouping, distinct, sort, offset/limit, projection.
+struct Pipeline<'p> {
+    plan: &'p SelectPlan,
+    env: &'p dyn Env,
+    sink: &'p mut dyn RowSink,
+    offset: u64,
+    limit: Option<u64>,
+    sent: u64,
+    distinct_seen: HashSet<Vec<u8>>,
+    /// Rows kept for sorting: (sort key, output row).
+    sorted: Vec<(Vec<Value>, Vec<Value>)>,
+    groups: BTreeMap<Vec<u8>, Group>,
+    group_order: Vec<Vec<u8>>,
+}
+
+/// A byte key for hashing values as SQL equality sees them (for DISTINCT and GROUP BY).
+fn value_key(vals: &[Value]) -> Vec<u8> {
+    let mut k = Vec::new();
+    for v in vals {
+        match v {
+            Value::Null => k.push(0),
+            Value::Int(_) | Value::UInt(_) | Value::Decimal(_) => {
+                k.push(1);
+                let d = types::to_decimal(v).unwrap_or(Decimal::new(0, 0));
+                let d = d.rescale(30).map_or(d.unscaled, |d| d.unscaled);
+                k.extend_from_slice(&d.to_be_bytes());
+            }
+            Value::Double(f) => {
+                k.push(2);
+                k.extend_from_slice(&f.to_bits().to_be_bytes());
+            }
+            other => {
+                k.push(3);
+                let s = types::display(other);
+                k.extend_from_slice(&(s.len() as u32).to_be_bytes());
+                k.extend_from_slice(s.as_bytes());
+            }
+        }
+    }
+    k
+}
+
+impl Pipeline<'_> {
+    /// A row that passed WHERE. Returns false when LIMIT is reached (stop reading).
+    fn push(&mut self, row: Vec<Value>) -> Result<bool> {
+        if self.plan.aggregated() {
+            let gvals: Vec<Value> = self
+                .plan
+                .group_by
+                .iter()
+                .map(|g| {
+                    g.eval(
+                        &Row {
+                            values: &row,
+                            aggs: &[],
+                        },
+                        self.env,
+                    )
+                })
+                .collect::<Result<_>>()?;
+            let key = value_key(&gvals);
+            if !self.groups.contains_key(&key) {
+                self.group_order.push(key.clone());
+                self.groups.insert(
+                    key.clone(),
+                    Group {
+                        first: row.clone(),
+                        states: self.plan.aggs.iter().map(agg_init).collect(),
+                        seen: vec![HashSet::new(); self.plan.aggs.len()],
+                    },
+                );
+            }
+            let g = self
+                .groups
+                .get_mut(&key)
+                .ok_or(SqlError::InvalidGroupFunction)?;
+            for (i, c) in self.plan.aggs.iter().enumerate() {
+                let v = match &c.arg {
+                    Some(a) => Some(a.eval(
+                        &Row {
+                            values: &row,
+                            aggs: &[],
+                        },
+                        self.env,
+                    )?),
+                    None => None,
+                };
+                if c.distinct {
+                    if let Some(v) = &v {
+                        if matches!(v, Value::Null) || !g.seen[i].insert(types::display(v)) {
+                            continue;
+                        }
+                    }
+                }
+                agg_add(c, &mut g.states[i], v)?;
+            }
+            return Ok(true);
+        }
+        self.emit(&row, &[])
+    }
+
+    /// A result row (after grouping): projection, distinct, sort or send.
+    fn emit(&mut self, row: &[Value], aggs: &[Value]) -> Result<bool> {
+        let r = Row { values: row, aggs };
+        if let Some(h) = &self.plan.having {
+            if types::truthy(&h.eval(&r, self.env)?) != Some(true) {
+                return Ok(true);
+            }
+        }
+        let out: Vec<Value> = self
+            .plan
+            .items
+            .iter()
+            .map(|e| e.eval(&r, self.env))
+            .collect::<Result<_>>()?;
+        if self.plan.distinct && !self.distinct_seen.insert(value_key(&out)) {
+            return Ok(true);
+        }
+        if !self.plan.sort.is_empty() {
+            let key = self
+                .plan
+                .sort
+                .iter()
+                .map(|(e, _)| e.eval(&r, self.env))
+                .collect::<Result<_>>()?;
+            self.sorted.push((key, out));
+            return Ok(true);
+        }
+        self.send(out)
+    }
+
+    fn send(&mut self, out: Vec<Value>) -> Result<bool> {
+        if self.limit == Some(0) {
+            return Ok(false);
+        }
+        if self.offset > 0 {
+            self.offset -= 1;
+            return Ok(true);
+        }
+        self.sink.row(&out)?;
+        self.sent += 1;
+        if let Some(l) = self.limit.as_mut() {
+            *l -= 1;
+            if *l == 0 {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    fn finish(mut self) -> Result<u64> {
+        if self.plan.aggregated() {
+            let mut groups = std::mem::take(&mut self.groups);
+            if groups.is_empty() && self.plan.group_by.is_empty() {
+                // An aggregate over no rows is one row (COUNT 0, SUM NULL).
+                let states: Vec<AggState> = self.plan.aggs.iter().map(agg_init).collect();
+                let aggs = self
+                    .plan
+                    .aggs
+                    .iter()
+                    .zip(states)
+                    .map(|(c, s)| agg_result(c, s))
+                    .collect::<Result<Vec<_>>>()?;
+                let nulls = vec![Value::Null; 64];
+                self.emit(&nulls, &aggs)?;
+            }
+            let order = std::mem::take(&mut self.group_order);
+            let mut keys = order;
+            if !self.plan.group_by.is_empty() {
+                // MariaDB sorts GROUP BY results by the group keys unless told otherwise.
+                let mut with_vals: Vec<(Vec<Value>, Vec<u8>)> = Vec::new();
+                for k in keys {
+                    if let Some(g) = groups.get(&k) {
+                        let gv = self
+                            .plan
+                            .group_by
+                            .iter()
+                            .map(|e| {
+                                e.eval(
+                                    &Row {
+                                        values: &g.first,
+                                        aggs: &[],
+                                    },
+                                    self.env,
+                                )
+                            })
+                            .collect::<Result<Vec<_>>>()?;
+                        with_vals.push((gv, k));
+                    }
+                }
+                with_vals.sort_by(|a, b| cmp_rows(&a.0, &b.0));
+                keys = with_vals.into_iter().map(|(_, k)| k).collect();
+            }
+            for k in keys {
+                let Some(g) = groups.remove(&k) else { continue };
+                let aggs = self
+                    .plan
+                    .aggs
+                    .iter()
+                    .zip(g.states)
+                    .map(|(c, s)| agg_result(c, s))
+                    .collect::<Result<Vec<_>>>()?;
+                if !self.emit(&g.first, &aggs)? {
+                    break;
+                }
+            }
+        }
+        if !self.plan.sort.is_empty() {
+            let mut rows = std::mem::take(&mut self.sorted);
+            let dirs: Vec<bool> = self.plan.sort.iter().map(|(_, d)| *d).collect();
+            rows.sort_by(|a, b| {
+                for (i, desc) in dirs.iter().enumerate() {
+                    let o = compare(&a.0[i], &b.0[i]);
+                    let o = if *desc { o.reverse() } else { o };
+                    if o != Ordering::Equal {
+                        return o;
+                    }
+                }
+                Ordering::Equal
+            });
+            for (_, out) in rows {
+                if !self.send(out)? {
+                    break;
+                }
+            }
+        }
+        Ok(self.sent)
+    }
+}
+
+/// Runs a SELECT; returns the number of rows sent.
+pub fn select<'d>(
+    plan: &SelectPlan,
+    table: Option<&Table<'d>>,
+    txn: &mut Txn<'_, 'd>,
+    env: &dyn Env,
+    sink: &mut dyn RowSink,
+) -> Result<u64> {
+    sink.columns(&plan.columns)?;
+    let offset = limit_value(&plan.offset, env, "OFFSET")?.unwrap_or(0);
+    let limit = limit_value(&plan.limit, env, "LIMIT")?;
+    let mut p = Pipeline {
+        plan,
+        env,
+        sink,
+        offset,
+        limit,
+        sent: 0,
+        distinct_seen: HashSet::new(),
+        sorted: Vec::new(),
+        groups: BTreeMap::new(),
+        group_order: Vec::new(),
+    };
+    // LIMIT 0 reads nothing; otherwise rows stream until the pipeline says stop.
+    if limit != Some(0) {
+        let filter = plan.filter.as_ref();
+        let mut each = |row: Vec<Value>| -> Result<bool> {
+            if let Some(f) = filter {
+                if types::truthy(&f.eval(
+                    &Row {
+                        values: &row,
+                        aggs: &[],
+                    },
+                    env,
+                )?) != Some(true)
+                {
+                    return Ok(true);
+                }
+            }
+            p.push(row)
+        };
+        match (&plan.source, table) {
+            (Source::Dual, _) => {
+                each(Vec::new())?;
+            }
+            (Source::Seq { from, to, step }, _) => {
+                let mut v = *from;
+                while v <= *to {
+                    if !each(vec![Value::UInt(v)])? {
+                        break;
+                    }
+                    v = match v.checked_add(*step) {
+                        Some(n) => n,
+                        None => break,
+                    };
+                }
+            }
+            (Source::Table(t), Some(table)) => {
+                read_rows(table, t, &plan.access, txn, plan.lock, env, each)?;
+            }
+            (Source::Table(t), None) => {
+                return Err(SqlError::NoSuchTable {
+                    db: t.db.clone(),
+                    table: t.name.clone(),
+                })
+            }
+        }
+    }
+    p.finish()
+}
+
+/// The rows of a SELECT as values (INSERT … SELECT), collected: the source may be the
+/// target table.
+pub fn select_rows<'d>(
+    plan: &SelectPlan,
+    table: Option<&Table<'d>>,
+    txn: &mut Txn<'_, 'd>,
+    env: &dyn Env,
+) -> Result<Vec<Vec<Value>>> {
+    let mut c = crate::meta::CollectSink::default();
+    select(plan, table, txn, env, &mut c)?;
+    Ok(c.rows)
+}
+
+/// The default of a column for an INSERT that does not name it.
+pub fn column_default(col: &Column, auto: bool) -> Result<Value> {
+    if auto || col.nullable {
+        return Ok(Value::Null);
+    }
+    Err(SqlError::NoDefault(col.name.clone()))
+}
+
+/// Converts a full row for `t` (AUTO_INCREMENT: 0 and NULL mean "next").
+pub fn coerce_row(t: &TableRef, row: Vec<Value>, row_no: u64) -> Result<Vec<Value>> {
+    let at = Target {
+        db: &t.db,
+        table: &t.name,
+        row: row_no,
+    };
+    let mut out = Vec::with_capacity(row.len());
+    for (i, (v, c)) in row.into_iter().zip(&t.def.columns).enumerate() {
+        let auto = t.def.auto_increment == Some(i);
+        let v = if auto && is_zero(&v) { Value::Null } else { v };
+        if matches!(v, Value::Null) && !c.nullable && !auto {
+            return Err(SqlError::NullNotAllowed(c.name.clone()));
+        }
+        out.push(types::coerce(v, c, &at)?);
+    }
+    Ok(out)
+}
+
+fn is_zero(v: &Value) -> bool {
+    matches!(v, Value::Int(0) | Value::UInt(0)) || matches!(v, Value::Str(s) if s.trim() == "0")
+}
+
+/// The primary key values of a row.
+pub fn pk_of(def: &TableDef, row: &[Value]) -> Vec<Value> {
+    def.primary_key
+        .iter()
+        .map(|&c| row.get(c).cloned().unwrap_or(Value::Null))
+        .collect()
+}
+
+/// Whether a column type holds an integer (for LAST_INSERT_ID).
+pub fn int_value(v: &Value) -> Option<u64> {
+    match v {
+        Value::Int(i) if *i > 0 => Some(*i as u64),
+        Value::UInt(u) => Some(*u),
+        _ => None,
+    }
+}
+
+pub fn is_int_type(ty: ColumnType) -> bool {
+    matches!(ty, ColumnType::Int { .. })
+}

@@ -1,0 +1,757 @@
+//! Bound expressions: names resolved to column positions, parameters numbered, functions
+//! known. Evaluation follows MySQL: three-valued logic, numeric promotion (integer →
+//! decimal → double), strings compared with the default collation.
+
+use std::cmp::Ordering;
+
+use quire_engine::row::{Decimal, Value};
+
+use crate::error::{Result, SqlError};
+use crate::types::{self, compare, num, to_decimal, truthy};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    IntDiv,
+    Mod,
+    Eq,
+    NullSafeEq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    And,
+    Or,
+    Xor,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AggFn {
+    CountStar,
+    Count,
+    Sum,
+    Min,
+    Max,
+    Avg,
+}
+
+/// Values that come from the session, evaluated at execution (a cached plan stays right).
+#[derive(Debug, Clone, PartialEq)]
+pub enum SessionFn {
+    Database,
+    User,
+    ConnectionId,
+    LastInsertId,
+    Now,
+    CurDate,
+    /// `@@name` / `@@session.name` / `@@global.name`.
+    SysVar {
+        name: String,
+        global: bool,
+    },
+    RowCount,
+    FoundRows,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Expr {
+    Lit(Value),
+    Param(usize),
+    Column(usize),
+    /// The i-th aggregate of the query (after grouping).
+    Agg(usize),
+    Session(SessionFn),
+    Binary(BinOp, Box<Expr>, Box<Expr>),
+    Not(Box<Expr>),
+    Neg(Box<Expr>),
+    IsNull(Box<Expr>, bool),
+    Between {
+        e: Box<Expr>,
+        lo: Box<Expr>,
+        hi: Box<Expr>,
+        negated: bool,
+    },
+    InList {
+        e: Box<Expr>,
+        list: Vec<Expr>,
+        negated: bool,
+    },
+    Like {
+        e: Box<Expr>,
+        pattern: Box<Expr>,
+        escape: char,
+        negated: bool,
+    },
+    Case {
+        operand: Option<Box<Expr>>,
+        whens: Vec<(Expr, Expr)>,
+        otherwise: Option<Box<Expr>>,
+    },
+    Func(Func, Vec<Expr>),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Func {
+    Concat,
+    ConcatWs,
+    Length,
+    CharLength,
+    Upper,
+    Lower,
+    Coalesce,
+    IfNull,
+    If,
+    NullIf,
+    Abs,
+    Version,
+    Greatest,
+    Least,
+    Floor,
+    Ceil,
+    Round,
+    Sleep,
+}
+
+impl Func {
+    pub fn by_name(name: &str) -> Option<(Func, usize, usize)> {
+        Some(match name {
+            "concat" => (Func::Concat, 1, usize::MAX),
+            "concat_ws" => (Func::ConcatWs, 2, usize::MAX),
+            "length" | "octet_length" => (Func::Length, 1, 1),
+            "char_length" | "character_length" => (Func::CharLength, 1, 1),
+            "upper" | "ucase" => (Func::Upper, 1, 1),
+            "lower" | "lcase" => (Func::Lower, 1, 1),
+            "coalesce" => (Func::Coalesce, 1, usize::MAX),
+            "ifnull" | "nvl" => (Func::IfNull, 2, 2),
+            "if" => (Func::If, 3, 3),
+            "nullif" => (Func::NullIf, 2, 2),
+            "abs" => (Func::Abs, 1, 1),
+            "version" => (Func::Version, 0, 0),
+            "greatest" => (Func::Greatest, 2, usize::MAX),
+            "least" => (Func::Least, 2, usize::MAX),
+            "floor" => (Func::Floor, 1, 1),
+            "ceil" | "ceiling" => (Func::Ceil, 1, 1),
+            "round" => (Func::Round, 1, 2),
+            "sleep" => (Func::Sleep, 1, 1),
+            _ => return None,
+        })
+    }
+}
+
+pub const VERSION: &str = "10.11.99-Quire-0.1.0";
+
+/// What evaluation reads besides the row: parameters, aggregates, the session.
+pub trait Env {
+    fn param(&self, i: usize) -> Result<Value>;
+    fn session(&self, f: &SessionFn) -> Result<Value>;
+}
+
+/// Evaluation input: the current row and the aggregates of its group.
+pub struct Row<'a> {
+    pub values: &'a [Value],
+    pub aggs: &'a [Value],
+}
+
+impl Expr {
+    pub fn lit(v: Value) -> Expr {
+        Expr::Lit(v)
+    }
+
+    /// Visits every sub-expression (pre-order).
+    pub fn walk(&self, f: &mut dyn FnMut(&Expr)) {
+        f(self);
+        match self {
+            Expr::Binary(_, a, b) => {
+                a.walk(f);
+                b.walk(f);
+            }
+            Expr::Not(a) | Expr::Neg(a) | Expr::IsNull(a, _) => a.walk(f),
+            Expr::Between { e, lo, hi, .. } => {
+                e.walk(f);
+                lo.walk(f);
+                hi.walk(f);
+            }
+            Expr::InList { e, list, .. } => {
+                e.walk(f);
+                list.iter().for_each(|x| x.walk(f));
+            }
+            Expr::Like { e, pattern, .. } => {
+                e.walk(f);
+                pattern.walk(f);
+            }
+            Expr::Case {
+                operand,
+                whens,
+                otherwise,
+            } => {
+                if let Some(o) = operand {
+                    o.walk(f);
+                }
+                for (w, t) in whens {
+                    w.walk(f);
+                    t.walk(f);
+                }
+                if let Some(o) = otherwise {
+                    o.walk(f);
+                }
+            }
+            Expr::Func(_, args) => args.iter().for_each(|x| x.walk(f)),
+            Expr::Lit(_) | Expr::Param(_) | Expr::Column(_) | Expr::Agg(_) | Expr::Session(_) => {}
+        }
+    }
+
+    /// Whether the value depends on no row (literals, parameters, session values).
+    pub fn is_constant(&self) -> bool {
+        let mut c = true;
+        self.walk(&mut |e| {
+            if matches!(e, Expr::Column(_) | Expr::Agg(_)) {
+                c = false;
+            }
+        });
+        c
+    }
+
+    pub fn eval(&self, row: &Row<'_>, env: &dyn Env) -> Result<Value> {
+        Ok(match self {
+            Expr::Lit(v) => v.clone(),
+            Expr::Param(i) => env.param(*i)?,
+            Expr::Column(i) => row.values.get(*i).cloned().unwrap_or(Value::Null),
+            Expr::Agg(i) => row.aggs.get(*i).cloned().unwrap_or(Value::Null),
+            Expr::Session(f) => env.session(f)?,
+            Expr::Binary(op, a, b) => {
+                let x = a.eval(row, env)?;
+                match op {
+                    BinOp::And => {
+                        let l = truthy(&x);
+                        if l == Some(false) {
+                            return Ok(Value::Int(0));
+                        }
+                        let r = truthy(&b.eval(row, env)?);
+                        return Ok(match (l, r) {
+                            (_, Some(false)) => Value::Int(0),
+                            (Some(true), Some(true)) => Value::Int(1),
+                            _ => Value::Null,
+                        });
+                    }
+                    BinOp::Or => {
+                        let l = truthy(&x);
+                        if l == Some(true) {
+                            return Ok(Value::Int(1));
+                        }
+                        let r = truthy(&b.eval(row, env)?);
+                        return Ok(match (l, r) {
+                            (_, Some(true)) => Value::Int(1),
+                            (Some(false), Some(false)) => Value::Int(0),
+                            _ => Value::Null,
+                        });
+                    }
+                    _ => {}
+                }
+                let y = b.eval(row, env)?;
+                binary(*op, x, y)?
+            }
+            Expr::Not(a) => match truthy(&a.eval(row, env)?) {
+                None => Value::Null,
+                Some(t) => Value::Int(i64::from(!t)),
+            },
+            Expr::Neg(a) => match a.eval(row, env)? {
+                Value::Null => Value::Null,
+                Value::Int(i) => i
+                    .checked_neg()
+                    .map(Value::Int)
+                    .ok_or_else(|| range_err("BIGINT", "-"))?,
+                Value::UInt(u) => {
+                    if u <= i64::MAX as u64 + 1 {
+                        Value::Int((u as i64).wrapping_neg())
+                    } else {
+                        return Err(range_err("BIGINT", "-"));
+                    }
+                }
+                Value::Decimal(d) => Value::Decimal(Decimal::new(-d.unscaled, d.scale)),
+                other => Value::Double(-num(&other)),
+            },
+            Expr::IsNull(a, negated) => {
+                let n = matches!(a.eval(row, env)?, Value::Null);
+                Value::Int(i64::from(n != *negated))
+            }
+            Expr::Between { e, lo, hi, negated } => {
+                let v = e.eval(row, env)?;
+                let l = lo.eval(row, env)?;
+                let h = hi.eval(row, env)?;
+                if matches!(v, Value::Null) || matches!(l, Value::Null) || matches!(h, Value::Null)
+                {
+                    return Ok(Value::Null);
+                }
+                let inside =
+                    compare(&v, &l) != Ordering::Less && compare(&v, &h) != Ordering::Greater;
+                Value::Int(i64::from(inside != *negated))
+            }
+            Expr::InList { e, list, negated } => {
+                let v = e.eval(row, env)?;
+                if matches!(v, Value::Null) {
+                    return Ok(Value::Null);
+                }
+                let mut saw_null = false;
+                for x in list {
+                    let w = x.eval(row, env)?;
+                    if matches!(w, Value::Null) {
+                        saw_null = true;
+                    } else if compare(&v, &w) == Ordering::Equal {
+                        return Ok(Value::Int(i64::from(!*negated)));
+                    }
+                }
+                if saw_null {
+                    Value::Null
+                } else {
+                    Value::Int(i64::from(*negated))
+                }
+            }
+            Expr::Like {
+                e,
+                pattern,
+                escape,
+                negated,
+            } => {
+                let v = e.eval(row, env)?;
+                let p = pattern.eval(row, env)?;
+                if matches!(v, Value::Null) || matches!(p, Value::Null) {
+                    return Ok(Value::Null);
+                }
+                let m = like(&types::to_text(v), &types::to_text(p), *escape);
+                Value::Int(i64::from(m != *negated))
+            }
+            Expr::Case {
+                operand,
+                whens,
+                otherwise,
+            } => {
+                let op = match operand {
+                    Some(o) => Some(o.eval(row, env)?),
+                    None => None,
+                };
+                for (w, t) in whens {
+                    let hit = match &op {
+                        Some(v) => {
+                            let w = w.eval(row, env)?;
+                            !matches!(v, Value::Null)
+                                && !matches!(w, Value::Null)
+                                && compare(v, &w) == Ordering::Equal
+                        }
+                        None => truthy(&w.eval(row, env)?) == Some(true),
+                    };
+                    if hit {
+                        return t.eval(row, env);
+                    }
+                }
+                match otherwise {
+                    Some(o) => o.eval(row, env)?,
+                    None => Value::Null,
+                }
+            }
+            Expr::Func(f, args) => func(*f, args, row, env)?,
+        })
+    }
+}
+
+fn range_err(kind: &'static str, expr: &str) -> SqlError {
+    SqlError::ArithmeticOutOfRange {
+        kind,
+        expr: expr.into(),
+    }
+}
+
+fn is_int(v: &Value) -> bool {
+    matches!(v, Value::Int(_) | Value::UInt(_))
+}
+
+/// Integer arithmetic in i128, then back to BIGINT (signed if it fits, else unsigned).
+fn int_result(n: i128, op: &str) -> Result<Value> {
+    if let Ok(i) = i64::try_from(n) {
+        Ok(Value::Int(i))
+    } else if let Ok(u) = u64::try_from(n) {
+        Ok(Value::UInt(u))
+    } else {
+        Err(range_err("BIGINT", op))
+    }
+}
+
+fn as_i128(v: &Value) -> i128 {
+    match v {
+        Value::Int(i) => i128::from(*i),
+        Value::UInt(u) => i128::from(*u),
+        _ => 0,
+    }
+}
+
+/// A string operand in arithmetic: its number, integer if it is one.
+fn numeric(v: Value) -> Value {
+    match v {
+        Value::Str(ref s) => match types::parse_number(s.trim()) {
+            Some(types::Num::Int(i)) => {
+                i64::try_from(i).map_or(Value::Double(i as f64), Value::Int)
+            }
+            Some(types::Num::Dec(_)) | Some(types::Num::Float(_)) | None => Value::Double(num(&v)),
+        },
+        Value::Bytes(_) => Value::Double(num(&v)),
+        Value::Date(_) | Value::DateTime(_) => Value::Double(num(&v)),
+        other => other,
+    }
+}
+
+pub fn binary(op: BinOp, x: Value, y: Value) -> Result<Value> {
+    use BinOp::*;
+    match op {
+        Eq | Ne | Lt | Le | Gt | Ge => {
+            if matches!(x, Value::Null) || matches!(y, Value::Null) {
+                return Ok(Value::Null);
+            }
+            let o = compare(&x, &y);
+            let r = match op {
+                Eq => o == Ordering::Equal,
+                Ne => o != Ordering::Equal,
+                Lt => o == Ordering::Less,
+                Le => o != Ordering::Greater,
+                Gt => o == Ordering::Greater,
+                _ => o != Ordering::Less,
+            };
+            return Ok(Value::Int(i64::from(r)));
+        }
+        NullSafeEq => {
+            let r = match (&x, &y) {
+                (Value::Null, Value::Null) => true,
+                (Value::Null, _) | (_, Value::Null) => false,
+                _ => compare(&x, &y) == Ordering::Equal,
+            };
+            return Ok(Value::Int(i64::from(r)));
+        }
+        Xor => {
+            return Ok(match (truthy(&x), truthy(&y)) {
+                (Some(a), Some(b)) => Value::Int(i64::from(a != b)),
+                _ => Value::Null,
+            })
+        }
+        And | Or => return unreachable_logic(),
+        _ => {}
+    }
+    if matches!(x, Value::Null) || matches!(y, Value::Null) {
+        return Ok(Value::Null);
+    }
+    let (x, y) = (numeric(x), numeric(y));
+    let sym = match op {
+        Add => "+",
+        Sub => "-",
+        Mul => "*",
+        Div => "/",
+        IntDiv => "DIV",
+        _ => "%",
+    };
+    if is_int(&x) && is_int(&y) {
+        let (a, b) = (as_i128(&x), as_i128(&y));
+        return match op {
+            Add => int_result(a + b, sym),
+            Sub => int_result(a - b, sym),
+            Mul => a
+                .checked_mul(b)
+                .map_or(Err(range_err("BIGINT", sym)), |n| int_result(n, sym)),
+            IntDiv | Mod if b == 0 => Ok(Value::Null),
+            IntDiv => int_result(a / b, sym),
+            Mod => int_result(a % b, sym),
+            _ => {
+                if b == 0 {
+                    return Ok(Value::Null);
+                }
+                // MySQL: integer / integer is DECIMAL with 4 more digits of scale.
+                let d = Decimal::new(a * 10_000, 4);
+                Ok(Value::Decimal(div_decimal(d, Decimal::new(b, 0), 4)))
+            }
+        };
+    }
+    if let (Some(a), Some(b)) = (to_decimal(&x), to_decimal(&y)) {
+        let s = a.scale.max(b.scale);
+        if let (Some(a2), Some(b2)) = (a.rescale(s), b.rescale(s)) {
+            let r = match op {
+                Add => a2
+                    .unscaled
+                    .checked_add(b2.unscaled)
+                    .map(|u| Decimal::new(u, s)),
+                Sub => a2
+                    .unscaled
+                    .checked_sub(b2.unscaled)
+                    .map(|u| Decimal::new(u, s)),
+                Mul => a
+                    .unscaled
+                    .checked_mul(b.unscaled)
+                    .map(|u| Decimal::new(u, a.scale + b.scale)),
+                Div => {
+                    if b.unscaled == 0 {
+                        return Ok(Value::Null);
+                    }
+                    Some(div_decimal(a, b, a.scale + 4))
+                }
+                IntDiv => {
+                    if b2.unscaled == 0 {
+                        return Ok(Value::Null);
+                    }
+                    return int_result(a2.unscaled / b2.unscaled, sym);
+                }
+                _ => {
+                    if b2.unscaled == 0 {
+                        return Ok(Value::Null);
+                    }
+                    Some(Decimal::new(a2.unscaled % b2.unscaled, s))
+                }
+            };
+            if let Some(r) = r {
+                return Ok(Value::Decimal(r));
+            }
+        }
+    }
+    let (a, b) = (num(&x), num(&y));
+    let r = match op {
+        Add => a + b,
+        Sub => a - b,
+        Mul => a * b,
+        Div | IntDiv | Mod if b == 0.0 => return Ok(Value::Null),
+        Div => a / b,
+        IntDiv => return int_result((a / b).trunc() as i128, sym),
+        _ => a % b,
+    };
+    if !r.is_finite() {
+        return Err(range_err("DOUBLE", sym));
+    }
+    Ok(Value::Double(r))
+}
+
+fn unreachable_logic() -> Result<Value> {
+    // AND/OR short-circuit in `eval`; reaching here would be a bug in a caller of `binary`.
+    Ok(Value::Null)
+}
+
+fn div_decimal(a: Decimal, b: Decimal, scale: u8) -> Decimal {
+    // a / b at `scale`: (a.unscaled * 10^(scale + b.scale - a.scale)) / b.unscaled, rounded.
+    let shift = i32::from(scale) + i32::from(b.scale) - i32::from(a.scale);
+    let num = if shift >= 0 {
+        a.unscaled
+            .saturating_mul(10i128.saturating_pow(shift as u32 + 1))
+    } else {
+        a.unscaled / 10i128.pow((-shift) as u32) * 10
+    };
+    let q = num / b.unscaled;
+    let q = if q % 10 >= 5 {
+        q / 10 + 1
+    } else if q % 10 <= -5 {
+        q / 10 - 1
+    } else {
+        q / 10
+    };
+    Decimal::new(q, scale)
+}
+
+/// SQL LIKE with `%`, `_` and an escape character (binary collation, as comparisons).
+pub fn like(s: &str, p: &str, escape: char) -> bool {
+    let s: Vec<char> = s.chars().collect();
+    let p: Vec<char> = p.chars().collect();
+    fn go(s: &[char], p: &[char], esc: char) -> bool {
+        let (mut si, mut pi) = (0, 0);
+        let (mut star_p, mut star_s) = (None::<usize>, 0);
+        while si < s.len() {
+            if pi < p.len() {
+                let c = p[pi];
+                if c == '%' {
+                    star_p = Some(pi);
+                    star_s = si;
+                    pi += 1;
+                    continue;
+                }
+                let (lit, adv) = if c == esc && pi + 1 < p.len() {
+                    (Some(p[pi + 1]), 2)
+                } else if c == '_' {
+                    (None, 1)
+                } else {
+                    (Some(c), 1)
+                };
+                if lit.is_none_or(|l| l == s[si]) {
+                    si += 1;
+                    pi += adv;
+                    continue;
+                }
+            }
+            match star_p {
+                Some(sp) => {
+                    pi = sp + 1;
+                    star_s += 1;
+                    si = star_s;
+                }
+                None => return false,
+            }
+        }
+        while pi < p.len() && p[pi] == '%' {
+            pi += 1;
+        }
+        pi == p.len()
+    }
+    go(&s, &p, escape)
+}
+
+fn func(f: Func, args: &[Expr], row: &Row<'_>, env: &dyn Env) -> Result<Value> {
+    let ev =
+        |i: usize| -> Result<Value> { args.get(i).map_or(Ok(Value::Null), |a| a.eval(row, env)) };
+    Ok(match f {
+        Func::Concat => {
+            let mut s = String::new();
+            for a in args {
+                match a.eval(row, env)? {
+                    Value::Null => return Ok(Value::Null),
+                    v => s.push_str(&types::to_text(v)),
+                }
+            }
+            Value::Str(s)
+        }
+        Func::ConcatWs => {
+            let sep = match ev(0)? {
+                Value::Null => return Ok(Value::Null),
+                v => types::to_text(v),
+            };
+            let mut parts = Vec::new();
+            for a in &args[1..] {
+                match a.eval(row, env)? {
+                    Value::Null => {}
+                    v => parts.push(types::to_text(v)),
+                }
+            }
+            Value::Str(parts.join(&sep))
+        }
+        Func::Length => match ev(0)? {
+            Value::Null => Value::Null,
+            Value::Bytes(b) => Value::Int(b.len() as i64),
+            v => Value::Int(types::to_text(v).len() as i64),
+        },
+        Func::CharLength => match ev(0)? {
+            Value::Null => Value::Null,
+            Value::Bytes(b) => Value::Int(b.len() as i64),
+            v => Value::Int(types::to_text(v).chars().count() as i64),
+        },
+        Func::Upper => match ev(0)? {
+            Value::Null => Value::Null,
+            v => Value::Str(types::to_text(v).to_uppercase()),
+        },
+        Func::Lower => match ev(0)? {
+            Value::Null => Value::Null,
+            v => Value::Str(types::to_text(v).to_lowercase()),
+        },
+        Func::Coalesce => {
+            for a in args {
+                let v = a.eval(row, env)?;
+                if !matches!(v, Value::Null) {
+                    return Ok(v);
+                }
+            }
+            Value::Null
+        }
+        Func::IfNull => match ev(0)? {
+            Value::Null => ev(1)?,
+            v => v,
+        },
+        Func::If => {
+            if truthy(&ev(0)?) == Some(true) {
+                ev(1)?
+            } else {
+                ev(2)?
+            }
+        }
+        Func::NullIf => {
+            let a = ev(0)?;
+            let b = ev(1)?;
+            if !matches!(a, Value::Null)
+                && !matches!(b, Value::Null)
+                && compare(&a, &b) == Ordering::Equal
+            {
+                Value::Null
+            } else {
+                a
+            }
+        }
+        Func::Abs => match numeric(ev(0)?) {
+            Value::Null => Value::Null,
+            Value::Int(i) => i
+                .checked_abs()
+                .map(Value::Int)
+                .ok_or_else(|| range_err("BIGINT", "abs"))?,
+            Value::UInt(u) => Value::UInt(u),
+            Value::Decimal(d) => Value::Decimal(Decimal::new(d.unscaled.abs(), d.scale)),
+            v => Value::Double(num(&v).abs()),
+        },
+        Func::Version => Value::Str(VERSION.into()),
+        Func::Greatest | Func::Least => {
+            let mut best: Option<Value> = None;
+            for a in args {
+                let v = a.eval(row, env)?;
+                if matches!(v, Value::Null) {
+                    return Ok(Value::Null);
+                }
+                best = Some(match best {
+                    None => v,
+                    Some(b) => {
+                        let o = compare(&v, &b);
+                        let take = if f == Func::Greatest {
+                            o == Ordering::Greater
+                        } else {
+                            o == Ordering::Less
+                        };
+                        if take {
+                            v
+                        } else {
+                            b
+                        }
+                    }
+                });
+            }
+            best.unwrap_or(Value::Null)
+        }
+        Func::Floor | Func::Ceil => {
+            let floor = f == Func::Floor;
+            match numeric(ev(0)?) {
+                Value::Null => Value::Null,
+                v @ (Value::Int(_) | Value::UInt(_)) => v,
+                Value::Decimal(d) => {
+                    let unit = 10i128.pow(u32::from(d.scale));
+                    let q = d.unscaled.div_euclid(unit);
+                    let r = d.unscaled.rem_euclid(unit);
+                    let n = if r != 0 && !floor { q + 1 } else { q };
+                    int_result(n, if floor { "floor" } else { "ceiling" })?
+                }
+                v => {
+                    let x = num(&v);
+                    Value::Double(if floor { x.floor() } else { x.ceil() })
+                }
+            }
+        }
+        Func::Round => {
+            let digits = match ev(1)? {
+                Value::Null if args.len() > 1 => return Ok(Value::Null),
+                Value::Null => 0,
+                v => num(&v) as i32,
+            };
+            match numeric(ev(0)?) {
+                Value::Null => Value::Null,
+                v @ (Value::Int(_) | Value::UInt(_)) if digits >= 0 => v,
+                Value::Decimal(d) if digits >= 0 => {
+                    Value::Decimal(types::round_to_scale(d, digits.min(38) as u8).unwrap_or(d))
+                }
+                v => {
+                    let m = 10f64.powi(digits);
+                    Value::Double((num(&v) * m).round() / m)
+                }
+            }
+        }
+        Func::Sleep => {
+            let secs = num(&ev(0)?).clamp(0.0, 3600.0);
+            std::thread::sleep(std::time::Duration::from_secs_f64(secs));
+            Value::Int(0)
+        }
+    })
+}

@@ -1,0 +1,535 @@
+//! Running planned statements in the session's transaction.
+//!
+//! Transaction rules (MySQL's):
+//! - autocommit=1 and no BEGIN: each statement is its own transaction; a SELECT without a
+//!   locking clause takes only a snapshot (no transaction id: InnoDB's read-only path).
+//! - BEGIN / START TRANSACTION, or autocommit=0: statements join one transaction until
+//!   COMMIT or ROLLBACK.
+//! - A failed statement is undone whole (a statement savepoint) and the transaction goes
+//!   on; a deadlock rolls back the whole transaction.
+
+use std::sync::atomic::Ordering;
+
+use quire_engine::catalog::TableDef;
+use quire_engine::row::{Date, DateTime, Value};
+use quire_engine::table::{DbError, ReadLock, Table, Transaction};
+
+use crate::error::{Result, SqlError};
+use crate::exec::{self, Txn};
+use crate::expr::{Env, Row, SessionFn};
+use crate::meta::RowSink;
+use crate::session::{Instance, Outcome, SessVars, Session};
+use crate::stmt::{InsertSource, Planned};
+use crate::types;
+
+/// The savepoint every statement in a transaction starts with (not a valid SQL name, so
+/// it never collides with a user's).
+const STMT_SAVEPOINT: &str = "\u{1}statement";
+
+/// What expressions read while a statement runs.
+pub(crate) struct ExecEnv<'a> {
+    pub params: &'a [Value],
+    pub sv: &'a SessVars,
+    pub inst: &'a Instance<'a>,
+    pub in_trx: bool,
+}
+
+/// The current UTC time.
+pub fn now_utc() -> DateTime {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0);
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u8;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u8;
+    let y = (yoe + era * 400 + i64::from(m <= 2)) as u16;
+    DateTime::new(
+        Date::new(y, m, d),
+        (rem / 3600) as u8,
+        (rem / 60 % 60) as u8,
+        (rem % 60) as u8,
+        0,
+    )
+}
+
+impl Env for ExecEnv<'_> {
+    fn param(&self, i: usize) -> Result<Value> {
+        self.params
+            .get(i)
+            .cloned()
+            .ok_or_else(|| SqlError::WrongArguments("mysqld_stmt_execute".into()))
+    }
+
+    fn session(&self, f: &SessionFn) -> Result<Value> {
+        Ok(match f {
+            SessionFn::Database => self.sv.db.clone().map_or(Value::Null, Value::Str),
+            SessionFn::User => Value::Str(format!("{}@{}", self.sv.user, self.sv.host)),
+            SessionFn::ConnectionId => Value::UInt(self.sv.conn_id),
+            SessionFn::LastInsertId => Value::UInt(self.sv.last_insert_id),
+            SessionFn::RowCount => Value::Int(self.sv.row_count),
+            SessionFn::FoundRows => Value::UInt(self.sv.found_rows),
+            SessionFn::Now => Value::DateTime(now_utc()),
+            SessionFn::CurDate => Value::Date(now_utc().date),
+            SessionFn::SysVar { name, global } => {
+                let special = match name.as_str() {
+                    "warning_count" => Some(Value::UInt(self.sv.warnings.len() as u64)),
+                    "error_count" => Some(Value::UInt(
+                        self.sv.warnings.iter().filter(|w| w.0 == "Error").count() as u64,
+                    )),
+                    "last_insert_id" | "identity" => Some(Value::UInt(self.sv.last_insert_id)),
+                    "in_transaction" => Some(Value::Int(i64::from(self.in_trx))),
+                    "pseudo_thread_id" | "thread_id" => Some(Value::UInt(self.sv.conn_id)),
+                    _ => None,
+                };
+                if let Some(v) = special {
+                    return Ok(v);
+                }
+                let v = if *global {
+                    if crate::vars::find(name)
+                        .is_some_and(|v| v.scope == crate::vars::Scope::Session)
+                    {
+                        return Err(SqlError::SessionOnlyVariable(name.clone()));
+                    }
+                    crate::vars::global(self.inst, name)
+                } else {
+                    self.sv
+                        .vars
+                        .get(name)
+                        .cloned()
+                        .or_else(|| crate::vars::global(self.inst, name))
+                };
+                v.ok_or_else(|| SqlError::UnknownVariable(name.clone()))?
+            }
+        })
+    }
+}
+
+/// MySQL's text for the duplicate key: the key's values joined by '-'.
+pub(crate) fn dup_error(def: &TableDef, index: &str, row: &[Value]) -> SqlError {
+    let cols: Vec<usize> = if index == "PRIMARY" {
+        def.primary_key.clone()
+    } else {
+        def.indexes
+            .iter()
+            .find(|i| i.name == index)
+            .map(|i| i.columns.iter().map(|c| c.column).collect())
+            .unwrap_or_default()
+    };
+    let value = cols
+        .iter()
+        .map(|&c| row.get(c).map(types::display).unwrap_or_default())
+        .collect::<Vec<_>>()
+        .join("-");
+    SqlError::DuplicateKey {
+        value,
+        key: index.to_string(),
+    }
+}
+
+impl<'d> Session<'d> {
+    fn open_table(&self, db: &str, name: &str) -> Result<Table<'d>> {
+        self.inst.db.table(db, name).map_err(|e| match e {
+            DbError::NoSuchTable(_) | DbError::NoSuchDatabase(_) => SqlError::NoSuchTable {
+                db: db.into(),
+                table: name.into(),
+            },
+            e => e.into(),
+        })
+    }
+
+    /// Commits the open transaction (COMMIT, BEGIN inside a transaction, DDL).
+    pub(crate) fn commit_open(&mut self) -> Result<()> {
+        self.explicit = false;
+        self.read_only = false;
+        match self.trx.take() {
+            Some(t) => t.commit().map_err(Into::into),
+            None => Ok(()),
+        }
+    }
+
+    pub(crate) fn rollback_open(&mut self) -> Result<()> {
+        self.explicit = false;
+        self.read_only = false;
+        match self.trx.take() {
+            Some(t) => t.rollback().map_err(Into::into),
+            None => Ok(()),
+        }
+    }
+
+    /// Runs `f` as one statement of the session's transaction (begun if needed), with
+    /// statement atomicity and autocommit.
+    fn in_statement<R>(
+        &mut self,
+        params: &[Value],
+        writes: bool,
+        f: impl FnOnce(&mut Transaction<'d>, &ExecEnv<'_>) -> Result<R>,
+    ) -> Result<R> {
+        if writes && self.read_only {
+            return Err(SqlError::ReadOnlyTransaction);
+        }
+        if self.trx.is_none() {
+            let iso = self.isolation();
+            self.trx = Some(self.inst.db.begin(iso)?);
+        }
+        let autocommit_stmt = !self.explicit && self.autocommit();
+        let inst = self.inst;
+        let Some(tx) = self.trx.as_mut() else {
+            return Err(SqlError::Deadlock);
+        };
+        tx.savepoint(STMT_SAVEPOINT)?;
+        let env = ExecEnv {
+            params,
+            sv: &self.sv,
+            inst,
+            in_trx: true,
+        };
+        let r = f(tx, &env);
+        match r {
+            Ok(v) => {
+                if autocommit_stmt {
+                    self.commit_open()?;
+                }
+                Ok(v)
+            }
+            Err(e) => {
+                let whole = matches!(e, SqlError::Deadlock) || autocommit_stmt;
+                if whole {
+                    if let Err(re) = self.rollback_open() {
+                        tracing::warn!(error = %re, "rollback after a failed statement failed");
+                    }
+                } else if let Some(tx) = self.trx.as_mut() {
+                    if let Err(re) = tx.rollback_to_savepoint(STMT_SAVEPOINT) {
+                        tracing::warn!(error = %re, "statement rollback failed");
+                        self.rollback_open().ok();
+                    }
+                }
+                Err(e)
+            }
+        }
+    }
+
+    pub(crate) fn run_planned(
+        &mut self,
+        p: &Planned,
+        params: &[Value],
+        sink: &mut dyn RowSink,
+    ) -> Result<Outcome> {
+        match p {
+            Planned::Select(s) => {
+                let table = match &s.source {
+                    exec::Source::Table(t) => Some(self.open_table(&t.db, &t.name)?),
+                    _ => None,
+                };
+                let snapshot_only = self.trx.is_none() && s.lock.is_none() && self.autocommit();
+                let n = if snapshot_only {
+                    let env = ExecEnv {
+                        params,
+                        sv: &self.sv,
+                        inst: self.inst,
+                        in_trx: false,
+                    };
+                    exec::select(s, table.as_ref(), &mut Txn::None, &env, sink)?
+                } else {
+                    self.in_statement(params, false, |tx, env| {
+                        exec::select(s, table.as_ref(), &mut Txn::Some(tx), env, sink)
+                    })?
+                };
+                self.sv.found_rows = n;
+                Ok(Outcome::ResultSet)
+            }
+            Planned::Insert(ip) => {
+                let table = self.open_table(&ip.table.db, &ip.table.name)?;
+                let src_table = match &ip.source {
+                    InsertSource::Select(s) => match &s.source {
+                        exec::Source::Table(t) => Some(self.open_table(&t.db, &t.name)?),
+                        _ => None,
+                    },
+                    InsertSource::Values(_) => None,
+                };
+                let (affected, first_id, records, dups) =
+                    self.in_statement(params, true, |tx, env| {
+                        let rows: Vec<Vec<Value>> = match &ip.source {
+                            InsertSource::Values(rows) => rows
+                                .iter()
+                                .map(|r| {
+                                    r.iter()
+                                        .map(|e| {
+                                            e.eval(
+                                                &Row {
+                                                    values: &[],
+                                                    aggs: &[],
+                                                },
+                                                env,
+                                            )
+                                        })
+                                        .collect::<Result<Vec<_>>>()
+                                })
+                                .collect::<Result<_>>()?,
+                            InsertSource::Select(s) => {
+                                exec::select_rows(s, src_table.as_ref(), &mut Txn::Some(tx), env)?
+                            }
+                        };
+                        insert_rows(ip, &table, tx, rows)
+                    })?;
+                if let Some(id) = first_id {
+                    self.sv.last_insert_id = id;
+                }
+                let info = if records > 1 || matches!(ip.source, InsertSource::Select(_)) {
+                    format!("Records: {records}  Duplicates: {dups}  Warnings: 0")
+                } else {
+                    String::new()
+                };
+                Ok(Outcome::Ok {
+                    affected_rows: affected,
+                    last_insert_id: first_id.unwrap_or(0),
+                    info,
+                })
+            }
+            Planned::Update(up) => {
+                let table = self.open_table(&up.table.db, &up.table.name)?;
+                let (matched, changed) = self.in_statement(params, true, |tx, env| {
+                    let limit = match &up.limit {
+                        Some(l) => Some(types::num(&l.eval(
+                            &Row {
+                                values: &[],
+                                aggs: &[],
+                            },
+                            env,
+                        )?) as u64),
+                        None => None,
+                    };
+                    let targets = locked_targets(
+                        &table,
+                        &up.table,
+                        &up.access,
+                        up.filter.as_ref(),
+                        limit,
+                        tx,
+                        env,
+                    )?;
+                    let (mut matched, mut changed) = (0u64, 0u64);
+                    for (n, old) in targets.into_iter().enumerate() {
+                        matched += 1;
+                        let mut new = old.clone();
+                        for (c, e) in &up.sets {
+                            // MySQL evaluates SET left to right, later ones seeing earlier ones.
+                            let v = e.eval(
+                                &Row {
+                                    values: &new,
+                                    aggs: &[],
+                                },
+                                env,
+                            )?;
+                            let col = &up.table.def.columns[*c];
+                            if matches!(v, Value::Null) && !col.nullable {
+                                return Err(SqlError::NullNotAllowed(col.name.clone()));
+                            }
+                            new[*c] = types::coerce(
+                                v,
+                                col,
+                                &types::Target {
+                                    db: &up.table.db,
+                                    table: &up.table.name,
+                                    row: n as u64 + 1,
+                                },
+                            )?;
+                        }
+                        if new == old {
+                            continue;
+                        }
+                        let pk = exec::pk_of(&up.table.def, &old);
+                        match tx.update(&table, &pk, new.clone()) {
+                            Ok(()) => changed += 1,
+                            Err(DbError::DuplicateKey { index, .. }) => {
+                                return Err(dup_error(&up.table.def, &index, &new))
+                            }
+                            Err(e) => return Err(e.into()),
+                        }
+                    }
+                    Ok((matched, changed))
+                })?;
+                Ok(Outcome::Ok {
+                    affected_rows: changed,
+                    last_insert_id: 0,
+                    info: format!("Rows matched: {matched}  Changed: {changed}  Warnings: 0"),
+                })
+            }
+            Planned::Delete(dp) => {
+                let table = self.open_table(&dp.table.db, &dp.table.name)?;
+                let n = self.in_statement(params, true, |tx, env| {
+                    let limit = match &dp.limit {
+                        Some(l) => Some(types::num(&l.eval(
+                            &Row {
+                                values: &[],
+                                aggs: &[],
+                            },
+                            env,
+                        )?) as u64),
+                        None => None,
+                    };
+                    let targets = locked_targets(
+                        &table,
+                        &dp.table,
+                        &dp.access,
+                        dp.filter.as_ref(),
+                        limit,
+                        tx,
+                        env,
+                    )?;
+                    let mut n = 0;
+                    for row in targets {
+                        let pk = exec::pk_of(&dp.table.def, &row);
+                        match tx.delete(&table, &pk) {
+                            Ok(()) => n += 1,
+                            Err(DbError::RowNotFound) => {}
+                            Err(e) => return Err(e.into()),
+                        }
+                    }
+                    Ok(n)
+                })?;
+                Ok(Outcome::ok(n))
+            }
+        }
+    }
+}
+
+/// The rows an UPDATE or DELETE changes, read with X locks at their newest versions.
+fn locked_targets<'d>(
+    table: &Table<'d>,
+    t: &exec::TableRef,
+    access: &crate::plan::Access,
+    filter: Option<&crate::expr::Expr>,
+    limit: Option<u64>,
+    tx: &mut Transaction<'d>,
+    env: &dyn Env,
+) -> Result<Vec<Vec<Value>>> {
+    if t.def.primary_key.is_empty() {
+        return Err(SqlError::Unsupported(
+            "UPDATE and DELETE on a table without a primary key".into(),
+        ));
+    }
+    let mut out = Vec::new();
+    exec::read_rows(
+        table,
+        t,
+        access,
+        &mut Txn::Some(tx),
+        Some(ReadLock::Exclusive),
+        env,
+        |row| {
+            if let Some(f) = filter {
+                if types::truthy(&f.eval(
+                    &Row {
+                        values: &row,
+                        aggs: &[],
+                    },
+                    env,
+                )?) != Some(true)
+                {
+                    return Ok(true);
+                }
+            }
+            out.push(row);
+            Ok(limit.is_none_or(|l| (out.len() as u64) < l))
+        },
+    )?;
+    Ok(out)
+}
+
+/// Inserts `rows` (in the statement's column order); returns (affected rows, first
+/// generated AUTO_INCREMENT value, records, duplicates).
+fn insert_rows<'d>(
+    ip: &crate::stmt::InsertPlan,
+    table: &Table<'d>,
+    tx: &mut Transaction<'d>,
+    rows: Vec<Vec<Value>>,
+) -> Result<(u64, Option<u64>, u64, u64)> {
+    let def = &ip.table.def;
+    let (mut affected, mut dups, mut first_id) = (0u64, 0u64, None);
+    let records = rows.len() as u64;
+    for (n, src) in rows.into_iter().enumerate() {
+        let mut full = Vec::with_capacity(def.columns.len());
+        for (i, col) in def.columns.iter().enumerate() {
+            full.push(match ip.map[i] {
+                Some(s) => src.get(s).cloned().unwrap_or(Value::Null),
+                None => exec::column_default(col, def.auto_increment == Some(i))?,
+            });
+        }
+        let row = exec::coerce_row(&ip.table, full, n as u64 + 1)?;
+        let generated = def
+            .auto_increment
+            .is_some_and(|c| matches!(row.get(c), Some(Value::Null)));
+        let stored = match tx.insert(table, row.clone()) {
+            Ok(s) => s,
+            Err(DbError::DuplicateKey { index, .. }) => {
+                if ip.ignore {
+                    dups += 1;
+                    continue;
+                }
+                if !ip.replace {
+                    return Err(dup_error(def, &index, &row));
+                }
+                // REPLACE: delete every row the new one collides with, then insert.
+                affected += replace_conflicts(def, table, tx, &row)?;
+                tx.insert(table, row.clone()).map_err(|e| match e {
+                    DbError::DuplicateKey { index, .. } => dup_error(def, &index, &row),
+                    e => e.into(),
+                })?
+            }
+            Err(e) => return Err(e.into()),
+        };
+        affected += 1;
+        if generated && first_id.is_none() {
+            first_id = def
+                .auto_increment
+                .and_then(|c| stored.get(c))
+                .and_then(exec::int_value);
+        }
+    }
+    Ok((affected, first_id, records, dups))
+}
+
+fn replace_conflicts<'d>(
+    def: &TableDef,
+    table: &Table<'d>,
+    tx: &mut Transaction<'d>,
+    row: &[Value],
+) -> Result<u64> {
+    let mut n = 0;
+    if !def.primary_key.is_empty() {
+        let pk = exec::pk_of(def, row);
+        if tx.get_locking(table, &pk, ReadLock::Exclusive)?.is_some() {
+            tx.delete(table, &pk)?;
+            n += 1;
+        }
+    }
+    for ix in def.indexes.iter().filter(|i| i.unique) {
+        let vals: Vec<Value> = ix.columns.iter().map(|c| row[c.column].clone()).collect();
+        if vals.iter().any(|v| matches!(v, Value::Null)) {
+            continue;
+        }
+        for pk in tx.lookup_index(table, &ix.name, &vals)? {
+            if tx.get_locking(table, &pk, ReadLock::Exclusive)?.is_some() {
+                tx.delete(table, &pk)?;
+                n += 1;
+            }
+        }
+    }
+    Ok(n)
+}
+
+impl Instance<'_> {
+    /// Marks the catalog changed: plans made before are re-planned.
+    pub(crate) fn bump_generation(&self) {
+        self.generation.fetch_add(1, Ordering::AcqRel);
+    }
+}

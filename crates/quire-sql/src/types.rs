@@ -1,0 +1,724 @@
+//! SQL types on engine values: column metadata for the wire, and MySQL's conversions of a
+//! value into a column (strict sql_mode: out-of-range and too-long values are errors).
+
+use std::cmp::Ordering;
+
+use quire_engine::row::{Column, ColumnType, Date, DateTime, Decimal, IntWidth, LobSize, Value};
+
+use crate::error::{Result, SqlError};
+use crate::meta::{charset, flags, ColumnMeta, FieldType};
+
+/// The wire type and display length of a column type.
+pub fn field_type(ty: ColumnType) -> (FieldType, u32, u8) {
+    match ty {
+        ColumnType::Int { width, .. } => {
+            let (f, len) = match width {
+                IntWidth::Tiny => (FieldType::Tiny, 4),
+                IntWidth::Small => (FieldType::Short, 6),
+                IntWidth::Medium => (FieldType::Int24, 9),
+                IntWidth::Int => (FieldType::Long, 11),
+                IntWidth::Big => (FieldType::LongLong, 20),
+            };
+            (f, len, 0)
+        }
+        ColumnType::Float => (FieldType::Float, 12, 31),
+        ColumnType::Double => (FieldType::Double, 22, 31),
+        ColumnType::Decimal { precision, scale } => (
+            FieldType::NewDecimal,
+            u32::from(precision) + 1 + u32::from(scale > 0),
+            scale,
+        ),
+        ColumnType::Char { max_chars } => (FieldType::String, max_chars * 4, 0),
+        ColumnType::VarChar { max_chars } => (FieldType::VarString, max_chars * 4, 0),
+        ColumnType::Binary { len } => (FieldType::String, len, 0),
+        ColumnType::VarBinary { max_len } => (FieldType::VarString, max_len, 0),
+        ColumnType::Text(s) | ColumnType::Blob(s) => {
+            let len = match s {
+                LobSize::Tiny => 255,
+                LobSize::Regular => 65_535,
+                LobSize::Medium => 16_777_215,
+                LobSize::Long => u32::MAX,
+            };
+            (FieldType::Blob, len, 0)
+        }
+        ColumnType::Date => (FieldType::Date, 10, 0),
+        ColumnType::DateTime { fsp } => (FieldType::DateTime, 19 + fsp_len(fsp), fsp),
+        ColumnType::Timestamp { fsp } => (FieldType::Timestamp, 19 + fsp_len(fsp), fsp),
+    }
+}
+
+fn fsp_len(fsp: u8) -> u32 {
+    if fsp == 0 {
+        0
+    } else {
+        1 + u32::from(fsp)
+    }
+}
+
+fn is_binary(ty: ColumnType) -> bool {
+    !matches!(
+        ty,
+        ColumnType::Char { .. } | ColumnType::VarChar { .. } | ColumnType::Text(_)
+    )
+}
+
+/// A table column as a result-set column.
+pub fn column_meta(db: &str, table: &str, alias: &str, col: &Column, key_flags: u16) -> ColumnMeta {
+    let (ty, length, decimals) = field_type(col.ty);
+    let mut f = key_flags;
+    if !col.nullable {
+        f |= flags::NOT_NULL;
+    }
+    if matches!(col.ty, ColumnType::Int { unsigned: true, .. }) {
+        f |= flags::UNSIGNED;
+    }
+    if is_binary(col.ty) {
+        f |= flags::BINARY;
+    }
+    if col.ty.is_lob() {
+        f |= flags::BLOB;
+    }
+    if matches!(
+        col.ty,
+        ColumnType::Int { .. }
+            | ColumnType::Float
+            | ColumnType::Double
+            | ColumnType::Decimal { .. }
+    ) {
+        f |= flags::NUM;
+    }
+    ColumnMeta {
+        schema: db.into(),
+        table: alias.into(),
+        org_table: table.into(),
+        name: col.name.clone(),
+        org_name: col.name.clone(),
+        charset: if is_binary(col.ty) {
+            charset::BINARY
+        } else {
+            charset::UTF8MB4_GENERAL_CI
+        },
+        length,
+        ty,
+        flags: f,
+        decimals,
+    }
+}
+
+/// The SQL text of a type, as SHOW CREATE TABLE and DESCRIBE print it.
+pub fn type_sql(ty: ColumnType) -> String {
+    let u = |unsigned: bool| if unsigned { " unsigned" } else { "" };
+    match ty {
+        ColumnType::Int { width, unsigned } => {
+            let (name, len) = match width {
+                IntWidth::Tiny => ("tinyint", if unsigned { 3 } else { 4 }),
+                IntWidth::Small => ("smallint", if unsigned { 5 } else { 6 }),
+                IntWidth::Medium => ("mediumint", if unsigned { 8 } else { 9 }),
+                IntWidth::Int => ("int", if unsigned { 10 } else { 11 }),
+                IntWidth::Big => ("bigint", 20),
+            };
+            format!("{name}({len}){}", u(unsigned))
+        }
+        ColumnType::Float => "float".into(),
+        ColumnType::Double => "double".into(),
+        ColumnType::Decimal { precision, scale } => format!("decimal({precision},{scale})"),
+        ColumnType::Char { max_chars } => format!("char({max_chars})"),
+        ColumnType::VarChar { max_chars } => format!("varchar({max_chars})"),
+        ColumnType::Binary { len } => format!("binary({len})"),
+        ColumnType::VarBinary { max_len } => format!("varbinary({max_len})"),
+        ColumnType::Text(s) => format!("{}text", lob_prefix(s)),
+        ColumnType::Blob(s) => format!("{}blob", lob_prefix(s)),
+        ColumnType::Date => "date".into(),
+        ColumnType::DateTime { fsp: 0 } => "datetime".into(),
+        ColumnType::DateTime { fsp } => format!("datetime({fsp})"),
+        ColumnType::Timestamp { fsp: 0 } => "timestamp".into(),
+        ColumnType::Timestamp { fsp } => format!("timestamp({fsp})"),
+    }
+}
+
+fn lob_prefix(s: LobSize) -> &'static str {
+    match s {
+        LobSize::Tiny => "tiny",
+        LobSize::Regular => "",
+        LobSize::Medium => "medium",
+        LobSize::Long => "long",
+    }
+}
+
+/// Where a value is being stored: for error messages.
+pub struct Target<'a> {
+    pub db: &'a str,
+    pub table: &'a str,
+    pub row: u64,
+}
+
+/// Converts `v` into a value of column `col` as MySQL does under strict mode.
+pub fn coerce(v: Value, col: &Column, at: &Target<'_>) -> Result<Value> {
+    if matches!(v, Value::Null) {
+        return Ok(v);
+    }
+    let out_of_range = || SqlError::OutOfRange {
+        column: col.name.clone(),
+        row: at.row,
+    };
+    let incorrect = |kind: &'static str, v: &Value| SqlError::IncorrectValue {
+        kind,
+        value: display(v),
+        db: at.db.into(),
+        table: at.table.into(),
+        column: col.name.clone(),
+        row: at.row,
+    };
+    match col.ty {
+        ColumnType::Int { width, unsigned } => {
+            let n: i128 = match &v {
+                Value::Int(i) => i128::from(*i),
+                Value::UInt(u) => i128::from(*u),
+                Value::Double(d) => {
+                    if !d.is_finite() {
+                        return Err(out_of_range());
+                    }
+                    let r = d.round();
+                    if r.abs() > 1e20 {
+                        return Err(out_of_range());
+                    }
+                    r as i128
+                }
+                Value::Decimal(d) => round_decimal(*d),
+                Value::Str(s) => match parse_number(s.trim()) {
+                    Some(Num::Int(i)) => i,
+                    Some(Num::Dec(d)) => round_decimal(d),
+                    Some(Num::Float(f)) => f.round() as i128,
+                    None => return Err(incorrect("integer", &v)),
+                },
+                Value::Bytes(_) | Value::Date(_) | Value::DateTime(_) => {
+                    return Err(incorrect("integer", &v))
+                }
+                Value::Null => return Ok(Value::Null),
+            };
+            if unsigned {
+                let max = width.unsigned_max();
+                if n < 0 || n > i128::from(max) {
+                    return Err(out_of_range());
+                }
+                Ok(Value::UInt(n as u64))
+            } else {
+                let (lo, hi) = width.signed_range();
+                if n < i128::from(lo) || n > i128::from(hi) {
+                    return Err(out_of_range());
+                }
+                Ok(Value::Int(n as i64))
+            }
+        }
+        ColumnType::Float | ColumnType::Double => {
+            let f = match &v {
+                Value::Int(i) => *i as f64,
+                Value::UInt(u) => *u as f64,
+                Value::Double(d) => *d,
+                Value::Decimal(d) => decimal_f64(*d),
+                Value::Str(s) => match parse_number(s.trim()) {
+                    Some(n) => n.as_f64(),
+                    None => return Err(incorrect("double", &v)),
+                },
+                _ => return Err(incorrect("double", &v)),
+            };
+            if !f.is_finite() || (col.ty == ColumnType::Float && f.abs() > f32::MAX as f64) {
+                return Err(out_of_range());
+            }
+            Ok(Value::Double(f))
+        }
+        ColumnType::Decimal { precision, scale } => {
+            let d = match &v {
+                Value::Int(i) => Decimal::new(i128::from(*i), 0),
+                Value::UInt(u) => Decimal::new(i128::from(*u), 0),
+                Value::Decimal(d) => *d,
+                Value::Double(f) => {
+                    let s = format!("{:.*}", usize::from(scale), f);
+                    match parse_number(&s) {
+                        Some(Num::Dec(d)) => d,
+                        Some(Num::Int(i)) => Decimal::new(i, 0),
+                        _ => return Err(out_of_range()),
+                    }
+                }
+                Value::Str(s) => match parse_number(s.trim()) {
+                    Some(Num::Int(i)) => Decimal::new(i, 0),
+                    Some(Num::Dec(d)) => d,
+                    Some(Num::Float(f)) => {
+                        let s = format!("{:.*}", usize::from(scale), f);
+                        match parse_number(&s) {
+                            Some(Num::Dec(d)) => d,
+                            Some(Num::Int(i)) => Decimal::new(i, 0),
+                            _ => return Err(out_of_range()),
+                        }
+                    }
+                    None => return Err(incorrect("decimal", &v)),
+                },
+                _ => return Err(incorrect("decimal", &v)),
+            };
+            let d = round_to_scale(d, scale).ok_or_else(out_of_range)?;
+            let max = 10i128.pow(u32::from(precision)) - 1;
+            if d.unscaled.abs() > max {
+                return Err(out_of_range());
+            }
+            Ok(Value::Decimal(d))
+        }
+        ColumnType::Char { max_chars } | ColumnType::VarChar { max_chars } => {
+            let mut s = to_text(v);
+            if col.ty == (ColumnType::Char { max_chars }) {
+                // CHAR is PAD SPACE: trailing spaces are not part of the value.
+                let t = s.trim_end_matches(' ').len();
+                s.truncate(t);
+            }
+            if s.chars().count() > max_chars as usize {
+                return Err(SqlError::DataTooLong {
+                    column: col.name.clone(),
+                    row: at.row,
+                });
+            }
+            Ok(Value::Str(s))
+        }
+        ColumnType::Text(_) => {
+            let s = to_text(v);
+            if s.len() as u64 > col.ty.max_bytes() {
+                return Err(SqlError::DataTooLong {
+                    column: col.name.clone(),
+                    row: at.row,
+                });
+            }
+            Ok(Value::Str(s))
+        }
+        ColumnType::Binary { .. } | ColumnType::VarBinary { .. } | ColumnType::Blob(_) => {
+            let b = to_bytes(v);
+            if b.len() as u64 > col.ty.max_bytes() {
+                return Err(SqlError::DataTooLong {
+                    column: col.name.clone(),
+                    row: at.row,
+                });
+            }
+            Ok(Value::Bytes(b))
+        }
+        ColumnType::Date => match v {
+            Value::Date(d) => Ok(Value::Date(d)),
+            Value::DateTime(dt) => Ok(Value::Date(dt.date)),
+            ref other => match parse_datetime(&to_text(other.clone())) {
+                Some(dt) => Ok(Value::Date(dt.date)),
+                None => Err(incorrect("date", other)),
+            },
+        },
+        ColumnType::DateTime { fsp } | ColumnType::Timestamp { fsp } => {
+            let dt = match v {
+                Value::DateTime(dt) => dt,
+                Value::Date(d) => DateTime::new(d, 0, 0, 0, 0),
+                ref other => match parse_datetime(&to_text(other.clone())) {
+                    Some(dt) => dt,
+                    None => return Err(incorrect("datetime", other)),
+                },
+            };
+            // Round the fraction to the column's precision.
+            let unit = 10u32.pow(6 - u32::from(fsp.min(6)));
+            let mut dt = dt;
+            dt.micros = dt.micros / unit * unit;
+            Ok(Value::DateTime(dt))
+        }
+    }
+}
+
+fn round_decimal(d: Decimal) -> i128 {
+    round_to_scale(d, 0).map_or(0, |d| d.unscaled)
+}
+
+/// `d` rounded half away from zero to `scale` digits.
+pub fn round_to_scale(d: Decimal, scale: u8) -> Option<Decimal> {
+    if d.scale <= scale {
+        return d.rescale(scale);
+    }
+    let f = 10i128.checked_pow(u32::from(d.scale - scale))?;
+    let q = d.unscaled / f;
+    let r = d.unscaled % f;
+    let q = if r.abs() * 2 >= f {
+        q + d.unscaled.signum()
+    } else {
+        q
+    };
+    Some(Decimal::new(q, scale))
+}
+
+pub fn decimal_f64(d: Decimal) -> f64 {
+    d.unscaled as f64 / 10f64.powi(i32::from(d.scale))
+}
+
+/// A number parsed from SQL text or a string value.
+#[derive(Debug, Clone, Copy)]
+pub enum Num {
+    Int(i128),
+    Dec(Decimal),
+    Float(f64),
+}
+
+impl Num {
+    pub fn as_f64(self) -> f64 {
+        match self {
+            Num::Int(i) => i as f64,
+            Num::Dec(d) => decimal_f64(d),
+            Num::Float(f) => f,
+        }
+    }
+}
+
+/// Parses a whole string as a number (MySQL's literal forms: `12`, `-1.50`, `1e3`).
+pub fn parse_number(s: &str) -> Option<Num> {
+    if s.is_empty() {
+        return None;
+    }
+    if s.contains(['e', 'E']) {
+        return s.parse::<f64>().ok().map(Num::Float);
+    }
+    let (neg, body) = match s.as_bytes()[0] {
+        b'-' => (true, &s[1..]),
+        b'+' => (false, &s[1..]),
+        _ => (false, s),
+    };
+    if body.is_empty() || !body.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+        return None;
+    }
+    match body.split_once('.') {
+        None => {
+            let n: i128 = body.parse().ok()?;
+            Some(Num::Int(if neg { -n } else { n }))
+        }
+        Some((i, f)) => {
+            if f.contains('.') || (i.is_empty() && f.is_empty()) {
+                return None;
+            }
+            if f.len() > 38 || i.len() + f.len() > 38 {
+                return s.parse::<f64>().ok().map(Num::Float);
+            }
+            let digits = format!("{i}{f}");
+            let n: i128 = if digits.is_empty() {
+                0
+            } else {
+                digits.parse().ok()?
+            };
+            Some(Num::Dec(Decimal::new(
+                if neg { -n } else { n },
+                f.len() as u8,
+            )))
+        }
+    }
+}
+
+/// `YYYY-MM-DD[ HH:MM:SS[.ffffff]]` (also with `T`).
+pub fn parse_datetime(s: &str) -> Option<DateTime> {
+    let s = s.trim();
+    let (d, t) = match s.find([' ', 'T']) {
+        Some(i) => (&s[..i], Some(s[i + 1..].trim())),
+        None => (s, None),
+    };
+    let mut dp = d.split('-');
+    let year: u16 = dp.next()?.parse().ok()?;
+    let month: u8 = dp.next()?.parse().ok()?;
+    let day: u8 = dp.next()?.parse().ok()?;
+    if dp.next().is_some() {
+        return None;
+    }
+    let date = Date::new(year, month, day);
+    if !(1..=12).contains(&month) || day == 0 || day > 31 || year > 9999 {
+        return None;
+    }
+    let (mut h, mut m, mut sec, mut micros) = (0u8, 0u8, 0u8, 0u32);
+    if let Some(t) = t.filter(|t| !t.is_empty()) {
+        let (hms, frac) = match t.split_once('.') {
+            Some((a, b)) => (a, Some(b)),
+            None => (t, None),
+        };
+        let mut tp = hms.split(':');
+        h = tp.next()?.parse().ok()?;
+        m = tp.next().unwrap_or("0").parse().ok()?;
+        sec = tp.next().unwrap_or("0").parse().ok()?;
+        if h > 23 || m > 59 || sec > 59 {
+            return None;
+        }
+        if let Some(f) = frac {
+            if f.is_empty() || !f.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            let f6: String = format!("{f:0<6}").chars().take(6).collect();
+            micros = f6.parse().ok()?;
+        }
+    }
+    Some(DateTime::new(date, h, m, sec, micros))
+}
+
+/// A value as text (CONCAT, string columns, messages).
+pub fn to_text(v: Value) -> String {
+    match v {
+        Value::Str(s) => s,
+        Value::Bytes(b) => String::from_utf8_lossy(&b).into_owned(),
+        other => display(&other),
+    }
+}
+
+fn to_bytes(v: Value) -> Vec<u8> {
+    match v {
+        Value::Bytes(b) => b,
+        Value::Str(s) => s.into_bytes(),
+        other => display(&other).into_bytes(),
+    }
+}
+
+/// MySQL's text form of a value (as the text protocol sends it).
+pub fn display(v: &Value) -> String {
+    match v {
+        Value::Null => "NULL".into(),
+        Value::Int(i) => i.to_string(),
+        Value::UInt(u) => u.to_string(),
+        Value::Double(d) => format_double(*d),
+        Value::Decimal(d) => d.to_string(),
+        Value::Str(s) => s.clone(),
+        Value::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
+        Value::Date(d) => format!("{:04}-{:02}-{:02}", d.year, d.month, d.day),
+        Value::DateTime(dt) => {
+            let mut s = format!(
+                "{:04}-{:02}-{:02} {:02}:{:02}:{:02}",
+                dt.date.year, dt.date.month, dt.date.day, dt.hour, dt.minute, dt.second
+            );
+            if dt.micros != 0 {
+                s.push_str(&format!(".{:06}", dt.micros));
+            }
+            s
+        }
+    }
+}
+
+/// Doubles as MySQL prints them: shortest round-trip form, exponent past 1e15.
+pub fn format_double(d: f64) -> String {
+    if d == d.trunc() && d.abs() < 1e15 {
+        return format!("{d:.0}");
+    }
+    let s = format!("{d}");
+    if d.abs() >= 1e15 || (d != 0.0 && d.abs() < 1e-4) {
+        let e = format!("{d:e}");
+        return e.replace("e", "e").replace("e-", "e-");
+    }
+    s
+}
+
+/// Compares two values with MySQL's rules across types: numbers numerically, strings with
+/// PAD SPACE (trailing spaces ignored) and case-insensitively (utf8mb4_general_ci is the
+/// default collation), bytes exactly, a number against a string as numbers. NULL is
+/// handled by the caller (three-valued logic); here it sorts first.
+pub fn compare(a: &Value, b: &Value) -> Ordering {
+    use Value::*;
+    match (a, b) {
+        (Null, Null) => Ordering::Equal,
+        (Null, _) => Ordering::Less,
+        (_, Null) => Ordering::Greater,
+        (Int(x), Int(y)) => x.cmp(y),
+        (UInt(x), UInt(y)) => x.cmp(y),
+        (Int(x), UInt(y)) => i128::from(*x).cmp(&i128::from(*y)),
+        (UInt(x), Int(y)) => i128::from(*x).cmp(&i128::from(*y)),
+        // utf8mb4_bin for now: index keys are binary, and comparisons must agree with them
+        // (collation weights in keys are a later change, docs/sql.md).
+        (Str(x), Str(y)) => x.as_bytes().cmp(y.as_bytes()),
+        (Bytes(x), Bytes(y)) => x.cmp(y),
+        (Str(x), Bytes(y)) => x.as_bytes().cmp(y),
+        (Bytes(x), Str(y)) => x.as_slice().cmp(y.as_bytes()),
+        (Date(_) | DateTime(_), Date(_) | DateTime(_)) => as_datetime(a).cmp(&as_datetime(b)),
+        (Date(_) | DateTime(_), Str(s)) => match parse_datetime(s) {
+            Some(d) => as_datetime(a).cmp(&d),
+            None => display(a).cmp(s),
+        },
+        (Str(s), Date(_) | DateTime(_)) => compare(b, &Str(s.clone())).reverse(),
+        (Decimal(x), Decimal(y)) => {
+            let s = x.scale.max(y.scale);
+            match (x.rescale(s), y.rescale(s)) {
+                (Some(p), Some(q)) => p.unscaled.cmp(&q.unscaled),
+                _ => decimal_f64(*x).total_cmp(&decimal_f64(*y)),
+            }
+        }
+        (Int(_) | UInt(_), Decimal(_)) | (Decimal(_), Int(_) | UInt(_)) => {
+            match (to_decimal(a), to_decimal(b)) {
+                (Some(x), Some(y)) => compare(&Decimal(x), &Decimal(y)),
+                _ => num(a).total_cmp(&num(b)),
+            }
+        }
+        _ => num(a).partial_cmp(&num(b)).unwrap_or(Ordering::Equal),
+    }
+}
+
+fn as_datetime(v: &Value) -> DateTime {
+    match v {
+        Value::DateTime(d) => *d,
+        Value::Date(d) => DateTime::new(*d, 0, 0, 0, 0),
+        _ => DateTime::new(Date::new(0, 0, 0), 0, 0, 0, 0),
+    }
+}
+
+pub fn to_decimal(v: &Value) -> Option<Decimal> {
+    match v {
+        Value::Int(i) => Some(Decimal::new(i128::from(*i), 0)),
+        Value::UInt(u) => Some(Decimal::new(i128::from(*u), 0)),
+        Value::Decimal(d) => Some(*d),
+        _ => None,
+    }
+}
+
+/// utf8mb4_general_ci with PAD SPACE, approximated by Unicode simple lowercase.
+pub fn compare_ci(x: &str, y: &str) -> Ordering {
+    let x = x.trim_end_matches(' ');
+    let y = y.trim_end_matches(' ');
+    let mut a = x.chars().flat_map(char::to_lowercase);
+    let mut b = y.chars().flat_map(char::to_lowercase);
+    loop {
+        match (a.next(), b.next()) {
+            (None, None) => return Ordering::Equal,
+            (None, Some(_)) => return Ordering::Less,
+            (Some(_), None) => return Ordering::Greater,
+            (Some(p), Some(q)) => match p.cmp(&q) {
+                Ordering::Equal => continue,
+                o => return o,
+            },
+        }
+    }
+}
+
+/// A value as a double (arithmetic on mixed types, comparisons of numbers and strings).
+pub fn num(v: &Value) -> f64 {
+    match v {
+        Value::Null => 0.0,
+        Value::Int(i) => *i as f64,
+        Value::UInt(u) => *u as f64,
+        Value::Double(d) => *d,
+        Value::Decimal(d) => decimal_f64(*d),
+        Value::Str(s) => leading_number(s),
+        Value::Bytes(b) => leading_number(&String::from_utf8_lossy(b)),
+        Value::Date(d) => {
+            f64::from(u32::from(d.year) * 10_000 + u32::from(d.month) * 100 + u32::from(d.day))
+        }
+        Value::DateTime(dt) => {
+            let d = &dt.date;
+            (u64::from(d.year) * 10_000_000_000
+                + u64::from(d.month) * 100_000_000
+                + u64::from(d.day) * 1_000_000
+                + u64::from(dt.hour) * 10_000
+                + u64::from(dt.minute) * 100
+                + u64::from(dt.second)) as f64
+        }
+    }
+}
+
+/// The number a string starts with, as MySQL reads '12abc' (12) and 'abc' (0).
+fn leading_number(s: &str) -> f64 {
+    let s = s.trim_start();
+    let mut end = 0;
+    let b = s.as_bytes();
+    let mut seen_dot = false;
+    let mut seen_e = false;
+    while end < b.len() {
+        let c = b[end];
+        let ok = c.is_ascii_digit()
+            || (end == 0 && (c == b'-' || c == b'+'))
+            || (c == b'.' && !seen_dot && !seen_e)
+            || ((c == b'e' || c == b'E') && !seen_e && end > 0)
+            || ((c == b'-' || c == b'+') && end > 0 && (b[end - 1] == b'e' || b[end - 1] == b'E'));
+        if !ok {
+            break;
+        }
+        seen_dot |= c == b'.';
+        seen_e |= c == b'e' || c == b'E';
+        end += 1;
+    }
+    while end > 0 {
+        if let Ok(f) = s[..end].parse::<f64>() {
+            return f;
+        }
+        end -= 1;
+    }
+    0.0
+}
+
+/// Truthiness for WHERE: NULL and 0 are false.
+pub fn truthy(v: &Value) -> Option<bool> {
+    match v {
+        Value::Null => None,
+        Value::Int(i) => Some(*i != 0),
+        Value::UInt(u) => Some(*u != 0),
+        other => Some(num(other) != 0.0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at() -> Target<'static> {
+        Target {
+            db: "d",
+            table: "t",
+            row: 1,
+        }
+    }
+
+    #[test]
+    fn strings_convert_to_integer_columns_and_range_is_checked() {
+        let c = Column::new(
+            "k",
+            ColumnType::Int {
+                width: IntWidth::Int,
+                unsigned: false,
+            },
+        );
+        assert_eq!(
+            coerce(Value::Str("0".into()), &c, &at()).expect("ok"),
+            Value::Int(0)
+        );
+        assert_eq!(
+            coerce(Value::Str(" 42 ".into()), &c, &at()).expect("ok"),
+            Value::Int(42)
+        );
+        assert!(matches!(
+            coerce(Value::Int(1 << 40), &c, &at()),
+            Err(SqlError::OutOfRange { .. })
+        ));
+        assert!(matches!(
+            coerce(Value::Str("abc".into()), &c, &at()),
+            Err(SqlError::IncorrectValue { .. })
+        ));
+    }
+
+    #[test]
+    fn char_is_pad_space_and_length_is_checked_in_characters() {
+        let c = Column::new("c", ColumnType::Char { max_chars: 3 });
+        assert_eq!(
+            coerce(Value::Str("ab  ".into()), &c, &at()).expect("ok"),
+            Value::Str("ab".into())
+        );
+        assert_eq!(
+            coerce(Value::Str("äöü".into()), &c, &at()).expect("ok"),
+            Value::Str("äöü".into())
+        );
+        assert!(matches!(
+            coerce(Value::Str("abcd".into()), &c, &at()),
+            Err(SqlError::DataTooLong { .. })
+        ));
+        assert_eq!(compare_ci("Abc ", "aBC"), Ordering::Equal);
+    }
+
+    #[test]
+    fn decimals_round_half_away_from_zero() {
+        let c = Column::new(
+            "d",
+            ColumnType::Decimal {
+                precision: 5,
+                scale: 2,
+            },
+        );
+        assert_eq!(
+            coerce(Value::Str("1.005".into()), &c, &at()).expect("ok"),
+            Value::Decimal(Decimal::new(101, 2))
+        );
+        assert!(coerce(Value::Int(1000), &c, &at()).is_err());
+        assert_eq!(format_double(1.5), "1.5");
+        assert_eq!(format_double(3.0), "3");
+    }
+}
