@@ -1,0 +1,65 @@
+# Shared by the side-by-side scripts: start and stop Quire and MariaDB 10.11 on private
+# data directories with the same buffer pool and redo log sizes.
+#   POOL (bytes), LOG (bytes), WORK (a temporary folder) must be set by the caller.
+
+quire_bin=${QUIRE_BIN:-target/release/quire}
+
+ensure_tools() {
+  local need=()
+  command -v sysbench >/dev/null || need+=(sysbench)
+  command -v mariadbd >/dev/null || [ -x /usr/sbin/mariadbd ] || need+=(mariadb-server)
+  command -v mariadb >/dev/null || need+=(mariadb-client)
+  if [ ${#need[@]} -gt 0 ]; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+  fi
+  [ -x "$quire_bin" ] || cargo build --release -p quire
+}
+
+wait_port() {
+  for _ in $(seq 1 600); do
+    mariadb -h 127.0.0.1 -P "$1" -u root -e "SELECT 1" >/dev/null 2>&1 && return 0
+    sleep 0.2
+  done
+  echo "server on port $1 did not start" >&2
+  return 1
+}
+
+start_quire() { # port [extra --set ...]
+  local port=$1; shift
+  mkdir -p "$WORK/quire"
+  "$quire_bin" serve --data-dir "$WORK/quire/data" --port "$port" \
+    --set innodb_buffer_pool_size="$POOL" --set innodb_log_file_size="$LOG" "$@" \
+    >>"$WORK/quire/serve.log" 2>&1 &
+  QUIRE_PID=$!
+  wait_port "$port"
+}
+
+stop_quire() {
+  [ -n "${QUIRE_PID:-}" ] && kill -TERM "$QUIRE_PID" 2>/dev/null && wait "$QUIRE_PID" 2>/dev/null
+  QUIRE_PID=
+}
+
+start_mariadb() { # port [extra mariadbd options]
+  local port=$1; shift
+  local mdir="$WORK/mariadb"
+  if [ ! -d "$mdir/data/mysql" ]; then
+    mkdir -p "$mdir"
+    mariadb-install-db --no-defaults --datadir="$mdir/data" --auth-root-authentication-method=normal \
+      --user="$(id -un)" >"$mdir/install.log" 2>&1
+  fi
+  /usr/sbin/mariadbd --no-defaults --datadir="$mdir/data" --port="$port" --socket="$mdir/sock" \
+    --user="$(id -un)" --innodb-buffer-pool-size="$POOL" --innodb-log-file-size="$LOG" \
+    --max-connections=500 "$@" >>"$mdir/err.log" 2>&1 &
+  MARIADB_PID=$!
+  wait_port "$port"
+}
+
+stop_mariadb() {
+  [ -n "${MARIADB_PID:-}" ] && kill -TERM "$MARIADB_PID" 2>/dev/null && wait "$MARIADB_PID" 2>/dev/null
+  MARIADB_PID=
+}
+
+sql() { # port statement...
+  local port=$1; shift
+  mariadb -h 127.0.0.1 -P "$port" -u root -N -B -e "$*"
+}

@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""Golden SQL scripts: a statement, then `ok`, an error code, or the expected rows.
+
+The same file runs against any MySQL-protocol server, so expectations are checked against
+MariaDB 10.11 itself (`--record` rewrites them from the server's answers) and then held
+against Quire:
+
+    python3 tests/sql/run.py --port 3307 tests/sql/*.test          # check Quire
+    python3 tests/sql/run.py --port 3310 --record tests/sql/*.test # re-record from MariaDB
+
+Format (blocks separated by blank lines; `#` starts a comment line):
+
+    connection NAME                 switch to (or open) another session
+    statement ok                    the next line(s) must succeed
+    statement error CODE            ... must fail with MySQL error CODE
+    query [rowsort]                 the rows, tab-separated, NULL for NULL, after ----
+
+Each file runs in a fresh database named after it. The last line printed is
+"N passed, N failed".
+"""
+import argparse
+import os
+import sys
+
+import pymysql
+
+
+def connect(args, db=None):
+    c = pymysql.connect(host=args.host, port=args.port, user=args.user, password=args.password,
+                        database=db, autocommit=True, conv={}, charset="utf8mb4")
+    return c
+
+
+def text(v):
+    if v is None:
+        return "NULL"
+    if isinstance(v, (bytes, bytearray)):
+        return v.decode("utf-8", "replace")
+    return str(v)
+
+
+def parse(path):
+    blocks, cur = [], []
+    with open(path, encoding="utf-8") as f:
+        for line in f.read().split("\n"):
+            if line.startswith("#"):
+                continue
+            if line.strip() == "":
+                if cur:
+                    blocks.append(cur)
+                    cur = []
+                continue
+            cur.append(line)
+    if cur:
+        blocks.append(cur)
+    return blocks
+
+
+def run_block(conns, state, b, args):
+    head = b[0].split()
+    kind = head[0]
+    if kind == "connection":
+        name = head[1]
+        if name not in conns:
+            conns[name] = connect(args, state["db"])
+        state["conn"] = name
+        return None, b
+    c = conns[state["conn"]]
+    if kind == "statement":
+        sql = "\n".join(b[1:])
+        want = head[1]
+        try:
+            with c.cursor() as cur:
+                cur.execute(sql)
+            got = "ok"
+        except pymysql.err.MySQLError as e:
+            got = "error %d" % e.args[0]
+            state["last_error"] = str(e.args[1]) if len(e.args) > 1 else ""
+        expected = "ok" if want == "ok" else "error " + head[2]
+        rec = [("statement " + got)] + b[1:]
+        return (None if got == expected else "expected %s, got %s (%s)" % (expected, got, state.get("last_error", ""))), rec
+    if kind == "query":
+        sort = "rowsort" in head[1:]
+        try:
+            i = b.index("----")
+        except ValueError:
+            i = len(b)
+        sql = "\n".join(b[1:i])
+        want = b[i + 1:]
+        try:
+            with c.cursor() as cur:
+                cur.execute(sql)
+                rows = ["\t".join(text(v) for v in r) for r in cur.fetchall()]
+        except pymysql.err.MySQLError as e:
+            rows = ["error %d: %s" % (e.args[0], e.args[1] if len(e.args) > 1 else "")]
+        if sort:
+            rows = sorted(rows)
+            want = sorted(want)
+        rec = b[:i] + ["----"] + rows
+        if rows != want:
+            return "rows differ:\n  want %r\n  got  %r" % (want, rows), rec
+        return None, rec
+    return "unknown block %r" % b[0], b
+
+
+def run_file(path, args):
+    name = os.path.splitext(os.path.basename(path))[0]
+    db = "golden_" + name.replace("-", "_")
+    admin = connect(args)
+    with admin.cursor() as cur:
+        cur.execute("DROP DATABASE IF EXISTS %s" % db)
+        cur.execute("CREATE DATABASE %s" % db)
+    conns = {"default": connect(args, db)}
+    state = {"conn": "default", "db": db}
+    passed = failed = 0
+    out = []
+    for b in parse(path):
+        err, rec = run_block(conns, state, b, args)
+        out.append(rec)
+        if b[0].startswith("connection"):
+            continue
+        if err:
+            failed += 1
+            print("FAIL %s: %s\n  %s" % (path, b[1] if len(b) > 1 else b[0], err))
+        else:
+            passed += 1
+    for c in conns.values():
+        c.close()
+    with admin.cursor() as cur:
+        cur.execute("DROP DATABASE IF EXISTS %s" % db)
+    admin.close()
+    if args.record:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write("\n\n".join("\n".join(r) for r in out) + "\n")
+    return passed, failed
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=3307)
+    p.add_argument("--user", default="root")
+    p.add_argument("--password", default="")
+    p.add_argument("--record", action="store_true")
+    p.add_argument("files", nargs="+")
+    args = p.parse_args()
+    tp = tf = 0
+    for f in args.files:
+        a, b = run_file(f, args)
+        print("%s: %d passed, %d failed" % (f, a, b))
+        tp += a
+        tf += b
+    print("%d passed, %d failed" % (tp, tf))
+    sys.exit(1 if tf else 0)
+
+
+if __name__ == "__main__":
+    main()
