@@ -1,10 +1,22 @@
 #!/usr/bin/env bash
-# The test command (README.md): formatting, lints, then every test in the workspace.
-# Installs what it needs on a fresh machine that has only the Rust toolchain.
+# The test command (README.md): formatting, lints, every cargo test, then the server suites
+# against a real `quire serve`: golden SQL scripts, the mariadb client (batch and under
+# tmux), sysbench's oltp_* workloads at 1 and 8 threads, and kill -9 crashes under load.
+# Installs what it needs on a fresh machine that has only the toolchains.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 rustup component add rustfmt clippy >/dev/null 2>&1 || true
+
+need=()
+command -v sysbench >/dev/null || need+=(sysbench)
+command -v mariadb >/dev/null || need+=(mariadb-client)
+command -v tmux >/dev/null || need+=(tmux)
+if [ ${#need[@]} -gt 0 ]; then
+  echo "== apt-get install ${need[*]}"
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}") >/dev/null
+fi
+python3 -c "import pymysql" 2>/dev/null || python3 -m pip install -q pymysql >/dev/null 2>&1
 
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
@@ -12,10 +24,43 @@ echo "== cargo clippy -D warnings"
 cargo clippy --workspace --all-targets -- -D warnings
 echo "== cargo test"
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+work=$(mktemp -d /tmp/quire-ci.XXXXXX)
+server=
+cleanup() {
+  [ -n "$server" ] && kill -TERM "$server" 2>/dev/null && wait "$server" 2>/dev/null
+  rm -f "$log"
+  rm -rf "$work"
+}
+trap cleanup EXIT
 status=0
 cargo test --workspace 2>&1 | tee "$log" || status=$?
-# One closing line for the whole run: the sum over every test binary.
+
+echo "== server suites"
+cargo build -p quire 2>&1 | tail -1
+quire=target/debug/quire
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+"$quire" serve --data-dir "$work/data" --port "$port" >"$work/serve.log" 2>&1 &
+server=$!
+for _ in $(seq 1 300); do
+  mariadb -h 127.0.0.1 -P "$port" -u root -e "SELECT 1" >/dev/null 2>&1 && break
+  sleep 0.2
+done
+suite() { # name command...
+  echo "-- $1"
+  "${@:2}" 2>&1 | tee -a "$log" || status=1
+}
+suite "golden SQL scripts" python3 tests/sql/run.py --port "$port" tests/sql/*.test
+suite "mariadb client" python3 tests/server/mariadb_cli.py --port "$port"
+suite "sysbench" bash tests/sysbench/run.sh "$port" "${QUIRE_SYSBENCH_SECS:-2}"
+kill -TERM "$server" && wait "$server" || { echo "quire serve did not shut down cleanly"; status=1; }
+server=
+if ! "$quire" check --data-dir "$work/data" >>"$log" 2>&1; then
+  echo "quire check after the server suites failed"; tail -20 "$log"; status=1
+fi
+suite "kill -9 under load" python3 tests/server/crash_kill9.py --quire "$quire" --iterations "${QUIRE_SERVER_CRASH_ITERS:-3}"
+
+# One closing line for the whole run: cargo's test results plus the suites' own counts.
 awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($i ~ /^passed/) p += $(i-1); if ($i ~ /^failed/) f += $(i-1) } }
+     / [0-9]+ passed, [0-9]+ failed$/ && !/^[0-9]+ passed/ { n = split($0, a, " "); for (i = 1; i <= n; i++) { if (a[i] ~ /^passed/) p += a[i-1]; if (a[i] ~ /^failed$/) f += a[i-1] } }
      END { printf "%d passed, %d failed\n", p, f }' "$log"
 exit "$status"

@@ -557,7 +557,7 @@ impl<'d> Session<'d> {
                         .load(std::sync::atomic::Ordering::Relaxed)
                         .to_string(),
                 ));
-                all.sort_by(|a, b| a.0.to_lowercase().cmp(&b.0.to_lowercase()));
+                all.sort_by_key(|a| a.0.to_lowercase());
                 let rows = all
                     .into_iter()
                     .filter(|(n, _)| like_ok(&pat, n))

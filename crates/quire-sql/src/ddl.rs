@@ -867,7 +867,7 @@ impl<'d> Session<'d> {
         let (t, access, filter, sort) = match &planned {
             crate::stmt::Planned::Select(s) => match &s.source {
                 crate::exec::Source::Table(t) => (
-                    Some(t.clone()),
+                    Some((**t).clone()),
                     s.access.clone(),
                     s.filter.is_some(),
                     !s.sort.is_empty(),

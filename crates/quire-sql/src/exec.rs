@@ -34,7 +34,7 @@ pub enum Source {
         to: u64,
         step: u64,
     },
-    Table(TableRef),
+    Table(Box<TableRef>),
 }
 
 /// A table as planned: its definition at plan time (a DDL since re-plans).
@@ -120,6 +120,9 @@ fn eval_bound(
     })
 }
 
+/// A range of key values (a prefix of the index's columns at each end).
+type ValueRange = (Bound<Vec<Value>>, Bound<Vec<Value>>);
+
 type RowIter<'d> = Box<dyn Iterator<Item = quire_engine::table::Result<Vec<Value>>> + 'd>;
 
 /// Reads the rows of `access` (a superset of what WHERE wants).
@@ -141,7 +144,7 @@ pub fn read_rows<'d>(
         .into_iter()
         .filter_map(|c| t.def.columns.get(c))
         .collect();
-    let mut ranges: Vec<(Bound<Vec<Value>>, Bound<Vec<Value>>)> = Vec::new();
+    let mut ranges: Vec<ValueRange> = Vec::new();
     if access.ranges.is_empty() {
         ranges.push((Bound::Unbounded, Bound::Unbounded));
     } else {
@@ -193,9 +196,21 @@ pub fn read_rows<'d>(
             (IndexRef::Primary, Some(tx), Some(l)) => {
                 Box::new(tx.scan_locking(table, lo, hi, dir, l)?.into_iter().map(Ok))
             }
-            (IndexRef::Secondary(ix), None, _) => Box::new(table.index_scan(ix, lo, hi, dir)?),
+            (IndexRef::Secondary(ix), None, _) => {
+                let rows = table.index_scan(ix, lo, hi, dir)?;
+                Box::new(if access.covering {
+                    rows.index_only()
+                } else {
+                    rows
+                })
+            }
             (IndexRef::Secondary(ix), Some(tx), None) => {
-                Box::new(tx.index_scan(table, ix, lo, hi, dir)?)
+                let rows = tx.index_scan(table, ix, lo, hi, dir)?;
+                Box::new(if access.covering {
+                    rows.index_only()
+                } else {
+                    rows
+                })
             }
             (IndexRef::Secondary(ix), Some(tx), Some(l)) => {
                 let mut rows = tx.index_scan_locking(table, ix, lo, hi, l)?;
@@ -592,6 +607,9 @@ pub fn select<'d>(
     if limit != Some(0) {
         let filter = plan.filter.as_ref();
         let mut each = |row: Vec<Value>| -> Result<bool> {
+            if env.interrupted() {
+                return Err(SqlError::Interrupted);
+            }
             if let Some(f) = filter {
                 if types::truthy(&f.eval(
                     &Row {

@@ -148,6 +148,10 @@ pub const VERSION: &str = "10.11.99-Quire-0.1.0";
 pub trait Env {
     fn param(&self, i: usize) -> Result<Value>;
     fn session(&self, f: &SessionFn) -> Result<Value>;
+    /// KILL QUERY / KILL reached this statement: it stops at the next row (1317).
+    fn interrupted(&self) -> bool {
+        false
+    }
 }
 
 /// Evaluation input: the current row and the aggregates of its group.

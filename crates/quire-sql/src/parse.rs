@@ -63,6 +63,9 @@ fn parse_all(text: &str) -> Result<Vec<Statement>> {
         .map_err(|e| parse_error(text, e))
 }
 
+/// Where each `?` is (line, column) → its parameter number.
+pub type ParamPositions = HashMap<(u64, u64), usize>;
+
 /// One statement and the lock a `LOCK IN SHARE MODE` suffix asked for.
 pub fn parse_one(text: &str) -> Result<(Statement, Option<ReadLock>)> {
     let (text, lock) = match crate::dispatch::strip_lock_in_share_mode(text) {
@@ -81,9 +84,7 @@ pub fn parse_one(text: &str) -> Result<(Statement, Option<ReadLock>)> {
 
 /// A statement to prepare: also the positions of its `?` placeholders, numbered in text
 /// order.
-pub fn parse_prepared(
-    text: &str,
-) -> Result<(Statement, Option<ReadLock>, HashMap<(u64, u64), usize>)> {
+pub fn parse_prepared(text: &str) -> Result<(Statement, Option<ReadLock>, ParamPositions)> {
     let (stmt, lock) = parse_one(text)?;
     let stripped = crate::dispatch::strip_lock_in_share_mode(text).unwrap_or(text);
     let dialect = MySqlDialect {};

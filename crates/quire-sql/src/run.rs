@@ -34,6 +34,13 @@ pub(crate) struct ExecEnv<'a> {
     pub in_trx: bool,
 }
 
+impl ExecEnv<'_> {
+    /// One atomic load: checked per row.
+    fn killed(&self) -> bool {
+        self.sv.info.kill_requested() != crate::session::kill::NONE
+    }
+}
+
 /// The current UTC time.
 pub fn now_utc() -> DateTime {
     let secs = std::time::SystemTime::now()
@@ -62,6 +69,10 @@ pub fn now_utc() -> DateTime {
 }
 
 impl Env for ExecEnv<'_> {
+    fn interrupted(&self) -> bool {
+        self.killed()
+    }
+
     fn param(&self, i: usize) -> Result<Value> {
         self.params
             .get(i)
@@ -426,6 +437,9 @@ fn locked_targets<'d>(
         Some(ReadLock::Exclusive),
         env,
         |row| {
+            if env.interrupted() {
+                return Err(SqlError::Interrupted);
+            }
             if let Some(f) = filter {
                 if types::truthy(&f.eval(
                     &Row {

@@ -185,6 +185,7 @@ const PLAN_CACHE_MAX: usize = 128;
 /// Session state that expressions read (kept apart from the transaction so both can be
 /// borrowed at once).
 pub(crate) struct SessVars {
+    pub info: Arc<SessionInfo>,
     pub conn_id: u64,
     pub user: String,
     pub host: String,
@@ -215,6 +216,7 @@ impl<'d> Session<'d> {
     fn new(inst: &'d Instance<'d>, info: Arc<SessionInfo>) -> Session<'d> {
         Session {
             sv: SessVars {
+                info: info.clone(),
                 conn_id: info.id,
                 user: info.user.clone(),
                 host: info.host.clone(),

@@ -11,7 +11,7 @@ use sqlparser::ast as sql;
 use crate::bind::{expr_name, object_parts, AggCall, Binder, Scope};
 use crate::error::{Result, SqlError};
 use crate::exec::{SelectPlan, Source, TableRef};
-use crate::expr::{AggFn, Expr, SessionFn};
+use crate::expr::{AggFn, BinOp, Expr, SessionFn};
 use crate::meta::{flags, ColumnMeta, FieldType};
 use crate::plan::{self, Access};
 use crate::types;
@@ -184,21 +184,18 @@ fn computed_meta(name: String, e: &Expr, scope: Option<&Scope>, aggs: &[AggCall]
         ) => (FieldType::LongLong, 21, 0),
         Expr::Session(SessionFn::Now) => (FieldType::DateTime, 19, 0),
         Expr::Session(SessionFn::CurDate) => (FieldType::Date, 10, 0),
-        Expr::Binary(op, _, _)
-            if matches!(
-                op,
-                crate::expr::BinOp::Eq
-                    | crate::expr::BinOp::Ne
-                    | crate::expr::BinOp::Lt
-                    | crate::expr::BinOp::Le
-                    | crate::expr::BinOp::Gt
-                    | crate::expr::BinOp::Ge
-                    | crate::expr::BinOp::And
-                    | crate::expr::BinOp::Or
-            ) =>
-        {
-            (FieldType::LongLong, 1, 0)
-        }
+        Expr::Binary(
+            BinOp::Eq
+            | BinOp::Ne
+            | BinOp::Lt
+            | BinOp::Le
+            | BinOp::Gt
+            | BinOp::Ge
+            | BinOp::And
+            | BinOp::Or,
+            _,
+            _,
+        ) => (FieldType::LongLong, 1, 0),
         Expr::Column(c) => {
             if let Some(col) = scope.and_then(|s| s.columns.get(*c)) {
                 types::field_type(col.ty)
@@ -262,7 +259,7 @@ pub fn select(ctx: &Ctx<'_>, q: &sql::Query, lock: Option<ReadLock>) -> Result<S
                     (Source::Seq { from, to, step }, None)
                 } else {
                     let t = ctx.table(name, alias.as_deref())?;
-                    (Source::Table(t.clone()), Some(t))
+                    (Source::Table(Box::new(t.clone())), Some(t))
                 }
             }
             sql::TableFactor::Derived { .. } => {
@@ -452,7 +449,26 @@ pub fn select(ctx: &Ctx<'_>, q: &sql::Query, lock: Option<ReadLock>) -> Result<S
             }
         }
     }
-    let _ = q.fetch.as_ref().map(|_| ());
+    if let Some(t) = &tref {
+        // Rule 4: every column the query reads is in the index (and the primary key).
+        let mut needed = Vec::new();
+        let mut note = |e: &Expr| {
+            e.walk(&mut |x| {
+                if let Expr::Column(c) = x {
+                    needed.push(*c);
+                }
+            })
+        };
+        items.iter().for_each(&mut note);
+        filter.iter().for_each(&mut note);
+        group_by.iter().for_each(&mut note);
+        having.iter().for_each(&mut note);
+        sort.iter().for_each(|(e, _)| note(e));
+        aggs.iter()
+            .filter_map(|a| a.arg.as_ref())
+            .for_each(&mut note);
+        access.covering = lock.is_none() && plan::covering(&t.def, &access, &needed);
+    }
     Ok(SelectPlan {
         source,
         access,

@@ -497,8 +497,7 @@ pub fn format_double(d: f64) -> String {
     }
     let s = format!("{d}");
     if d.abs() >= 1e15 || (d != 0.0 && d.abs() < 1e-4) {
-        let e = format!("{d:e}");
-        return e.replace("e", "e").replace("e-", "e-");
+        return format!("{d:e}");
     }
     s
 }

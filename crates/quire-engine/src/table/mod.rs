@@ -1361,6 +1361,7 @@ impl<'d> Table<'d> {
             index: pos,
             db,
             view,
+            index_only: false,
         })
     }
 

@@ -79,6 +79,8 @@ pub struct IndexRows<'d> {
     pub(super) db: &'d DbInner,
     /// Keeps the snapshot registered while the scan lives; `None`: newest versions.
     pub(super) view: Option<Arc<ViewHandle>>,
+    /// [`IndexRows::index_only`]: answer from the entry when its own trx id decides.
+    pub(super) index_only: bool,
 }
 
 impl<'d> IndexRows<'d> {
@@ -92,12 +94,63 @@ impl<'d> IndexRows<'d> {
                 Err(e) => return Some(Err(e.into())),
             };
             let v = self.view.as_deref().map(|v| &**v);
+            if self.index_only {
+                // Lesson 4 for reads: an entry whose trx id the snapshot sees belongs to
+                // the version the snapshot sees (txn invariant 3), so its key is the row's
+                // index columns and primary key, with no clustered visit.
+                let decided = match super::txn::entry_trx(&e.value) {
+                    Ok(trx) => v.is_some_and(|v| v.sees(trx)),
+                    Err(err) => return Some(Err(err)),
+                };
+                if decided {
+                    if e.delete_marked {
+                        continue;
+                    }
+                    return Some(self.entry_values(ix, &e.key));
+                }
+            }
             match self.db.entry_row(&self.table, ix, &e, v) {
                 Ok(Some(r)) => return Some(Ok(r)),
                 Ok(None) => continue,
                 Err(err) => return Some(Err(err)),
             }
         }
+    }
+
+    /// A covering read: each row holds only the index's columns and the primary key (the
+    /// other columns are NULL), taken from the entry itself whenever the entry's own trx id
+    /// decides its visibility; the clustered index is visited only when it does not. Not
+    /// for a table without a primary key, and not for prefix columns (the entry holds only
+    /// the prefix): those are read whole.
+    pub fn index_only(mut self) -> Self {
+        let ok = !self.table.layout.has_row_id()
+            && self
+                .table
+                .indexes
+                .get(self.index)
+                .is_some_and(|ix| ix.def.columns.iter().all(|c| c.prefix.is_none()));
+        self.index_only = ok;
+        self
+    }
+
+    /// The row values an entry's key holds (index columns and primary key), NULL elsewhere,
+    /// with the row's clustered key.
+    fn entry_values(&self, ix: &super::Index, key: &[u8]) -> Result<(Vec<u8>, Vec<Value>)> {
+        let mut vals = ix.layout.key_layout().decode(key)?;
+        let pk_vals = vals.split_off(ix.def.columns.len());
+        let mut row = vec![Value::Null; self.table.def.columns.len()];
+        for (ic, v) in ix.def.columns.iter().zip(vals) {
+            if let Some(slot) = row.get_mut(ic.column) {
+                *slot = v;
+            }
+        }
+        for (&c, v) in self.table.def.primary_key.iter().zip(pk_vals) {
+            if let Some(slot) = row.get_mut(c) {
+                *slot = v;
+            }
+        }
+        let n = ix.layout.secondary_part_len(key)?;
+        Ok((key[n..].to_vec(), row))
     }
 
     /// The rows with their handles, for updating or deleting them.
