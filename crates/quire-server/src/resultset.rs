@@ -570,6 +570,81 @@ mod tests {
         assert_eq!(buf, [11, 0xE8, 0x07, 12, 31, 23, 59, 58, 1, 0, 0, 0]);
     }
 
+    /// A stream that records writes and has nothing to read.
+    struct Sent(Vec<u8>);
+    impl std::io::Read for Sent {
+        fn read(&mut self, _: &mut [u8]) -> std::io::Result<usize> {
+            Ok(0)
+        }
+    }
+    impl std::io::Write for Sent {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0.extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// The payloads of the packets written.
+    fn packets(mut wire: &[u8]) -> Vec<Vec<u8>> {
+        let mut out = Vec::new();
+        while wire.len() >= 4 {
+            let len = usize::from(wire[0]) | usize::from(wire[1]) << 8 | usize::from(wire[2]) << 16;
+            out.push(wire[4..4 + len].to_vec());
+            wire = &wire[4 + len..];
+        }
+        out
+    }
+
+    fn stream_result(deprecate_eof: bool) -> Vec<Vec<u8>> {
+        let mut io = PacketIo::new(Sent(Vec::new()), 1 << 20);
+        let mut sink = ResultSink::new(&mut io, RowFormat::Text, deprecate_eof);
+        sink.columns(&[col(FieldType::LongLong, 0)]).unwrap();
+        sink.row(&[Value::Int(1)]).unwrap();
+        sink.row(&[Value::Null]).unwrap();
+        assert!(sink.started());
+        sink.finish(0x0002, 3).unwrap();
+        io.flush().unwrap();
+        packets(&io.stream().0)
+    }
+
+    #[test]
+    fn result_set_ends_with_ok_fe_under_deprecate_eof() {
+        let p = stream_result(true);
+        assert_eq!(p.len(), 5, "{p:?}"); // count, definition, 2 rows, OK 0xFE
+        assert_eq!(p[0], [1]);
+        assert_eq!(p[2], [1, b'1']);
+        assert_eq!(p[3], [0xFB]);
+        assert_eq!(p[4], [0xFE, 0, 0, 2, 0, 3, 0]);
+    }
+
+    #[test]
+    fn result_set_has_two_eofs_without_deprecate_eof() {
+        let p = stream_result(false);
+        assert_eq!(p.len(), 6, "{p:?}"); // count, definition, EOF, 2 rows, EOF
+        assert_eq!(p[2], [0xFE, 0, 0, 0, 0]);
+        assert_eq!(p[5], [0xFE, 3, 0, 2, 0]);
+    }
+
+    #[test]
+    fn column_definition_layout() {
+        let mut c = col(FieldType::VarString, 0);
+        c.schema = "db".into();
+        c.table = "t".into();
+        c.name = "n".into();
+        c.length = 400;
+        let d = column_definition(&c, false);
+        let mut expect = vec![
+            3, b'd', b'e', b'f', 2, b'd', b'b', 1, b't', 0, 1, b'n', 0, 0x0C,
+        ];
+        expect.extend_from_slice(&45u16.to_le_bytes());
+        expect.extend_from_slice(&400u32.to_le_bytes());
+        expect.extend_from_slice(&[253, 0, 0, 0, 0, 0]);
+        assert_eq!(d, expect);
+    }
+
     #[test]
     fn decimal_text_parses() {
         assert_eq!(

@@ -284,3 +284,33 @@ impl Client {
         s.write_all(bytes)
     }
 }
+
+/// A result set as read off the wire: raw column definitions and rows, and its end.
+#[derive(Debug)]
+pub struct ResultSet {
+    pub columns: Vec<Vec<u8>>,
+    pub rows: Vec<Vec<u8>>,
+    pub end: Reply,
+}
+
+impl Client {
+    /// Reads the rest of a result set whose first packet (the column count) is `first`.
+    /// The client asked for DEPRECATE_EOF: no EOF after the definitions, an OK 0xFE at the end.
+    pub fn read_result_set(&mut self, first: &[u8]) -> ResultSet {
+        let n = Reader::new(first).lenenc_int().unwrap();
+        let columns = (0..n).map(|_| self.io.read_message().unwrap()).collect();
+        let mut rows = Vec::new();
+        loop {
+            let p = self.io.read_message().unwrap();
+            // A row never starts with 0xFE unless it is 16 MiB long; 0xFF is an ERR.
+            if (p[0] == 0xFE && p.len() < 0xFF_FFFF) || p[0] == 0xFF {
+                return ResultSet {
+                    columns,
+                    rows,
+                    end: Reply::parse(&p),
+                };
+            }
+            rows.push(p);
+        }
+    }
+}
