@@ -328,6 +328,7 @@ fn accept_loop(
         let (stream, host) = match listeners.accept() {
             Ok(Some(c)) => c,
             Ok(None) => {
+                close_killed(shared);
                 std::thread::sleep(ACCEPT_POLL);
                 continue;
             }
@@ -382,6 +383,18 @@ fn connection_thread(stream: Stream, shared: &Shared<'_>, conn_id: u64, host: St
     }
     if let Some(s) = shared.conns.lock().remove(&conn_id) {
         s.shutdown();
+    }
+}
+
+/// `KILL CONNECTION` of a session that sits idle in a read: its thread would only notice
+/// at its next command, so its socket is shut down here (the read ends, the thread closes).
+fn close_killed(shared: &Shared<'_>) {
+    for info in shared.instance.sessions() {
+        if info.kill_requested() == kill::CONNECTION {
+            if let Some(s) = shared.conns.lock().get(&info.id) {
+                s.shutdown();
+            }
+        }
     }
 }
 
