@@ -1,1 +1,34 @@
 //! # quire-server: the MySQL wire protocol over quire-sql sessions
+//!
+//! The protocol is kept apart from the SQL: this crate frames packets, runs the handshake,
+//! decodes commands and encodes results; a [`quire_sql::Session`] per connection does the
+//! SQL. The layout follows the connection's life (see docs/protocol.md):
+//!
+//! | module          | what                                                           |
+//! |-----------------|----------------------------------------------------------------|
+//! | `packet`        | framing: length + sequence id, 16 MiB splits, max_allowed_packet |
+//! | `reply`         | OK / ERR / EOF, length-encoded fields, the bounds-checked reader |
+//! | `handshake`     | greeting, HandshakeResponse41, mysql_native_password, AuthSwitch |
+//! | `conn`          | the connection state machine and the command dispatch           |
+//! | `stmt`          | COM_STMT_* (prepare, execute, long data, close, reset, fetch)   |
+//! | `stmt_params`   | COM_STMT_EXECUTE's parameter decoding                           |
+//! | `resultset`     | column definitions, text and binary rows, the streaming RowSink |
+//! | `errors`        | the one table from `SqlError` to MySQL code + SQLSTATE          |
+//! | `listener`      | TCP / Unix listeners, thread per connection, limits, shutdown   |
+
+// Library code never unwraps (a bad client must not panic the server); unit tests may.
+#![deny(clippy::unwrap_used)]
+#![cfg_attr(test, allow(clippy::unwrap_used))]
+
+pub mod conn;
+pub mod errors;
+pub mod handshake;
+pub mod listener;
+pub mod packet;
+pub mod reply;
+pub mod resultset;
+pub mod stmt;
+pub mod stmt_params;
+
+pub use handshake::SERVER_VERSION;
+pub use listener::{serve, serve_on, Listeners, ServerConfig};

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod bench;
+mod serve;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -26,11 +27,20 @@ enum Cmd {
         data_dir: PathBuf,
         #[arg(long, default_value_t = 3307)]
         port: u16,
+        /// The address to listen on.
+        #[arg(long, default_value = "127.0.0.1")]
+        bind: String,
+        /// Also listen on this Unix socket.
         #[arg(long)]
         socket: Option<PathBuf>,
-        /// A server variable, as name=value. Repeatable.
+        /// A server variable, as name=value: an engine setting (innodb_buffer_pool_size, ...)
+        /// or a server one (max_connections, max_allowed_packet, wait_timeout,
+        /// connect_timeout, net_write_timeout). Repeatable.
         #[arg(long = "set", value_name = "NAME=VALUE")]
         set: Vec<String>,
+        /// root's password (default: none).
+        #[arg(long = "root-password", value_name = "PASSWORD")]
+        root_password: Option<String>,
     },
     /// Check a data directory offline; exits 0 only if everything is clean.
     Check {
@@ -79,10 +89,21 @@ fn main() -> ExitCode {
         .init();
     let cli = Cli::parse();
     match cli.cmd {
-        Cmd::Serve { .. } => {
-            eprintln!("quire serve: not yet available (the SQL layer and server come after the engine, steps 1-6)");
-            ExitCode::from(2)
-        }
+        Cmd::Serve {
+            data_dir,
+            port,
+            bind,
+            socket,
+            set,
+            root_password,
+        } => serve::main(serve::Options {
+            data_dir,
+            port,
+            bind,
+            socket,
+            settings: set,
+            root_password,
+        }),
         Cmd::Check {
             data_dir,
             reclaim_leaks,

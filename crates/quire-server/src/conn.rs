@@ -1,0 +1,437 @@
+//! One connection, as a state machine:
+//!
+//! ```text
+//!   Accepted ──run_connection──▶ Handshake ──authenticate──▶ Authenticated
+//!      │ (over max_connections:           │ ERR 1045/1043/1251,      │ open_session: session,
+//!      │  refuse_connection, ERR 1040)     │ 1153/1156: close          │ CONNECT_WITH_DB (1049: close), OK
+//!      ▼                                   ▼                           ▼
+//!    Closed ◀──────────────────────────── Closed           ┌──▶ Command ──dispatch──┐
+//!                                                          │   (read_command; idle    │
+//!      COM_QUIT, EOF/timeout, 1153/1156, client gone ◀─────┤    past wait_timeout:    │
+//!      (Sink error), KILL CONNECTION  → Closed             │    close)                │
+//!                                                          └──────── reply ◀──────────┘
+//! ```
+//!
+//! Invariants:
+//! 1. Every command gets exactly one reply (one OK, ERR, result set or statistics text),
+//!    except COM_QUIT, COM_STMT_CLOSE and COM_STMT_SEND_LONG_DATA, which get none.
+//! 2. A malformed command body gets ERR and the connection stays usable; only framing errors
+//!    (oversized message, sequence out of order) or a lost client close it.
+//! 3. The session is dropped when the connection ends, which rolls back its transaction.
+//! 4. The write buffer is flushed after every command (invariant 4 of `packet`).
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use mysql_common::constants::CapabilityFlags;
+use quire_sql::{kill, Outcome, Session, SqlError};
+
+use crate::errors::{proto, to_wire, WireError};
+use crate::handshake::{authenticate, new_salt, Authed, HandshakeError};
+use crate::listener::{Shared, Stream};
+use crate::packet::{FrameError, PacketIo};
+use crate::reply::{eof_packet, err_packet, ok_packet, status, Malformed, OkInfo, Reader};
+use crate::resultset::{ResultSink, RowFormat};
+use crate::stmt::StmtState;
+
+/// Command bytes (`enum_server_command`).
+pub mod cmd {
+    pub const QUIT: u8 = 0x01;
+    pub const INIT_DB: u8 = 0x02;
+    pub const QUERY: u8 = 0x03;
+    pub const FIELD_LIST: u8 = 0x04;
+    pub const STATISTICS: u8 = 0x09;
+    pub const PROCESS_KILL: u8 = 0x0C;
+    pub const PING: u8 = 0x0E;
+    pub const STMT_PREPARE: u8 = 0x16;
+    pub const STMT_EXECUTE: u8 = 0x17;
+    pub const STMT_SEND_LONG_DATA: u8 = 0x18;
+    pub const STMT_CLOSE: u8 = 0x19;
+    pub const STMT_RESET: u8 = 0x1A;
+    pub const SET_OPTION: u8 = 0x1B;
+    pub const STMT_FETCH: u8 = 0x1C;
+    pub const RESET_CONNECTION: u8 = 0x1F;
+}
+
+/// The connection ends (client gone, COM_QUIT, fatal framing error, kill).
+#[derive(Debug)]
+pub struct Close;
+
+impl From<std::io::Error> for Close {
+    fn from(_: std::io::Error) -> Self {
+        Close
+    }
+}
+
+pub type Step = Result<(), Close>;
+
+/// An authenticated connection and its session.
+pub struct Conn<'a> {
+    pub(crate) io: PacketIo<Stream>,
+    pub(crate) session: Session<'a>,
+    pub(crate) caps: CapabilityFlags,
+    /// Server-side state of prepared statements: parameter types and long data.
+    pub(crate) stmts: HashMap<u32, StmtState>,
+    multi_statements: bool,
+    pub(crate) shared: &'a Shared<'a>,
+}
+
+/// Accepted → Handshake → Authenticated → Command loop → Closed.
+pub fn run_connection(stream: Stream, shared: &Shared<'_>, conn_id: u64, host: String) {
+    let _ = stream.set_read_timeout(Some(shared.cfg.connect_timeout));
+    let _ = stream.set_write_timeout(Some(shared.cfg.net_write_timeout));
+    let mut io = PacketIo::new(stream, shared.max_allowed_packet());
+    let salt = new_salt();
+    // The protocol carries 32 bits of connection id; the session keeps all 64.
+    let wire_id = conn_id as u32;
+    let authed = match authenticate(&mut io, wire_id, &salt, &shared.creds, &host) {
+        Ok(a) => a,
+        Err(HandshakeError::Refused(e)) => {
+            tracing::debug!(conn_id, code = e.code, "handshake refused: {}", e.message);
+            let _ = send_err(&mut io, &e);
+            return;
+        }
+        Err(HandshakeError::Frame(e)) => {
+            let _ = send_frame_error(&mut io, &e);
+            return;
+        }
+    };
+    let Some(mut conn) = open_session(io, shared, conn_id, &host, authed) else {
+        return;
+    };
+    conn.command_loop();
+    // Invariant 3: dropping the session rolls its transaction back.
+}
+
+/// Authenticated: the session exists, CONNECT_WITH_DB is applied, then the final OK.
+fn open_session<'a>(
+    mut io: PacketIo<Stream>,
+    shared: &'a Shared<'a>,
+    conn_id: u64,
+    host: &str,
+    authed: Authed,
+) -> Option<Conn<'a>> {
+    let mut session = shared.instance.session_with_id(conn_id, &authed.user, host);
+    if let Some(db) = &authed.db {
+        if let Err(e) = session.use_database(db) {
+            if let Some(w) = to_wire(&e) {
+                let _ = send_err(&mut io, &w);
+            }
+            return None;
+        }
+    }
+    let mut conn = Conn {
+        io,
+        session,
+        caps: authed.caps,
+        stmts: HashMap::new(),
+        multi_statements: authed
+            .caps
+            .contains(CapabilityFlags::CLIENT_MULTI_STATEMENTS),
+        shared,
+    };
+    conn.send_ok(0, 0, "").ok()?;
+    conn.io.flush().ok()?;
+    Some(conn)
+}
+
+fn send_err(io: &mut PacketIo<Stream>, e: &WireError) -> std::io::Result<()> {
+    io.write_message(&err_packet(e, true))?;
+    io.flush()
+}
+
+/// 1153 / 1156 before closing; nothing when the socket itself failed.
+fn send_frame_error(io: &mut PacketIo<Stream>, e: &FrameError) -> std::io::Result<()> {
+    match e {
+        FrameError::TooLarge { .. } => send_err(io, &proto::packet_too_large()),
+        FrameError::OutOfOrder { .. } => send_err(io, &proto::packets_out_of_order()),
+        FrameError::Io(_) => Ok(()),
+    }
+}
+
+/// The status flags of OK and EOF packets.
+pub fn session_status(session: &Session<'_>) -> u16 {
+    let mut s = 0;
+    if session.autocommit() {
+        s |= status::AUTOCOMMIT;
+    }
+    if session.in_transaction() {
+        s |= status::IN_TRANS;
+    }
+    s
+}
+
+/// Ends a statement that ran with `sink`: the result set's end marker, an OK, or an ERR
+/// (also valid after some rows: the client drops the partial result).
+pub fn finish_statement(
+    session: &Session<'_>,
+    result: Result<Outcome, SqlError>,
+    mut sink: ResultSink<'_, Stream>,
+) -> Step {
+    let status = session_status(session);
+    let warnings = session.warning_count();
+    match result {
+        Ok(outcome) => {
+            if sink.started() {
+                sink.finish(status, warnings)?;
+                return Ok(());
+            }
+            let (affected_rows, last_insert_id, info) = match &outcome {
+                Outcome::Ok {
+                    affected_rows,
+                    last_insert_id,
+                    info,
+                } => (*affected_rows, *last_insert_id, info.as_str()),
+                // A "result set" that sent no columns: an empty OK, not a hang.
+                Outcome::ResultSet => (0, 0, ""),
+            };
+            let ok = OkInfo {
+                affected_rows,
+                last_insert_id,
+                status,
+                warnings,
+                info,
+            };
+            sink.io().write_message(&ok_packet(&ok, 0x00))?;
+            Ok(())
+        }
+        Err(e) => match to_wire(&e) {
+            Some(w) => {
+                if let SqlError::Engine(inner) = &e {
+                    tracing::warn!(conn_id = session.id(), "engine error: {inner}");
+                }
+                sink.io().write_message(&err_packet(&w, true))?;
+                Ok(())
+            }
+            // The client is gone.
+            None => Err(Close),
+        },
+    }
+}
+
+impl Conn<'_> {
+    pub(crate) fn deprecate_eof(&self) -> bool {
+        self.caps.contains(CapabilityFlags::CLIENT_DEPRECATE_EOF)
+    }
+
+    pub(crate) fn send_ok(&mut self, affected_rows: u64, last_insert_id: u64, info: &str) -> Step {
+        let ok = OkInfo {
+            affected_rows,
+            last_insert_id,
+            status: session_status(&self.session),
+            warnings: self.session.warning_count(),
+            info,
+        };
+        self.io.write_message(&ok_packet(&ok, 0x00))?;
+        Ok(())
+    }
+
+    pub(crate) fn send_err(&mut self, e: &WireError) -> Step {
+        self.io.write_message(&err_packet(e, true))?;
+        Ok(())
+    }
+
+    /// ERR for a SQL-layer error; a lost client closes the connection.
+    pub(crate) fn send_sql_err(&mut self, e: &SqlError) -> Step {
+        match to_wire(e) {
+            Some(w) => self.send_err(&w),
+            None => Err(Close),
+        }
+    }
+
+    /// The end of a list of definitions: EOF, or nothing under DEPRECATE_EOF... except
+    /// where the protocol keeps a terminator (COM_FIELD_LIST, COM_SET_OPTION), which
+    /// becomes an OK with header 0xFE.
+    pub(crate) fn send_terminator(&mut self) -> Step {
+        let status = session_status(&self.session);
+        let warnings = self.session.warning_count();
+        let p = if self.deprecate_eof() {
+            ok_packet(
+                &OkInfo {
+                    status,
+                    warnings,
+                    ..OkInfo::default()
+                },
+                0xFE,
+            )
+        } else {
+            eof_packet(status, warnings)
+        };
+        self.io.write_message(&p)?;
+        Ok(())
+    }
+
+    /// How long the connection may sit idle between commands.
+    fn idle_timeout(&self) -> Duration {
+        let secs = self
+            .shared
+            .cfg
+            .wait_timeout
+            .map(|d| d.as_secs_f64())
+            .or_else(|| self.session.session_u64("wait_timeout").map(|s| s as f64))
+            .unwrap_or(28800.0);
+        // A zero timeout means "now" to MySQL; a socket can not wait 0, so wait 1 ms.
+        Duration::from_secs_f64(secs.max(0.001))
+    }
+
+    /// Command: read a command, dispatch it, flush, until the connection ends.
+    fn command_loop(&mut self) {
+        loop {
+            self.io.reset_seq();
+            let _ = self.io.stream().set_read_timeout(Some(self.idle_timeout()));
+            let msg = match self.io.read_message() {
+                Ok(m) => m,
+                Err(e) => {
+                    if let FrameError::Io(err) = &e {
+                        tracing::debug!(conn_id = self.session.id(), "connection ends: {err}");
+                    }
+                    let _ = send_frame_error(&mut self.io, &e);
+                    return;
+                }
+            };
+            let step = self.dispatch(&msg);
+            let info = self.session.info().clone();
+            info.set_command("Sleep", None);
+            if step.is_err() || self.io.flush().is_err() {
+                return;
+            }
+            if info.kill_requested() == kill::CONNECTION {
+                return;
+            }
+        }
+    }
+
+    /// One switch over the command byte (TiDB's `dispatch`).
+    pub(crate) fn dispatch(&mut self, msg: &[u8]) -> Step {
+        let Some((&command, body)) = msg.split_first() else {
+            return self.send_err(&proto::unknown_command());
+        };
+        let r = match command {
+            cmd::QUIT => return Err(Close),
+            cmd::INIT_DB => self.com_init_db(body),
+            cmd::QUERY => self.com_query(body),
+            cmd::FIELD_LIST => self.com_field_list(body),
+            cmd::STATISTICS => self.com_statistics(),
+            cmd::PROCESS_KILL => self.com_process_kill(body),
+            cmd::PING => self.send_ok(0, 0, "").map_err(Into::into),
+            cmd::STMT_PREPARE => self.com_stmt_prepare(body),
+            cmd::STMT_EXECUTE => self.com_stmt_execute(body),
+            cmd::STMT_SEND_LONG_DATA => self.com_stmt_send_long_data(body),
+            cmd::STMT_CLOSE => self.com_stmt_close(body),
+            cmd::STMT_RESET => self.com_stmt_reset(body),
+            cmd::STMT_FETCH => self.com_stmt_fetch(body),
+            cmd::SET_OPTION => self.com_set_option(body),
+            cmd::RESET_CONNECTION => self.com_reset_connection(),
+            _ => return self.send_err(&proto::unknown_command()),
+        };
+        match r {
+            Ok(()) => Ok(()),
+            Err(CmdError::Close) => Err(Close),
+            // Invariant 2: a bad body is the client's mistake, answered and survived.
+            Err(CmdError::Malformed) => self.send_err(&proto::malformed_packet()),
+        }
+    }
+
+    fn com_init_db(&mut self, body: &[u8]) -> CmdResult {
+        let name = String::from_utf8_lossy(body);
+        self.session.info().set_command("Init DB", Some(&name));
+        match self.session.use_database(&name) {
+            Ok(()) => self.send_ok(0, 0, "")?,
+            Err(e) => self.send_sql_err(&e)?,
+        }
+        Ok(())
+    }
+
+    fn com_query(&mut self, body: &[u8]) -> CmdResult {
+        // Statement text that is not UTF-8 (binary literals) is read lossily for now.
+        let sql = String::from_utf8_lossy(body);
+        self.run_text(&sql)
+    }
+
+    /// Runs `sql` through the text protocol and answers it.
+    fn run_text(&mut self, sql: &str) -> CmdResult {
+        self.session.info().set_command("Query", Some(sql));
+        let deprecate_eof = self.deprecate_eof();
+        let mut sink = ResultSink::new(&mut self.io, RowFormat::Text, deprecate_eof);
+        let r = self.session.query(sql, &mut sink);
+        finish_statement(&self.session, r, sink)?;
+        Ok(())
+    }
+
+    fn com_field_list(&mut self, body: &[u8]) -> CmdResult {
+        let mut r = Reader::new(body);
+        let table = String::from_utf8_lossy(r.null_terminated()).into_owned();
+        self.session.info().set_command("Field List", Some(&table));
+        match self.session.field_list(&table) {
+            Ok(cols) => {
+                for c in &cols {
+                    self.io
+                        .write_message(&crate::resultset::column_definition(c, true))
+                        .map_err(|_| CmdError::Close)?;
+                }
+                self.send_terminator()?;
+            }
+            Err(e) => self.send_sql_err(&e)?,
+        }
+        Ok(())
+    }
+
+    fn com_statistics(&mut self) -> CmdResult {
+        // The one reply that is neither OK nor ERR: the bare text.
+        let text = self.session.statistics();
+        self.io
+            .write_message(text.as_bytes())
+            .map_err(|_| CmdError::Close)
+    }
+
+    fn com_process_kill(&mut self, body: &[u8]) -> CmdResult {
+        let id = Reader::new(body).u32()?;
+        self.run_text(&format!("KILL {id}"))
+    }
+
+    fn com_set_option(&mut self, body: &[u8]) -> CmdResult {
+        match Reader::new(body).u16()? {
+            0 => self.multi_statements = true,
+            1 => self.multi_statements = false,
+            _ => {
+                self.send_err(&proto::unknown_command())?;
+                return Ok(());
+            }
+        }
+        tracing::trace!(multi = self.multi_statements, "COM_SET_OPTION");
+        self.send_terminator()?;
+        Ok(())
+    }
+
+    fn com_reset_connection(&mut self) -> CmdResult {
+        // Prepared statements go; variables and the transaction stay (see docs/protocol.md).
+        let ids: Vec<u32> = self.stmts.keys().copied().collect();
+        for id in ids {
+            self.session.close_prepared(id);
+        }
+        self.stmts.clear();
+        self.send_ok(0, 0, "")?;
+        Ok(())
+    }
+}
+
+/// A command handler's failure: the connection ends, or the body did not parse.
+#[derive(Debug)]
+pub enum CmdError {
+    Close,
+    Malformed,
+}
+
+impl From<Close> for CmdError {
+    fn from(_: Close) -> Self {
+        CmdError::Close
+    }
+}
+
+impl From<Malformed> for CmdError {
+    fn from(_: Malformed) -> Self {
+        CmdError::Malformed
+    }
+}
+
+pub type CmdResult = Result<(), CmdError>;

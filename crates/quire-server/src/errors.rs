@@ -1,0 +1,327 @@
+//! Every error a client can see, as a MySQL error code and SQLSTATE: the one table
+//! (STYLE.md 5: typed errors below, codes only at the server boundary).
+//!
+//! SQLSTATEs are MariaDB's (`sql_state.h`), so clients that branch on them (retry on 40001,
+//! ...) behave as they do against MariaDB.
+
+use quire_sql::SqlError;
+
+/// A packet the server sends as ERR: code, SQLSTATE, message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WireError {
+    pub code: u16,
+    pub state: &'static str,
+    pub message: String,
+}
+
+impl WireError {
+    pub fn new(code: u16, state: &'static str, message: impl Into<String>) -> Self {
+        WireError {
+            code,
+            state,
+            message: message.into(),
+        }
+    }
+}
+
+/// Errors the protocol itself raises (no `SqlError` behind them).
+pub mod proto {
+    use super::WireError;
+
+    /// ER_CON_COUNT_ERROR, sent instead of the greeting.
+    pub fn too_many_connections() -> WireError {
+        WireError::new(1040, "08004", "Too many connections")
+    }
+    /// ER_ACCESS_DENIED_ERROR.
+    pub fn access_denied(user: &str, host: &str, used_password: bool) -> WireError {
+        let yes = if used_password { "YES" } else { "NO" };
+        WireError::new(
+            1045,
+            "28000",
+            format!("Access denied for user '{user}'@'{host}' (using password: {yes})"),
+        )
+    }
+    /// ER_UNKNOWN_COM_ERROR.
+    pub fn unknown_command() -> WireError {
+        WireError::new(1047, "08S01", "Unknown command")
+    }
+    /// ER_NET_PACKET_TOO_LARGE.
+    pub fn packet_too_large() -> WireError {
+        WireError::new(
+            1153,
+            "08S01",
+            "Got a packet bigger than 'max_allowed_packet' bytes",
+        )
+    }
+    /// ER_NET_PACKETS_OUT_OF_ORDER.
+    pub fn packets_out_of_order() -> WireError {
+        WireError::new(1156, "08S01", "Got packets out of order")
+    }
+    /// ER_NOT_SUPPORTED_AUTH_MODE: a client without the 4.1 protocol.
+    pub fn auth_mode_not_supported() -> WireError {
+        WireError::new(
+            1251,
+            "08004",
+            "Client does not support authentication protocol requested by server; consider upgrading MariaDB client",
+        )
+    }
+    /// ER_MALFORMED_PACKET: a command whose body does not parse.
+    pub fn malformed_packet() -> WireError {
+        WireError::new(1835, "HY000", "Malformed communication packet")
+    }
+    /// ER_HANDSHAKE_ERROR: the handshake response does not parse.
+    pub fn bad_handshake() -> WireError {
+        WireError::new(1043, "08S01", "Bad handshake")
+    }
+}
+
+/// The code and SQLSTATE of a SQL-layer error, `None` for [`SqlError::Sink`] (the client
+/// is gone: nothing to send). The codes are the ones written on the variants in
+/// `quire-sql/src/error.rs`; a test below holds the two together.
+pub fn code_of(e: &SqlError) -> Option<(u16, &'static str)> {
+    use SqlError::*;
+    Some(match e {
+        Parse { .. } => (1064, "42000"),
+        EmptyQuery => (1065, "42000"),
+        Unsupported(_) => (1235, "42000"),
+        NoDatabaseSelected => (1046, "3D000"),
+        UnknownDatabase(_) => (1049, "42000"),
+        DatabaseExists(_) => (1007, "HY000"),
+        DropMissingDatabase(_) => (1008, "HY000"),
+        NoSuchTable { .. } => (1146, "42S02"),
+        UnknownTable(_) => (1051, "42S02"),
+        TableExists(_) => (1050, "42S01"),
+        UnknownColumn { .. } => (1054, "42S22"),
+        AmbiguousColumn { .. } => (1052, "23000"),
+        DuplicateColumn(_) => (1060, "42S21"),
+        DuplicateKeyName(_) => (1061, "42000"),
+        CantDropKey(_) => (1091, "42000"),
+        DuplicateKey { .. } => (1062, "23000"),
+        ValueCount(_) => (1136, "21S01"),
+        NullNotAllowed(_) => (1048, "23000"),
+        NoDefault(_) => (1364, "HY000"),
+        OutOfRange { .. } => (1264, "22003"),
+        DataTooLong { .. } => (1406, "22001"),
+        IncorrectValue { .. } => (1366, "22007"),
+        TruncatedWrongValue { .. } => (1292, "22007"),
+        InvalidDefault(_) => (1067, "42000"),
+        WrongAutoKey => (1075, "42000"),
+        MultiplePrimaryKey => (1068, "42000"),
+        BadDefinition(_) => (1074, "42000"),
+        UnknownVariable(_) => (1193, "HY000"),
+        ReadOnlyVariable(_) => (1238, "HY000"),
+        SessionOnlyVariable(_) => (1228, "HY000"),
+        GlobalOnlyVariable(_) => (1229, "HY000"),
+        WrongValueForVariable { .. } => (1231, "42000"),
+        WrongTypeForVariable(_) => (1232, "42000"),
+        WrongArguments(_) => (1210, "HY000"),
+        UnknownStatement { .. } => (1243, "HY000"),
+        NotPreparable => (1295, "HY000"),
+        NoSuchSavepoint(_) => (1305, "42000"),
+        LockWaitTimeout => (1205, "HY000"),
+        Deadlock => (1213, "40001"),
+        Interrupted => (1317, "70100"),
+        NoSuchThread(_) => (1094, "HY000"),
+        ActiveTransaction => (1192, "HY000"),
+        NoSuchFunction(_) => (1305, "42000"),
+        WrongParamCount(_) => (1582, "42000"),
+        DifferentColumnCount => (1222, "21000"),
+        OperandColumns(_) => (1241, "21000"),
+        InvalidGroupFunction => (1111, "HY000"),
+        NotInGroupBy(_) => (1055, "42000"),
+        DivisionByZero => (1365, "22012"),
+        ArithmeticOutOfRange { .. } => (1690, "22003"),
+        TableDefinitionChanged => (1412, "HY000"),
+        ReadOnlyTransaction => (1792, "25006"),
+        Engine(_) => (1105, "HY000"),
+        Sink(_) => return None,
+    })
+}
+
+/// The ERR packet for a SQL-layer error; `None` when the client is gone.
+pub fn to_wire(e: &SqlError) -> Option<WireError> {
+    code_of(e).map(|(code, state)| WireError::new(code, state, e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use quire_engine::table::DbError;
+    use quire_sql::SinkError;
+    use std::collections::BTreeMap;
+
+    /// One value of every variant (the `match` in `code_of` already proves the table has no
+    /// hole; this list lets the test compare codes with error.rs's doc comments).
+    fn every_variant() -> Vec<SqlError> {
+        use SqlError::*;
+        let s = || String::from("x");
+        vec![
+            Parse { near: s(), line: 1 },
+            EmptyQuery,
+            Unsupported(s()),
+            NoDatabaseSelected,
+            UnknownDatabase(s()),
+            DatabaseExists(s()),
+            DropMissingDatabase(s()),
+            NoSuchTable {
+                db: s(),
+                table: s(),
+            },
+            UnknownTable(s()),
+            TableExists(s()),
+            UnknownColumn {
+                column: s(),
+                context: s(),
+            },
+            AmbiguousColumn {
+                column: s(),
+                context: s(),
+            },
+            DuplicateColumn(s()),
+            DuplicateKeyName(s()),
+            CantDropKey(s()),
+            DuplicateKey {
+                value: s(),
+                key: s(),
+            },
+            ValueCount(1),
+            NullNotAllowed(s()),
+            NoDefault(s()),
+            OutOfRange {
+                column: s(),
+                row: 1,
+            },
+            DataTooLong {
+                column: s(),
+                row: 1,
+            },
+            IncorrectValue {
+                kind: "integer",
+                value: s(),
+                db: s(),
+                table: s(),
+                column: s(),
+                row: 1,
+            },
+            TruncatedWrongValue {
+                kind: "DOUBLE",
+                value: s(),
+            },
+            InvalidDefault(s()),
+            WrongAutoKey,
+            MultiplePrimaryKey,
+            BadDefinition(s()),
+            UnknownVariable(s()),
+            ReadOnlyVariable(s()),
+            SessionOnlyVariable(s()),
+            GlobalOnlyVariable(s()),
+            WrongValueForVariable {
+                name: s(),
+                value: s(),
+            },
+            WrongTypeForVariable(s()),
+            WrongArguments(s()),
+            UnknownStatement { id: 1, what: "x" },
+            NotPreparable,
+            NoSuchSavepoint(s()),
+            LockWaitTimeout,
+            Deadlock,
+            Interrupted,
+            NoSuchThread(1),
+            ActiveTransaction,
+            NoSuchFunction(s()),
+            WrongParamCount(s()),
+            DifferentColumnCount,
+            OperandColumns(1),
+            InvalidGroupFunction,
+            NotInGroupBy(s()),
+            DivisionByZero,
+            ArithmeticOutOfRange {
+                kind: "BIGINT",
+                expr: s(),
+            },
+            TableDefinitionChanged,
+            ReadOnlyTransaction,
+            Engine(DbError::NoSuchTable(s())),
+            Sink(SinkError(s())),
+        ]
+    }
+
+    /// Variant name → the first number in the doc comment above it in error.rs.
+    fn documented_codes() -> BTreeMap<String, Option<u16>> {
+        let src = include_str!("../../quire-sql/src/error.rs");
+        let body = src
+            .split_once("pub enum SqlError {")
+            .map(|(_, b)| b)
+            .unwrap_or_default();
+        let mut out = BTreeMap::new();
+        let mut doc = String::new();
+        for line in body.lines().map(str::trim) {
+            if let Some(d) = line.strip_prefix("///") {
+                doc.push_str(d);
+                doc.push(' ');
+            } else if line.starts_with("#[") || line.is_empty() {
+            } else if line == "}" {
+                break;
+            } else if line.chars().next().is_some_and(|c| c.is_ascii_uppercase()) {
+                let name: String = line
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric())
+                    .collect();
+                let code = doc
+                    .split(|c: char| !c.is_ascii_digit())
+                    .find(|w| w.len() == 4)
+                    .and_then(|w| w.parse().ok());
+                out.insert(name, code);
+                doc.clear();
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn error_table_matches_the_codes_documented_in_quire_sql() {
+        let documented = documented_codes();
+        let variants = every_variant();
+        assert_eq!(
+            documented.len(),
+            variants.len(),
+            "a SqlError variant is missing from every_variant(): {documented:?}"
+        );
+        for e in &variants {
+            let name: String = format!("{e:?}")
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric())
+                .collect();
+            let doc = documented
+                .get(&name)
+                .unwrap_or_else(|| panic!("{name} not documented"));
+            match (code_of(e), doc) {
+                (None, _) => assert_eq!(name, "Sink"),
+                (Some((code, state)), Some(doc)) => {
+                    assert_eq!(code, *doc, "{name}");
+                    assert_eq!(state.len(), 5, "{name}");
+                }
+                (Some(_), None) => panic!("{name} has no documented code"),
+            }
+        }
+    }
+
+    #[test]
+    fn the_codes_the_brief_names_have_mariadb_sqlstates() {
+        let check = |e: SqlError, code, state| assert_eq!(code_of(&e), Some((code, state)));
+        check(
+            SqlError::DuplicateKey {
+                value: "1".into(),
+                key: "PRIMARY".into(),
+            },
+            1062,
+            "23000",
+        );
+        check(SqlError::Deadlock, 1213, "40001");
+        check(SqlError::LockWaitTimeout, 1205, "HY000");
+        check(SqlError::NotPreparable, 1295, "HY000");
+        check(SqlError::Interrupted, 1317, "70100");
+        assert!(to_wire(&SqlError::Sink(SinkError("gone".into()))).is_none());
+    }
+}

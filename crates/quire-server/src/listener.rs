@@ -1,0 +1,410 @@
+//! Listeners and connection threads.
+//!
+//! One thread per connection, inside `std::thread::scope`: a session borrows the `Db` (its
+//! engine transactions do), and the scope proves every session ends before the `Db` can.
+//!
+//! Shutdown: the accept loop polls `shutdown` between non-blocking accepts; when it is set,
+//! the loop stops accepting, marks every session killed, shuts down every socket (which
+//! wakes a thread blocked in a read), and the scope's end waits for the threads. Each
+//! session drops on its thread, rolling back an open transaction.
+
+use std::collections::HashMap;
+use std::io::{self, Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use quire_engine::table::Db;
+use quire_sql::{kill, Instance};
+
+use crate::conn::run_connection;
+use crate::errors::proto;
+use crate::handshake::Credentials;
+use crate::packet::PacketIo;
+use crate::reply::err_packet;
+
+/// How often the accept loop looks at the shutdown flag when no client is connecting.
+const ACCEPT_POLL: Duration = Duration::from_millis(20);
+
+/// What the server is told at start. `None` settings follow the SQL layer's globals
+/// (`Instance::global_u64`), so `SET GLOBAL` reaches them.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    /// TCP address, `None` for no TCP listener.
+    pub bind: Option<String>,
+    /// Unix socket path.
+    pub socket: Option<PathBuf>,
+    /// root's password; `None` or empty: no password.
+    pub root_password: Option<String>,
+    pub max_connections: Option<u64>,
+    pub max_allowed_packet: Option<u64>,
+    /// Idle time after which a connection is closed (else the session's `wait_timeout`).
+    pub wait_timeout: Option<Duration>,
+    /// The whole handshake must arrive within this.
+    pub connect_timeout: Duration,
+    /// A client that does not read its results for this long is dropped.
+    pub net_write_timeout: Duration,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig {
+            bind: Some("127.0.0.1:3307".into()),
+            socket: None,
+            root_password: None,
+            max_connections: None,
+            max_allowed_packet: None,
+            wait_timeout: None,
+            connect_timeout: Duration::from_secs(10),
+            net_write_timeout: Duration::from_secs(60),
+        }
+    }
+}
+
+impl ServerConfig {
+    /// The settings the server owns (as `--set name=value`): `Ok(false)` when `name` is not
+    /// one of them (the engine's, then).
+    pub fn set(&mut self, name: &str, value: &str) -> Result<bool, String> {
+        let n = name.trim().to_ascii_lowercase();
+        let num = || {
+            quire_engine::config::parse_size(value.trim())
+                .ok_or_else(|| format!("{n}: '{value}' is not a number"))
+        };
+        match n.as_str() {
+            "max_connections" => {
+                let v = num()?;
+                if !(1..=100_000).contains(&v) {
+                    return Err(format!("{n}: {v} is not in 1..=100000"));
+                }
+                self.max_connections = Some(v);
+            }
+            "max_allowed_packet" => {
+                let v = num()?;
+                if !(1024..=1 << 30).contains(&v) {
+                    return Err(format!("{n}: {v} is not in 1K..=1G"));
+                }
+                self.max_allowed_packet = Some(v);
+            }
+            "wait_timeout" => self.wait_timeout = Some(Duration::from_secs(num()?.max(1))),
+            "connect_timeout" => self.connect_timeout = Duration::from_secs(num()?.max(1)),
+            "net_write_timeout" => self.net_write_timeout = Duration::from_secs(num()?.max(1)),
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+}
+
+/// A client socket, TCP or Unix.
+#[derive(Debug)]
+pub enum Stream {
+    Tcp(TcpStream),
+    Unix(UnixStream),
+}
+
+impl Stream {
+    pub fn set_read_timeout(&self, d: Option<Duration>) -> io::Result<()> {
+        match self {
+            Stream::Tcp(s) => s.set_read_timeout(d),
+            Stream::Unix(s) => s.set_read_timeout(d),
+        }
+    }
+    pub fn set_write_timeout(&self, d: Option<Duration>) -> io::Result<()> {
+        match self {
+            Stream::Tcp(s) => s.set_write_timeout(d),
+            Stream::Unix(s) => s.set_write_timeout(d),
+        }
+    }
+    pub fn shutdown(&self) {
+        let _ = match self {
+            Stream::Tcp(s) => s.shutdown(Shutdown::Both),
+            Stream::Unix(s) => s.shutdown(Shutdown::Both),
+        };
+    }
+    fn try_clone(&self) -> io::Result<Stream> {
+        Ok(match self {
+            Stream::Tcp(s) => Stream::Tcp(s.try_clone()?),
+            Stream::Unix(s) => Stream::Unix(s.try_clone()?),
+        })
+    }
+    fn set_nonblocking(&self, on: bool) -> io::Result<()> {
+        match self {
+            Stream::Tcp(s) => s.set_nonblocking(on),
+            Stream::Unix(s) => s.set_nonblocking(on),
+        }
+    }
+}
+
+impl Read for Stream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => s.read(buf),
+            Stream::Unix(s) => s.read(buf),
+        }
+    }
+}
+
+impl Write for Stream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => s.write(buf),
+            Stream::Unix(s) => s.write(buf),
+        }
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Stream::Tcp(s) => s.flush(),
+            Stream::Unix(s) => s.flush(),
+        }
+    }
+}
+
+/// Bound listening sockets. Binding before serving lets the caller learn the port (tests
+/// bind port 0) and say "ready" only once clients can connect.
+#[derive(Debug)]
+pub struct Listeners {
+    tcp: Option<TcpListener>,
+    unix: Option<(UnixListener, PathBuf)>,
+}
+
+impl Listeners {
+    /// Binds what `cfg` asks for. A stale Unix socket file (a previous server that did not
+    /// remove it) is replaced.
+    pub fn bind(cfg: &ServerConfig) -> io::Result<Listeners> {
+        let tcp = match &cfg.bind {
+            Some(addr) => Some(TcpListener::bind(addr.as_str())?),
+            None => None,
+        };
+        let unix = match &cfg.socket {
+            Some(path) => {
+                if path.exists() && UnixStream::connect(path).is_err() {
+                    std::fs::remove_file(path)?;
+                }
+                Some((UnixListener::bind(path)?, path.clone()))
+            }
+            None => None,
+        };
+        if tcp.is_none() && unix.is_none() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "neither a TCP address nor a socket path to listen on",
+            ));
+        }
+        Ok(Listeners { tcp, unix })
+    }
+
+    /// A listener the caller bound.
+    pub fn from_tcp(listener: TcpListener) -> Listeners {
+        Listeners {
+            tcp: Some(listener),
+            unix: None,
+        }
+    }
+
+    pub fn tcp_addr(&self) -> Option<SocketAddr> {
+        self.tcp.as_ref().and_then(|l| l.local_addr().ok())
+    }
+
+    /// One pending connection, if any (non-blocking).
+    fn accept(&self) -> io::Result<Option<(Stream, String)>> {
+        if let Some(l) = &self.tcp {
+            match l.accept() {
+                Ok((s, peer)) => return Ok(Some((Stream::Tcp(s), peer.ip().to_string()))),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(e) => return Err(e),
+            }
+        }
+        if let Some((l, _)) = &self.unix {
+            match l.accept() {
+                Ok((s, _)) => return Ok(Some((Stream::Unix(s), "localhost".into()))),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(None)
+    }
+
+    fn set_nonblocking(&self) -> io::Result<()> {
+        if let Some(l) = &self.tcp {
+            l.set_nonblocking(true)?;
+        }
+        if let Some((l, _)) = &self.unix {
+            l.set_nonblocking(true)?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Listeners {
+    fn drop(&mut self) {
+        if let Some((_, path)) = &self.unix {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+/// What every connection thread shares.
+pub struct Shared<'d> {
+    pub instance: Instance<'d>,
+    pub cfg: ServerConfig,
+    pub creds: Credentials,
+    /// Live connections by id (a clone of each socket, to shut it down).
+    conns: Mutex<HashMap<u64, Stream>>,
+}
+
+impl Shared<'_> {
+    pub fn max_allowed_packet(&self) -> usize {
+        let v = self
+            .cfg
+            .max_allowed_packet
+            .or_else(|| self.instance.global_u64("max_allowed_packet"))
+            .unwrap_or(16 << 20);
+        usize::try_from(v).unwrap_or(usize::MAX)
+    }
+
+    pub fn max_connections(&self) -> usize {
+        let v = self
+            .cfg
+            .max_connections
+            .or_else(|| self.instance.global_u64("max_connections"))
+            .unwrap_or(151);
+        usize::try_from(v).unwrap_or(usize::MAX)
+    }
+}
+
+/// Binds what `cfg` asks for and serves until `shutdown` is set.
+pub fn serve(db: &Db, cfg: &ServerConfig, shutdown: &AtomicBool) -> io::Result<()> {
+    let listeners = Listeners::bind(cfg)?;
+    serve_on(db, listeners, cfg, shutdown)
+}
+
+/// Serves on bound listeners until `shutdown` is set; returns once every connection has
+/// ended.
+pub fn serve_on(
+    db: &Db,
+    listeners: Listeners,
+    cfg: &ServerConfig,
+    shutdown: &AtomicBool,
+) -> io::Result<()> {
+    listeners.set_nonblocking()?;
+    let shared = Shared {
+        instance: Instance::new(db),
+        cfg: cfg.clone(),
+        creds: Credentials::new(cfg.root_password.as_deref()),
+        conns: Mutex::new(HashMap::new()),
+    };
+    let shared = &shared;
+    let result = std::thread::scope(|scope| -> io::Result<()> {
+        let r = accept_loop(&listeners, shared, shutdown, |stream, conn_id, host| {
+            let spawned = std::thread::Builder::new()
+                .name(format!("quire-conn-{conn_id}"))
+                .spawn_scoped(scope, move || {
+                    connection_thread(stream, shared, conn_id, host)
+                });
+            if let Err(e) = spawned {
+                tracing::error!("cannot start a connection thread: {e}");
+                if let Some(s) = shared.conns.lock().remove(&conn_id) {
+                    s.shutdown();
+                }
+            }
+        });
+        close_all(shared);
+        r
+    });
+    drop(listeners);
+    result
+}
+
+/// Accepts until shutdown; `spawn` starts a registered connection.
+fn accept_loop(
+    listeners: &Listeners,
+    shared: &Shared<'_>,
+    shutdown: &AtomicBool,
+    mut spawn: impl FnMut(Stream, u64, String),
+) -> io::Result<()> {
+    while !shutdown.load(Ordering::Acquire) {
+        let (stream, host) = match listeners.accept() {
+            Ok(Some(c)) => c,
+            Ok(None) => {
+                close_killed(shared);
+                std::thread::sleep(ACCEPT_POLL);
+                continue;
+            }
+            Err(e) => {
+                // EMFILE and friends: keep serving the connections there are.
+                tracing::warn!("accept: {e}");
+                std::thread::sleep(ACCEPT_POLL);
+                continue;
+            }
+        };
+        // Accepted sockets must block: reads wait (with timeouts), they do not spin.
+        if stream.set_nonblocking(false).is_err() {
+            continue;
+        }
+        if shared.conns.lock().len() >= shared.max_connections() {
+            refuse_connection(stream);
+            continue;
+        }
+        let conn_id = shared.instance.next_connection_id();
+        // Registered here, before the thread runs, so a shutdown after this point sees it.
+        match stream.try_clone() {
+            Ok(clone) => {
+                shared.conns.lock().insert(conn_id, clone);
+            }
+            Err(e) => {
+                tracing::warn!("cannot register a connection: {e}");
+                continue;
+            }
+        }
+        spawn(stream, conn_id, host);
+    }
+    Ok(())
+}
+
+/// Over max_connections: ERR 1040 in place of the greeting. Sent without SQLSTATE: the
+/// client has not said yet that it speaks the 4.1 protocol.
+fn refuse_connection(stream: Stream) {
+    let _ = stream.set_write_timeout(Some(Duration::from_secs(1)));
+    let mut io = PacketIo::new(stream, 1024);
+    let _ = io.write_message(&err_packet(&proto::too_many_connections(), false));
+    let _ = io.flush();
+}
+
+fn connection_thread(stream: Stream, shared: &Shared<'_>, conn_id: u64, host: String) {
+    // A bug in one connection must not take the server down: the panic ends this
+    // connection only (its session drops, rolling back).
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        run_connection(stream, shared, conn_id, host)
+    }));
+    if r.is_err() {
+        tracing::error!(conn_id, "connection thread panicked; connection closed");
+    }
+    if let Some(s) = shared.conns.lock().remove(&conn_id) {
+        s.shutdown();
+    }
+}
+
+/// `KILL CONNECTION` of a session that sits idle in a read: its thread would only notice
+/// at its next command, so its socket is shut down here (the read ends, the thread closes).
+fn close_killed(shared: &Shared<'_>) {
+    for info in shared.instance.sessions() {
+        if info.kill_requested() == kill::CONNECTION {
+            if let Some(s) = shared.conns.lock().get(&info.id) {
+                s.shutdown();
+            }
+        }
+    }
+}
+
+/// Shutdown: every session is told to stop and every socket is shut, so each thread
+/// leaves its read (or its next write) and ends.
+fn close_all(shared: &Shared<'_>) {
+    for info in shared.instance.sessions() {
+        info.killed.store(kill::CONNECTION, Ordering::Release);
+    }
+    for s in shared.conns.lock().values() {
+        s.shutdown();
+    }
+}

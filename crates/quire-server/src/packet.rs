@@ -1,0 +1,242 @@
+//! Packet framing: every message is one or more packets of a 3-byte little-endian length,
+//! a 1-byte sequence id and the payload.
+//!
+//! ```text
+//!   ┌──────────┬─────┬──────────────────────┐
+//!   │ len (3B) │ seq │ payload (len bytes)  │   len < 0xFFFFFF: the last packet
+//!   └──────────┴─────┴──────────────────────┘
+//! ```
+//!
+//! Invariants:
+//! 1. A payload of 0xFFFFFF bytes means "more follows": a message of n × 0xFFFFFF bytes ends
+//!    with an empty packet, so a reader always stops at a packet shorter than 0xFFFFFF.
+//! 2. Sequence ids count up by one (wrapping) across the packets of one exchange, in both
+//!    directions; a command resets them to 0 ([`PacketIo::reset_seq`]).
+//! 3. A message larger than `max_allowed_packet` is refused before its body is read, so a
+//!    client cannot make the server allocate more than the limit.
+//! 4. Writes go to a buffer, flushed at the end of each command and whenever it passes
+//!    [`FLUSH_AT`]: a result set streams, never sits in memory whole.
+
+use std::io::{self, Read, Write};
+
+/// The largest payload one packet carries.
+pub const MAX_PAYLOAD: usize = 0xFF_FFFF;
+
+/// The write buffer is flushed to the socket past this size (rows stream in ~64 KiB writes).
+pub const FLUSH_AT: usize = 64 * 1024;
+
+/// Why a packet could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum FrameError {
+    /// The socket failed, timed out or was closed: nothing more can be said to the client.
+    #[error("connection: {0}")]
+    Io(#[from] io::Error),
+    /// A message over `max_allowed_packet` (error 1153, then the connection closes).
+    #[error("packet of {len} bytes or more is over max_allowed_packet {max}")]
+    TooLarge { len: usize, max: usize },
+    /// A packet arrived with an unexpected sequence id (error 1156, then close).
+    #[error("packet out of order: expected sequence id {expected}, got {got}")]
+    OutOfOrder { expected: u8, got: u8 },
+}
+
+/// One connection's framed stream: reads whole messages, buffers writes.
+pub struct PacketIo<S> {
+    stream: S,
+    seq: u8,
+    wbuf: Vec<u8>,
+    max_packet: usize,
+}
+
+impl<S: Read + Write> PacketIo<S> {
+    pub fn new(stream: S, max_packet: usize) -> Self {
+        PacketIo {
+            stream,
+            seq: 0,
+            wbuf: Vec::with_capacity(FLUSH_AT + 1024),
+            max_packet,
+        }
+    }
+
+    pub fn stream(&self) -> &S {
+        &self.stream
+    }
+
+    /// The next command starts a new exchange (invariant 2).
+    pub fn reset_seq(&mut self) {
+        self.seq = 0;
+    }
+
+    pub fn set_max_packet(&mut self, max: usize) {
+        self.max_packet = max;
+    }
+
+    /// Reads one message, joining packets of 0xFFFFFF bytes (invariant 1).
+    pub fn read_message(&mut self) -> Result<Vec<u8>, FrameError> {
+        let mut msg = Vec::new();
+        loop {
+            let mut header = [0u8; 4];
+            self.stream.read_exact(&mut header)?;
+            let len =
+                usize::from(header[0]) | usize::from(header[1]) << 8 | usize::from(header[2]) << 16;
+            let got = header[3];
+            if got != self.seq {
+                return Err(FrameError::OutOfOrder {
+                    expected: self.seq,
+                    got,
+                });
+            }
+            self.seq = self.seq.wrapping_add(1);
+            // Invariant 3: refuse before reading (or allocating for) the body.
+            if msg.len() + len > self.max_packet {
+                return Err(FrameError::TooLarge {
+                    len: msg.len() + len,
+                    max: self.max_packet,
+                });
+            }
+            let start = msg.len();
+            msg.resize(start + len, 0);
+            self.stream.read_exact(&mut msg[start..])?;
+            if len < MAX_PAYLOAD {
+                return Ok(msg);
+            }
+        }
+    }
+
+    /// Queues one message, split into packets of at most 0xFFFFFF bytes (invariant 1).
+    pub fn write_message(&mut self, payload: &[u8]) -> io::Result<()> {
+        let mut rest = payload;
+        loop {
+            let n = rest.len().min(MAX_PAYLOAD);
+            // n <= 0xFFFFFF, so the three low bytes carry it whole.
+            let len = n as u32;
+            self.wbuf.extend_from_slice(&[
+                len as u8,
+                (len >> 8) as u8,
+                (len >> 16) as u8,
+                self.seq,
+            ]);
+            self.seq = self.seq.wrapping_add(1);
+            self.wbuf.extend_from_slice(&rest[..n]);
+            rest = &rest[n..];
+            if self.wbuf.len() >= FLUSH_AT {
+                self.flush()?;
+            }
+            if n < MAX_PAYLOAD {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Sends everything queued.
+    pub fn flush(&mut self) -> io::Result<()> {
+        if !self.wbuf.is_empty() {
+            self.stream.write_all(&self.wbuf)?;
+            self.wbuf.clear();
+        }
+        self.stream.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Cursor;
+
+    /// A stream that reads from `input` and records what is written.
+    struct Pipe {
+        input: Cursor<Vec<u8>>,
+        output: Vec<u8>,
+    }
+    impl Read for Pipe {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            self.input.read(buf)
+        }
+    }
+    impl Write for Pipe {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.output.extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    fn io(input: Vec<u8>, max: usize) -> PacketIo<Pipe> {
+        PacketIo::new(
+            Pipe {
+                input: Cursor::new(input),
+                output: Vec::new(),
+            },
+            max,
+        )
+    }
+
+    fn roundtrip(len: usize) {
+        let payload: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
+        let mut w = io(Vec::new(), usize::MAX);
+        w.write_message(&payload).unwrap();
+        w.flush().unwrap();
+        let wire = std::mem::take(&mut w.stream.output);
+        let mut r = io(wire, usize::MAX);
+        assert_eq!(r.read_message().unwrap(), payload);
+    }
+
+    #[test]
+    fn small_message_is_one_packet() {
+        let mut w = io(Vec::new(), 1024);
+        w.write_message(b"abc").unwrap();
+        w.flush().unwrap();
+        assert_eq!(w.stream.output, [3, 0, 0, 0, b'a', b'b', b'c']);
+    }
+
+    #[test]
+    fn large_messages_split_and_join_at_16_mib() {
+        roundtrip(0);
+        roundtrip(MAX_PAYLOAD - 1);
+        roundtrip(MAX_PAYLOAD);
+        roundtrip(MAX_PAYLOAD + 1);
+        roundtrip(2 * MAX_PAYLOAD);
+    }
+
+    #[test]
+    fn exact_multiple_of_max_payload_ends_with_an_empty_packet() {
+        let mut w = io(Vec::new(), usize::MAX);
+        w.write_message(&vec![7u8; MAX_PAYLOAD]).unwrap();
+        w.flush().unwrap();
+        let out = &w.stream.output;
+        assert_eq!(out.len(), 4 + MAX_PAYLOAD + 4);
+        assert_eq!(&out[4 + MAX_PAYLOAD..], &[0, 0, 0, 1]);
+    }
+
+    #[test]
+    fn sequence_ids_count_up_and_mismatch_is_refused() {
+        let mut r = io(vec![1, 0, 0, 0, 9, 1, 0, 0, 5, 8], 1024);
+        assert_eq!(r.read_message().unwrap(), [9]);
+        match r.read_message() {
+            Err(FrameError::OutOfOrder {
+                expected: 1,
+                got: 5,
+            }) => {}
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn oversized_message_is_refused_before_its_body() {
+        let mut r = io(vec![0xff, 0xff, 0x00, 0], 1000);
+        assert!(matches!(
+            r.read_message(),
+            Err(FrameError::TooLarge {
+                len: 0xffff,
+                max: 1000
+            })
+        ));
+    }
+
+    #[test]
+    fn truncated_packet_is_an_io_error() {
+        let mut r = io(vec![5, 0, 0, 0, 1, 2], 1000);
+        assert!(matches!(r.read_message(), Err(FrameError::Io(_))));
+    }
+}

@@ -1,0 +1,667 @@
+//! Result sets on the wire: column definitions, then rows in the text protocol (COM_QUERY)
+//! or the binary protocol (COM_STMT_EXECUTE), then the end marker.
+//!
+//! ```text
+//!   column count (lenenc) │ column def × n │ [EOF] │ row × m │ EOF, or OK 0xFE under DEPRECATE_EOF
+//! ```
+//!
+//! Rows go to the socket as the SQL layer produces them ([`ResultSink`] is its `RowSink`):
+//! one buffer is reused per row and the packet writer flushes every ~64 KiB.
+
+use std::io::{Read, Write};
+
+use quire_engine::row::{Date, DateTime, Decimal};
+use quire_sql::{ColumnMeta, FieldType, RowSink, SinkError, Value};
+
+use crate::packet::PacketIo;
+use crate::reply::{eof_packet, ok_packet, put_lenenc_int, put_lenenc_str, OkInfo};
+
+/// `decimals` of a column whose values have no fixed number of decimals (MySQL's
+/// NOT_FIXED_DEC): doubles print in their shortest form.
+pub const NOT_FIXED_DEC: u8 = 31;
+
+/// The protocol's type byte (`enum_field_types`).
+pub fn type_byte(ty: FieldType) -> u8 {
+    match ty {
+        FieldType::Tiny => 1,
+        FieldType::Short => 2,
+        FieldType::Long => 3,
+        FieldType::Float => 4,
+        FieldType::Double => 5,
+        FieldType::Null => 6,
+        FieldType::Timestamp => 7,
+        FieldType::LongLong => 8,
+        FieldType::Int24 => 9,
+        FieldType::Date => 10,
+        FieldType::DateTime => 12,
+        FieldType::NewDecimal => 246,
+        FieldType::Blob => 252,
+        FieldType::VarString => 253,
+        FieldType::String => 254,
+    }
+}
+
+/// A column definition packet (Protocol::ColumnDefinition41). `default` is only for
+/// COM_FIELD_LIST, which appends the column's default value.
+pub fn column_definition(col: &ColumnMeta, field_list: bool) -> Vec<u8> {
+    let mut buf = Vec::with_capacity(48 + col.name.len() * 2);
+    put_lenenc_str(&mut buf, b"def");
+    put_lenenc_str(&mut buf, col.schema.as_bytes());
+    put_lenenc_str(&mut buf, col.table.as_bytes());
+    put_lenenc_str(&mut buf, col.org_table.as_bytes());
+    put_lenenc_str(&mut buf, col.name.as_bytes());
+    put_lenenc_str(&mut buf, col.org_name.as_bytes());
+    buf.push(0x0C); // length of the fixed fields that follow
+    buf.extend_from_slice(&col.charset.to_le_bytes());
+    buf.extend_from_slice(&col.length.to_le_bytes());
+    buf.push(type_byte(col.ty));
+    buf.extend_from_slice(&col.flags.to_le_bytes());
+    buf.push(col.decimals);
+    buf.extend_from_slice(&[0, 0]);
+    if field_list {
+        // The default value is not in ColumnMeta: sent as NULL, as for most columns.
+        buf.push(0xFB);
+    }
+    buf
+}
+
+// ---------------------------------------------------------------------------------------
+// Text protocol
+
+/// A DOUBLE as MariaDB prints it without fixed decimals: the shortest digits that read
+/// back to the same value, in plain notation for 1e-5 <= |x| < 1e15 and as
+/// `<digits>e<exp>` outside (`1e20`, `1.5e-7`, `0.1`, `100`).
+pub fn format_double(x: f64) -> String {
+    if !x.is_finite() {
+        // Not storable (the engine refuses them); printed as MariaDB prints them.
+        return if x.is_nan() {
+            "nan"
+        } else if x > 0.0 {
+            "inf"
+        } else {
+            "-inf"
+        }
+        .into();
+    }
+    shortest(x == 0.0, format!("{x:e}"), || format!("{x}"))
+}
+
+/// A FLOAT: the single's own shortest digits (0.1, not 0.10000000149011612).
+pub fn format_float(x: f32) -> String {
+    if !x.is_finite() {
+        return format_double(f64::from(x));
+    }
+    shortest(x == 0.0, format!("{x:e}"), || format!("{x}"))
+}
+
+/// `sci` is Rust's shortest round-trip form ("1.2345e3"); `plain` the same digits without
+/// an exponent.
+fn shortest(zero: bool, sci: String, plain: impl FnOnce() -> String) -> String {
+    if zero {
+        return "0".into();
+    }
+    match sci.split_once('e').map(|(m, e)| (m, e.parse::<i32>())) {
+        Some((_, Ok(exp))) if (-5..15).contains(&exp) => plain(),
+        Some((m, Ok(exp))) => format!("{m}e{exp}"),
+        _ => sci,
+    }
+}
+
+fn push_date(out: &mut String, d: &Date) {
+    use std::fmt::Write as _;
+    let _ = write!(out, "{:04}-{:02}-{:02}", d.year, d.month, d.day);
+}
+
+fn push_time(out: &mut String, dt: &DateTime, decimals: u8) {
+    use std::fmt::Write as _;
+    let _ = write!(out, " {:02}:{:02}:{:02}", dt.hour, dt.minute, dt.second);
+    if (1..=6).contains(&decimals) {
+        let frac = format!("{:06}", dt.micros);
+        out.push('.');
+        out.push_str(&frac[..usize::from(decimals)]);
+    }
+}
+
+/// One value in the text protocol, as MariaDB formats it for a column of this type
+/// (`decimals` fixes the digits of DATETIME fractions and of fixed-point doubles).
+pub fn text_value(v: &Value, col: &ColumnMeta) -> Option<Vec<u8>> {
+    let s = match v {
+        Value::Null => return None,
+        Value::Int(i) => i.to_string(),
+        Value::UInt(u) => u.to_string(),
+        Value::Double(d) => {
+            if (1..NOT_FIXED_DEC).contains(&col.decimals) {
+                format!("{:.*}", usize::from(col.decimals), d)
+            } else if col.ty == FieldType::Float {
+                // A FLOAT column holds a single: print the single's digits.
+                format_float(*d as f32)
+            } else {
+                format_double(*d)
+            }
+        }
+        Value::Decimal(d) => d.to_string(),
+        Value::Str(s) => return Some(s.as_bytes().to_vec()),
+        Value::Bytes(b) => return Some(b.clone()),
+        Value::Date(d) => {
+            let mut s = String::with_capacity(19);
+            push_date(&mut s, d);
+            if matches!(col.ty, FieldType::DateTime | FieldType::Timestamp) {
+                let dt = DateTime {
+                    date: *d,
+                    hour: 0,
+                    minute: 0,
+                    second: 0,
+                    micros: 0,
+                };
+                push_time(&mut s, &dt, col.decimals);
+            }
+            s
+        }
+        Value::DateTime(dt) => {
+            let mut s = String::with_capacity(26);
+            push_date(&mut s, &dt.date);
+            if col.ty != FieldType::Date {
+                push_time(&mut s, dt, col.decimals);
+            }
+            s
+        }
+    };
+    Some(s.into_bytes())
+}
+
+/// A text-protocol row: each value a length-encoded string, NULL as 0xFB.
+pub fn text_row(buf: &mut Vec<u8>, row: &[Value], cols: &[ColumnMeta]) {
+    for (i, v) in row.iter().enumerate() {
+        let fallback;
+        let col = match cols.get(i) {
+            Some(c) => c,
+            None => {
+                fallback = ColumnMeta::computed("", FieldType::VarString, 0, NOT_FIXED_DEC);
+                &fallback
+            }
+        };
+        match text_value(v, col) {
+            None => buf.push(0xFB),
+            Some(s) => put_lenenc_str(buf, &s),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Binary protocol
+
+fn as_i64(v: &Value) -> i64 {
+    match v {
+        Value::Int(i) => *i,
+        Value::UInt(u) => *u as i64,
+        Value::Double(d) => *d as i64,
+        Value::Decimal(d) => d
+            .unscaled
+            .checked_div(10i128.pow(u32::from(d.scale)))
+            .unwrap_or(0) as i64,
+        Value::Str(s) => s.trim().parse().unwrap_or(0),
+        _ => 0,
+    }
+}
+
+fn as_f64(v: &Value) -> f64 {
+    match v {
+        Value::Int(i) => *i as f64,
+        Value::UInt(u) => *u as f64,
+        Value::Double(d) => *d,
+        Value::Decimal(d) => d.to_string().parse().unwrap_or(0.0),
+        Value::Str(s) => s.trim().parse().unwrap_or(0.0),
+        _ => 0.0,
+    }
+}
+
+/// MYSQL_TIME in the binary protocol: a length byte, then 0, 4, 7 or 11 bytes.
+fn put_binary_datetime(buf: &mut Vec<u8>, dt: &DateTime, date_only: bool) {
+    let d = &dt.date;
+    let time_zero = dt.hour == 0 && dt.minute == 0 && dt.second == 0;
+    let len: u8 = if date_only || (time_zero && dt.micros == 0) {
+        if d.year == 0 && d.month == 0 && d.day == 0 {
+            0
+        } else {
+            4
+        }
+    } else if dt.micros == 0 {
+        7
+    } else {
+        11
+    };
+    buf.push(len);
+    if len >= 4 {
+        buf.extend_from_slice(&d.year.to_le_bytes());
+        buf.push(d.month);
+        buf.push(d.day);
+    }
+    if len >= 7 {
+        buf.extend_from_slice(&[dt.hour, dt.minute, dt.second]);
+    }
+    if len == 11 {
+        buf.extend_from_slice(&dt.micros.to_le_bytes());
+    }
+}
+
+/// One non-NULL value in the binary protocol, encoded as the column's type says.
+pub fn binary_value(buf: &mut Vec<u8>, v: &Value, col: &ColumnMeta) {
+    match col.ty {
+        FieldType::Tiny => buf.push(as_i64(v) as u8),
+        FieldType::Short => buf.extend_from_slice(&(as_i64(v) as u16).to_le_bytes()),
+        FieldType::Int24 | FieldType::Long => {
+            buf.extend_from_slice(&(as_i64(v) as u32).to_le_bytes())
+        }
+        FieldType::LongLong => {
+            let n = match v {
+                Value::UInt(u) => *u,
+                v => as_i64(v) as u64,
+            };
+            buf.extend_from_slice(&n.to_le_bytes())
+        }
+        FieldType::Float => buf.extend_from_slice(&(as_f64(v) as f32).to_le_bytes()),
+        FieldType::Double => buf.extend_from_slice(&as_f64(v).to_le_bytes()),
+        FieldType::Date | FieldType::DateTime | FieldType::Timestamp => {
+            let date_only = col.ty == FieldType::Date;
+            match v {
+                Value::Date(d) => put_binary_datetime(
+                    buf,
+                    &DateTime {
+                        date: *d,
+                        hour: 0,
+                        minute: 0,
+                        second: 0,
+                        micros: 0,
+                    },
+                    date_only,
+                ),
+                Value::DateTime(dt) => put_binary_datetime(buf, dt, date_only),
+                // Not a date: a zero date rather than a packet the client misreads.
+                _ => buf.push(0),
+            }
+        }
+        FieldType::Null => {}
+        FieldType::NewDecimal | FieldType::String | FieldType::VarString | FieldType::Blob => {
+            match text_value(v, col) {
+                Some(s) => put_lenenc_str(buf, &s),
+                None => put_lenenc_str(buf, b""),
+            }
+        }
+    }
+}
+
+/// A binary-protocol row: header 0x00, the NULL bitmap (bit i + 2 for column i), then the
+/// non-NULL values.
+pub fn binary_row(buf: &mut Vec<u8>, row: &[Value], cols: &[ColumnMeta]) {
+    buf.push(0x00);
+    let start = buf.len();
+    let n = cols.len().max(row.len());
+    buf.resize(start + (n + 7 + 2) / 8, 0);
+    for (i, v) in row.iter().enumerate() {
+        if matches!(v, Value::Null) {
+            let bit = i + 2;
+            buf[start + bit / 8] |= 1 << (bit % 8);
+        }
+    }
+    for (i, v) in row.iter().enumerate() {
+        if matches!(v, Value::Null) {
+            continue;
+        }
+        match cols.get(i) {
+            Some(col) => binary_value(buf, v, col),
+            None => {
+                let col = ColumnMeta::computed("", FieldType::VarString, 0, NOT_FIXED_DEC);
+                binary_value(buf, v, &col)
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The sink
+
+/// Text (COM_QUERY) or binary (COM_STMT_EXECUTE) rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RowFormat {
+    Text,
+    Binary,
+}
+
+/// The SQL layer's [`RowSink`] for one statement: writes column definitions and rows to
+/// the connection as they come.
+pub struct ResultSink<'c, S> {
+    io: &'c mut PacketIo<S>,
+    format: RowFormat,
+    deprecate_eof: bool,
+    cols: Vec<ColumnMeta>,
+    started: bool,
+    rowbuf: Vec<u8>,
+}
+
+fn sink_err(e: std::io::Error) -> SinkError {
+    SinkError(e.to_string())
+}
+
+impl<'c, S: Read + Write> ResultSink<'c, S> {
+    pub fn new(io: &'c mut PacketIo<S>, format: RowFormat, deprecate_eof: bool) -> Self {
+        ResultSink {
+            io,
+            format,
+            deprecate_eof,
+            cols: Vec::new(),
+            started: false,
+            rowbuf: Vec::with_capacity(256),
+        }
+    }
+
+    /// The connection, for the OK or ERR that ends a statement without rows.
+    pub fn io(&mut self) -> &mut PacketIo<S> {
+        self.io
+    }
+
+    /// Whether column definitions went out (so the result needs its end marker).
+    pub fn started(&self) -> bool {
+        self.started
+    }
+
+    /// Ends the result set: EOF, or OK with header 0xFE under CLIENT_DEPRECATE_EOF.
+    pub fn finish(self, status: u16, warnings: u16) -> std::io::Result<()> {
+        let end = if self.deprecate_eof {
+            ok_packet(
+                &OkInfo {
+                    status,
+                    warnings,
+                    ..OkInfo::default()
+                },
+                0xFE,
+            )
+        } else {
+            eof_packet(status, warnings)
+        };
+        self.io.write_message(&end)
+    }
+}
+
+impl<S: Read + Write> RowSink for ResultSink<'_, S> {
+    fn columns(&mut self, cols: &[ColumnMeta]) -> Result<(), SinkError> {
+        if self.started {
+            return Err(SinkError("columns sent twice for one result set".into()));
+        }
+        self.started = true;
+        self.cols = cols.to_vec();
+        let mut count = Vec::with_capacity(9);
+        put_lenenc_int(&mut count, cols.len() as u64);
+        self.io.write_message(&count).map_err(sink_err)?;
+        for c in cols {
+            self.io
+                .write_message(&column_definition(c, false))
+                .map_err(sink_err)?;
+        }
+        if !self.deprecate_eof {
+            // The EOF between definitions and rows carries no meaningful status.
+            self.io.write_message(&eof_packet(0, 0)).map_err(sink_err)?;
+        }
+        Ok(())
+    }
+
+    fn row(&mut self, row: &[Value]) -> Result<(), SinkError> {
+        if !self.started {
+            return Err(SinkError("row before columns".into()));
+        }
+        self.rowbuf.clear();
+        match self.format {
+            RowFormat::Text => text_row(&mut self.rowbuf, row, &self.cols),
+            RowFormat::Binary => binary_row(&mut self.rowbuf, row, &self.cols),
+        }
+        self.io.write_message(&self.rowbuf).map_err(sink_err)
+    }
+}
+
+/// Decimal text, for tests and parameter decoding.
+pub fn decimal_from_text(s: &str) -> Option<Decimal> {
+    let s = s.trim();
+    let (neg, digits) = match s.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, s.strip_prefix('+').unwrap_or(s)),
+    };
+    let (int, frac) = digits.split_once('.').unwrap_or((digits, ""));
+    if int.is_empty() && frac.is_empty() {
+        return None;
+    }
+    if !int.bytes().chain(frac.bytes()).all(|b| b.is_ascii_digit()) || frac.len() > 38 {
+        return None;
+    }
+    let mut unscaled: i128 = 0;
+    for b in int.bytes().chain(frac.bytes()) {
+        unscaled = unscaled
+            .checked_mul(10)?
+            .checked_add(i128::from(b - b'0'))?;
+    }
+    Some(Decimal {
+        unscaled: if neg { -unscaled } else { unscaled },
+        scale: u8::try_from(frac.len()).ok()?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn col(ty: FieldType, decimals: u8) -> ColumnMeta {
+        ColumnMeta::computed("c", ty, 20, decimals)
+    }
+
+    fn text(v: Value, ty: FieldType, decimals: u8) -> String {
+        String::from_utf8(text_value(&v, &col(ty, decimals)).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn doubles_print_in_mysql_shortest_form() {
+        assert_eq!(format_double(1e20), "1e20");
+        assert_eq!(format_double(0.1), "0.1");
+        assert_eq!(format_double(100.0), "100");
+        assert_eq!(format_double(-2.5), "-2.5");
+        assert_eq!(format_double(1.5e-7), "1.5e-7");
+        assert_eq!(format_double(0.0001), "0.0001");
+        assert_eq!(format_double(123456789012345.0), "123456789012345");
+        assert_eq!(format_double(1e15), "1e15");
+        assert_eq!(format_double(0.0), "0");
+        assert_eq!(text(Value::Double(1.0 / 3.0), FieldType::Double, 2), "0.33");
+        assert_eq!(
+            text(
+                Value::Double(0.1f32 as f64),
+                FieldType::Float,
+                NOT_FIXED_DEC
+            ),
+            "0.1"
+        );
+    }
+
+    #[test]
+    fn dates_and_datetimes_print_with_the_column_decimals() {
+        let d = Date {
+            year: 2024,
+            month: 2,
+            day: 9,
+        };
+        let dt = DateTime {
+            date: d,
+            hour: 7,
+            minute: 5,
+            second: 3,
+            micros: 120_000,
+        };
+        assert_eq!(text(Value::Date(d), FieldType::Date, 0), "2024-02-09");
+        assert_eq!(
+            text(Value::DateTime(dt), FieldType::DateTime, 0),
+            "2024-02-09 07:05:03"
+        );
+        assert_eq!(
+            text(Value::DateTime(dt), FieldType::DateTime, 3),
+            "2024-02-09 07:05:03.120"
+        );
+        assert_eq!(
+            text(Value::DateTime(dt), FieldType::Timestamp, 6),
+            "2024-02-09 07:05:03.120000"
+        );
+        assert_eq!(
+            text(Value::Date(d), FieldType::DateTime, 0),
+            "2024-02-09 00:00:00"
+        );
+    }
+
+    #[test]
+    fn text_row_encodes_null_as_fb() {
+        let cols = [col(FieldType::LongLong, 0), col(FieldType::VarString, 0)];
+        let mut buf = Vec::new();
+        text_row(&mut buf, &[Value::Null, Value::Str("ab".into())], &cols);
+        assert_eq!(buf, [0xFB, 2, b'a', b'b']);
+        buf.clear();
+        text_row(
+            &mut buf,
+            &[
+                Value::Int(-12),
+                Value::Decimal(Decimal {
+                    unscaled: -5,
+                    scale: 2,
+                }),
+            ],
+            &[col(FieldType::Long, 0), col(FieldType::NewDecimal, 2)],
+        );
+        assert_eq!(buf, b"\x03-12\x05-0.05");
+    }
+
+    #[test]
+    fn binary_row_has_null_bitmap_at_offset_two() {
+        let cols = [
+            col(FieldType::Long, 0),
+            col(FieldType::VarString, 0),
+            col(FieldType::Tiny, 0),
+        ];
+        let mut buf = Vec::new();
+        binary_row(
+            &mut buf,
+            &[Value::Int(258), Value::Null, Value::Int(-1)],
+            &cols,
+        );
+        // header, bitmap (column 1 → bit 3), LONG 258, TINY -1
+        assert_eq!(buf, [0x00, 0b0000_1000, 2, 1, 0, 0, 0xFF]);
+    }
+
+    #[test]
+    fn binary_datetime_uses_the_shortest_length() {
+        let d = Date {
+            year: 2024,
+            month: 12,
+            day: 31,
+        };
+        let mut buf = Vec::new();
+        binary_value(&mut buf, &Value::Date(d), &col(FieldType::Date, 0));
+        assert_eq!(buf, [4, 0xE8, 0x07, 12, 31]);
+        buf.clear();
+        let dt = DateTime {
+            date: d,
+            hour: 23,
+            minute: 59,
+            second: 58,
+            micros: 1,
+        };
+        binary_value(&mut buf, &Value::DateTime(dt), &col(FieldType::DateTime, 6));
+        assert_eq!(buf, [11, 0xE8, 0x07, 12, 31, 23, 59, 58, 1, 0, 0, 0]);
+    }
+
+    /// A stream that records writes and has nothing to read.
+    struct Sent(Vec<u8>);
+    impl std::io::Read for Sent {
+        fn read(&mut self, _: &mut [u8]) -> std::io::Result<usize> {
+            Ok(0)
+        }
+    }
+    impl std::io::Write for Sent {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0.extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// The payloads of the packets written.
+    fn packets(mut wire: &[u8]) -> Vec<Vec<u8>> {
+        let mut out = Vec::new();
+        while wire.len() >= 4 {
+            let len = usize::from(wire[0]) | usize::from(wire[1]) << 8 | usize::from(wire[2]) << 16;
+            out.push(wire[4..4 + len].to_vec());
+            wire = &wire[4 + len..];
+        }
+        out
+    }
+
+    fn stream_result(deprecate_eof: bool) -> Vec<Vec<u8>> {
+        let mut io = PacketIo::new(Sent(Vec::new()), 1 << 20);
+        let mut sink = ResultSink::new(&mut io, RowFormat::Text, deprecate_eof);
+        sink.columns(&[col(FieldType::LongLong, 0)]).unwrap();
+        sink.row(&[Value::Int(1)]).unwrap();
+        sink.row(&[Value::Null]).unwrap();
+        assert!(sink.started());
+        sink.finish(0x0002, 3).unwrap();
+        io.flush().unwrap();
+        packets(&io.stream().0)
+    }
+
+    #[test]
+    fn result_set_ends_with_ok_fe_under_deprecate_eof() {
+        let p = stream_result(true);
+        assert_eq!(p.len(), 5, "{p:?}"); // count, definition, 2 rows, OK 0xFE
+        assert_eq!(p[0], [1]);
+        assert_eq!(p[2], [1, b'1']);
+        assert_eq!(p[3], [0xFB]);
+        assert_eq!(p[4], [0xFE, 0, 0, 2, 0, 3, 0]);
+    }
+
+    #[test]
+    fn result_set_has_two_eofs_without_deprecate_eof() {
+        let p = stream_result(false);
+        assert_eq!(p.len(), 6, "{p:?}"); // count, definition, EOF, 2 rows, EOF
+        assert_eq!(p[2], [0xFE, 0, 0, 0, 0]);
+        assert_eq!(p[5], [0xFE, 3, 0, 2, 0]);
+    }
+
+    #[test]
+    fn column_definition_layout() {
+        let mut c = col(FieldType::VarString, 0);
+        c.schema = "db".into();
+        c.table = "t".into();
+        c.name = "n".into();
+        c.length = 400;
+        let d = column_definition(&c, false);
+        let mut expect = vec![
+            3, b'd', b'e', b'f', 2, b'd', b'b', 1, b't', 0, 1, b'n', 0, 0x0C,
+        ];
+        expect.extend_from_slice(&45u16.to_le_bytes());
+        expect.extend_from_slice(&400u32.to_le_bytes());
+        expect.extend_from_slice(&[253, 0, 0, 0, 0, 0]);
+        assert_eq!(d, expect);
+    }
+
+    #[test]
+    fn decimal_text_parses() {
+        assert_eq!(
+            decimal_from_text("-12.340"),
+            Some(Decimal {
+                unscaled: -12340,
+                scale: 3
+            })
+        );
+        assert_eq!(
+            decimal_from_text("7"),
+            Some(Decimal {
+                unscaled: 7,
+                scale: 0
+            })
+        );
+        assert_eq!(decimal_from_text("1e3"), None);
+        assert_eq!(decimal_from_text("."), None);
+    }
+}

@@ -1,0 +1,147 @@
+//! The connection phase: authentication, plugin switch, CONNECT_WITH_DB, connection limits.
+
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use common::{greet, Client, Reply, TestServer};
+use mysql_common::packets::AuthPlugin;
+use quire_server::ServerConfig;
+
+#[test]
+fn root_with_empty_password_connects_and_pings() {
+    let server = TestServer::start();
+    let mut c = server.connect();
+    assert!(c.conn_id > 0);
+    assert!(matches!(c.ping(), Reply::Ok { status, .. } if status & 0x0002 != 0));
+}
+
+#[test]
+fn greeting_carries_a_fresh_salt_and_connection_id_per_connection() {
+    let server = TestServer::start();
+    let (_a, ga) = greet(server.addr);
+    let (_b, gb) = greet(server.addr);
+    let (ida, salta) = ga.unwrap();
+    let (idb, saltb) = gb.unwrap();
+    assert_ne!(ida, idb);
+    assert_ne!(salta, saltb);
+    assert_eq!(salta.len(), 20);
+    assert!(salta.iter().all(|&b| b != 0));
+}
+
+#[test]
+fn wrong_password_is_refused_with_1045() {
+    let server = TestServer::start_with(ServerConfig {
+        root_password: Some("s3cret".into()),
+        ..ServerConfig::default()
+    });
+    match Client::connect(server.addr, "root", "nope", None) {
+        Err(Reply::Err {
+            code,
+            state,
+            message,
+        }) => {
+            assert_eq!(code, 1045);
+            assert_eq!(state, "28000");
+            assert_eq!(
+                message,
+                "Access denied for user 'root'@'127.0.0.1' (using password: YES)"
+            );
+        }
+        other => panic!("{other:?}", other = other.map(|_| ())),
+    }
+    match Client::connect(server.addr, "root", "", None) {
+        Err(Reply::Err { code, message, .. }) => {
+            assert_eq!(code, 1045);
+            assert!(message.ends_with("(using password: NO)"), "{message}");
+        }
+        other => panic!("{other:?}", other = other.map(|_| ())),
+    }
+    let mut c = Client::connect(server.addr, "root", "s3cret", None).unwrap();
+    assert!(matches!(c.ping(), Reply::Ok { .. }));
+}
+
+#[test]
+fn unknown_user_is_refused_with_1045() {
+    let server = TestServer::start();
+    let r = Client::connect(server.addr, "mallory", "", None).map(|_| ());
+    assert_eq!(r.unwrap_err().err_code(), Some(1045));
+}
+
+#[test]
+fn caching_sha2_client_is_switched_to_native_password() {
+    let server = TestServer::start_with(ServerConfig {
+        root_password: Some("pw".into()),
+        ..ServerConfig::default()
+    });
+    let mut c = Client::connect_as(
+        server.addr,
+        "root",
+        "pw",
+        None,
+        AuthPlugin::CachingSha2Password,
+    )
+    .unwrap();
+    assert!(matches!(c.ping(), Reply::Ok { .. }));
+    let bad = Client::connect_as(
+        server.addr,
+        "root",
+        "px",
+        None,
+        AuthPlugin::CachingSha2Password,
+    )
+    .map(|_| ());
+    assert_eq!(bad.unwrap_err().err_code(), Some(1045));
+}
+
+#[test]
+fn connect_with_unknown_database_gets_1049() {
+    let server = TestServer::start();
+    // The SQL layer decides which databases exist; an unknown one refuses the connection.
+    let r = Client::connect(server.addr, "root", "", Some("no_such_db")).map(|_| ());
+    match r.unwrap_err() {
+        Reply::Err { code, state, .. } => {
+            assert_eq!(code, 1049);
+            assert_eq!(state, "42000");
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn max_connections_refuses_with_1040() {
+    let server = TestServer::start_with(ServerConfig {
+        max_connections: Some(2),
+        ..ServerConfig::default()
+    });
+    let mut a = server.connect();
+    let mut b = server.connect();
+    let (_io, refused) = greet(server.addr);
+    assert_eq!(refused.unwrap_err().err_code(), Some(1040));
+    // A slot frees when a client leaves.
+    a.send(&[0x01]);
+    drop(a);
+    let mut ok = None;
+    for _ in 0..100 {
+        match Client::connect(server.addr, "root", "", None) {
+            Ok(c) => {
+                ok = Some(c);
+                break;
+            }
+            Err(_) => std::thread::sleep(std::time::Duration::from_millis(20)),
+        }
+    }
+    assert!(matches!(ok.unwrap().ping(), Reply::Ok { .. }));
+    assert!(matches!(b.ping(), Reply::Ok { .. }));
+}
+
+#[test]
+fn shutdown_closes_open_connections() {
+    let server = TestServer::start();
+    let mut c = server.connect();
+    assert!(matches!(c.ping(), Reply::Ok { .. }));
+    server.stop();
+    // The socket was shut down: the next read sees the end.
+    c.send(&[0x0E]);
+    assert!(c.io.read_message().is_err());
+}

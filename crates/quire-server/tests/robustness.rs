@@ -1,0 +1,131 @@
+//! What a bad client can do: oversized or out-of-order packets, garbage, idling. The
+//! server answers or closes, never panics, and keeps accepting.
+
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{Client, Reply, TestServer};
+use quire_server::ServerConfig;
+use rand::{Rng, SeedableRng};
+
+#[test]
+fn oversized_packet_gets_1153_not_a_panic() {
+    let server = TestServer::start_with(ServerConfig {
+        max_allowed_packet: Some(4096),
+        ..ServerConfig::default()
+    });
+    let mut c = server.connect();
+    let mut q = vec![0x03];
+    q.extend_from_slice(&vec![b' '; 10_000]);
+    c.send(&q);
+    match Reply::parse(&c.io.read_message().unwrap()) {
+        Reply::Err {
+            code,
+            state,
+            message,
+        } => {
+            assert_eq!(code, 1153);
+            assert_eq!(state, "08S01");
+            assert_eq!(
+                message,
+                "Got a packet bigger than 'max_allowed_packet' bytes"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    // ... and the connection is closed.
+    assert!(c.io.read_message().is_err());
+    // The server still serves.
+    assert!(matches!(server.connect().ping(), Reply::Ok { .. }));
+}
+
+#[test]
+fn packets_out_of_order_get_1156_and_close() {
+    let server = TestServer::start();
+    let mut c = server.connect();
+    // A COM_PING with sequence id 5 where 0 is due.
+    c.raw(&[1, 0, 0, 5, 0x0E]).unwrap();
+    c.io.reset_seq();
+    assert_eq!(
+        Reply::parse(&c.io.read_message().unwrap()).err_code(),
+        Some(1156)
+    );
+    assert!(matches!(server.connect().ping(), Reply::Ok { .. }));
+}
+
+#[test]
+fn malformed_command_bodies_get_an_error_and_the_connection_survives() {
+    let server = TestServer::start();
+    let mut c = server.connect();
+    // Truncated bodies of every command that has one.
+    for cmd in [0x0C, 0x17, 0x18, 0x19, 0x1A, 0x1B, 0x1C] {
+        // (COM_STMT_CLOSE and SEND_LONG_DATA have no reply when well formed; a body too
+        // short to name a statement is answered like any other malformed one.)
+        c.send(&[cmd, 1]);
+        let r = Reply::parse(&c.io.read_message().unwrap());
+        assert_eq!(r.err_code(), Some(1835), "command {cmd:#x}: {r:?}");
+    }
+    assert!(matches!(c.ping(), Reply::Ok { .. }));
+}
+
+#[test]
+fn malformed_packets_never_panic_the_server() {
+    let server = TestServer::start();
+    let mut rng = rand::rngs::StdRng::seed_from_u64(0x5EED);
+    for round in 0..40 {
+        let mut c = server.connect();
+        // Random framed commands (valid framing, random bodies), then random raw bytes.
+        for _ in 0..5 {
+            let len = rng.gen_range(0..64);
+            let body: Vec<u8> = (0..len).map(|_| rng.gen()).collect();
+            let mut cmd = vec![rng.gen_range(0..0x20u8)];
+            cmd.extend_from_slice(&body);
+            if cmd[0] == 0x01 {
+                continue; // COM_QUIT just leaves
+            }
+            c.send(&cmd);
+            if (cmd[0] == 0x18 && cmd.len() >= 7) || (cmd[0] == 0x19 && cmd.len() >= 5) {
+                continue; // no reply by design
+            }
+            // A reply, or a closed connection: both are fine, a hang is not.
+            if c.io.read_message().is_err() {
+                break;
+            }
+        }
+        let junk: Vec<u8> = (0..rng.gen_range(1..200)).map(|_| rng.gen()).collect();
+        let _ = c.raw(&junk);
+        drop(c);
+        if round % 10 == 0 {
+            assert!(matches!(server.connect().ping(), Reply::Ok { .. }));
+        }
+    }
+    // Garbage in place of a handshake response.
+    for len in [0usize, 1, 5, 40, 300] {
+        let (mut io, _) = common::greet(server.addr);
+        let junk: Vec<u8> = (0..len).map(|_| rng.gen()).collect();
+        io.write_message(&junk).unwrap();
+        io.flush().unwrap();
+        let _ = io.read_message();
+    }
+    assert!(matches!(server.connect().ping(), Reply::Ok { .. }));
+    server.stop();
+}
+
+#[test]
+fn idle_connection_is_closed_after_wait_timeout() {
+    let server = TestServer::start_with(ServerConfig {
+        wait_timeout: Some(Duration::from_secs(1)),
+        ..ServerConfig::default()
+    });
+    let mut c = server.connect();
+    assert!(matches!(c.ping(), Reply::Ok { .. }));
+    let start = Instant::now();
+    // The server closes the idle connection: the read ends, well before the client's own
+    // 20 s timeout.
+    assert!(c.io.read_message().is_err());
+    assert!(start.elapsed() < Duration::from_secs(10));
+    let _ = Client::connect(server.addr, "root", "", None).unwrap();
+}

@@ -1,0 +1,141 @@
+//! `quire serve`: open the data directory (recovery runs and logs its progress), listen,
+//! serve the MySQL protocol until SIGINT or SIGTERM, then shut down cleanly: stop
+//! accepting, close every session (rolling back open transactions), `Db::shutdown`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use quire_engine::config::Config;
+use quire_engine::table::Db;
+use quire_server::{serve_on, Listeners, ServerConfig};
+
+pub struct Options {
+    pub data_dir: PathBuf,
+    pub port: u16,
+    pub bind: String,
+    pub socket: Option<PathBuf>,
+    pub settings: Vec<String>,
+    pub root_password: Option<String>,
+}
+
+/// Set by the signal handler; the accept loop polls it.
+static SHUTDOWN: AtomicBool = AtomicBool::new(false);
+
+/// Only async-signal-safe work here: an atomic store, or `_exit` on a second signal (an
+/// impatient operator gets out even if shutdown hangs).
+extern "C" fn on_signal(_sig: libc::c_int) {
+    if SHUTDOWN.swap(true, Ordering::AcqRel) {
+        // SAFETY: _exit is async-signal-safe.
+        unsafe { libc::_exit(130) };
+    }
+}
+
+fn install_signal_handlers() {
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: a zeroed sigaction is valid; the handler only touches an atomic.
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = on_signal as *const () as libc::sighandler_t;
+            // Restart interrupted reads and writes: the threads poll the flag themselves.
+            sa.sa_flags = libc::SA_RESTART;
+            libc::sigemptyset(&mut sa.sa_mask);
+            libc::sigaction(sig, &sa, std::ptr::null_mut());
+        }
+    }
+}
+
+/// Splits `--set` values between the server and the engine.
+fn settings(list: &[String]) -> Result<(Config, ServerConfig), String> {
+    let mut engine = Config::default();
+    let mut server = ServerConfig::default();
+    for s in list {
+        let Some((name, value)) = s.split_once('=') else {
+            return Err(format!("--set {s}: expected name=value"));
+        };
+        match server.set(name, value) {
+            Ok(true) => continue,
+            Ok(false) => {}
+            Err(e) => return Err(format!("--set {s}: {e}")),
+        }
+        engine.set(name.trim(), value.trim()).map_err(|e| {
+            format!(
+                "--set {s}: {e} (server settings: max_connections, max_allowed_packet, \
+                 wait_timeout, connect_timeout, net_write_timeout)"
+            )
+        })?;
+    }
+    Ok((engine, server))
+}
+
+pub fn main(opts: Options) -> ExitCode {
+    let (config, mut server) = match settings(&opts.settings) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("quire serve: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    // An IPv6 address needs brackets before the port.
+    server.bind = Some(if opts.bind.contains(':') {
+        format!("[{}]:{}", opts.bind, opts.port)
+    } else {
+        format!("{}:{}", opts.bind, opts.port)
+    });
+    server.socket = opts.socket;
+    server.root_password = opts.root_password;
+    install_signal_handlers();
+
+    let db = match Db::open(&opts.data_dir, config) {
+        Ok(db) => db,
+        Err(e) => {
+            eprintln!("quire serve: {}: {e}", opts.data_dir.display());
+            return ExitCode::from(1);
+        }
+    };
+    let listeners = match Listeners::bind(&server) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("quire serve: cannot listen: {e}");
+            let _ = db.shutdown();
+            return ExitCode::from(1);
+        }
+    };
+    if let Some(addr) = listeners.tcp_addr() {
+        eprintln!("quire: ready for connections on {addr}");
+    }
+    if let Some(path) = &server.socket {
+        eprintln!("quire: ready for connections on {}", path.display());
+    }
+    let served = serve_on(&db, listeners, &server, &SHUTDOWN);
+    eprintln!("quire: shutting down");
+    let mut code = ExitCode::SUCCESS;
+    if let Err(e) = served {
+        eprintln!("quire serve: {e}");
+        code = ExitCode::from(1);
+    }
+    if let Err(e) = db.shutdown() {
+        eprintln!("quire serve: shutdown: {e}");
+        code = ExitCode::from(1);
+    }
+    code
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn set_splits_server_and_engine_settings() {
+        let (engine, server) = settings(&[
+            "max_connections=7".into(),
+            "innodb_buffer_pool_size=16M".into(),
+        ])
+        .expect("valid settings");
+        assert_eq!(server.max_connections, Some(7));
+        assert_eq!(engine.buffer_pool_size, 16 << 20);
+        let err = settings(&["no_such_thing=1".into()]).expect_err("unknown");
+        assert!(err.contains("no_such_thing"), "{err}");
+        assert!(settings(&["max_connections=zero".into()]).is_err());
+    }
+}
