@@ -72,6 +72,8 @@ pub struct Conn<'a> {
     pub(crate) caps: CapabilityFlags,
     /// Server-side state of prepared statements: parameter types and long data.
     pub(crate) stmts: HashMap<u32, StmtState>,
+    /// CLIENT_MULTI_STATEMENTS as last set (handshake, COM_SET_OPTION); the SQL layer runs
+    /// one statement per COM_QUERY for now.
     multi_statements: bool,
     pub(crate) shared: &'a Shared<'a>,
 }
@@ -239,9 +241,8 @@ impl Conn<'_> {
         }
     }
 
-    /// The end of a list of definitions: EOF, or nothing under DEPRECATE_EOF... except
-    /// where the protocol keeps a terminator (COM_FIELD_LIST, COM_SET_OPTION), which
-    /// becomes an OK with header 0xFE.
+    /// The terminator COM_FIELD_LIST and COM_SET_OPTION end with: EOF, or under
+    /// DEPRECATE_EOF an OK with header 0xFE (the protocol keeps a terminator there).
     pub(crate) fn send_terminator(&mut self) -> Step {
         let status = session_status(&self.session);
         let warnings = self.session.warning_count();

@@ -387,6 +387,11 @@ impl<S: Read + Write> RowSink for ResultSink<'_, S> {
         if self.started {
             return Err(SinkError("columns sent twice for one result set".into()));
         }
+        if cols.is_empty() {
+            // A column count of 0 would read as an OK packet: no result set, the statement
+            // ends with OK.
+            return Ok(());
+        }
         self.started = true;
         self.cols = cols.to_vec();
         let mut count = Vec::with_capacity(9);

@@ -84,3 +84,32 @@ fn mariadb_cli_runs_a_query_and_prints_its_answer() {
         assert!(stderr.contains("ERROR 1235 (42000)"), "{stderr}");
     }
 }
+
+#[test]
+fn unix_socket_clients_are_localhost() {
+    if !have("mariadb-admin") {
+        eprintln!("skipped: mariadb-admin is not installed");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let sock = dir.path().join("q.sock");
+    let server = TestServer::start_unix(&sock, Some("pw"));
+    let run = |pw: &str| {
+        Command::new("mariadb-admin")
+            .args(["--no-defaults", "-S"])
+            .arg(&sock)
+            .args(["-uroot", &format!("-p{pw}"), "--connect-timeout=10", "ping"])
+            .output()
+            .unwrap()
+    };
+    let ok = run("pw");
+    assert!(ok.status.success(), "{ok:?}");
+    let bad = run("nope");
+    let stderr = String::from_utf8_lossy(&bad.stderr);
+    assert!(stderr.contains("'root'@'localhost'"), "{stderr}");
+    server.stop();
+    assert!(
+        !sock.exists(),
+        "the socket file is removed when the server stops"
+    );
+}

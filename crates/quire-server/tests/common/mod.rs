@@ -69,6 +69,32 @@ impl TestServer {
         }
     }
 
+    /// A server on a Unix socket only.
+    pub fn start_unix(path: &std::path::Path, root_password: Option<&str>) -> TestServer {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = ServerConfig {
+            bind: None,
+            socket: Some(path.to_path_buf()),
+            root_password: root_password.map(str::to_owned),
+            ..ServerConfig::default()
+        };
+        let listeners = Listeners::bind(&cfg).unwrap();
+        let shutdown = Arc::new(AtomicBool::new(false));
+        let flag = shutdown.clone();
+        let data = dir.path().to_path_buf();
+        let thread = std::thread::spawn(move || {
+            let db = Db::open(&data, small_config()).unwrap();
+            serve_on(&db, listeners, &cfg, &flag).unwrap();
+            db.shutdown().unwrap();
+        });
+        TestServer {
+            addr: "127.0.0.1:9".parse().unwrap(),
+            shutdown,
+            thread: Some(thread),
+            _dir: dir,
+        }
+    }
+
     /// Stops accepting, closes every connection, shuts the Db down; panics if the server
     /// thread panicked.
     pub fn stop(mut self) {
