@@ -696,13 +696,13 @@ impl<'d> Session<'d> {
                                 sql::TransactionIsolationLevel::Serializable => "SERIALIZABLE",
                                 other => return Err(SqlError::Unsupported(other.to_string())),
                             };
-                            for n in ["transaction_isolation", "tx_isolation"] {
+                            for n in ["tx_isolation"] {
                                 self.sv.vars.insert(n.into(), Value::Str(v.into()));
                             }
                         }
                         sql::TransactionMode::AccessMode(a) => {
                             let ro = matches!(a, sql::TransactionAccessMode::ReadOnly);
-                            for n in ["transaction_read_only", "tx_read_only"] {
+                            for n in ["tx_read_only"] {
                                 self.sv.vars.insert(n.into(), Value::Int(i64::from(ro)));
                             }
                         }
@@ -814,11 +814,6 @@ impl<'d> Session<'d> {
             if var == "autocommit" && v == Value::Int(1) && !self.autocommit() {
                 // Turning autocommit on commits the open transaction.
                 self.commit_open()?;
-            }
-            if matches!(var.as_str(), "tx_isolation" | "transaction_isolation") {
-                self.sv.vars.insert("tx_isolation".into(), v.clone());
-                self.sv.vars.insert("transaction_isolation".into(), v);
-                return Ok(());
             }
             self.sv.vars.insert(var, v);
         }

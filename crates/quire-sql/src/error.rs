@@ -81,6 +81,16 @@ pub enum SqlError {
         column: String,
         row: u64,
     },
+    /// 1292: a date or time that does not exist, stored into a column.
+    #[error("Incorrect {kind} value: '{value}' for column `{db}`.`{table}`.`{column}` at row {row}")]
+    IncorrectTime {
+        kind: &'static str,
+        value: String,
+        db: String,
+        table: String,
+        column: String,
+        row: u64,
+    },
     /// 1292
     #[error("Incorrect {kind} value: '{value}'")]
     TruncatedWrongValue { kind: &'static str, value: String },

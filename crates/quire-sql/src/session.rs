@@ -529,7 +529,7 @@ impl<'d> Session<'d> {
     }
 
     pub(crate) fn isolation(&self) -> Isolation {
-        match self.var("transaction_isolation") {
+        match self.var("tx_isolation") {
             Some(Value::Str(s)) => match s.as_str() {
                 "READ-UNCOMMITTED" => Isolation::ReadUncommitted,
                 "READ-COMMITTED" => Isolation::ReadCommitted,

@@ -161,6 +161,14 @@ pub fn coerce(v: Value, col: &Column, at: &Target<'_>) -> Result<Value> {
         column: col.name.clone(),
         row: at.row,
     };
+    let bad_time = |kind: &'static str, v: &Value| SqlError::IncorrectTime {
+        kind,
+        value: display(v),
+        db: at.db.into(),
+        table: at.table.into(),
+        column: col.name.clone(),
+        row: at.row,
+    };
     let incorrect = |kind: &'static str, v: &Value| SqlError::IncorrectValue {
         kind,
         value: display(v),
@@ -302,7 +310,7 @@ pub fn coerce(v: Value, col: &Column, at: &Target<'_>) -> Result<Value> {
             Value::DateTime(dt) => Ok(Value::Date(dt.date)),
             ref other => match parse_datetime(&to_text(other.clone())) {
                 Some(dt) => Ok(Value::Date(dt.date)),
-                None => Err(incorrect("date", other)),
+                None => Err(bad_time("date", other)),
             },
         },
         ColumnType::DateTime { fsp } | ColumnType::Timestamp { fsp } => {
@@ -311,7 +319,7 @@ pub fn coerce(v: Value, col: &Column, at: &Target<'_>) -> Result<Value> {
                 Value::Date(d) => DateTime::new(d, 0, 0, 0, 0),
                 ref other => match parse_datetime(&to_text(other.clone())) {
                     Some(dt) => dt,
-                    None => return Err(incorrect("datetime", other)),
+                    None => return Err(bad_time("datetime", other)),
                 },
             };
             // Round the fraction to the column's precision.
@@ -422,7 +430,7 @@ pub fn parse_datetime(s: &str) -> Option<DateTime> {
         return None;
     }
     let date = Date::new(year, month, day);
-    if !(1..=12).contains(&month) || day == 0 || day > 31 || year > 9999 {
+    if !(1..=12).contains(&month) || day == 0 || day > days_in_month(year, month) || year > 9999 {
         return None;
     }
     let (mut h, mut m, mut sec, mut micros) = (0u8, 0u8, 0u8, 0u32);
@@ -447,6 +455,15 @@ pub fn parse_datetime(s: &str) -> Option<DateTime> {
         }
     }
     Some(DateTime::new(date, h, m, sec, micros))
+}
+
+fn days_in_month(year: u16, month: u8) -> u8 {
+    match month {
+        4 | 6 | 9 | 11 => 30,
+        2 if (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 => 29,
+        2 => 28,
+        _ => 31,
+    }
 }
 
 /// A value as text (CONCAT, string columns, messages).

@@ -188,13 +188,6 @@ pub static VARS: &[Var] = &[
     v("storage_engine", Scope::Both, Kind::Str, "InnoDB"),
     v("system_time_zone", Scope::Global, Kind::ReadOnly, "UTC"),
     v("time_zone", Scope::Both, Kind::Str, "SYSTEM"),
-    v(
-        "transaction_isolation",
-        Scope::Both,
-        Kind::Str,
-        "REPEATABLE-READ",
-    ),
-    v("transaction_read_only", Scope::Both, Kind::Bool, "0"),
     v("tx_isolation", Scope::Both, Kind::Str, "REPEATABLE-READ"),
     v("tx_read_only", Scope::Both, Kind::Bool, "0"),
     v("unique_checks", Scope::Both, Kind::Bool, "1"),
@@ -313,7 +306,7 @@ pub fn normalize(name: &str, v: &Value) -> Result<Value> {
         name: name.into(),
         value: crate::types::display(v),
     };
-    if matches!(name, "tx_isolation" | "transaction_isolation") {
+    if name == "tx_isolation" {
         let s = crate::types::display(v)
             .to_ascii_uppercase()
             .replace(' ', "-");
