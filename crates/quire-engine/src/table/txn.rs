@@ -31,8 +31,9 @@
 //!    no clustered lookup to decide).
 //! 4. The undo record of a change is durable no later than the change (it is an earlier
 //!    mtr), so recovery can always roll an active transaction back.
-//! 5. A statement that fails is rolled back to where it started; a deadlock rolls back
-//!    the whole transaction, which then only accepts `rollback` (or drop).
+//! 5. A call that fails is rolled back to where it started, and `rollback_statement` to
+//!    where its statement scope began; a deadlock rolls back the whole transaction, which
+//!    then only accepts `rollback` (or drop).
 
 use std::ops::Bound;
 use std::sync::atomic::Ordering;
@@ -195,6 +196,7 @@ impl DbInner {
             locks: TrxLocks::new(a.id),
             state: State::Active,
             savepoints: Vec::new(),
+            stmt: None,
         })
     }
 
@@ -467,6 +469,8 @@ pub struct Transaction<'d> {
     locks: TrxLocks,
     state: State,
     savepoints: Vec<(String, u64)>,
+    /// The undo position where the open statement scope began ([`Transaction::begin_statement`]).
+    stmt: Option<u64>,
 }
 
 impl<'d> Transaction<'d> {
@@ -490,17 +494,60 @@ impl<'d> Transaction<'d> {
         }
     }
 
-    /// Runs one statement: READ COMMITTED takes a fresh snapshot; a failure rolls the
-    /// statement back, a deadlock the whole transaction (invariant 5).
-    fn statement<R>(&mut self, f: impl FnOnce(&mut Self) -> Result<R>) -> Result<R> {
+    // ------------------------------------------------------------------ statements
+
+    /// Opens a statement scope: the engine calls until [`Transaction::end_statement`] are
+    /// one SQL statement (a multi-row INSERT, an UPDATE over a range). READ COMMITTED
+    /// reads them all from one snapshot, taken at the statement's first read (as InnoDB
+    /// does), and [`Transaction::rollback_statement`] undoes them together. A scope still
+    /// open is replaced (its changes stay).
+    pub fn begin_statement(&mut self) -> Result<()> {
         self.check_active()?;
         if self.iso == Isolation::ReadCommitted {
+            self.view = None;
+        }
+        self.stmt = Some(self.next_undo_no());
+        Ok(())
+    }
+
+    /// Closes the statement scope; its changes stay. READ COMMITTED drops the statement's
+    /// snapshot (a scan still running keeps its own reference to it).
+    pub fn end_statement(&mut self) {
+        self.stmt = None;
+        if self.iso == Isolation::ReadCommitted {
+            self.view = None;
+        }
+    }
+
+    /// Undoes every change made since [`Transaction::begin_statement`] and closes the
+    /// scope; the transaction goes on. Locks are kept (as InnoDB does). Without an open
+    /// scope it does nothing.
+    pub fn rollback_statement(&mut self) -> Result<()> {
+        self.check_active()?;
+        let Some(start) = self.stmt.take() else {
+            return Ok(());
+        };
+        if self.iso == Isolation::ReadCommitted {
+            self.view = None;
+        }
+        // A savepoint set inside the statement names undo that no longer exists.
+        self.savepoints.retain(|(_, at)| *at <= start);
+        self.rollback_to(start)
+    }
+
+    /// Runs one engine call: READ COMMITTED takes a fresh snapshot unless a statement
+    /// scope is open (then the scope's snapshot serves); a failure rolls the call back, a
+    /// deadlock the whole transaction (invariant 5).
+    fn statement<R>(&mut self, f: impl FnOnce(&mut Self) -> Result<R>) -> Result<R> {
+        self.check_active()?;
+        if self.iso == Isolation::ReadCommitted && self.stmt.is_none() {
             self.view = None;
         }
         let start = self.next_undo_no();
         match f(self) {
             Ok(r) => Ok(r),
             Err(DbError::Deadlock) => {
+                self.stmt = None;
                 self.rollback_all()?;
                 self.state = State::Aborted;
                 Err(DbError::Deadlock)
