@@ -64,7 +64,7 @@ fn duplicate_keys_wrong_types_and_missing_objects_are_typed_errors() {
     assert_eq!(r[0], Value::Int(1));
     assert!(matches!(
         t.insert(vec![Value::Int(1), Value::Null]),
-        Err(DbError::DuplicateKey { ref index }) if index == "PRIMARY"
+        Err(DbError::DuplicateKey { ref index, ref entry }) if index == "PRIMARY" && entry == "1"
     ));
     assert!(matches!(
         t.insert(vec![Value::Str("x".into()), Value::Null]),
@@ -101,7 +101,7 @@ fn duplicate_keys_wrong_types_and_missing_objects_are_typed_errors() {
         .expect("dup v");
     assert!(matches!(
         db.create_index("d", "t", IndexSpec::new("uv", vec![1]).unique()),
-        Err(DbError::DuplicateKey { .. })
+        Err(DbError::DuplicateKey { ref index, ref entry }) if index == "uv" && entry == "a"
     ));
     assert!(matches!(
         t.lookup_index("uv", &[]),
@@ -218,6 +218,66 @@ fn transaction_mistakes_are_typed_errors_that_leave_the_transaction_usable() {
         t.get(&[Value::Int(1)]).expect("get"),
         Some(vec![Value::Int(1), Value::Str("a".into())])
     );
+    assert!(db.check().expect("check").is_empty());
+    db.shutdown().expect("shutdown");
+}
+
+#[test]
+fn duplicate_key_error_names_the_key_and_its_value_as_mysql_does() {
+    let vfs = SimVfs::new(4);
+    let db = open(&vfs);
+    db.create_database("d").expect("db");
+    let int = ColumnType::Int {
+        width: IntWidth::Int,
+        unsigned: false,
+    };
+    let mut s = TableSpec::new(
+        vec![
+            Column::new("a", int),
+            Column::new("b", ColumnType::VarChar { max_chars: 20 }),
+            Column::new("c", int),
+            Column::nullable("d", ColumnType::VarChar { max_chars: 20 }),
+        ],
+        vec![0, 1],
+    );
+    s.indexes.push(IndexSpec::new("uc", vec![2, 1]).unique());
+    let mut pre = IndexSpec::new("ud", vec![3]).unique();
+    pre.columns[0].prefix = Some(3);
+    s.indexes.push(pre);
+    let t = db.create_table("d", "t", s).expect("create");
+    let row = |a: i64, b: &str, c: i64, d: Option<&str>| {
+        vec![
+            Value::Int(a),
+            Value::Str(b.into()),
+            Value::Int(c),
+            d.map_or(Value::Null, |d| Value::Str(d.into())),
+        ]
+    };
+    t.insert(row(-7, "x y", 1, Some("apple"))).expect("insert");
+
+    let e = t
+        .insert(row(-7, "x y", 2, None))
+        .expect_err("primary collides");
+    assert_eq!(e.to_string(), "Duplicate entry '-7-x y' for key 'PRIMARY'");
+    let e = t.insert(row(-1, "x y", 1, None)).expect_err("uc collides");
+    assert_eq!(e.to_string(), "Duplicate entry '1-x y' for key 'uc'");
+    let e = t
+        .insert(row(-2, "z", 3, Some("applesauce")))
+        .expect_err("the prefix collides");
+    assert!(
+        matches!(&e, DbError::DuplicateKey { index, entry } if index == "ud" && entry == "app"),
+        "{e:?}"
+    );
+    // NULLs never collide; an update into a taken key names it too.
+    t.insert(row(-3, "z", 4, None)).expect("null");
+    t.insert(row(-4, "z", 5, None)).expect("null again");
+    let e = t
+        .update(
+            &[Value::Int(-3), Value::Str("z".into())],
+            row(-3, "z", 5, None),
+        )
+        .expect_err("uc collides on update");
+    assert_eq!(e.to_string(), "Duplicate entry '5-z' for key 'uc'");
     assert!(db.check().expect("check").is_empty());
     db.shutdown().expect("shutdown");
 }

@@ -940,11 +940,7 @@ impl<'d> Transaction<'d> {
         let revived = self.revived(t, &entries)?;
         let cur = t.clustered.get(engine, &key)?;
         match cur {
-            Some(e) if !e.delete_marked => {
-                return Err(DbError::DuplicateKey {
-                    index: "PRIMARY".into(),
-                })
-            }
+            Some(e) if !e.delete_marked => return Err(t.duplicate_primary(&row)),
             Some(e) => {
                 let payload = encode_update(&key, Op::Revive, &revived, &e.value);
                 let roll = self.undo_append(UndoKind::Update, t.def.id, &payload)?;
@@ -954,11 +950,15 @@ impl<'d> Transaction<'d> {
             None => {
                 let roll = self.undo_append(UndoKind::Insert, t.def.id, &encode_insert(&key))?;
                 let w = blob::RowWrite::plan(engine, t, &db.limits, &row, row_id, (self.id, roll))?;
-                self.gap_insert(t, &t.clustered, &key, || w.insert(&t.clustered))?;
+                self.gap_insert(t, &t.clustered, &key, || w.insert(&t.clustered))
+                    .map_err(|e| match e {
+                        DbError::DuplicateKey { .. } => t.duplicate_primary(&row),
+                        e => e,
+                    })?;
             }
         }
         for (ix, (k, v)) in t.indexes.iter().zip(entries) {
-            self.put_entry(t, ix, &k, &v)?;
+            self.put_entry(t, ix, &row, &k, &v)?;
         }
         Ok(row)
     }
@@ -978,20 +978,25 @@ impl<'d> Transaction<'d> {
     }
 
     /// Inserts entry (k, v), or revives it if it is there delete-marked.
-    fn put_entry(&mut self, t: &TableState, ix: &Index, k: &[u8], v: &[u8]) -> Result<()> {
+    fn put_entry(
+        &mut self,
+        t: &TableState,
+        ix: &Index,
+        row: &[Value],
+        k: &[u8],
+        v: &[u8],
+    ) -> Result<()> {
         let engine = &self.db.engine;
         match ix.tree.get(engine, k)? {
             Some(e) if e.delete_marked => {
                 ix.tree.replace(engine, k, v, false)?;
                 Ok(())
             }
-            Some(_) => Err(DbError::DuplicateKey {
-                index: ix.def.name.clone(),
-            }),
+            Some(_) => Err(ix.duplicate(&t.def.columns, row)),
             None => self.gap_insert(t, &ix.tree, k, || match ix.tree.insert(engine, k, v) {
-                Err(crate::btree::BTreeError::DuplicateKey) => Err(DbError::DuplicateKey {
-                    index: ix.def.name.clone(),
-                }),
+                Err(crate::btree::BTreeError::DuplicateKey) => {
+                    Err(ix.duplicate(&t.def.columns, row))
+                }
                 r => r.map(|_| ()).map_err(Into::into),
             }),
         }
@@ -1033,9 +1038,7 @@ impl<'d> Transaction<'d> {
                     continue 'again;
                 }
                 if !e.delete_marked {
-                    return Err(DbError::DuplicateKey {
-                        index: ix.def.name.clone(),
-                    });
+                    return Err(ix.duplicate(&t.def.columns, row));
                 }
             }
             return Ok(());
@@ -1171,7 +1174,7 @@ impl<'d> Transaction<'d> {
         for (i, (ok, ov), (nk, nv)) in changed {
             let ix = &t.indexes[i];
             ix.tree.replace(engine, &ok, &ov, true)?;
-            self.put_entry(t, ix, &nk, &nv)?;
+            self.put_entry(t, ix, &row, &nk, &nv)?;
         }
         Ok(())
     }
