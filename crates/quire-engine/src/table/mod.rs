@@ -166,8 +166,6 @@ pub enum DbError {
     IndexExists { table: String, index: String },
     #[error("no row with that primary key")]
     RowNotFound,
-    #[error("changing the primary key in an update is not supported yet: delete and insert")]
-    PrimaryKeyChange,
     #[error("table '{0}' has no primary key: name its rows by RowHandle (scan with_handles)")]
     NoPrimaryKey(String),
     #[error("a row handle of another table was used on table '{0}'")]
@@ -1323,14 +1321,13 @@ impl<'d> Table<'d> {
         Ok(Rows::new(cursor, t, db, view))
     }
 
-    /// Replaces the row with primary key `pk` by `row` (the primary key must stay the
-    /// same).
+    /// Replaces the row with primary key `pk` by `row`, which may have another primary
+    /// key (a collision there is DuplicateKey and changes nothing).
     pub fn update(&self, pk: &[Value], row: Vec<Value>) -> Result<()> {
         self.autocommit(|tx| tx.update(self, pk, row))
     }
 
-    /// Replaces the row a handle names by `row` (a primary key must stay the same; a
-    /// hidden row id always does).
+    /// Replaces the row a handle names by `row` (a hidden row id always stays the same).
     pub fn update_row(&self, handle: &RowHandle, row: Vec<Value>) -> Result<()> {
         self.autocommit(|tx| tx.update_row(self, handle, row))
     }

@@ -919,12 +919,26 @@ impl<'d> Transaction<'d> {
         row: Vec<Value>,
     ) -> Result<Vec<Value>> {
         let db = self.db;
-        let engine = &db.engine;
         let row = table.prepare(t, row)?;
         let row_id = rowid::next_row_id(t);
         let mut key = Vec::new();
         t.layout.encode_key(&row, row_id, &db.limits, &mut key)?;
         db.purge_lag_delay();
+        self.insert_prepared(t, row, row_id, key)
+    }
+
+    /// Inserts the checked row `row` under clustered key `key`: X-locks the key, checks
+    /// unique indexes and the key itself, then writes the record (over a delete-marked one
+    /// if there is one) and the secondary entries.
+    fn insert_prepared(
+        &mut self,
+        t: &TableState,
+        row: Vec<Value>,
+        row_id: Option<RowId>,
+        key: Vec<u8>,
+    ) -> Result<Vec<Value>> {
+        let db = self.db;
+        let engine = &db.engine;
         self.lock(
             t.clustered.index_id(),
             &LockKey::Key(key.clone()),
@@ -1045,7 +1059,8 @@ impl<'d> Transaction<'d> {
         }
     }
 
-    /// Replaces the row with primary key `pk` (the key must stay the same).
+    /// Replaces the row with primary key `pk`; the new row may have another primary key
+    /// (the old row is then delete-marked and the new one inserted).
     pub fn update(&mut self, table: &Table<'_>, pk: &[Value], row: Vec<Value>) -> Result<()> {
         self.statement(|tx| {
             table.with_state(|t| {
@@ -1138,7 +1153,13 @@ impl<'d> Transaction<'d> {
         t.layout
             .encode_key(&row, row_id, &db.limits, &mut new_key)?;
         if new_key != key {
-            return Err(DbError::PrimaryKeyChange);
+            // A new primary key is a new clustered record, as in InnoDB: the old one is
+            // delete-marked and the new row inserted, each with its own undo record, so
+            // readers, rollback and purge see a delete and an insert. Delete first: the
+            // row's own unique entries are marked by then, so they do not collide.
+            self.delete_mark(t, &key, &cur, old)?;
+            self.insert_prepared(t, row, row_id, new_key)?;
+            return Ok(());
         }
         let mut changed = Vec::new();
         if !t.indexes.is_empty() {
@@ -1201,17 +1222,32 @@ impl<'d> Transaction<'d> {
     }
 
     fn delete_in(&mut self, t: &TableState, key: Vec<u8>) -> Result<()> {
+        let cur = self.lock_live_row(t, &key)?.ok_or(DbError::RowNotFound)?;
+        self.delete_mark(t, &key, &cur, None)
+    }
+
+    /// Delete-marks the live, X-locked row `key` whose record is `cur` (and whose values
+    /// are `old`, if decoded already), and its secondary entries.
+    fn delete_mark(
+        &mut self,
+        t: &TableState,
+        key: &[u8],
+        cur: &Entry,
+        old: Option<Vec<Value>>,
+    ) -> Result<()> {
         let db = self.db;
         let engine = &db.engine;
-        let cur = self.lock_live_row(t, &key)?.ok_or(DbError::RowNotFound)?;
-        let payload = encode_update(&key, Op::DeleteMark, &[], &cur.value);
+        let payload = encode_update(key, Op::DeleteMark, &[], &cur.value);
         let roll = self.undo_append(UndoKind::Update, t.def.id, &payload)?;
         let mut rec = cur.value.clone();
         record::set_sys(&mut rec, self.id, roll)?;
-        t.clustered.replace(engine, &key, &rec, true)?;
+        t.clustered.replace(engine, key, &rec, true)?;
         if !t.indexes.is_empty() {
-            let row_id = rowid::row_id_of_key(&t.layout, &key)?;
-            let old = db.decode_version(t, &cur.value)?;
+            let row_id = rowid::row_id_of_key(&t.layout, key)?;
+            let old = match old {
+                Some(o) => o,
+                None => db.decode_version(t, &cur.value)?,
+            };
             for (ix, (k, v)) in t.indexes.iter().zip(db.entries(t, &old, row_id, self.id)?) {
                 ix.tree.replace(engine, &k, &v, true)?;
             }
