@@ -188,6 +188,10 @@ pub enum DbError {
     /// MySQL error 1213; the whole transaction was rolled back.
     #[error("Deadlock found when trying to get lock; try restarting transaction")]
     Deadlock,
+    /// MySQL error 1317: a lock wait ended because the transaction's interrupt flag was set
+    /// (`Transaction::set_interrupt`); the statement was rolled back, the transaction goes on.
+    #[error("Query execution was interrupted")]
+    Interrupted,
     #[error("the transaction was rolled back (deadlock); only ROLLBACK is possible")]
     TrxAborted,
     #[error("SAVEPOINT {0} does not exist")]

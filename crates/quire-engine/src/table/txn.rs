@@ -36,7 +36,7 @@
 //!    then only accepts `rollback` (or drop).
 
 use std::ops::Bound;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -197,6 +197,8 @@ impl DbInner {
             state: State::Active,
             savepoints: Vec::new(),
             stmt: None,
+            lock_wait_timeout: Duration::from_millis(self.config.lock_wait_timeout_ms),
+            interrupt: None,
         })
     }
 
@@ -471,6 +473,9 @@ pub struct Transaction<'d> {
     savepoints: Vec<(String, u64)>,
     /// The undo position where the open statement scope began ([`Transaction::begin_statement`]).
     stmt: Option<u64>,
+    lock_wait_timeout: Duration,
+    /// Set from outside to end a lock wait ([`Transaction::set_interrupt`]).
+    interrupt: Option<Arc<AtomicBool>>,
 }
 
 impl<'d> Transaction<'d> {
@@ -571,14 +576,40 @@ impl<'d> Transaction<'d> {
         self.view.clone()
     }
 
+    /// `innodb_lock_wait_timeout` for this transaction's lock waits (the config's value
+    /// until set); a wait that lasts it ends with [`DbError::LockWaitTimeout`].
+    pub fn set_lock_wait_timeout(&mut self, timeout: Duration) {
+        self.lock_wait_timeout = timeout;
+    }
+
+    pub fn lock_wait_timeout(&self) -> Duration {
+        self.lock_wait_timeout
+    }
+
+    /// A flag that, once set (KILL QUERY, a client gone), ends this transaction's lock
+    /// wait within [`crate::lock::INTERRUPT_POLL`] with [`DbError::Interrupted`]; the
+    /// statement is rolled back, as on a timeout. The caller clears it for the next
+    /// statement.
+    pub fn set_interrupt(&mut self, flag: Arc<AtomicBool>) {
+        self.interrupt = Some(flag);
+    }
+
     fn lock(&mut self, index: u64, key: &LockKey, mode: LockMode, kind: LockKind) -> Result<()> {
-        let timeout = Duration::from_millis(self.db.config.lock_wait_timeout_ms);
         self.db
             .locks
-            .lock(&mut self.locks, index, key, mode, kind, timeout)
+            .lock_interruptible(
+                &mut self.locks,
+                index,
+                key,
+                mode,
+                kind,
+                self.lock_wait_timeout,
+                self.interrupt.as_deref(),
+            )
             .map_err(|e| match e {
                 LockError::Timeout { .. } => DbError::LockWaitTimeout,
                 LockError::Deadlock => DbError::Deadlock,
+                LockError::Interrupted => DbError::Interrupted,
             })
     }
 
