@@ -1326,13 +1326,15 @@ impl<'d> Table<'d> {
     }
 
     /// Replaces the row with primary key `pk` by `row`, which may have another primary
-    /// key (a collision there is DuplicateKey and changes nothing).
-    pub fn update(&self, pk: &[Value], row: Vec<Value>) -> Result<()> {
+    /// key (a collision there is DuplicateKey and changes nothing). Returns whether the
+    /// row changed (a row equal to the old one writes nothing).
+    pub fn update(&self, pk: &[Value], row: Vec<Value>) -> Result<bool> {
         self.autocommit(|tx| tx.update(self, pk, row))
     }
 
     /// Replaces the row a handle names by `row` (a hidden row id always stays the same).
-    pub fn update_row(&self, handle: &RowHandle, row: Vec<Value>) -> Result<()> {
+    /// Returns whether the row changed.
+    pub fn update_row(&self, handle: &RowHandle, row: Vec<Value>) -> Result<bool> {
         self.autocommit(|tx| tx.update_row(self, handle, row))
     }
 

@@ -1091,8 +1091,10 @@ impl<'d> Transaction<'d> {
     }
 
     /// Replaces the row with primary key `pk`; the new row may have another primary key
-    /// (the old row is then delete-marked and the new one inserted).
-    pub fn update(&mut self, table: &Table<'_>, pk: &[Value], row: Vec<Value>) -> Result<()> {
+    /// (the old row is then delete-marked and the new one inserted). Returns whether the
+    /// row changed: a row equal to the old one is only locked, nothing is written (MySQL
+    /// counts it as matched, not changed).
+    pub fn update(&mut self, table: &Table<'_>, pk: &[Value], row: Vec<Value>) -> Result<bool> {
         self.statement(|tx| {
             table.with_state(|t| {
                 let key = table.pk_key(t, pk)?;
@@ -1101,8 +1103,13 @@ impl<'d> Transaction<'d> {
         })
     }
 
-    /// Replaces the row a handle names.
-    pub fn update_row(&mut self, table: &Table<'_>, h: &RowHandle, row: Vec<Value>) -> Result<()> {
+    /// Replaces the row a handle names; returns whether it changed (as `update`).
+    pub fn update_row(
+        &mut self,
+        table: &Table<'_>,
+        h: &RowHandle,
+        row: Vec<Value>,
+    ) -> Result<bool> {
         self.statement(|tx| {
             table.with_state(|t| {
                 let key = h.key_in(t)?.to_vec();
@@ -1112,14 +1119,15 @@ impl<'d> Transaction<'d> {
     }
 
     /// Reads the row with primary key `pk` under an X lock, lets `f` change it, and writes
-    /// it back (`UPDATE t SET k = k + 1 WHERE id = ?`). Returns the new row, or `None` if
-    /// there is no such row.
+    /// it back (`UPDATE t SET k = k + 1 WHERE id = ?`). Returns the new row as stored and
+    /// whether it changed (if `f` left it equal to the old one nothing is written: matched,
+    /// not changed), or `None` if there is no such row.
     pub fn update_with(
         &mut self,
         table: &Table<'_>,
         pk: &[Value],
         f: impl FnOnce(&mut Vec<Value>),
-    ) -> Result<Option<Vec<Value>>> {
+    ) -> Result<Option<(Vec<Value>, bool)>> {
         self.statement(|tx| {
             table.with_state(|t| {
                 let key = table.pk_key(t, pk)?;
@@ -1131,8 +1139,7 @@ impl<'d> Transaction<'d> {
                 let old = tx.db.decode_version(t, &cur.value)?;
                 let mut row = old.clone();
                 f(&mut row);
-                tx.update_in(table, t, key, row.clone(), cur, Some(old))?;
-                Ok(Some(row))
+                tx.update_in(table, t, key, row, cur, Some(old)).map(Some)
             })
         })
     }
@@ -1160,13 +1167,15 @@ impl<'d> Transaction<'d> {
         t: &TableState,
         key: Vec<u8>,
         row: Vec<Value>,
-    ) -> Result<()> {
+    ) -> Result<bool> {
         let cur = self.lock_live_row(t, &key)?.ok_or(DbError::RowNotFound)?;
-        self.update_in(table, t, key, row, cur, None)
+        Ok(self.update_in(table, t, key, row, cur, None)?.1)
     }
 
     /// Replaces the live, X-locked row `key` whose record is `cur` (and whose values are
-    /// `old`, if the caller decoded them already) by `row`.
+    /// `old`, if the caller decoded them already) by `row`. Returns the row as stored and
+    /// whether it changed: a row equal to the old one writes nothing (no undo record, no
+    /// new version), as InnoDB skips an update that changes no column.
     fn update_in(
         &mut self,
         table: &Table<'_>,
@@ -1175,11 +1184,18 @@ impl<'d> Transaction<'d> {
         row: Vec<Value>,
         cur: Entry,
         old: Option<Vec<Value>>,
-    ) -> Result<()> {
+    ) -> Result<(Vec<Value>, bool)> {
         let db = self.db;
         let engine = &db.engine;
         let row_id = rowid::row_id_of_key(&t.layout, &key)?;
         let row = table.prepare(t, row)?;
+        let old = match old {
+            Some(o) => o,
+            None => db.decode_version(t, &cur.value)?,
+        };
+        if row == old {
+            return Ok((row, false));
+        }
         let mut new_key = Vec::new();
         t.layout
             .encode_key(&row, row_id, &db.limits, &mut new_key)?;
@@ -1188,16 +1204,12 @@ impl<'d> Transaction<'d> {
             // delete-marked and the new row inserted, each with its own undo record, so
             // readers, rollback and purge see a delete and an insert. Delete first: the
             // row's own unique entries are marked by then, so they do not collide.
-            self.delete_mark(t, &key, &cur, old)?;
-            self.insert_prepared(t, row, row_id, new_key)?;
-            return Ok(());
+            self.delete_mark(t, &key, &cur, Some(old))?;
+            let row = self.insert_prepared(t, row, row_id, new_key)?;
+            return Ok((row, true));
         }
         let mut changed = Vec::new();
         if !t.indexes.is_empty() {
-            let old = match old {
-                Some(o) => o,
-                None => db.decode_version(t, &cur.value)?,
-            };
             let olds = db.entries(t, &old, row_id, self.id)?;
             let news = db.entries(t, &row, row_id, self.id)?;
             for (i, (o, n)) in olds.into_iter().zip(news).enumerate() {
@@ -1228,7 +1240,7 @@ impl<'d> Transaction<'d> {
             ix.tree.replace(engine, &ok, &ov, true)?;
             self.put_entry(t, ix, &row, &nk, &nv)?;
         }
-        Ok(())
+        Ok((row, true))
     }
 
     /// Deletes the row with primary key `pk` (delete-marks it; purge removes it once no
