@@ -280,3 +280,34 @@ fn duplicate_key_error_names_the_key_and_its_value_as_mysql_does() {
     assert!(db.check().expect("check").is_empty());
     db.shutdown().expect("shutdown");
 }
+
+#[test]
+fn column_defaults_survive_a_reopen() {
+    let vfs = SimVfs::new(5);
+    let db = open(&vfs);
+    db.create_database("d").expect("db");
+    let int = ColumnType::Int {
+        width: IntWidth::Int,
+        unsigned: false,
+    };
+    let cols = vec![
+        Column::new("id", int),
+        Column::new("n", int).with_default("'0'"),
+        Column::nullable("note", ColumnType::VarChar { max_chars: 10 }).with_default("NULL"),
+        Column::nullable("at", ColumnType::Timestamp { fsp: 0 }).with_default("CURRENT_TIMESTAMP"),
+        Column::nullable("plain", int),
+    ];
+    db.create_table("d", "t", TableSpec::new(cols.clone(), vec![0]))
+        .expect("create");
+    db.kill();
+    let db = open(&vfs);
+    let got = db
+        .table("d", "t")
+        .expect("table")
+        .columns()
+        .expect("columns");
+    assert_eq!(got, cols);
+    assert_eq!(got[1].default.as_deref(), Some("'0'"));
+    assert_eq!(got[4].default, None);
+    db.shutdown().expect("shutdown");
+}
