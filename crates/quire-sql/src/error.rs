@@ -70,9 +70,7 @@ pub enum SqlError {
     #[error("Data too long for column '{column}' at row {row}")]
     DataTooLong { column: String, row: u64 },
     /// 1366
-    #[error(
-        "Incorrect {kind} value: '{value}' for column `{db}`.`{table}`.`{column}` at row {row}"
-    )]
+    #[error("Incorrect {kind} value: '{value}' for column `{db}`.`{table}`.`{column}` at row {row}")]
     IncorrectValue {
         kind: &'static str,
         value: String,

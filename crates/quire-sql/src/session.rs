@@ -181,12 +181,7 @@ impl<'d> Session<'d> {
     }
 
     /// COM_STMT_EXECUTE with decoded parameters (long data already appended by the server).
-    pub fn execute(
-        &mut self,
-        id: u32,
-        params: &[Value],
-        sink: &mut dyn RowSink,
-    ) -> Result<Outcome> {
+    pub fn execute(&mut self, id: u32, params: &[Value], sink: &mut dyn RowSink) -> Result<Outcome> {
         let _ = (params, sink);
         Err(SqlError::UnknownStatement {
             id,
