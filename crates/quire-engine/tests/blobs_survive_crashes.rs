@@ -102,7 +102,7 @@ fn workload(db: &Db, alive: &dyn Fn() -> bool) -> usize {
     for (k, c) in changes() {
         let ok = match c {
             Some((v, len)) if present.contains_key(&k) => {
-                t.update(&[Value::Int(k)], row(k, v, len))
+                t.update(&[Value::Int(k)], row(k, v, len)).map(|_| ())
             }
             Some((v, len)) => t.insert(row(k, v, len)).map(|_| ()),
             None => t.delete(&[Value::Int(k)]),

@@ -160,7 +160,10 @@ fn run<'d>(
             Ok(_) => "ok".into(),
             Err(e) => err_text(&e),
         },
-        "update" => done(tx.update(t, &[int(num(1))], vec![int(num(1)), int(num(2))])),
+        "update" => done(
+            tx.update(t, &[int(num(1))], vec![int(num(1)), int(num(2))])
+                .map(|_| ()),
+        ),
         "add" => {
             let d = num(2);
             match tx.update_with(t, &[int(num(1))], |row| {

@@ -491,6 +491,7 @@ fn stress(run: StressRun) -> (StressOutcome, Vec<String>, Arc<LockManager>) {
                             timeouts.fetch_add(1, Ordering::Relaxed);
                             break;
                         }
+                        Err(LockError::Interrupted) => unreachable!("no interrupt flag"),
                     }
                 }
                 {
@@ -720,7 +721,7 @@ proptest! {
                             Err(LockError::Timeout { .. }) => {
                                 prop_assert!(!expect, "would wait, model says grant: {:?}", op);
                             }
-                            Err(LockError::Deadlock) => {
+                            Err(LockError::Deadlock | LockError::Interrupted) => {
                                 prop_assert!(false, "no one waits, so no deadlock: {:?}", op);
                             }
                         }

@@ -1,8 +1,10 @@
 //! Row locks between transactions: a deadlock is detected at once and its victim rolled
 //! back whole (MySQL error 1213); a lock wait ends after `innodb_lock_wait_timeout` with
-//! only the statement rolled back (error 1205); the counters say so.
+//! only the statement rolled back (error 1205), or early when its interrupt flag is set;
+//! the counters say so.
 
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 use quire_engine::config::Config;
@@ -139,4 +141,72 @@ fn a_consistent_read_never_waits_for_a_writer() {
     r.commit().expect("commit");
     w.rollback().expect("rollback");
     assert_eq!(db.stat("Innodb_row_lock_waits"), Some(0));
+}
+
+#[test]
+fn an_interrupted_lock_wait_ends_at_once_and_rolls_back_only_the_statement() {
+    let (_dir, db) = setup("50");
+    let t = db.table("d", "t").expect("table");
+    let mut holder = db.begin(Isolation::RepeatableRead).expect("begin");
+    holder
+        .update(&t, &[Value::Int(1)], set(1)(1))
+        .expect("holder locks 1");
+    let flag = Arc::new(AtomicBool::new(false));
+    let mut w = db.begin(Isolation::RepeatableRead).expect("begin");
+    w.set_interrupt(flag.clone());
+    w.update(&t, &[Value::Int(2)], set(2)(2))
+        .expect("an earlier statement");
+    std::thread::scope(|s| {
+        let waiter = s.spawn(|| {
+            let r = w.update(&t, &[Value::Int(1)], set(2)(1));
+            (Instant::now(), r)
+        });
+        std::thread::sleep(Duration::from_millis(300));
+        let set_at = Instant::now();
+        flag.store(true, Ordering::Release);
+        let (ended, r) = waiter.join().expect("waiter");
+        assert!(matches!(r, Err(DbError::Interrupted)), "{r:?}");
+        let after = ended.saturating_duration_since(set_at);
+        assert!(
+            after < Duration::from_millis(100),
+            "ended {after:?} after the flag"
+        );
+    });
+    // The transaction goes on; its earlier statement stays, and it still holds row 2.
+    flag.store(false, Ordering::Release);
+    assert_eq!(w.get(&t, &[Value::Int(2)]).expect("get"), Some(set(2)(2)));
+    holder.commit().expect("holder commits");
+    w.update(&t, &[Value::Int(1)], set(2)(1))
+        .expect("row 1 is free now");
+    w.commit().expect("commit");
+    assert_eq!(t.get(&[Value::Int(1)]).expect("get"), Some(set(2)(1)));
+    let timeouts = db
+        .stats()
+        .into_iter()
+        .find(|(n, _)| n == "quire_lock_timeouts")
+        .map(|(_, v)| v);
+    assert_eq!(timeouts, Some(0), "an interrupt is not a timeout");
+}
+
+#[test]
+fn a_transaction_sets_its_own_lock_wait_timeout() {
+    let (_dir, db) = setup("50");
+    let t = db.table("d", "t").expect("table");
+    let mut holder = db.begin(Isolation::RepeatableRead).expect("begin");
+    holder
+        .update(&t, &[Value::Int(1)], set(1)(1))
+        .expect("holder locks 1");
+    let mut w = db.begin(Isolation::RepeatableRead).expect("begin");
+    assert_eq!(w.lock_wait_timeout(), Duration::from_secs(50));
+    w.set_lock_wait_timeout(Duration::from_millis(100));
+    let start = Instant::now();
+    let r = w.update(&t, &[Value::Int(1)], set(2)(1));
+    assert!(matches!(r, Err(DbError::LockWaitTimeout)), "{r:?}");
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        start.elapsed()
+    );
+    w.rollback().expect("rollback");
+    holder.commit().expect("commit");
 }

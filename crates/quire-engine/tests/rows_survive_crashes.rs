@@ -64,9 +64,9 @@ fn workload(db: &Db, alive: &dyn Fn() -> bool) -> usize {
     let mut acked = 0;
     for (k, v) in changes() {
         let ok = match v {
-            Some(v) if model.contains_key(&k) => {
-                t.update(&[Value::Int(k)], vec![Value::Int(k), Value::Int(v)])
-            }
+            Some(v) if model.contains_key(&k) => t
+                .update(&[Value::Int(k)], vec![Value::Int(k), Value::Int(v)])
+                .map(|_| ()),
             Some(v) => t.insert(vec![Value::Int(k), Value::Int(v)]).map(|_| ()),
             None => t.delete(&[Value::Int(k)]),
         }

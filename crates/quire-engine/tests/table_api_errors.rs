@@ -64,7 +64,7 @@ fn duplicate_keys_wrong_types_and_missing_objects_are_typed_errors() {
     assert_eq!(r[0], Value::Int(1));
     assert!(matches!(
         t.insert(vec![Value::Int(1), Value::Null]),
-        Err(DbError::DuplicateKey { ref index }) if index == "PRIMARY"
+        Err(DbError::DuplicateKey { ref index, ref entry }) if index == "PRIMARY" && entry == "1"
     ));
     assert!(matches!(
         t.insert(vec![Value::Str("x".into()), Value::Null]),
@@ -83,10 +83,6 @@ fn duplicate_keys_wrong_types_and_missing_objects_are_typed_errors() {
         Err(DbError::RowNotFound)
     ));
     assert!(matches!(
-        t.update(&[Value::Int(1)], vec![Value::Int(2), Value::Null]),
-        Err(DbError::PrimaryKeyChange)
-    ));
-    assert!(matches!(
         t.delete(&[Value::Int(9)]),
         Err(DbError::RowNotFound)
     ));
@@ -101,7 +97,7 @@ fn duplicate_keys_wrong_types_and_missing_objects_are_typed_errors() {
         .expect("dup v");
     assert!(matches!(
         db.create_index("d", "t", IndexSpec::new("uv", vec![1]).unique()),
-        Err(DbError::DuplicateKey { .. })
+        Err(DbError::DuplicateKey { ref index, ref entry }) if index == "uv" && entry == "a"
     ));
     assert!(matches!(
         t.lookup_index("uv", &[]),
@@ -192,7 +188,7 @@ fn transaction_mistakes_are_typed_errors_that_leave_the_transaction_usable() {
         tx.release_savepoint("nope"),
         Err(DbError::NoSuchSavepoint(_))
     ));
-    // A failed statement (a duplicate, a wrong type, a key change) is rolled back alone.
+    // A failed statement (a duplicate, a wrong type, a key taken) is rolled back alone.
     assert!(matches!(
         tx.insert(&t, vec![Value::Int(1), Value::Null]),
         Err(DbError::DuplicateKey { .. })
@@ -201,10 +197,13 @@ fn transaction_mistakes_are_typed_errors_that_leave_the_transaction_usable() {
         tx.insert(&t, vec![Value::Str("x".into()), Value::Null]),
         Err(DbError::Row(_))
     ));
+    tx.insert(&t, vec![Value::Int(2), Value::Null])
+        .expect("insert 2");
     assert!(matches!(
         tx.update(&t, &[Value::Int(1)], vec![Value::Int(2), Value::Null]),
-        Err(DbError::PrimaryKeyChange)
+        Err(DbError::DuplicateKey { .. })
     ));
+    tx.delete(&t, &[Value::Int(2)]).expect("delete 2");
     assert!(matches!(
         tx.delete(&t, &[Value::Int(9)]),
         Err(DbError::RowNotFound)
@@ -219,5 +218,96 @@ fn transaction_mistakes_are_typed_errors_that_leave_the_transaction_usable() {
         Some(vec![Value::Int(1), Value::Str("a".into())])
     );
     assert!(db.check().expect("check").is_empty());
+    db.shutdown().expect("shutdown");
+}
+
+#[test]
+fn duplicate_key_error_names_the_key_and_its_value_as_mysql_does() {
+    let vfs = SimVfs::new(4);
+    let db = open(&vfs);
+    db.create_database("d").expect("db");
+    let int = ColumnType::Int {
+        width: IntWidth::Int,
+        unsigned: false,
+    };
+    let mut s = TableSpec::new(
+        vec![
+            Column::new("a", int),
+            Column::new("b", ColumnType::VarChar { max_chars: 20 }),
+            Column::new("c", int),
+            Column::nullable("d", ColumnType::VarChar { max_chars: 20 }),
+        ],
+        vec![0, 1],
+    );
+    s.indexes.push(IndexSpec::new("uc", vec![2, 1]).unique());
+    let mut pre = IndexSpec::new("ud", vec![3]).unique();
+    pre.columns[0].prefix = Some(3);
+    s.indexes.push(pre);
+    let t = db.create_table("d", "t", s).expect("create");
+    let row = |a: i64, b: &str, c: i64, d: Option<&str>| {
+        vec![
+            Value::Int(a),
+            Value::Str(b.into()),
+            Value::Int(c),
+            d.map_or(Value::Null, |d| Value::Str(d.into())),
+        ]
+    };
+    t.insert(row(-7, "x y", 1, Some("apple"))).expect("insert");
+
+    let e = t
+        .insert(row(-7, "x y", 2, None))
+        .expect_err("primary collides");
+    assert_eq!(e.to_string(), "Duplicate entry '-7-x y' for key 'PRIMARY'");
+    let e = t.insert(row(-1, "x y", 1, None)).expect_err("uc collides");
+    assert_eq!(e.to_string(), "Duplicate entry '1-x y' for key 'uc'");
+    let e = t
+        .insert(row(-2, "z", 3, Some("applesauce")))
+        .expect_err("the prefix collides");
+    assert!(
+        matches!(&e, DbError::DuplicateKey { index, entry } if index == "ud" && entry == "app"),
+        "{e:?}"
+    );
+    // NULLs never collide; an update into a taken key names it too.
+    t.insert(row(-3, "z", 4, None)).expect("null");
+    t.insert(row(-4, "z", 5, None)).expect("null again");
+    let e = t
+        .update(
+            &[Value::Int(-3), Value::Str("z".into())],
+            row(-3, "z", 5, None),
+        )
+        .expect_err("uc collides on update");
+    assert_eq!(e.to_string(), "Duplicate entry '5-z' for key 'uc'");
+    assert!(db.check().expect("check").is_empty());
+    db.shutdown().expect("shutdown");
+}
+
+#[test]
+fn column_defaults_survive_a_reopen() {
+    let vfs = SimVfs::new(5);
+    let db = open(&vfs);
+    db.create_database("d").expect("db");
+    let int = ColumnType::Int {
+        width: IntWidth::Int,
+        unsigned: false,
+    };
+    let cols = vec![
+        Column::new("id", int),
+        Column::new("n", int).with_default("'0'"),
+        Column::nullable("note", ColumnType::VarChar { max_chars: 10 }).with_default("NULL"),
+        Column::nullable("at", ColumnType::Timestamp { fsp: 0 }).with_default("CURRENT_TIMESTAMP"),
+        Column::nullable("plain", int),
+    ];
+    db.create_table("d", "t", TableSpec::new(cols.clone(), vec![0]))
+        .expect("create");
+    db.kill();
+    let db = open(&vfs);
+    let got = db
+        .table("d", "t")
+        .expect("table")
+        .columns()
+        .expect("columns");
+    assert_eq!(got, cols);
+    assert_eq!(got[1].default.as_deref(), Some("'0'"));
+    assert_eq!(got[4].default, None);
     db.shutdown().expect("shutdown");
 }

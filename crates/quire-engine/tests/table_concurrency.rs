@@ -56,7 +56,7 @@ fn concurrent_row_changes_keep_indexes_consistent() {
                     let row = vec![Value::Int(k), Value::Int(k % 5), Value::Int(u)];
                     let r = match rng.gen_range(0..4) {
                         0 => t.insert(row).map(|_| ()),
-                        1 => t.update(&[Value::Int(k)], row),
+                        1 => t.update(&[Value::Int(k)], row).map(|_| ()),
                         2 => t.delete(&[Value::Int(k)]),
                         _ => t.get(&[Value::Int(k)]).map(|_| ()),
                     };

@@ -8,6 +8,11 @@ use crate::row::{Column, ColumnType, IntWidth, LobSize};
 
 pub const VERSION: u8 = 1;
 
+/// Column flags in the table record.
+const FLAG_NULLABLE: u8 = 1;
+/// A `str` with the DEFAULT expression's SQL text follows the flags.
+const FLAG_HAS_DEFAULT: u8 = 2;
+
 struct W(Vec<u8>);
 
 impl W {
@@ -198,7 +203,13 @@ pub fn encode_table(t: &TableDef) -> Vec<u8> {
     for c in &t.columns {
         w.str(&c.name);
         put_type(&mut w, c.ty);
-        w.u8(u8::from(c.nullable));
+        let flags = (u8::from(c.nullable) * FLAG_NULLABLE)
+            | (u8::from(c.default.is_some()) * FLAG_HAS_DEFAULT);
+        w.u8(flags);
+        if let Some(d) = &c.default {
+            // At most DEFAULT_MAX_BYTES: checked by `TableDef::validate` before encoding.
+            w.str(d);
+        }
     }
     w.len(t.primary_key.len());
     for &c in &t.primary_key {
@@ -238,8 +249,21 @@ pub fn decode_table(b: &[u8]) -> Result<TableDef, CatalogError> {
     for _ in 0..r.u16()? {
         let name = r.str()?;
         let ty = get_type(&mut r)?;
-        let nullable = r.bool()?;
-        columns.push(Column { name, ty, nullable });
+        let flags = r.u8()?;
+        if flags & !(FLAG_NULLABLE | FLAG_HAS_DEFAULT) != 0 {
+            return Err(bad("unknown column flags"));
+        }
+        // A record written before defaults existed has flags 0 or 1: no default.
+        let default = match flags & FLAG_HAS_DEFAULT {
+            0 => None,
+            _ => Some(r.str()?),
+        };
+        columns.push(Column {
+            name,
+            ty,
+            nullable: flags & FLAG_NULLABLE != 0,
+            default,
+        });
     }
     let col = |c: u16| -> Result<usize, CatalogError> {
         let c = usize::from(c);

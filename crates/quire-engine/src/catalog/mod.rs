@@ -114,6 +114,19 @@ impl TableDef {
         check_name(&self.name)?;
         // An empty primary key is allowed: the table clusters on a hidden DB_ROW_ID.
         let layout = self.layout()?;
+        for c in &self.columns {
+            if c.default
+                .as_ref()
+                .is_some_and(|d| d.len() > crate::row::DEFAULT_MAX_BYTES)
+            {
+                return Err(RowError::Schema(format!(
+                    "the DEFAULT of column `{}` is longer than {} bytes",
+                    c.name,
+                    crate::row::DEFAULT_MAX_BYTES
+                ))
+                .into());
+            }
+        }
         for (i, ix) in self.indexes.iter().enumerate() {
             check_name(&ix.name)?;
             if ix.index_no == 0 || ix.index_no >= self.next_index_no {

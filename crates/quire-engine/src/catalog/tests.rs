@@ -79,3 +79,57 @@ fn names_are_restricted_so_space_names_are_unique() {
         assert!(check_name(bad).is_err(), "{bad:?}");
     }
 }
+
+#[test]
+fn column_defaults_round_trip() {
+    let mut t = sample();
+    t.columns[1] = t.columns[1].clone().with_default("NULL");
+    t.columns[3] = t.columns[3].clone().with_default("'0.00'");
+    t.validate().expect("valid");
+    let d = decode_table(&encode_table(&t)).expect("decode");
+    assert_eq!(d.columns[1].default.as_deref(), Some("NULL"));
+    assert_eq!(d.columns[3].default.as_deref(), Some("'0.00'"));
+    assert_eq!(d.columns[0].default, None);
+    assert_eq!(d, t);
+    let mut long = sample();
+    long.columns[1].default = Some("x".repeat(crate::row::DEFAULT_MAX_BYTES + 1));
+    assert!(long.validate().is_err());
+}
+
+#[test]
+fn table_record_written_before_defaults_decodes_with_none() {
+    // Version 1 as written before column defaults: flags were 0 or 1 and nothing followed.
+    let mut b = vec![1u8];
+    b.extend_from_slice(&9u64.to_le_bytes());
+    for s in ["d", "t"] {
+        b.extend_from_slice(&(s.len() as u16).to_le_bytes());
+        b.extend_from_slice(s.as_bytes());
+    }
+    b.extend_from_slice(&5u32.to_le_bytes());
+    b.extend_from_slice(&3u16.to_le_bytes());
+    b.extend_from_slice(b"d.t");
+    b.extend_from_slice(&4u32.to_le_bytes());
+    b.extend_from_slice(&2u16.to_le_bytes()); // two columns
+    for (name, nullable) in [("a", 0u8), ("b", 1u8)] {
+        b.extend_from_slice(&1u16.to_le_bytes());
+        b.extend_from_slice(name.as_bytes());
+        b.extend_from_slice(&[0, 3, 0]); // INT, width Int, signed
+        b.push(nullable);
+    }
+    b.extend_from_slice(&1u16.to_le_bytes()); // primary key (a)
+    b.extend_from_slice(&0u16.to_le_bytes());
+    b.extend_from_slice(&0u16.to_le_bytes()); // no auto-increment
+    b.extend_from_slice(&1u16.to_le_bytes()); // next index number
+    b.extend_from_slice(&0u16.to_le_bytes()); // no indexes
+    let t = decode_table(&b).expect("decodes");
+    assert_eq!(t.columns.len(), 2);
+    assert!(!t.columns[0].nullable && t.columns[1].nullable);
+    assert!(t.columns.iter().all(|c| c.default.is_none()));
+    // And it is what encoding the same table writes today.
+    assert_eq!(encode_table(&t), b);
+    // Unknown flag bits are damage.
+    let mut bad = b.clone();
+    let at = b.len() - 8 - 1; // the second column's flags
+    bad[at] = 4;
+    assert!(decode_table(&bad).is_err());
+}

@@ -16,6 +16,7 @@
 //!        │ no cycle
 //!        ▼
 //!   owner's condvar, with the shard mutex, until granted or `timeout` ──► Ok / Timeout
+//!   (or, with an interrupt flag, in slices of INTERRUPT_POLL until it is set ──► Interrupted)
 //!
 //!   release_all(owner) ── each key the owner locked: remove its entry, grant the waiters
 //!                         nothing blocks any more, notify their condvars
@@ -54,7 +55,7 @@ mod tests;
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::hash::{DefaultHasher, Hash, Hasher};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -114,7 +115,14 @@ pub enum LockError {
     /// and must roll back, then call [`LockManager::release_all`].
     #[error("Deadlock found when trying to get lock; try restarting transaction")]
     Deadlock,
+    /// The interrupt flag was set while waiting (KILL QUERY, a client gone); the request
+    /// was withdrawn, held locks are kept.
+    #[error("Query execution was interrupted")]
+    Interrupted,
 }
+
+/// How often a wait looks at its interrupt flag: an interrupted wait ends within this.
+pub const INTERRUPT_POLL: Duration = Duration::from_millis(50);
 
 /// Counters under InnoDB's status names.
 #[derive(Debug, Default, Clone, Copy)]
@@ -141,6 +149,14 @@ pub(crate) struct TrxShared {
     /// Keys where `inherit_gap` gave it a gap lock (invariant 4): its `TrxLocks` map belongs
     /// to its own thread, which purge cannot touch.
     inherited: Mutex<Vec<(u64, LockKey)>>,
+}
+
+/// How long a lock wait may last.
+#[derive(Clone, Copy)]
+struct Wait<'a> {
+    timeout: Duration,
+    /// Ends the wait early when set.
+    interrupt: Option<&'a AtomicBool>,
 }
 
 struct WaitSite {
@@ -366,9 +382,28 @@ impl LockManager {
         kind: LockKind,
         timeout: Duration,
     ) -> Result<(), LockError> {
+        self.lock_interruptible(owner, index, key, mode, kind, timeout, None)
+    }
+
+    /// [`LockManager::lock`], whose wait also ends, with [`LockError::Interrupted`], within
+    /// [`INTERRUPT_POLL`] of `interrupt` being set.
+    #[allow(clippy::too_many_arguments)]
+    pub fn lock_interruptible(
+        &self,
+        owner: &mut TrxLocks,
+        index: u64,
+        key: &LockKey,
+        mode: LockMode,
+        kind: LockKind,
+        timeout: Duration,
+        interrupt: Option<&AtomicBool>,
+    ) -> Result<(), LockError> {
         let kind = effective(key, kind);
         match self.grant_or_enqueue(owner, index, key, mode, kind, true) {
-            Some(shard) => self.wait(owner, shard, index, key, mode, kind, timeout),
+            Some(shard) => {
+                let wait = Wait { timeout, interrupt };
+                self.wait(owner, shard, index, key, mode, kind, wait)
+            }
             None => Ok(()),
         }
     }
@@ -449,7 +484,7 @@ impl LockManager {
         key: &LockKey,
         mode: LockMode,
         kind: LockKind,
-        timeout: Duration,
+        wait: Wait<'_>,
     ) -> Result<(), LockError> {
         let me = Arc::clone(&owner.shared);
         let verdict = {
@@ -487,23 +522,33 @@ impl LockManager {
         self.counters.waits.fetch_add(1, Ordering::Relaxed);
         self.counters.current_waits.fetch_add(1, Ordering::Relaxed);
         let start = Instant::now();
-        let deadline = start.checked_add(timeout);
+        let deadline = start.checked_add(wait.timeout);
+        let interrupted = || wait.interrupt.is_some_and(|f| f.load(Ordering::Acquire));
         let mut table = self.shards[shard].0.lock();
-        let granted = loop {
+        let outcome = loop {
             let Some(q) = queue_mut(&mut table, index, key) else {
                 // Granted InsertIntention, and the queue emptied since.
-                break true;
+                break Ok(());
             };
             if q.waiting_pos(me.id).is_none() {
-                break true;
+                break Ok(());
             }
-            if deadline.is_some_and(|d| Instant::now() >= d) {
+            let now = Instant::now();
+            let timed_out = deadline.is_some_and(|d| now >= d);
+            if timed_out || interrupted() {
+                // Withdrawn exactly as on a timeout (invariant 3 holds after `regrant`).
                 q.remove_waiting(me.id);
                 q.regrant();
                 settle(&mut table, index, key);
-                break false;
+                break Err(timed_out);
             }
-            match deadline {
+            // With a flag to watch, wake at least every INTERRUPT_POLL to look at it.
+            let until = match (deadline, wait.interrupt.is_some()) {
+                (Some(d), true) => Some(d.min(now + INTERRUPT_POLL)),
+                (None, true) => Some(now + INTERRUPT_POLL),
+                (d, false) => d,
+            };
+            match until {
                 Some(d) => {
                     me.cv.wait_until(&mut table, d);
                 }
@@ -517,12 +562,16 @@ impl LockManager {
             .wait_time_us
             .fetch_add(waited.as_micros() as u64, Ordering::Relaxed);
         self.counters.current_waits.fetch_sub(1, Ordering::Relaxed);
-        if granted {
-            owner.note(index, key, mode, kind);
-            Ok(())
-        } else {
-            self.counters.timeouts.fetch_add(1, Ordering::Relaxed);
-            Err(LockError::Timeout { waited })
+        match outcome {
+            Ok(()) => {
+                owner.note(index, key, mode, kind);
+                Ok(())
+            }
+            Err(true) => {
+                self.counters.timeouts.fetch_add(1, Ordering::Relaxed);
+                Err(LockError::Timeout { waited })
+            }
+            Err(false) => Err(LockError::Interrupted),
         }
     }
 

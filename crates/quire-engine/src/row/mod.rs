@@ -37,7 +37,7 @@ pub use record::{RecordFields, RowLayout, Stored, SysFields};
 pub use secondary::SecondaryLayout;
 pub use value::{
     decimal_bytes, Column, ColumnType, Date, DateTime, Decimal, IntWidth, LobSize, Value,
-    ValueError, DECIMAL_MAX_PRECISION, TIMESTAMP_MAX, TIMESTAMP_MIN,
+    ValueError, DECIMAL_MAX_PRECISION, DEFAULT_MAX_BYTES, TIMESTAMP_MAX, TIMESTAMP_MIN,
 };
 
 use crate::page::{PageNo, PageSize, HEADER_SIZE, TRAILER_SIZE};

@@ -717,6 +717,7 @@ fn arb_parts(
                     name: format!("c{i}"),
                     ty,
                     nullable,
+                    default: None,
                 },
                 prefix: None,
                 descending: desc,
@@ -769,6 +770,7 @@ fn arb_table() -> impl Strategy<Value = (RowLayout, Vec<Value>)> {
                         name: format!("r{i}"),
                         ty,
                         nullable,
+                        default: None,
                     }),
             );
             let layout = RowLayout::new(cols.clone(), &(0..npk).collect::<Vec<_>>())

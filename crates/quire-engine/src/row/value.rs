@@ -194,7 +194,14 @@ pub struct Column {
     pub name: String,
     pub ty: ColumnType,
     pub nullable: bool,
+    /// The DEFAULT expression's SQL text (`'0'`, `NULL`, `CURRENT_TIMESTAMP`), kept in the
+    /// catalog for the SQL layer, which evaluates it; the engine never does. At most
+    /// [`DEFAULT_MAX_BYTES`].
+    pub default: Option<String>,
 }
+
+/// The longest DEFAULT text a column may have (the catalog stores it with a u16 length).
+pub const DEFAULT_MAX_BYTES: usize = u16::MAX as usize;
 
 impl Column {
     /// A NOT NULL column.
@@ -203,7 +210,14 @@ impl Column {
             name: name.into(),
             ty,
             nullable: false,
+            default: None,
         }
+    }
+
+    /// This column with a DEFAULT (its SQL text).
+    pub fn with_default(mut self, sql: impl Into<String>) -> Self {
+        self.default = Some(sql.into());
+        self
     }
     /// A nullable column.
     pub fn nullable(name: impl Into<String>, ty: ColumnType) -> Self {

@@ -376,8 +376,10 @@ impl<'a> RowWrite<'a> {
                     self.free_tails();
                 }
                 Err(match e {
+                    // The caller, which has the row, names the entry.
                     BTreeError::DuplicateKey => DbError::DuplicateKey {
-                        index: "PRIMARY".into(),
+                        index: super::PRIMARY.into(),
+                        entry: String::new(),
                     },
                     BTreeError::NotFound => DbError::RowNotFound,
                     e => e.into(),

@@ -148,8 +148,10 @@ use crate::undo::{UndoError, UndoSys};
 
 #[derive(Debug, thiserror::Error)]
 pub enum DbError {
-    #[error("duplicate entry for key '{index}'")]
-    DuplicateKey { index: String },
+    /// MySQL error 1062. `index` is "PRIMARY" for the primary key; `entry` is MySQL's text
+    /// of the colliding key: its columns' values joined by '-' ([`key_entry`]).
+    #[error("Duplicate entry '{entry}' for key '{index}'")]
+    DuplicateKey { index: String, entry: String },
     #[error("unknown database '{0}'")]
     NoSuchDatabase(String),
     #[error("database '{0}' exists")]
@@ -164,8 +166,6 @@ pub enum DbError {
     IndexExists { table: String, index: String },
     #[error("no row with that primary key")]
     RowNotFound,
-    #[error("changing the primary key in an update is not supported yet: delete and insert")]
-    PrimaryKeyChange,
     #[error("table '{0}' has no primary key: name its rows by RowHandle (scan with_handles)")]
     NoPrimaryKey(String),
     #[error("a row handle of another table was used on table '{0}'")]
@@ -188,6 +188,10 @@ pub enum DbError {
     /// MySQL error 1213; the whole transaction was rolled back.
     #[error("Deadlock found when trying to get lock; try restarting transaction")]
     Deadlock,
+    /// MySQL error 1317: a lock wait ended because the transaction's interrupt flag was set
+    /// (`Transaction::set_interrupt`); the statement was rolled back, the transaction goes on.
+    #[error("Query execution was interrupted")]
+    Interrupted,
     #[error("the transaction was rolled back (deadlock); only ROLLBACK is possible")]
     TrxAborted,
     #[error("SAVEPOINT {0} does not exist")]
@@ -208,6 +212,58 @@ impl From<BTreeError> for DbError {
 }
 
 pub type Result<T> = std::result::Result<T, DbError>;
+
+/// The name of the primary key in errors and [`Table::index_record_counts`] (MySQL's).
+pub const PRIMARY: &str = "PRIMARY";
+
+/// MySQL's text of a key in "Duplicate entry": the key columns' values joined by '-'
+/// (strings as they are, numbers in decimal, temporal values as SQL literals without
+/// quotes), each cut to its index prefix. `parts` are (column, prefix) pairs.
+pub fn key_entry(columns: &[Column], row: &[Value], parts: &[(usize, Option<u32>)]) -> String {
+    let mut out = String::new();
+    for (i, &(c, prefix)) in parts.iter().enumerate() {
+        if i > 0 {
+            out.push('-');
+        }
+        let ty = columns.get(c).map(|c| c.ty);
+        let Some(v) = row.get(c) else { continue };
+        let limit = prefix.map_or(usize::MAX, |p| p as usize);
+        match v {
+            Value::Null => out.push_str("NULL"),
+            Value::Int(i) => out.push_str(&i.to_string()),
+            Value::UInt(u) => out.push_str(&u.to_string()),
+            Value::Double(d) if ty == Some(ColumnType::Float) => {
+                out.push_str(&(*d as f32).to_string())
+            }
+            Value::Double(d) => out.push_str(&d.to_string()),
+            Value::Decimal(d) => out.push_str(&d.to_string()),
+            Value::Str(s) => out.extend(s.chars().take(limit)),
+            Value::Bytes(b) => {
+                out.push_str(&String::from_utf8_lossy(&b[..b.len().min(limit)]));
+            }
+            Value::Date(d) => {
+                out.push_str(&format!("{:04}-{:02}-{:02}", d.year, d.month, d.day));
+            }
+            Value::DateTime(t) => {
+                let d = t.date;
+                out.push_str(&format!(
+                    "{:04}-{:02}-{:02} {:02}:{:02}:{:02}",
+                    d.year, d.month, d.day, t.hour, t.minute, t.second
+                ));
+                let fsp = match ty {
+                    Some(ColumnType::DateTime { fsp } | ColumnType::Timestamp { fsp }) => fsp,
+                    _ => 0,
+                };
+                if fsp > 0 {
+                    let us = format!("{:06}", t.micros);
+                    out.push('.');
+                    out.push_str(&us[..usize::from(fsp).min(6)]);
+                }
+            }
+        }
+    }
+    out
+}
 
 /// A secondary index to create.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -262,12 +318,37 @@ struct Index {
 }
 
 impl Index {
+    /// The DuplicateKey error of `row` colliding in this index.
+    fn duplicate(&self, columns: &[Column], row: &[Value]) -> DbError {
+        let parts: Vec<_> = self
+            .def
+            .columns
+            .iter()
+            .map(|c| (c.column, c.prefix))
+            .collect();
+        DbError::DuplicateKey {
+            index: self.def.name.clone(),
+            entry: key_entry(columns, row, &parts),
+        }
+    }
+
     /// Some indexed column of `row` is NULL: the row never collides in a unique index (SQL).
     fn null_in(&self, row: &[Value]) -> bool {
         self.def
             .columns
             .iter()
             .any(|c| matches!(row.get(c.column), Some(Value::Null)))
+    }
+}
+
+impl TableState {
+    /// The DuplicateKey error of `row` colliding on the primary key.
+    fn duplicate_primary(&self, row: &[Value]) -> DbError {
+        let parts: Vec<_> = self.def.primary_key.iter().map(|&c| (c, None)).collect();
+        DbError::DuplicateKey {
+            index: PRIMARY.into(),
+            entry: key_entry(&self.def.columns, row, &parts),
+        }
     }
 }
 
@@ -932,7 +1013,7 @@ impl DbInner {
                 // The entry carries the record's DB_TRX_ID and delete mark: the newest
                 // version decides (older versions get no entries: docs/transactions.md).
                 let trx = crate::row::record::trx_id(&e.value)?;
-                self.index_insert(&index, &row, row_id, trx, e.delete_marked)?;
+                self.index_insert(&index, &def.columns, &row, row_id, trx, e.delete_marked)?;
                 n += 1;
                 if n.is_multiple_of(100_000) {
                     tracing::info!(table = %format!("{db}.{table}"), index = %index.def.name, rows = n, "building index");
@@ -981,6 +1062,7 @@ impl DbInner {
     fn index_insert(
         &self,
         ix: &Index,
+        columns: &[Column],
         row: &[Value],
         row_id: Option<RowId>,
         trx: crate::row::TrxId,
@@ -991,14 +1073,10 @@ impl DbInner {
         let key = secondary::key(&rec)?;
         let val = &rec[3 + key.len()..];
         if ix.def.unique && !marked {
-            self.check_unique_built(ix, row, key)?;
+            self.check_unique_built(ix, columns, row, key)?;
         }
         let lsn = match ix.tree.insert(&self.engine, key, val) {
-            Err(BTreeError::DuplicateKey) => {
-                return Err(DbError::DuplicateKey {
-                    index: ix.def.name.clone(),
-                })
-            }
+            Err(BTreeError::DuplicateKey) => return Err(ix.duplicate(columns, row)),
             r => r?,
         };
         if marked {
@@ -1009,7 +1087,13 @@ impl DbInner {
 
     /// While building a unique index: another live entry with the same secondary part is
     /// a duplicate. NULLs never collide (SQL).
-    fn check_unique_built(&self, ix: &Index, row: &[Value], key: &[u8]) -> Result<()> {
+    fn check_unique_built(
+        &self,
+        ix: &Index,
+        columns: &[Column],
+        row: &[Value],
+        key: &[u8],
+    ) -> Result<()> {
         if ix.null_in(row) {
             return Ok(());
         }
@@ -1026,9 +1110,7 @@ impl DbInner {
                 break;
             }
             if e.key != key && !e.delete_marked {
-                return Err(DbError::DuplicateKey {
-                    index: ix.def.name.clone(),
-                });
+                return Err(ix.duplicate(columns, row));
             }
         }
         Ok(())
@@ -1243,15 +1325,16 @@ impl<'d> Table<'d> {
         Ok(Rows::new(cursor, t, db, view))
     }
 
-    /// Replaces the row with primary key `pk` by `row` (the primary key must stay the
-    /// same).
-    pub fn update(&self, pk: &[Value], row: Vec<Value>) -> Result<()> {
+    /// Replaces the row with primary key `pk` by `row`, which may have another primary
+    /// key (a collision there is DuplicateKey and changes nothing). Returns whether the
+    /// row changed (a row equal to the old one writes nothing).
+    pub fn update(&self, pk: &[Value], row: Vec<Value>) -> Result<bool> {
         self.autocommit(|tx| tx.update(self, pk, row))
     }
 
-    /// Replaces the row a handle names by `row` (a primary key must stay the same; a
-    /// hidden row id always does).
-    pub fn update_row(&self, handle: &RowHandle, row: Vec<Value>) -> Result<()> {
+    /// Replaces the row a handle names by `row` (a hidden row id always stays the same).
+    /// Returns whether the row changed.
+    pub fn update_row(&self, handle: &RowHandle, row: Vec<Value>) -> Result<bool> {
         self.autocommit(|tx| tx.update_row(self, handle, row))
     }
 
@@ -1369,7 +1452,7 @@ impl<'d> Table<'d> {
     pub fn index_record_counts(&self, index: &str) -> Result<(u64, u64)> {
         self.with_state(|t| {
             let tree = match index {
-                "PRIMARY" => t.clustered,
+                PRIMARY => t.clustered,
                 name => self.index_of(t, name)?.tree,
             };
             let (mut live, mut marked) = (0, 0);
@@ -1486,5 +1569,52 @@ impl Iterator for Rows<'_> {
             return it.next().map(Ok);
         }
         Some(self.next_keyed()?.map(|(_, row)| row))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::row::{Date, DateTime, Decimal};
+
+    #[test]
+    fn key_entry_writes_values_as_mysql_prints_them() {
+        let cols = vec![
+            Column::new(
+                "d",
+                ColumnType::Decimal {
+                    precision: 6,
+                    scale: 2,
+                },
+            ),
+            Column::new("t", ColumnType::DateTime { fsp: 3 }),
+            Column::new("day", ColumnType::Date),
+            Column::new("f", ColumnType::Float),
+            Column::new(
+                "u",
+                ColumnType::Int {
+                    width: crate::row::IntWidth::Big,
+                    unsigned: true,
+                },
+            ),
+        ];
+        let row = vec![
+            Value::Decimal(Decimal::new(-1205, 2)),
+            Value::DateTime(DateTime {
+                date: Date::new(2024, 2, 9),
+                hour: 7,
+                minute: 5,
+                second: 3,
+                micros: 120_000,
+            }),
+            Value::Date(Date::new(1999, 12, 31)),
+            Value::Double(f64::from(1.1f32)),
+            Value::UInt(u64::MAX),
+        ];
+        let parts: Vec<_> = (0..5).map(|c| (c, None)).collect();
+        assert_eq!(
+            key_entry(&cols, &row, &parts),
+            "-12.05-2024-02-09 07:05:03.120-1999-12-31-1.1-18446744073709551615"
+        );
     }
 }

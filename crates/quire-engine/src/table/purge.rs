@@ -291,7 +291,9 @@ impl DbInner {
             LOCK_WAIT,
         ) {
             Ok(()) => {}
-            Err(LockError::Timeout { .. } | LockError::Deadlock) => return Ok(None),
+            Err(LockError::Timeout { .. } | LockError::Deadlock | LockError::Interrupted) => {
+                return Ok(None)
+            }
         }
         let result = (|| -> Result<u64> {
             let row_id = rowid::row_id_of_key(&t.layout, p.key)?;

@@ -31,11 +31,12 @@
 //!    no clustered lookup to decide).
 //! 4. The undo record of a change is durable no later than the change (it is an earlier
 //!    mtr), so recovery can always roll an active transaction back.
-//! 5. A statement that fails is rolled back to where it started; a deadlock rolls back
-//!    the whole transaction, which then only accepts `rollback` (or drop).
+//! 5. A call that fails is rolled back to where it started, and `rollback_statement` to
+//!    where its statement scope began; a deadlock rolls back the whole transaction, which
+//!    then only accepts `rollback` (or drop).
 
 use std::ops::Bound;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -195,6 +196,9 @@ impl DbInner {
             locks: TrxLocks::new(a.id),
             state: State::Active,
             savepoints: Vec::new(),
+            stmt: None,
+            lock_wait_timeout: Duration::from_millis(self.config.lock_wait_timeout_ms),
+            interrupt: None,
         })
     }
 
@@ -467,6 +471,11 @@ pub struct Transaction<'d> {
     locks: TrxLocks,
     state: State,
     savepoints: Vec<(String, u64)>,
+    /// The undo position where the open statement scope began ([`Transaction::begin_statement`]).
+    stmt: Option<u64>,
+    lock_wait_timeout: Duration,
+    /// Set from outside to end a lock wait ([`Transaction::set_interrupt`]).
+    interrupt: Option<Arc<AtomicBool>>,
 }
 
 impl<'d> Transaction<'d> {
@@ -490,17 +499,60 @@ impl<'d> Transaction<'d> {
         }
     }
 
-    /// Runs one statement: READ COMMITTED takes a fresh snapshot; a failure rolls the
-    /// statement back, a deadlock the whole transaction (invariant 5).
-    fn statement<R>(&mut self, f: impl FnOnce(&mut Self) -> Result<R>) -> Result<R> {
+    // ------------------------------------------------------------------ statements
+
+    /// Opens a statement scope: the engine calls until [`Transaction::end_statement`] are
+    /// one SQL statement (a multi-row INSERT, an UPDATE over a range). READ COMMITTED
+    /// reads them all from one snapshot, taken at the statement's first read (as InnoDB
+    /// does), and [`Transaction::rollback_statement`] undoes them together. A scope still
+    /// open is replaced (its changes stay).
+    pub fn begin_statement(&mut self) -> Result<()> {
         self.check_active()?;
         if self.iso == Isolation::ReadCommitted {
+            self.view = None;
+        }
+        self.stmt = Some(self.next_undo_no());
+        Ok(())
+    }
+
+    /// Closes the statement scope; its changes stay. READ COMMITTED drops the statement's
+    /// snapshot (a scan still running keeps its own reference to it).
+    pub fn end_statement(&mut self) {
+        self.stmt = None;
+        if self.iso == Isolation::ReadCommitted {
+            self.view = None;
+        }
+    }
+
+    /// Undoes every change made since [`Transaction::begin_statement`] and closes the
+    /// scope; the transaction goes on. Locks are kept (as InnoDB does). Without an open
+    /// scope it does nothing.
+    pub fn rollback_statement(&mut self) -> Result<()> {
+        self.check_active()?;
+        let Some(start) = self.stmt.take() else {
+            return Ok(());
+        };
+        if self.iso == Isolation::ReadCommitted {
+            self.view = None;
+        }
+        // A savepoint set inside the statement names undo that no longer exists.
+        self.savepoints.retain(|(_, at)| *at <= start);
+        self.rollback_to(start)
+    }
+
+    /// Runs one engine call: READ COMMITTED takes a fresh snapshot unless a statement
+    /// scope is open (then the scope's snapshot serves); a failure rolls the call back, a
+    /// deadlock the whole transaction (invariant 5).
+    fn statement<R>(&mut self, f: impl FnOnce(&mut Self) -> Result<R>) -> Result<R> {
+        self.check_active()?;
+        if self.iso == Isolation::ReadCommitted && self.stmt.is_none() {
             self.view = None;
         }
         let start = self.next_undo_no();
         match f(self) {
             Ok(r) => Ok(r),
             Err(DbError::Deadlock) => {
+                self.stmt = None;
                 self.rollback_all()?;
                 self.state = State::Aborted;
                 Err(DbError::Deadlock)
@@ -524,14 +576,40 @@ impl<'d> Transaction<'d> {
         self.view.clone()
     }
 
+    /// `innodb_lock_wait_timeout` for this transaction's lock waits (the config's value
+    /// until set); a wait that lasts it ends with [`DbError::LockWaitTimeout`].
+    pub fn set_lock_wait_timeout(&mut self, timeout: Duration) {
+        self.lock_wait_timeout = timeout;
+    }
+
+    pub fn lock_wait_timeout(&self) -> Duration {
+        self.lock_wait_timeout
+    }
+
+    /// A flag that, once set (KILL QUERY, a client gone), ends this transaction's lock
+    /// wait within [`crate::lock::INTERRUPT_POLL`] with [`DbError::Interrupted`]; the
+    /// statement is rolled back, as on a timeout. The caller clears it for the next
+    /// statement.
+    pub fn set_interrupt(&mut self, flag: Arc<AtomicBool>) {
+        self.interrupt = Some(flag);
+    }
+
     fn lock(&mut self, index: u64, key: &LockKey, mode: LockMode, kind: LockKind) -> Result<()> {
-        let timeout = Duration::from_millis(self.db.config.lock_wait_timeout_ms);
         self.db
             .locks
-            .lock(&mut self.locks, index, key, mode, kind, timeout)
+            .lock_interruptible(
+                &mut self.locks,
+                index,
+                key,
+                mode,
+                kind,
+                self.lock_wait_timeout,
+                self.interrupt.as_deref(),
+            )
             .map_err(|e| match e {
                 LockError::Timeout { .. } => DbError::LockWaitTimeout,
                 LockError::Deadlock => DbError::Deadlock,
+                LockError::Interrupted => DbError::Interrupted,
             })
     }
 
@@ -872,12 +950,26 @@ impl<'d> Transaction<'d> {
         row: Vec<Value>,
     ) -> Result<Vec<Value>> {
         let db = self.db;
-        let engine = &db.engine;
         let row = table.prepare(t, row)?;
         let row_id = rowid::next_row_id(t);
         let mut key = Vec::new();
         t.layout.encode_key(&row, row_id, &db.limits, &mut key)?;
         db.purge_lag_delay();
+        self.insert_prepared(t, row, row_id, key)
+    }
+
+    /// Inserts the checked row `row` under clustered key `key`: X-locks the key, checks
+    /// unique indexes and the key itself, then writes the record (over a delete-marked one
+    /// if there is one) and the secondary entries.
+    fn insert_prepared(
+        &mut self,
+        t: &TableState,
+        row: Vec<Value>,
+        row_id: Option<RowId>,
+        key: Vec<u8>,
+    ) -> Result<Vec<Value>> {
+        let db = self.db;
+        let engine = &db.engine;
         self.lock(
             t.clustered.index_id(),
             &LockKey::Key(key.clone()),
@@ -893,11 +985,7 @@ impl<'d> Transaction<'d> {
         let revived = self.revived(t, &entries)?;
         let cur = t.clustered.get(engine, &key)?;
         match cur {
-            Some(e) if !e.delete_marked => {
-                return Err(DbError::DuplicateKey {
-                    index: "PRIMARY".into(),
-                })
-            }
+            Some(e) if !e.delete_marked => return Err(t.duplicate_primary(&row)),
             Some(e) => {
                 let payload = encode_update(&key, Op::Revive, &revived, &e.value);
                 let roll = self.undo_append(UndoKind::Update, t.def.id, &payload)?;
@@ -907,11 +995,15 @@ impl<'d> Transaction<'d> {
             None => {
                 let roll = self.undo_append(UndoKind::Insert, t.def.id, &encode_insert(&key))?;
                 let w = blob::RowWrite::plan(engine, t, &db.limits, &row, row_id, (self.id, roll))?;
-                self.gap_insert(t, &t.clustered, &key, || w.insert(&t.clustered))?;
+                self.gap_insert(t, &t.clustered, &key, || w.insert(&t.clustered))
+                    .map_err(|e| match e {
+                        DbError::DuplicateKey { .. } => t.duplicate_primary(&row),
+                        e => e,
+                    })?;
             }
         }
         for (ix, (k, v)) in t.indexes.iter().zip(entries) {
-            self.put_entry(t, ix, &k, &v)?;
+            self.put_entry(t, ix, &row, &k, &v)?;
         }
         Ok(row)
     }
@@ -931,20 +1023,25 @@ impl<'d> Transaction<'d> {
     }
 
     /// Inserts entry (k, v), or revives it if it is there delete-marked.
-    fn put_entry(&mut self, t: &TableState, ix: &Index, k: &[u8], v: &[u8]) -> Result<()> {
+    fn put_entry(
+        &mut self,
+        t: &TableState,
+        ix: &Index,
+        row: &[Value],
+        k: &[u8],
+        v: &[u8],
+    ) -> Result<()> {
         let engine = &self.db.engine;
         match ix.tree.get(engine, k)? {
             Some(e) if e.delete_marked => {
                 ix.tree.replace(engine, k, v, false)?;
                 Ok(())
             }
-            Some(_) => Err(DbError::DuplicateKey {
-                index: ix.def.name.clone(),
-            }),
+            Some(_) => Err(ix.duplicate(&t.def.columns, row)),
             None => self.gap_insert(t, &ix.tree, k, || match ix.tree.insert(engine, k, v) {
-                Err(crate::btree::BTreeError::DuplicateKey) => Err(DbError::DuplicateKey {
-                    index: ix.def.name.clone(),
-                }),
+                Err(crate::btree::BTreeError::DuplicateKey) => {
+                    Err(ix.duplicate(&t.def.columns, row))
+                }
                 r => r.map(|_| ()).map_err(Into::into),
             }),
         }
@@ -986,17 +1083,18 @@ impl<'d> Transaction<'d> {
                     continue 'again;
                 }
                 if !e.delete_marked {
-                    return Err(DbError::DuplicateKey {
-                        index: ix.def.name.clone(),
-                    });
+                    return Err(ix.duplicate(&t.def.columns, row));
                 }
             }
             return Ok(());
         }
     }
 
-    /// Replaces the row with primary key `pk` (the key must stay the same).
-    pub fn update(&mut self, table: &Table<'_>, pk: &[Value], row: Vec<Value>) -> Result<()> {
+    /// Replaces the row with primary key `pk`; the new row may have another primary key
+    /// (the old row is then delete-marked and the new one inserted). Returns whether the
+    /// row changed: a row equal to the old one is only locked, nothing is written (MySQL
+    /// counts it as matched, not changed).
+    pub fn update(&mut self, table: &Table<'_>, pk: &[Value], row: Vec<Value>) -> Result<bool> {
         self.statement(|tx| {
             table.with_state(|t| {
                 let key = table.pk_key(t, pk)?;
@@ -1005,8 +1103,13 @@ impl<'d> Transaction<'d> {
         })
     }
 
-    /// Replaces the row a handle names.
-    pub fn update_row(&mut self, table: &Table<'_>, h: &RowHandle, row: Vec<Value>) -> Result<()> {
+    /// Replaces the row a handle names; returns whether it changed (as `update`).
+    pub fn update_row(
+        &mut self,
+        table: &Table<'_>,
+        h: &RowHandle,
+        row: Vec<Value>,
+    ) -> Result<bool> {
         self.statement(|tx| {
             table.with_state(|t| {
                 let key = h.key_in(t)?.to_vec();
@@ -1016,14 +1119,15 @@ impl<'d> Transaction<'d> {
     }
 
     /// Reads the row with primary key `pk` under an X lock, lets `f` change it, and writes
-    /// it back (`UPDATE t SET k = k + 1 WHERE id = ?`). Returns the new row, or `None` if
-    /// there is no such row.
+    /// it back (`UPDATE t SET k = k + 1 WHERE id = ?`). Returns the new row as stored and
+    /// whether it changed (if `f` left it equal to the old one nothing is written: matched,
+    /// not changed), or `None` if there is no such row.
     pub fn update_with(
         &mut self,
         table: &Table<'_>,
         pk: &[Value],
         f: impl FnOnce(&mut Vec<Value>),
-    ) -> Result<Option<Vec<Value>>> {
+    ) -> Result<Option<(Vec<Value>, bool)>> {
         self.statement(|tx| {
             table.with_state(|t| {
                 let key = table.pk_key(t, pk)?;
@@ -1035,8 +1139,7 @@ impl<'d> Transaction<'d> {
                 let old = tx.db.decode_version(t, &cur.value)?;
                 let mut row = old.clone();
                 f(&mut row);
-                tx.update_in(table, t, key, row.clone(), cur, Some(old))?;
-                Ok(Some(row))
+                tx.update_in(table, t, key, row, cur, Some(old)).map(Some)
             })
         })
     }
@@ -1064,13 +1167,15 @@ impl<'d> Transaction<'d> {
         t: &TableState,
         key: Vec<u8>,
         row: Vec<Value>,
-    ) -> Result<()> {
+    ) -> Result<bool> {
         let cur = self.lock_live_row(t, &key)?.ok_or(DbError::RowNotFound)?;
-        self.update_in(table, t, key, row, cur, None)
+        Ok(self.update_in(table, t, key, row, cur, None)?.1)
     }
 
     /// Replaces the live, X-locked row `key` whose record is `cur` (and whose values are
-    /// `old`, if the caller decoded them already) by `row`.
+    /// `old`, if the caller decoded them already) by `row`. Returns the row as stored and
+    /// whether it changed: a row equal to the old one writes nothing (no undo record, no
+    /// new version), as InnoDB skips an update that changes no column.
     fn update_in(
         &mut self,
         table: &Table<'_>,
@@ -1079,23 +1184,32 @@ impl<'d> Transaction<'d> {
         row: Vec<Value>,
         cur: Entry,
         old: Option<Vec<Value>>,
-    ) -> Result<()> {
+    ) -> Result<(Vec<Value>, bool)> {
         let db = self.db;
         let engine = &db.engine;
         let row_id = rowid::row_id_of_key(&t.layout, &key)?;
         let row = table.prepare(t, row)?;
+        let old = match old {
+            Some(o) => o,
+            None => db.decode_version(t, &cur.value)?,
+        };
+        if row == old {
+            return Ok((row, false));
+        }
         let mut new_key = Vec::new();
         t.layout
             .encode_key(&row, row_id, &db.limits, &mut new_key)?;
         if new_key != key {
-            return Err(DbError::PrimaryKeyChange);
+            // A new primary key is a new clustered record, as in InnoDB: the old one is
+            // delete-marked and the new row inserted, each with its own undo record, so
+            // readers, rollback and purge see a delete and an insert. Delete first: the
+            // row's own unique entries are marked by then, so they do not collide.
+            self.delete_mark(t, &key, &cur, Some(old))?;
+            let row = self.insert_prepared(t, row, row_id, new_key)?;
+            return Ok((row, true));
         }
         let mut changed = Vec::new();
         if !t.indexes.is_empty() {
-            let old = match old {
-                Some(o) => o,
-                None => db.decode_version(t, &cur.value)?,
-            };
             let olds = db.entries(t, &old, row_id, self.id)?;
             let news = db.entries(t, &row, row_id, self.id)?;
             for (i, (o, n)) in olds.into_iter().zip(news).enumerate() {
@@ -1124,9 +1238,9 @@ impl<'d> Transaction<'d> {
         for (i, (ok, ov), (nk, nv)) in changed {
             let ix = &t.indexes[i];
             ix.tree.replace(engine, &ok, &ov, true)?;
-            self.put_entry(t, ix, &nk, &nv)?;
+            self.put_entry(t, ix, &row, &nk, &nv)?;
         }
-        Ok(())
+        Ok((row, true))
     }
 
     /// Deletes the row with primary key `pk` (delete-marks it; purge removes it once no
@@ -1151,17 +1265,32 @@ impl<'d> Transaction<'d> {
     }
 
     fn delete_in(&mut self, t: &TableState, key: Vec<u8>) -> Result<()> {
+        let cur = self.lock_live_row(t, &key)?.ok_or(DbError::RowNotFound)?;
+        self.delete_mark(t, &key, &cur, None)
+    }
+
+    /// Delete-marks the live, X-locked row `key` whose record is `cur` (and whose values
+    /// are `old`, if decoded already), and its secondary entries.
+    fn delete_mark(
+        &mut self,
+        t: &TableState,
+        key: &[u8],
+        cur: &Entry,
+        old: Option<Vec<Value>>,
+    ) -> Result<()> {
         let db = self.db;
         let engine = &db.engine;
-        let cur = self.lock_live_row(t, &key)?.ok_or(DbError::RowNotFound)?;
-        let payload = encode_update(&key, Op::DeleteMark, &[], &cur.value);
+        let payload = encode_update(key, Op::DeleteMark, &[], &cur.value);
         let roll = self.undo_append(UndoKind::Update, t.def.id, &payload)?;
         let mut rec = cur.value.clone();
         record::set_sys(&mut rec, self.id, roll)?;
-        t.clustered.replace(engine, &key, &rec, true)?;
+        t.clustered.replace(engine, key, &rec, true)?;
         if !t.indexes.is_empty() {
-            let row_id = rowid::row_id_of_key(&t.layout, &key)?;
-            let old = db.decode_version(t, &cur.value)?;
+            let row_id = rowid::row_id_of_key(&t.layout, key)?;
+            let old = match old {
+                Some(o) => o,
+                None => db.decode_version(t, &cur.value)?,
+            };
             for (ix, (k, v)) in t.indexes.iter().zip(db.entries(t, &old, row_id, self.id)?) {
                 ix.tree.replace(engine, &k, &v, true)?;
             }
