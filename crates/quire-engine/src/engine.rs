@@ -24,6 +24,10 @@
 //! 3. A file is created before the mtr that logs its FILE_CREATE commits (a crash in between
 //!    leaves an unformatted file that the next open removes), and deleted only after the mtr
 //!    that logs its FILE_DELETE is durable.
+//! 4. An id that must never be reused (space id, table id) is below the high-water mark in
+//!    the dictionary header (system space page 0, docs/space-format.md) before it is written
+//!    anywhere: the mark is raised by an mtr that commits before the first mtr that writes
+//!    the id, so redo makes the mark durable no later than any use of the id.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -35,7 +39,7 @@ use std::time::Duration;
 use parking_lot::{Condvar, Mutex};
 use quire_io::{OpenOptions, Vfs};
 
-use crate::alloc::format::SpaceHeader;
+use crate::alloc::format::{DictHeader, SpaceHeader, OFF_DICT_HEADER};
 use crate::alloc::{AllocError, Allocator, MtrPages};
 use crate::buffer::{BufferConfig, BufferError, BufferPool, PageCleaner, WalGate};
 use crate::config::{Config, FlushMethod};
@@ -546,7 +550,13 @@ impl Engine {
     /// Creates a space `<name>.qsp`: the file is allocated (no zeros, no sync: lesson 5), and
     /// one mtr logs FILE_CREATE and formats page 0. Returns once that mtr is durable.
     pub fn create_space(&self, name: &str) -> Result<SpaceId> {
-        let id = SpaceId(self.shared.next_space.fetch_add(1, Ordering::SeqCst));
+        if name.is_empty() || name.contains(['/', '\\', '\0']) || name.starts_with('.') {
+            return Err(EngineError::Config(format!("bad space name '{name}'")));
+        }
+        if self.shared.names.lock().contains_key(name) {
+            return Err(EngineError::SpaceExists(name.into()));
+        }
+        let id = self.reserve_space_id()?;
         self.create_space_with_id(id, name)
     }
 
@@ -599,6 +609,51 @@ impl Engine {
                 Err(e)
             }
         }
+    }
+
+    /// Hands out a space id: the next one under the mark in the dictionary header, which one
+    /// mtr raises past it (invariant 4). A data directory from before the header gets one
+    /// here, starting past every space id on disk or in the recovered log's file records.
+    fn reserve_space_id(&self) -> Result<SpaceId> {
+        let floor = self
+            .recovery
+            .max_space_id
+            .map_or(0, |s| s.0 + 1)
+            .max(self.shared.next_space.load(Ordering::SeqCst))
+            .max(1);
+        let mut id = 0;
+        let mut mtr = self.mtr();
+        raise_dict_header(&mut mtr, |h| {
+            if h.next_space_id == 0 {
+                tracing::info!("creating the dictionary header: new space ids start at {floor}");
+            }
+            id = h.next_space_id.max(floor);
+            h.next_space_id = id + 1;
+        })?;
+        mtr.commit()?;
+        self.shared.next_space.fetch_max(id + 1, Ordering::SeqCst);
+        Ok(SpaceId(id))
+    }
+
+    /// The persisted table id high-water mark: every table id handed out is below it. 0:
+    /// never set (a data directory from before the dictionary header; the catalog then
+    /// sets it from the largest id it knows, once).
+    pub fn table_id_mark(&self) -> Result<u64> {
+        let mut mtr = self.mtr();
+        let s = mtr.s_latch(PageId::new(SpaceId::SYSTEM, PageNo(0)))?;
+        let mark = DictHeader::decode(mtr.page(s)).map_or(0, |h| h.next_table_id);
+        mtr.commit()?;
+        Ok(mark)
+    }
+
+    /// Raises the table id high-water mark to at least `next`, in one mtr. Call it before a
+    /// table id below `next` is written anywhere (invariant 4); it does not wait for the
+    /// log, since every later mtr that writes the id is durable only after this one.
+    pub fn raise_table_id_mark(&self, next: u64) -> Result<()> {
+        let mut mtr = self.mtr();
+        raise_dict_header(&mut mtr, |h| h.next_table_id = h.next_table_id.max(next))?;
+        mtr.commit()?;
+        Ok(())
     }
 
     /// Allocates a page in `space` within `mtr`.
@@ -832,6 +887,26 @@ impl Engine {
         // nothing either.
         self.stop_threads();
     }
+}
+
+/// Changes the dictionary header (on the system space's page 0) with `change`, under that
+/// page's X latch in `mtr`, so concurrent raises serialize and a mark never goes down.
+/// Writes only if something changed. Returns the header as it now is.
+fn raise_dict_header(
+    mtr: &mut Mtr<'_>,
+    change: impl FnOnce(&mut DictHeader),
+) -> Result<DictHeader> {
+    let s = mtr.x_latch(PageId::new(SpaceId::SYSTEM, PageNo(0)))?;
+    let before = DictHeader::decode(mtr.page(s));
+    let mut h = before.unwrap_or(DictHeader {
+        next_space_id: 0,
+        next_table_id: 0,
+    });
+    change(&mut h);
+    if before != Some(h) {
+        mtr.write(s, OFF_DICT_HEADER, &h.encode())?;
+    }
+    Ok(h)
 }
 
 /// B-trees allocate and free pages through the engine (the btree layer sits below it).

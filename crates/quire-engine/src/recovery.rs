@@ -94,6 +94,9 @@ pub struct RecoveryStats {
     pub mtrs_applied: u64,
     /// Pages restored from the doublewrite file before applying redo.
     pub pages_restored: u64,
+    /// The largest space id a file record names (spaces deleted since the checkpoint
+    /// included): the engine's floor for new space ids when the dictionary header is new.
+    pub max_space_id: Option<SpaceId>,
 }
 
 /// The spaces recovery knows about: id → path relative to the data directory.
@@ -204,6 +207,9 @@ pub fn recover(
     let mut extend_to: HashMap<SpaceId, u32> = HashMap::new();
     for (lsn, r) in &file_ops {
         stats.file_ops += 1;
+        if let Some(space) = r.file_space() {
+            stats.max_space_id = stats.max_space_id.max(Some(space));
+        }
         match *r {
             Record::FileCreate {
                 space,
