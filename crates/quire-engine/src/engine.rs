@@ -107,10 +107,15 @@ impl WalGate for LogGate {
 }
 
 /// File operations since the last checkpoint that must be made durable before the next one
-/// (invariant 2).
+/// (invariant 2). A directory change is counted *before* the mtr that logs it commits (or,
+/// for a delete or rename, made under `Shared::dir_ops` with the count after it), so a
+/// checkpoint that reads the current LSN after that mtr also sees the count; it is marked
+/// synced only after a directory sync that began after it succeeded.
 #[derive(Default)]
 struct PendingFileSync {
-    dir: bool,
+    /// Directory changes so far, and how many of them a successful sync covered.
+    dir_changes: u64,
+    dir_synced: u64,
     extended: Vec<SpaceId>,
 }
 
@@ -125,6 +130,10 @@ struct Shared {
     names: Mutex<HashMap<String, SpaceId>>,
     next_space: AtomicU32,
     file_sync: Mutex<PendingFileSync>,
+    /// Held by a delete or rename from its mtr's commit until the directory change is made
+    /// and counted, and by a checkpoint while it picks its LSN and syncs: a checkpoint never
+    /// passes a FILE_DELETE or FILE_RENAME whose directory change is not yet made.
+    dir_ops: Mutex<()>,
     stop: AtomicBool,
     wake: (Mutex<bool>, Condvar),
     checkpoints: AtomicU64,
@@ -438,6 +447,7 @@ impl Engine {
             names: Mutex::new(names),
             next_space: AtomicU32::new(next),
             file_sync: Mutex::new(PendingFileSync::default()),
+            dir_ops: Mutex::new(()),
             stop: AtomicBool::new(false),
             wake: (Mutex::new(false), Condvar::new()),
             checkpoints: AtomicU64::new(0),
@@ -583,6 +593,9 @@ impl Engine {
             )?);
             self.shared.spaces.insert(space.clone());
             let mut mtr = self.mtr();
+            // Counted before FILE_CREATE commits: a checkpoint that can pass it syncs the
+            // directory first (invariant 2).
+            self.shared.file_sync.lock().dir_changes += 1;
             mtr.log_file_op(Record::FileCreate {
                 space: id,
                 page_size: self.shared.page_size.get(),
@@ -599,7 +612,6 @@ impl Engine {
         })();
         match created {
             Ok(lsn) => {
-                self.shared.file_sync.lock().dir = true;
                 self.shared.log.write_up_to(lsn, true);
                 Ok(id)
             }
@@ -816,14 +828,17 @@ impl Engine {
             space: id,
             path: &rel,
         })?;
+        let dir_ops = self.shared.dir_ops.lock();
         if let Some(lsn) = mtr.commit()? {
             self.shared.log.write_up_to(lsn, true);
         }
         self.shared.pool.discard_space(id)?;
         self.shared.spaces.remove(id);
         self.shared.names.lock().remove(name);
-        self.shared.vfs.delete(&self.shared.dir.join(&rel))?;
-        self.shared.file_sync.lock().dir = true;
+        let deleted = self.shared.vfs.delete(&self.shared.dir.join(&rel));
+        self.shared.file_sync.lock().dir_changes += 1;
+        drop(dir_ops);
+        deleted?;
         Ok(())
     }
 
@@ -852,14 +867,18 @@ impl Engine {
             from: &old,
             to: &new,
         })?;
+        let dir_ops = self.shared.dir_ops.lock();
         if let Some(lsn) = mtr.commit()? {
             self.shared.log.write_up_to(lsn, true);
         }
         let new_path = self.shared.dir.join(&new);
-        self.shared
+        let renamed = self
+            .shared
             .vfs
-            .rename(&self.shared.dir.join(&old), &new_path)?;
-        self.shared.file_sync.lock().dir = true;
+            .rename(&self.shared.dir.join(&old), &new_path);
+        self.shared.file_sync.lock().dir_changes += 1;
+        drop(dir_ops);
+        renamed?;
         // Reopen under the new name so messages name the right file; the old handle (same
         // file) stays valid for writes already in flight.
         let sp = Space::open(
@@ -955,33 +974,44 @@ impl Shared {
     }
 
     /// Makes durable every file operation a checkpoint would otherwise cover (invariant 2).
-    fn sync_files_before_checkpoint(&self) -> Result<()> {
-        let pending = std::mem::take(&mut *self.file_sync.lock());
-        if pending.dir {
-            self.vfs.sync_dir(&self.dir)?;
+    /// A failed directory sync is fatal like any failed fsync (quire_io::fatal): the entries
+    /// it should have made durable may be lost, and a retry could "succeed" without them.
+    fn sync_files_before_checkpoint(&self) {
+        let (changes, synced, mut ext) = {
+            let p = self.file_sync.lock();
+            (p.dir_changes, p.dir_synced, p.extended.clone())
+        };
+        let n_ext = ext.len();
+        if changes > synced {
+            if let Err(e) = self.vfs.sync_dir(&self.dir) {
+                quire_io::fatal::fatal_io(&e);
+            }
+            let mut p = self.file_sync.lock();
+            p.dir_synced = p.dir_synced.max(changes);
         }
-        let mut ext = pending.extended;
         ext.sort();
         ext.dedup();
-        for id in ext {
-            if let Ok(sp) = self.spaces.get(id) {
+        for id in &ext {
+            if let Ok(sp) = self.spaces.get(*id) {
                 sp.sync();
             }
         }
-        Ok(())
+        // Only the extensions just synced: one counted meanwhile (appended) stays pending.
+        self.file_sync.lock().extended.drain(..n_ext);
     }
 
     /// Moves the checkpoint to the oldest change not yet on disk. The current LSN is read
     /// *before* the flush list (see `Mtr::commit`): a change missing from the flush list that
     /// was read belongs to an mtr that reserved its LSN after the current LSN that was read.
     fn checkpoint(&self) -> Result<Lsn> {
+        let _dir_ops = self.dir_ops.lock();
         let current = self.log.current_lsn();
         let oldest = self.pool.flush_list_oldest().unwrap_or(current);
         let target = current.min(oldest);
         if target <= self.log.checkpoint_lsn() {
             return Ok(self.log.checkpoint_lsn());
         }
-        self.sync_files_before_checkpoint()?;
+        self.sync_files_before_checkpoint();
         self.log.checkpoint(target)?;
         self.checkpoints.fetch_add(1, Ordering::Relaxed);
         Ok(target)
