@@ -20,6 +20,10 @@
 //! 4. No redo is applied before every page with a usable doublewrite copy is restored and
 //!    synced (docs/doublewrite.md): a page torn by a write in flight at the crash is whole
 //!    again before recovery reads it.
+//! 5. The log is synced up to the end of what recovery will apply before recovery changes
+//!    the directory or writes a page (a page may be evicted during apply): after a process
+//!    crash the log's tail may be in the OS page cache only, and a power loss during
+//!    recovery must not keep a page change whose redo it loses (half a mini-transaction).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -151,6 +155,10 @@ pub fn recover(
     }
     stats.frames = frames.len() as u64;
     stats.end_lsn = frames.last().map(|f| f.end).unwrap_or(stats.checkpoint_lsn);
+    // Invariant 5: what is applied is durable before anything is written because of it.
+    if !frames.is_empty() {
+        rec.sync_read_frames();
+    }
     if !frames.is_empty() {
         tracing::info!(
             "recovery: {:.1} MiB of redo ({} mini-transactions) from LSN {} to {}",
