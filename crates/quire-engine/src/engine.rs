@@ -107,15 +107,21 @@ impl WalGate for LogGate {
 }
 
 /// File operations since the last checkpoint that must be made durable before the next one
-/// (invariant 2). A directory change is counted *before* the mtr that logs it commits (or,
-/// for a delete or rename, made under `Shared::dir_ops` with the count after it), so a
-/// checkpoint that reads the current LSN after that mtr also sees the count; it is marked
-/// synced only after a directory sync that began after it succeeded.
+/// (invariant 2). A created file is counted *before* the mtr that logs FILE_CREATE commits,
+/// so a checkpoint that reads a current LSN past that mtr also sees the count. A delete or
+/// rename happens after its mtr commits: from before that commit until the change is made
+/// and counted it is *in flight*, with a lower bound of its LSN, and no checkpoint passes
+/// that bound. A count is marked synced only after a directory sync that began after it
+/// succeeded.
 #[derive(Default)]
 struct PendingFileSync {
     /// Directory changes so far, and how many of them a successful sync covered.
     dir_changes: u64,
     dir_synced: u64,
+    /// Deletes and renames whose mtr may have committed but whose directory change is not
+    /// yet counted: token → the current LSN before their mtr committed.
+    in_flight: HashMap<u64, Lsn>,
+    next_token: u64,
     extended: Vec<SpaceId>,
 }
 
@@ -130,10 +136,6 @@ struct Shared {
     names: Mutex<HashMap<String, SpaceId>>,
     next_space: AtomicU32,
     file_sync: Mutex<PendingFileSync>,
-    /// Held by a delete or rename from its mtr's commit until the directory change is made
-    /// and counted, and by a checkpoint while it picks its LSN and syncs: a checkpoint never
-    /// passes a FILE_DELETE or FILE_RENAME whose directory change is not yet made.
-    dir_ops: Mutex<()>,
     stop: AtomicBool,
     wake: (Mutex<bool>, Condvar),
     checkpoints: AtomicU64,
@@ -447,7 +449,6 @@ impl Engine {
             names: Mutex::new(names),
             next_space: AtomicU32::new(next),
             file_sync: Mutex::new(PendingFileSync::default()),
-            dir_ops: Mutex::new(()),
             stop: AtomicBool::new(false),
             wake: (Mutex::new(false), Condvar::new()),
             checkpoints: AtomicU64::new(0),
@@ -828,18 +829,19 @@ impl Engine {
             space: id,
             path: &rel,
         })?;
-        let dir_ops = self.shared.dir_ops.lock();
-        if let Some(lsn) = mtr.commit()? {
-            self.shared.log.write_up_to(lsn, true);
-        }
-        self.shared.pool.discard_space(id)?;
-        self.shared.spaces.remove(id);
-        self.shared.names.lock().remove(name);
-        let deleted = self.shared.vfs.delete(&self.shared.dir.join(&rel));
-        self.shared.file_sync.lock().dir_changes += 1;
-        drop(dir_ops);
-        deleted?;
-        Ok(())
+        let op = self.shared.begin_dir_op();
+        let done = (|| -> Result<()> {
+            if let Some(lsn) = mtr.commit()? {
+                self.shared.log.write_up_to(lsn, true);
+            }
+            self.shared.pool.discard_space(id)?;
+            self.shared.spaces.remove(id);
+            self.shared.names.lock().remove(name);
+            self.shared.vfs.delete(&self.shared.dir.join(&rel))?;
+            Ok(())
+        })();
+        self.shared.end_dir_op(op);
+        done
     }
 
     /// Renames space `from` to `to`: FILE_RENAME is made durable, then the file is renamed
@@ -867,17 +869,18 @@ impl Engine {
             from: &old,
             to: &new,
         })?;
-        let dir_ops = self.shared.dir_ops.lock();
-        if let Some(lsn) = mtr.commit()? {
-            self.shared.log.write_up_to(lsn, true);
-        }
+        let op = self.shared.begin_dir_op();
         let new_path = self.shared.dir.join(&new);
-        let renamed = self
-            .shared
-            .vfs
-            .rename(&self.shared.dir.join(&old), &new_path);
-        self.shared.file_sync.lock().dir_changes += 1;
-        drop(dir_ops);
+        let renamed = (|| -> Result<()> {
+            if let Some(lsn) = mtr.commit()? {
+                self.shared.log.write_up_to(lsn, true);
+            }
+            self.shared
+                .vfs
+                .rename(&self.shared.dir.join(&old), &new_path)?;
+            Ok(())
+        })();
+        self.shared.end_dir_op(op);
         renamed?;
         // Reopen under the new name so messages name the right file; the old handle (same
         // file) stays valid for writes already in flight.
@@ -973,6 +976,24 @@ impl Shared {
         cv.notify_one();
     }
 
+    /// Registers a delete or rename about to commit its mtr (see [`PendingFileSync`]).
+    fn begin_dir_op(&self) -> u64 {
+        let mut p = self.file_sync.lock();
+        let token = p.next_token;
+        p.next_token += 1;
+        // Read under the lock: a checkpoint that sees no entry read its current LSN before.
+        p.in_flight.insert(token, self.log.current_lsn());
+        token
+    }
+
+    /// The delete or rename registered as `token` has changed the directory (or failed):
+    /// count the change, for the next checkpoint's directory sync.
+    fn end_dir_op(&self, token: u64) {
+        let mut p = self.file_sync.lock();
+        p.in_flight.remove(&token);
+        p.dir_changes += 1;
+    }
+
     /// Makes durable every file operation a checkpoint would otherwise cover (invariant 2).
     /// A failed directory sync is fatal like any failed fsync (quire_io::fatal): the entries
     /// it should have made durable may be lost, and a retry could "succeed" without them.
@@ -1004,10 +1025,12 @@ impl Shared {
     /// *before* the flush list (see `Mtr::commit`): a change missing from the flush list that
     /// was read belongs to an mtr that reserved its LSN after the current LSN that was read.
     fn checkpoint(&self) -> Result<Lsn> {
-        let _dir_ops = self.dir_ops.lock();
         let current = self.log.current_lsn();
         let oldest = self.pool.flush_list_oldest().unwrap_or(current);
-        let target = current.min(oldest);
+        // Read after `current`: a delete or rename not in flight now registers later, so its
+        // FILE_DELETE or FILE_RENAME is at or past `current` (see PendingFileSync).
+        let in_flight = self.file_sync.lock().in_flight.values().min().copied();
+        let target = current.min(oldest).min(in_flight.unwrap_or(current));
         if target <= self.log.checkpoint_lsn() {
             return Ok(self.log.checkpoint_lsn());
         }
