@@ -539,9 +539,10 @@ impl Db {
         }
         // Table ids come from the persisted mark, never from the catalog alone: a dropped
         // table's id may still be named by its history (docs/catalog.md, "Table ids"). A
-        // data directory from before the mark sets it from the catalog, once.
+        // data directory from before the mark sets it from the catalog, once (not from
+        // `quire check`, which changes nothing).
         let mark = engine.table_id_mark()?;
-        if mark < state.next_table_id {
+        if repair && mark < state.next_table_id {
             engine.raise_table_id_mark(state.next_table_id)?;
         }
         state.next_table_id = state.next_table_id.max(mark);
