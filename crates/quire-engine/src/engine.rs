@@ -24,6 +24,10 @@
 //! 3. A file is created before the mtr that logs its FILE_CREATE commits (a crash in between
 //!    leaves an unformatted file that the next open removes), and deleted only after the mtr
 //!    that logs its FILE_DELETE is durable.
+//! 4. An id that must never be reused (space id, table id) is below the high-water mark in
+//!    the dictionary header (system space page 0, docs/space-format.md) before it is written
+//!    anywhere: the mark is raised by an mtr that commits before the first mtr that writes
+//!    the id, so redo makes the mark durable no later than any use of the id.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -35,7 +39,7 @@ use std::time::Duration;
 use parking_lot::{Condvar, Mutex};
 use quire_io::{OpenOptions, Vfs};
 
-use crate::alloc::format::SpaceHeader;
+use crate::alloc::format::{DictHeader, SpaceHeader, OFF_DICT_HEADER};
 use crate::alloc::{AllocError, Allocator, MtrPages};
 use crate::buffer::{BufferConfig, BufferError, BufferPool, PageCleaner, WalGate};
 use crate::config::{Config, FlushMethod};
@@ -103,10 +107,21 @@ impl WalGate for LogGate {
 }
 
 /// File operations since the last checkpoint that must be made durable before the next one
-/// (invariant 2).
+/// (invariant 2). A created file is counted *before* the mtr that logs FILE_CREATE commits,
+/// so a checkpoint that reads a current LSN past that mtr also sees the count. A delete or
+/// rename happens after its mtr commits: from before that commit until the change is made
+/// and counted it is *in flight*, with a lower bound of its LSN, and no checkpoint passes
+/// that bound. A count is marked synced only after a directory sync that began after it
+/// succeeded.
 #[derive(Default)]
 struct PendingFileSync {
-    dir: bool,
+    /// Directory changes so far, and how many of them a successful sync covered.
+    dir_changes: u64,
+    dir_synced: u64,
+    /// Deletes and renames whose mtr may have committed but whose directory change is not
+    /// yet counted: token → the current LSN before their mtr committed.
+    in_flight: HashMap<u64, Lsn>,
+    next_token: u64,
     extended: Vec<SpaceId>,
 }
 
@@ -546,7 +561,13 @@ impl Engine {
     /// Creates a space `<name>.qsp`: the file is allocated (no zeros, no sync: lesson 5), and
     /// one mtr logs FILE_CREATE and formats page 0. Returns once that mtr is durable.
     pub fn create_space(&self, name: &str) -> Result<SpaceId> {
-        let id = SpaceId(self.shared.next_space.fetch_add(1, Ordering::SeqCst));
+        if name.is_empty() || name.contains(['/', '\\', '\0']) || name.starts_with('.') {
+            return Err(EngineError::Config(format!("bad space name '{name}'")));
+        }
+        if self.shared.names.lock().contains_key(name) {
+            return Err(EngineError::SpaceExists(name.into()));
+        }
+        let id = self.reserve_space_id()?;
         self.create_space_with_id(id, name)
     }
 
@@ -573,6 +594,9 @@ impl Engine {
             )?);
             self.shared.spaces.insert(space.clone());
             let mut mtr = self.mtr();
+            // Counted before FILE_CREATE commits: a checkpoint that can pass it syncs the
+            // directory first (invariant 2).
+            self.shared.file_sync.lock().dir_changes += 1;
             mtr.log_file_op(Record::FileCreate {
                 space: id,
                 page_size: self.shared.page_size.get(),
@@ -589,7 +613,6 @@ impl Engine {
         })();
         match created {
             Ok(lsn) => {
-                self.shared.file_sync.lock().dir = true;
                 self.shared.log.write_up_to(lsn, true);
                 Ok(id)
             }
@@ -599,6 +622,51 @@ impl Engine {
                 Err(e)
             }
         }
+    }
+
+    /// Hands out a space id: the next one under the mark in the dictionary header, which one
+    /// mtr raises past it (invariant 4). A data directory from before the header gets one
+    /// here, starting past every space id on disk or in the recovered log's file records.
+    fn reserve_space_id(&self) -> Result<SpaceId> {
+        let floor = self
+            .recovery
+            .max_space_id
+            .map_or(0, |s| s.0 + 1)
+            .max(self.shared.next_space.load(Ordering::SeqCst))
+            .max(1);
+        let mut id = 0;
+        let mut mtr = self.mtr();
+        raise_dict_header(&mut mtr, |h| {
+            if h.next_space_id == 0 {
+                tracing::info!("creating the dictionary header: new space ids start at {floor}");
+            }
+            id = h.next_space_id.max(floor);
+            h.next_space_id = id + 1;
+        })?;
+        mtr.commit()?;
+        self.shared.next_space.fetch_max(id + 1, Ordering::SeqCst);
+        Ok(SpaceId(id))
+    }
+
+    /// The persisted table id high-water mark: every table id handed out is below it. 0:
+    /// never set (a data directory from before the dictionary header; the catalog then
+    /// sets it from the largest id it knows, once).
+    pub fn table_id_mark(&self) -> Result<u64> {
+        let mut mtr = self.mtr();
+        let s = mtr.s_latch(PageId::new(SpaceId::SYSTEM, PageNo(0)))?;
+        let mark = DictHeader::decode(mtr.page(s)).map_or(0, |h| h.next_table_id);
+        mtr.commit()?;
+        Ok(mark)
+    }
+
+    /// Raises the table id high-water mark to at least `next`, in one mtr. Call it before a
+    /// table id below `next` is written anywhere (invariant 4); it does not wait for the
+    /// log, since every later mtr that writes the id is durable only after this one.
+    pub fn raise_table_id_mark(&self, next: u64) -> Result<()> {
+        let mut mtr = self.mtr();
+        raise_dict_header(&mut mtr, |h| h.next_table_id = h.next_table_id.max(next))?;
+        mtr.commit()?;
+        Ok(())
     }
 
     /// Allocates a page in `space` within `mtr`.
@@ -761,15 +829,19 @@ impl Engine {
             space: id,
             path: &rel,
         })?;
-        if let Some(lsn) = mtr.commit()? {
-            self.shared.log.write_up_to(lsn, true);
-        }
-        self.shared.pool.discard_space(id)?;
-        self.shared.spaces.remove(id);
-        self.shared.names.lock().remove(name);
-        self.shared.vfs.delete(&self.shared.dir.join(&rel))?;
-        self.shared.file_sync.lock().dir = true;
-        Ok(())
+        let op = self.shared.begin_dir_op();
+        let done = (|| -> Result<()> {
+            if let Some(lsn) = mtr.commit()? {
+                self.shared.log.write_up_to(lsn, true);
+            }
+            self.shared.pool.discard_space(id)?;
+            self.shared.spaces.remove(id);
+            self.shared.names.lock().remove(name);
+            self.shared.vfs.delete(&self.shared.dir.join(&rel))?;
+            Ok(())
+        })();
+        self.shared.end_dir_op(op);
+        done
     }
 
     /// Renames space `from` to `to`: FILE_RENAME is made durable, then the file is renamed
@@ -797,14 +869,19 @@ impl Engine {
             from: &old,
             to: &new,
         })?;
-        if let Some(lsn) = mtr.commit()? {
-            self.shared.log.write_up_to(lsn, true);
-        }
+        let op = self.shared.begin_dir_op();
         let new_path = self.shared.dir.join(&new);
-        self.shared
-            .vfs
-            .rename(&self.shared.dir.join(&old), &new_path)?;
-        self.shared.file_sync.lock().dir = true;
+        let renamed = (|| -> Result<()> {
+            if let Some(lsn) = mtr.commit()? {
+                self.shared.log.write_up_to(lsn, true);
+            }
+            self.shared
+                .vfs
+                .rename(&self.shared.dir.join(&old), &new_path)?;
+            Ok(())
+        })();
+        self.shared.end_dir_op(op);
+        renamed?;
         // Reopen under the new name so messages name the right file; the old handle (same
         // file) stays valid for writes already in flight.
         let sp = Space::open(
@@ -832,6 +909,26 @@ impl Engine {
         // nothing either.
         self.stop_threads();
     }
+}
+
+/// Changes the dictionary header (on the system space's page 0) with `change`, under that
+/// page's X latch in `mtr`, so concurrent raises serialize and a mark never goes down.
+/// Writes only if something changed. Returns the header as it now is.
+fn raise_dict_header(
+    mtr: &mut Mtr<'_>,
+    change: impl FnOnce(&mut DictHeader),
+) -> Result<DictHeader> {
+    let s = mtr.x_latch(PageId::new(SpaceId::SYSTEM, PageNo(0)))?;
+    let before = DictHeader::decode(mtr.page(s));
+    let mut h = before.unwrap_or(DictHeader {
+        next_space_id: 0,
+        next_table_id: 0,
+    });
+    change(&mut h);
+    if before != Some(h) {
+        mtr.write(s, OFF_DICT_HEADER, &h.encode())?;
+    }
+    Ok(h)
 }
 
 /// B-trees allocate and free pages through the engine (the btree layer sits below it).
@@ -879,21 +976,49 @@ impl Shared {
         cv.notify_one();
     }
 
+    /// Registers a delete or rename about to commit its mtr (see [`PendingFileSync`]).
+    fn begin_dir_op(&self) -> u64 {
+        let mut p = self.file_sync.lock();
+        let token = p.next_token;
+        p.next_token += 1;
+        // Read under the lock: a checkpoint that sees no entry read its current LSN before.
+        p.in_flight.insert(token, self.log.current_lsn());
+        token
+    }
+
+    /// The delete or rename registered as `token` has changed the directory (or failed):
+    /// count the change, for the next checkpoint's directory sync.
+    fn end_dir_op(&self, token: u64) {
+        let mut p = self.file_sync.lock();
+        p.in_flight.remove(&token);
+        p.dir_changes += 1;
+    }
+
     /// Makes durable every file operation a checkpoint would otherwise cover (invariant 2).
-    fn sync_files_before_checkpoint(&self) -> Result<()> {
-        let pending = std::mem::take(&mut *self.file_sync.lock());
-        if pending.dir {
-            self.vfs.sync_dir(&self.dir)?;
+    /// A failed directory sync is fatal like any failed fsync (quire_io::fatal): the entries
+    /// it should have made durable may be lost, and a retry could "succeed" without them.
+    fn sync_files_before_checkpoint(&self) {
+        let (changes, synced, mut ext) = {
+            let p = self.file_sync.lock();
+            (p.dir_changes, p.dir_synced, p.extended.clone())
+        };
+        let n_ext = ext.len();
+        if changes > synced {
+            if let Err(e) = self.vfs.sync_dir(&self.dir) {
+                quire_io::fatal::fatal_io(&e);
+            }
+            let mut p = self.file_sync.lock();
+            p.dir_synced = p.dir_synced.max(changes);
         }
-        let mut ext = pending.extended;
         ext.sort();
         ext.dedup();
-        for id in ext {
-            if let Ok(sp) = self.spaces.get(id) {
+        for id in &ext {
+            if let Ok(sp) = self.spaces.get(*id) {
                 sp.sync();
             }
         }
-        Ok(())
+        // Only the extensions just synced: one counted meanwhile (appended) stays pending.
+        self.file_sync.lock().extended.drain(..n_ext);
     }
 
     /// Moves the checkpoint to the oldest change not yet on disk. The current LSN is read
@@ -902,11 +1027,14 @@ impl Shared {
     fn checkpoint(&self) -> Result<Lsn> {
         let current = self.log.current_lsn();
         let oldest = self.pool.flush_list_oldest().unwrap_or(current);
-        let target = current.min(oldest);
+        // Read after `current`: a delete or rename not in flight now registers later, so its
+        // FILE_DELETE or FILE_RENAME is at or past `current` (see PendingFileSync).
+        let in_flight = self.file_sync.lock().in_flight.values().min().copied();
+        let target = current.min(oldest).min(in_flight.unwrap_or(current));
         if target <= self.log.checkpoint_lsn() {
             return Ok(self.log.checkpoint_lsn());
         }
-        self.sync_files_before_checkpoint()?;
+        self.sync_files_before_checkpoint();
         self.log.checkpoint(target)?;
         self.checkpoints.fetch_add(1, Ordering::Relaxed);
         Ok(target)

@@ -20,6 +20,10 @@
 //! 4. No redo is applied before every page with a usable doublewrite copy is restored and
 //!    synced (docs/doublewrite.md): a page torn by a write in flight at the crash is whole
 //!    again before recovery reads it.
+//! 5. The log is synced up to the end of what recovery will apply before recovery changes
+//!    the directory or writes a page (a page may be evicted during apply): after a process
+//!    crash the log's tail may be in the OS page cache only, and a power loss during
+//!    recovery must not keep a page change whose redo it loses (half a mini-transaction).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -94,6 +98,9 @@ pub struct RecoveryStats {
     pub mtrs_applied: u64,
     /// Pages restored from the doublewrite file before applying redo.
     pub pages_restored: u64,
+    /// The largest space id a file record names (spaces deleted since the checkpoint
+    /// included): the engine's floor for new space ids when the dictionary header is new.
+    pub max_space_id: Option<SpaceId>,
 }
 
 /// The spaces recovery knows about: id → path relative to the data directory.
@@ -148,6 +155,10 @@ pub fn recover(
     }
     stats.frames = frames.len() as u64;
     stats.end_lsn = frames.last().map(|f| f.end).unwrap_or(stats.checkpoint_lsn);
+    // Invariant 5: what is applied is durable before anything is written because of it.
+    if !frames.is_empty() {
+        rec.sync_read_frames();
+    }
     if !frames.is_empty() {
         tracing::info!(
             "recovery: {:.1} MiB of redo ({} mini-transactions) from LSN {} to {}",
@@ -204,6 +215,9 @@ pub fn recover(
     let mut extend_to: HashMap<SpaceId, u32> = HashMap::new();
     for (lsn, r) in &file_ops {
         stats.file_ops += 1;
+        if let Some(space) = r.file_space() {
+            stats.max_space_id = stats.max_space_id.max(Some(space));
+        }
         match *r {
             Record::FileCreate {
                 space,

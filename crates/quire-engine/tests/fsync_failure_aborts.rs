@@ -98,3 +98,42 @@ fn data_file_sync_failure_aborts() {
     let _ = engine.checkpoint_now();
     println!("ACKNOWLEDGED AFTER FAULT: checkpoint returned");
 }
+
+#[test]
+fn directory_sync_failure_at_a_checkpoint_aborts() {
+    if std::env::var_os(CHILD).is_none() {
+        let out = run_child("directory_sync_failure_at_a_checkpoint_aborts");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            out.status.signal(),
+            Some(SIGABRT),
+            "child did not abort.\n{stdout}\n{stderr}"
+        );
+        assert!(
+            stdout.contains("space created"),
+            "setup did not run:\n{stdout}"
+        );
+        assert!(
+            !stdout.contains("CHECKPOINT RETURNED"),
+            "a checkpoint survived a failed directory sync:\n{stdout}"
+        );
+        assert!(
+            stderr.contains("fatal I/O error") && stderr.contains(DIR),
+            "the abort does not name the directory:\n{stderr}"
+        );
+        return;
+    }
+    let vfs = SimVfs::new(9);
+    let engine = open(&vfs, &small_config()).expect("open");
+    // The next directory sync fails: the one that must make t.qsp's creation durable before
+    // a checkpoint passes its FILE_CREATE (by the checkpointer thread or by checkpoint_now).
+    vfs.inject(Fault::eio(FaultOp::SyncDir, 1));
+    engine.create_space("t").expect("space");
+    println!("space created");
+    let first = engine.checkpoint_now();
+    // The old code returned the error and dropped the pending flag, so this one "succeeded"
+    // and the checkpoint passed FILE_CREATE with t.qsp's directory entry not durable.
+    let second = engine.checkpoint_now();
+    println!("CHECKPOINT RETURNED: {first:?} then {second:?}");
+}

@@ -137,6 +137,48 @@ impl SpaceHeader {
     }
 }
 
+/// The dictionary header: high-water marks of ids that are never handed out twice, in the
+/// spare bytes of the system space's page 0 between the space header and the descriptors
+/// (docs/space-format.md). Other spaces leave these bytes zero.
+pub const OFF_DICT_HEADER: usize = OFF_SPACE_HEADER + SPACE_HEADER_SIZE; // 96
+pub const DICT_HEADER_SIZE: usize = 32;
+/// "QDIC": the dictionary header is initialized. Zero: a data directory from before it.
+pub const DICT_MAGIC: u32 = u32::from_le_bytes(*b"QDIC");
+
+const _: () = assert!(OFF_DICT_HEADER + DICT_HEADER_SIZE <= OFF_DESCRIPTORS);
+
+/// The decoded dictionary header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DictHeader {
+    /// Every space id handed out is below this.
+    pub next_space_id: u32,
+    /// Every table id handed out is below this; 0 until the catalog first sets it.
+    pub next_table_id: u64,
+}
+
+impl DictHeader {
+    /// `None` if page 0 has no dictionary header yet (its bytes are zero).
+    pub fn decode(page: &[u8]) -> Option<DictHeader> {
+        let o = OFF_DICT_HEADER;
+        if get_u32(page, o) != DICT_MAGIC {
+            return None;
+        }
+        Some(DictHeader {
+            next_space_id: get_u32(page, o + 4),
+            next_table_id: u64::from_le_bytes(page[o + 8..o + 16].try_into().ok()?),
+        })
+    }
+
+    /// The encoded bytes, to be written at [`OFF_DICT_HEADER`].
+    pub fn encode(&self) -> [u8; DICT_HEADER_SIZE] {
+        let mut b = [0u8; DICT_HEADER_SIZE];
+        put_u32(&mut b, 0, DICT_MAGIC);
+        put_u32(&mut b, 4, self.next_space_id);
+        b[8..16].copy_from_slice(&self.next_table_id.to_le_bytes());
+        b
+    }
+}
+
 /// The state of one extent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ExtentState {

@@ -214,6 +214,14 @@ impl Recovery {
         self.reader.position()
     }
 
+    /// Makes the log durable up to everything read so far (an fdatasync of the file).
+    /// After a process crash the frames may be in the OS page cache only; recovery calls
+    /// this before it writes a page or changes the directory on their account, so a power
+    /// loss during recovery cannot keep such a change and lose its redo (write-ahead rule).
+    pub fn sync_read_frames(&self) {
+        self.file.handle.sync_data();
+    }
+
     /// Reads any remaining frames, makes the next epoch durable, and opens the log for
     /// appending at the end of the log.
     pub fn into_log(mut self) -> Result<Log> {

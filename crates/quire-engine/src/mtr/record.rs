@@ -79,6 +79,17 @@ impl Record<'_> {
             _ => None,
         }
     }
+
+    /// The space a file record names; `None` for page records.
+    pub fn file_space(&self) -> Option<SpaceId> {
+        match *self {
+            Record::FileCreate { space, .. }
+            | Record::FileDelete { space, .. }
+            | Record::FileRename { space, .. }
+            | Record::FileExtend { space, .. } => Some(space),
+            _ => None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -618,6 +618,15 @@ impl Db {
             let id = t.id;
             state.tables.insert(id, open_state(&engine, t, None)?);
         }
+        // Table ids come from the persisted mark, never from the catalog alone: a dropped
+        // table's id may still be named by its history (docs/catalog.md, "Table ids"). A
+        // data directory from before the mark sets it from the catalog, once (not from
+        // `quire check`, which changes nothing).
+        let mark = engine.table_id_mark()?;
+        if repair && mark < state.next_table_id {
+            engine.raise_table_id_mark(state.next_table_id)?;
+        }
+        state.next_table_id = state.next_table_id.max(mark);
         let limits = RowLimits::for_page(engine.page_size());
         // Undo after the catalog: TRX_SYS and the rollback segments live in the system
         // space next to it (docs/undo.md).
@@ -871,6 +880,7 @@ impl DbInner {
         }
         // Validate before touching any file.
         def.validate()?;
+        self.engine.raise_table_id_mark(id + 1)?;
         self.state.write().next_table_id = id + 1;
         def.space = self.engine.create_space(&def.space_name)?;
         let built = (|| -> Result<()> {

@@ -1340,7 +1340,15 @@ impl<'d> Transaction<'d> {
     }
 
     /// Applies, newest first, the undo records numbered `from` and up, then drops them.
+    /// A failure part way is fatal (see [`fatal_trx`]): it never returns an error.
     fn rollback_to(&mut self, from: u64) -> Result<()> {
+        if let Err(e) = self.try_rollback_to(from) {
+            fatal_trx(self.id, "rolling back", &e);
+        }
+        Ok(())
+    }
+
+    fn try_rollback_to(&mut self, from: u64) -> Result<()> {
         let Some(undo) = self.undo.as_mut() else {
             return Ok(());
         };
@@ -1373,11 +1381,9 @@ impl<'d> Transaction<'d> {
         let no = self.db.trx.commit_no();
         let lsn = match self.db.undo.commit(&self.db.engine, undo, no) {
             Ok(l) => l,
-            Err(e) => {
-                self.db.trx.finish(self.id, false, Some(no));
-                self.end();
-                return Err(e.into());
-            }
+            // Neither committed nor rolled back: ending it here would release its locks
+            // with its changes in place.
+            Err(e) => fatal_trx(self.id, "committing", &DbError::from(e)),
         };
         self.db.trx.finish(self.id, true, Some(no));
         self.end();
@@ -1410,8 +1416,15 @@ impl<'d> Transaction<'d> {
 
     /// After a full rollback: an insert-only log is freed; an update log goes to the
     /// history, marked as rolled back, since a reader may still follow a roll pointer
-    /// into it (purge frees it once every view is past).
+    /// into it (purge frees it once every view is past). A failure is fatal.
     fn finish_rolled_back(&mut self) -> Result<()> {
+        if let Err(e) = self.try_finish_rolled_back() {
+            fatal_trx(self.id, "finishing the rollback of", &e);
+        }
+        Ok(())
+    }
+
+    fn try_finish_rolled_back(&mut self) -> Result<()> {
         let Some(mut undo) = self.undo.take() else {
             return Ok(());
         };
@@ -1456,6 +1469,19 @@ impl Drop for Transaction<'_> {
             }
         }
     }
+}
+
+/// Rolling back or committing failed part way (an I/O error reading an undo or data page,
+/// say): the transaction's changes are partly in the pages, and it is neither committed nor
+/// rolled back. Ending it would release its locks and leave the rest of its changes visible
+/// and, once anything else commits, permanent; keeping it open would hold them forever.
+/// As InnoDB does, stop: recovery rolls the transaction back from its undo log, which is
+/// durable as far as its changes are (docs/transactions.md).
+fn fatal_trx(id: TrxId, what: &str, e: &DbError) -> ! {
+    quire_io::fatal::fatal(&format!(
+        "{what} transaction {} failed: {e}; aborting so that recovery rolls it back",
+        id.0
+    ))
 }
 
 /// The lock key of the record after `key` in `tree` (the gap an insert of `key` goes
