@@ -8,6 +8,9 @@ against Quire:
     python3 tests/sql/run.py --port 3307 tests/sql/*.test          # check Quire
     python3 tests/sql/run.py --port 3310 --record tests/sql/*.test # re-record from MariaDB
 
+The reference MariaDB runs with --no-defaults --character-set-server=utf8mb4
+--collation-server=utf8mb4_general_ci (Debian's packaged defaults, and Quire's).
+
 Format (blocks separated by blank lines; `#` starts a comment line):
 
     connection NAME                 switch to (or open) another session
@@ -32,11 +35,12 @@ def connect(args, db=None):
 
 
 def text(v):
+    """A value as one line: NULL for NULL, newlines and tabs escaped."""
     if v is None:
         return "NULL"
     if isinstance(v, (bytes, bytearray)):
-        return v.decode("utf-8", "replace")
-    return str(v)
+        v = v.decode("utf-8", "replace")
+    return str(v).replace("\\", "\\\\").replace("\n", "\\n").replace("\t", "\\t")
 
 
 def parse(path):

@@ -27,12 +27,12 @@ for w in "${workloads[@]}"; do
     # select_random_* support one table only.
     case $w in select_random_*) common=("${base_opts[@]}" --tables=1) ;; *) common=("${base_opts[@]}" --tables=2) ;; esac
     if ! sysbench "$w" "${common[@]}" prepare >"$log" 2>&1; then
-      echo "FAIL $name: prepare"; tail -5 "$log"; fail=$((fail + 1))
+      echo "FAIL $name: prepare"; tail -5 "$log" | cut -c1-400; fail=$((fail + 1))
       sysbench "$w" "${common[@]}" cleanup >/dev/null 2>&1
       continue
     fi
     if ! sysbench "$w" "${common[@]}" --threads="$t" --time="$secs" --report-interval=0 run >"$log" 2>&1; then
-      echo "FAIL $name: run"; tail -8 "$log"; fail=$((fail + 1))
+      echo "FAIL $name: run"; tail -8 "$log" | cut -c1-400; fail=$((fail + 1))
       sysbench "$w" "${common[@]}" cleanup >/dev/null 2>&1
       continue
     fi
@@ -44,14 +44,14 @@ for w in "${workloads[@]}"; do
     base=${tx:-0}
     [ "$base" -gt 0 ] 2>/dev/null || base=${q:-0}
     if [ "${base:-0}" -le 0 ]; then
-      echo "FAIL $name: no transactions"; tail -20 "$log"; fail=$((fail + 1))
+      echo "FAIL $name: no transactions"; tail -20 "$log" | cut -c1-400; fail=$((fail + 1))
     elif [ $(( ${ign:-0} * 200 )) -gt "$base" ]; then
       echo "FAIL $name: $ign ignored errors in $base transactions (over 0.5%)"; fail=$((fail + 1))
     else
       echo "ok   $name: $base transactions, $tps per sec, ${ign:-0} ignored errors"; pass=$((pass + 1))
     fi
     if ! sysbench "$w" "${common[@]}" cleanup >"$log" 2>&1; then
-      echo "FAIL $name: cleanup"; tail -5 "$log"; fail=$((fail + 1))
+      echo "FAIL $name: cleanup"; tail -5 "$log" | cut -c1-400; fail=$((fail + 1))
     fi
   done
 done

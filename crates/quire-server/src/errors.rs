@@ -103,7 +103,7 @@ pub fn code_of(e: &SqlError) -> Option<(u16, &'static str)> {
         OutOfRange { .. } => (1264, "22003"),
         DataTooLong { .. } => (1406, "22001"),
         IncorrectValue { .. } => (1366, "22007"),
-        TruncatedWrongValue { .. } => (1292, "22007"),
+        TruncatedWrongValue { .. } | IncorrectTime { .. } => (1292, "22007"),
         InvalidDefault(_) => (1067, "42000"),
         WrongAutoKey => (1075, "42000"),
         MultiplePrimaryKey => (1068, "42000"),
@@ -206,6 +206,14 @@ mod tests {
             TruncatedWrongValue {
                 kind: "DOUBLE",
                 value: s(),
+            },
+            IncorrectTime {
+                kind: "date",
+                value: s(),
+                db: s(),
+                table: s(),
+                column: s(),
+                row: 1,
             },
             InvalidDefault(s()),
             WrongAutoKey,

@@ -51,8 +51,13 @@ pub fn ok_packet(ok: &OkInfo<'_>, header: u8) -> Vec<u8> {
     put_lenenc_int(&mut buf, ok.last_insert_id);
     buf.extend_from_slice(&ok.status.to_le_bytes());
     buf.extend_from_slice(&ok.warnings.to_le_bytes());
-    // Without CLIENT_SESSION_TRACK the info is the rest of the packet.
-    buf.extend_from_slice(ok.info.as_bytes());
+    // The protocol documents the info as the rest of the packet, but MariaDB's server
+    // writes it length-encoded (net_send_ok: net_store_data) and Connector/C reads it so:
+    // a bare string is "malformed packet" (2027) to the mariadb client and sysbench.
+    if !ok.info.is_empty() {
+        put_lenenc_int(&mut buf, ok.info.len() as u64);
+        buf.extend_from_slice(ok.info.as_bytes());
+    }
     buf
 }
 
@@ -200,7 +205,7 @@ mod tests {
         };
         assert_eq!(
             ok_packet(&ok, 0),
-            [0, 3, 0xFC, 44, 1, 2, 0, 1, 0, b'h', b'i']
+            [0, 3, 0xFC, 44, 1, 2, 0, 1, 0, 2, b'h', b'i']
         );
     }
 }

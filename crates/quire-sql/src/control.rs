@@ -176,7 +176,7 @@ impl<'d> Session<'d> {
                 if self.trx.is_none() {
                     // MySQL accepts SAVEPOINT outside a transaction and forgets it.
                     if self.explicit || !self.autocommit() {
-                        self.trx = Some(self.inst.db.begin(self.isolation())?);
+                        self.trx = Some(self.begin_trx()?);
                     } else {
                         return ok;
                     }
@@ -303,7 +303,7 @@ impl<'d> Session<'d> {
     /// BEGIN: commits an open transaction first (MySQL's implicit commit).
     fn begin(&mut self, read_only: bool) -> Result<()> {
         self.commit_open()?;
-        self.trx = Some(self.inst.db.begin(self.isolation())?);
+        self.trx = Some(self.begin_trx()?);
         self.explicit = true;
         self.read_only = read_only;
         Ok(())
@@ -531,7 +531,7 @@ impl<'d> Session<'d> {
                         continue;
                     }
                     let v = if global { v } else { self.var(&n).unwrap_or(v) };
-                    rows.push(vec![s(n), s(var_text(&v))]);
+                    rows.push(vec![s(n.clone()), s(var_text(&n, &v))]);
                 }
                 send_table(sink, &[("Variable_name", vs), ("Value", vs)], rows)
             }
@@ -898,8 +898,13 @@ impl<'d> Session<'d> {
 }
 
 /// A variable's value as SHOW VARIABLES prints it (booleans as ON/OFF).
-pub(crate) fn var_text(v: &Value) -> String {
-    types::display(v)
+pub(crate) fn var_text(name: &str, v: &Value) -> String {
+    let boolean = crate::vars::find(name).is_some_and(|d| d.kind == crate::vars::Kind::Bool);
+    match v {
+        Value::Int(0) if boolean => "OFF".into(),
+        Value::Int(1) if boolean => "ON".into(),
+        other => types::display(other),
+    }
 }
 
 #[allow(dead_code)]

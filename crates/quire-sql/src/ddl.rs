@@ -104,12 +104,34 @@ pub fn column_type(dt: &sql::DataType) -> Result<ColumnType> {
     })
 }
 
-/// The default a column shows in DESCRIBE and SHOW CREATE TABLE.
+/// The default as SHOW CREATE TABLE writes it (`DEFAULT 0`, `DEFAULT ''`, `DEFAULT NULL`).
+pub fn default_sql(c: &Column) -> Option<String> {
+    match &c.default {
+        Some(d) => Some(d.clone()),
+        None if c.nullable => Some("NULL".into()),
+        None => None,
+    }
+}
+
+/// The default DESCRIBE shows: the value itself, NULL as SQL NULL.
 pub fn default_text(c: &Column) -> Option<String> {
-    if c.nullable {
-        Some("NULL".into())
-    } else {
-        None
+    match default_sql(c)?.as_str() {
+        "NULL" => None,
+        d => Some(
+            match d.strip_prefix('\'').and_then(|x| x.strip_suffix('\'')) {
+                Some(inner) => inner.replace("''", "'"),
+                None => d.to_string(),
+            },
+        ),
+    }
+}
+
+/// A value as an SQL literal.
+fn literal_sql(v: &Value) -> String {
+    match v {
+        Value::Null => "NULL".into(),
+        Value::Int(_) | Value::UInt(_) | Value::Double(_) | Value::Decimal(_) => types::display(v),
+        other => format!("'{}'", types::display(other).replace('\'', "''")),
     }
 }
 
@@ -157,8 +179,9 @@ pub fn show_create_table(def: &TableDef) -> String {
         let mut l = format!("  `{}` {}", c.name, types::type_sql(c.ty));
         if !c.nullable {
             l.push_str(" NOT NULL");
-        } else {
-            l.push_str(" DEFAULT NULL");
+        }
+        if let Some(d) = default_sql(c) {
+            l.push_str(&format!(" DEFAULT {d}"));
         }
         if def.auto_increment == Some(i) {
             l.push_str(" AUTO_INCREMENT");
@@ -211,6 +234,57 @@ impl<'d> Session<'d> {
             [d, t] => Ok((d.clone(), t.clone())),
             _ => Err(SqlError::Unsupported(n.to_string())),
         }
+    }
+
+    /// A column's DEFAULT as the catalog keeps it: the value converted to the column's type,
+    /// as a literal (`'0'` on an INT column is kept as `0`), or `current_timestamp()`.
+    fn default_literal(&self, e: &sql::Expr, ty: ColumnType, column: &str) -> Result<String> {
+        let invalid = || SqlError::InvalidDefault(column.into());
+        let b = Binder {
+            scope: None,
+            params: &Default::default(),
+            aggs: None,
+            context: "field list",
+        }
+        .bind(e)
+        .map_err(|_| invalid())?;
+        if matches!(b, crate::expr::Expr::Session(crate::expr::SessionFn::Now)) {
+            return match ty {
+                ColumnType::DateTime { .. } | ColumnType::Timestamp { .. } => {
+                    Ok("current_timestamp()".into())
+                }
+                _ => Err(invalid()),
+            };
+        }
+        if !b.is_constant() {
+            return Err(invalid());
+        }
+        let v = b
+            .eval(
+                &Row {
+                    values: &[],
+                    aggs: &[],
+                },
+                &crate::run::ExecEnv {
+                    params: &[],
+                    sv: &self.sv,
+                    inst: self.inst,
+                    in_trx: false,
+                },
+            )
+            .map_err(|_| invalid())?;
+        let probe = Column::nullable(column, ty);
+        let v = types::coerce(
+            v,
+            &probe,
+            &types::Target {
+                db: "",
+                table: "",
+                row: 0,
+            },
+        )
+        .map_err(|_| invalid())?;
+        Ok(literal_sql(&v))
     }
 
     fn ddl_begin(&mut self) -> Result<()> {
@@ -303,8 +377,8 @@ impl<'d> Session<'d> {
                     Err(DbError::IndexExists { index, .. }) => {
                         Err(SqlError::DuplicateKeyName(index))
                     }
-                    Err(DbError::DuplicateKey { index, .. }) => Err(SqlError::DuplicateKey {
-                        value: String::new(),
+                    Err(DbError::DuplicateKey { index, entry }) => Err(SqlError::DuplicateKey {
+                        value: entry,
                         key: index,
                     }),
                     Err(e) => Err(e.into()),
@@ -495,45 +569,13 @@ impl<'d> Session<'d> {
             ty.check().map_err(SqlError::BadDefinition)?;
             let mut nullable = true;
             let mut is_pk = false;
+            let mut default: Option<String> = None;
             for o in &cd.options {
                 match &o.option {
                     sql::ColumnOption::Null => nullable = true,
                     sql::ColumnOption::NotNull => nullable = false,
                     sql::ColumnOption::Default(e) => {
-                        // Checked now; stored with the catalog's column defaults.
-                        let v = Binder {
-                            scope: None,
-                            params: &Default::default(),
-                            aggs: None,
-                            context: "field list",
-                        }
-                        .bind(e)
-                        .and_then(|b| {
-                            b.eval(
-                                &Row {
-                                    values: &[],
-                                    aggs: &[],
-                                },
-                                &crate::run::ExecEnv {
-                                    params: &[],
-                                    sv: &self.sv,
-                                    inst: self.inst,
-                                    in_trx: false,
-                                },
-                            )
-                        })
-                        .map_err(|_| SqlError::InvalidDefault(cd.name.value.clone()))?;
-                        let probe = Column::nullable(cd.name.value.clone(), ty);
-                        types::coerce(
-                            v,
-                            &probe,
-                            &types::Target {
-                                db: &db,
-                                table: &name,
-                                row: 0,
-                            },
-                        )
-                        .map_err(|_| SqlError::InvalidDefault(cd.name.value.clone()))?;
+                        default = Some(self.default_literal(e, ty, &cd.name.value)?);
                     }
                     sql::ColumnOption::PrimaryKey(_) => {
                         is_pk = true;
@@ -562,11 +604,18 @@ impl<'d> Session<'d> {
                 }
                 pk.push(i);
             }
-            columns.push(if nullable {
+            if default.as_deref() == Some("NULL") && !nullable {
+                return Err(SqlError::InvalidDefault(cd.name.value.clone()));
+            }
+            let mut col = if nullable {
                 Column::nullable(cd.name.value.clone(), ty)
             } else {
                 Column::new(cd.name.value.clone(), ty)
-            });
+            };
+            if let Some(d) = default {
+                col = col.with_default(d);
+            }
+            columns.push(col);
         }
         for c in &ct.constraints {
             match c {

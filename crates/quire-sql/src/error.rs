@@ -82,7 +82,9 @@ pub enum SqlError {
         row: u64,
     },
     /// 1292: a date or time that does not exist, stored into a column.
-    #[error("Incorrect {kind} value: '{value}' for column `{db}`.`{table}`.`{column}` at row {row}")]
+    #[error(
+        "Incorrect {kind} value: '{value}' for column `{db}`.`{table}`.`{column}` at row {row}"
+    )]
     IncorrectTime {
         kind: &'static str,
         value: String,
@@ -200,6 +202,11 @@ impl From<DbError> for SqlError {
             DbError::DatabaseExists(d) => SqlError::DatabaseExists(d),
             DbError::TableExists(t) => SqlError::TableExists(t),
             DbError::NoSuchSavepoint(s) => SqlError::NoSuchSavepoint(s),
+            DbError::DuplicateKey { index, entry } => SqlError::DuplicateKey {
+                value: entry,
+                key: index,
+            },
+            DbError::Interrupted => SqlError::Interrupted,
             e => SqlError::Engine(e),
         }
     }

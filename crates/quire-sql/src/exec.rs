@@ -580,6 +580,35 @@ impl Pipeline<'_> {
     }
 }
 
+/// Sends the column definitions with the first row (or at the end), so that an error in
+/// computing the first row is an error packet alone, not a result set cut short.
+struct LazyHeader<'a> {
+    sink: &'a mut dyn RowSink,
+    columns: Option<&'a [ColumnMeta]>,
+}
+
+impl LazyHeader<'_> {
+    fn header(&mut self) -> Result<()> {
+        if let Some(c) = self.columns.take() {
+            self.sink.columns(c)?;
+        }
+        Ok(())
+    }
+}
+
+impl RowSink for LazyHeader<'_> {
+    fn columns(&mut self, cols: &[ColumnMeta]) -> std::result::Result<(), crate::meta::SinkError> {
+        self.columns = None;
+        self.sink.columns(cols)
+    }
+    fn row(&mut self, row: &[Value]) -> std::result::Result<(), crate::meta::SinkError> {
+        if let Some(c) = self.columns.take() {
+            self.sink.columns(c)?;
+        }
+        self.sink.row(row)
+    }
+}
+
 /// Runs a SELECT; returns the number of rows sent.
 pub fn select<'d>(
     plan: &SelectPlan,
@@ -588,7 +617,22 @@ pub fn select<'d>(
     env: &dyn Env,
     sink: &mut dyn RowSink,
 ) -> Result<u64> {
-    sink.columns(&plan.columns)?;
+    let mut lazy = LazyHeader {
+        sink,
+        columns: Some(&plan.columns),
+    };
+    let n = select_rows_into(plan, table, txn, env, &mut lazy)?;
+    lazy.header()?;
+    Ok(n)
+}
+
+fn select_rows_into<'d>(
+    plan: &SelectPlan,
+    table: Option<&Table<'d>>,
+    txn: &mut Txn<'_, 'd>,
+    env: &dyn Env,
+    sink: &mut dyn RowSink,
+) -> Result<u64> {
     let offset = limit_value(&plan.offset, env, "OFFSET")?.unwrap_or(0);
     let limit = limit_value(&plan.limit, env, "LIMIT")?;
     let mut p = Pipeline {

@@ -455,15 +455,26 @@ pub fn binary(op: BinOp, x: Value, y: Value) -> Result<Value> {
     };
     if is_int(&x) && is_int(&y) {
         let (a, b) = (as_i128(&x), as_i128(&y));
+        // MySQL: signed op signed is BIGINT; with an unsigned operand, BIGINT UNSIGNED.
+        let unsigned = matches!(x, Value::UInt(_)) || matches!(y, Value::UInt(_));
+        let fit = |n: i128| -> Result<Value> {
+            if unsigned {
+                u64::try_from(n)
+                    .map(Value::UInt)
+                    .map_err(|_| range_err("BIGINT UNSIGNED", sym))
+            } else {
+                i64::try_from(n)
+                    .map(Value::Int)
+                    .map_err(|_| range_err("BIGINT", sym))
+            }
+        };
         return match op {
-            Add => int_result(a + b, sym),
-            Sub => int_result(a - b, sym),
-            Mul => a
-                .checked_mul(b)
-                .map_or(Err(range_err("BIGINT", sym)), |n| int_result(n, sym)),
+            Add => fit(a + b),
+            Sub => fit(a - b),
+            Mul => a.checked_mul(b).map_or(Err(range_err("BIGINT", sym)), fit),
             IntDiv | Mod if b == 0 => Ok(Value::Null),
-            IntDiv => int_result(a / b, sym),
-            Mod => int_result(a % b, sym),
+            IntDiv => fit(a / b),
+            Mod => fit(a % b),
             _ => {
                 if b == 0 {
                     return Ok(Value::Null);

@@ -22,10 +22,6 @@ use crate::session::{Instance, Outcome, SessVars, Session};
 use crate::stmt::{InsertSource, Planned};
 use crate::types;
 
-/// The savepoint every statement in a transaction starts with (not a valid SQL name, so
-/// it never collides with a user's).
-const STMT_SAVEPOINT: &str = "\u{1}statement";
-
 /// What expressions read while a statement runs.
 pub(crate) struct ExecEnv<'a> {
     pub params: &'a [Value],
@@ -124,28 +120,6 @@ impl Env for ExecEnv<'_> {
     }
 }
 
-/// MySQL's text for the duplicate key: the key's values joined by '-'.
-pub(crate) fn dup_error(def: &TableDef, index: &str, row: &[Value]) -> SqlError {
-    let cols: Vec<usize> = if index == "PRIMARY" {
-        def.primary_key.clone()
-    } else {
-        def.indexes
-            .iter()
-            .find(|i| i.name == index)
-            .map(|i| i.columns.iter().map(|c| c.column).collect())
-            .unwrap_or_default()
-    };
-    let value = cols
-        .iter()
-        .map(|&c| row.get(c).map(types::display).unwrap_or_default())
-        .collect::<Vec<_>>()
-        .join("-");
-    SqlError::DuplicateKey {
-        value,
-        key: index.to_string(),
-    }
-}
-
 impl<'d> Session<'d> {
     fn open_table(&self, db: &str, name: &str) -> Result<Table<'d>> {
         self.inst.db.table(db, name).map_err(|e| match e {
@@ -155,6 +129,20 @@ impl<'d> Session<'d> {
             },
             e => e.into(),
         })
+    }
+
+    /// A new engine transaction at the session's isolation level, reachable by KILL.
+    pub(crate) fn begin_trx(&self) -> Result<Transaction<'d>> {
+        let mut tx = self.inst.db.begin(self.isolation())?;
+        tx.set_interrupt(self.info.interrupt.clone());
+        tx.set_lock_wait_timeout(self.lock_wait_timeout());
+        Ok(tx)
+    }
+
+    /// `innodb_lock_wait_timeout` of this session (seconds).
+    fn lock_wait_timeout(&self) -> std::time::Duration {
+        let secs = self.session_u64("innodb_lock_wait_timeout").unwrap_or(50);
+        std::time::Duration::from_secs(secs)
     }
 
     /// Commits the open transaction (COMMIT, BEGIN inside a transaction, DDL).
@@ -188,15 +176,16 @@ impl<'d> Session<'d> {
             return Err(SqlError::ReadOnlyTransaction);
         }
         if self.trx.is_none() {
-            let iso = self.isolation();
-            self.trx = Some(self.inst.db.begin(iso)?);
+            self.trx = Some(self.begin_trx()?);
         }
         let autocommit_stmt = !self.explicit && self.autocommit();
+        let timeout = self.lock_wait_timeout();
         let inst = self.inst;
         let Some(tx) = self.trx.as_mut() else {
             return Err(SqlError::Deadlock);
         };
-        tx.savepoint(STMT_SAVEPOINT)?;
+        tx.set_lock_wait_timeout(timeout);
+        tx.begin_statement()?;
         let env = ExecEnv {
             params,
             sv: &self.sv,
@@ -206,6 +195,7 @@ impl<'d> Session<'d> {
         let r = f(tx, &env);
         match r {
             Ok(v) => {
+                tx.end_statement();
                 if autocommit_stmt {
                     self.commit_open()?;
                 }
@@ -218,7 +208,9 @@ impl<'d> Session<'d> {
                         tracing::warn!(error = %re, "rollback after a failed statement failed");
                     }
                 } else if let Some(tx) = self.trx.as_mut() {
-                    if let Err(re) = tx.rollback_to_savepoint(STMT_SAVEPOINT) {
+                    // A failed statement rollback aborts the process (the engine's rule), so
+                    // an error here means the transaction is already gone.
+                    if let Err(re) = tx.rollback_statement() {
                         tracing::warn!(error = %re, "statement rollback failed");
                         self.rollback_open().ok();
                     }
@@ -289,7 +281,7 @@ impl<'d> Session<'d> {
                                 exec::select_rows(s, src_table.as_ref(), &mut Txn::Some(tx), env)?
                             }
                         };
-                        insert_rows(ip, &table, tx, rows)
+                        insert_rows(ip, &table, tx, rows, env)
                     })?;
                 if let Some(id) = first_id {
                     self.sv.last_insert_id = id;
@@ -359,10 +351,8 @@ impl<'d> Session<'d> {
                         }
                         let pk = exec::pk_of(&up.table.def, &old);
                         match tx.update(&table, &pk, new.clone()) {
-                            Ok(()) => changed += 1,
-                            Err(DbError::DuplicateKey { index, .. }) => {
-                                return Err(dup_error(&up.table.def, &index, &new))
-                            }
+                            Ok(true) => changed += 1,
+                            Ok(false) => {}
                             Err(e) => return Err(e.into()),
                         }
                     }
@@ -466,6 +456,7 @@ fn insert_rows<'d>(
     table: &Table<'d>,
     tx: &mut Transaction<'d>,
     rows: Vec<Vec<Value>>,
+    env: &dyn Env,
 ) -> Result<(u64, Option<u64>, u64, u64)> {
     let def = &ip.table.def;
     let (mut affected, mut dups, mut first_id) = (0u64, 0u64, None);
@@ -473,9 +464,16 @@ fn insert_rows<'d>(
     for (n, src) in rows.into_iter().enumerate() {
         let mut full = Vec::with_capacity(def.columns.len());
         for (i, col) in def.columns.iter().enumerate() {
-            full.push(match ip.map[i] {
-                Some(s) => src.get(s).cloned().unwrap_or(Value::Null),
-                None => exec::column_default(col, def.auto_increment == Some(i))?,
+            full.push(match (ip.map[i], &ip.defaults[i]) {
+                (Some(s), _) => src.get(s).cloned().unwrap_or(Value::Null),
+                (None, Some(d)) => d.eval(
+                    &Row {
+                        values: &[],
+                        aggs: &[],
+                    },
+                    env,
+                )?,
+                (None, None) => exec::column_default(col, def.auto_increment == Some(i))?,
             });
         }
         let row = exec::coerce_row(&ip.table, full, n as u64 + 1)?;
@@ -484,20 +482,14 @@ fn insert_rows<'d>(
             .is_some_and(|c| matches!(row.get(c), Some(Value::Null)));
         let stored = match tx.insert(table, row.clone()) {
             Ok(s) => s,
-            Err(DbError::DuplicateKey { index, .. }) => {
-                if ip.ignore {
-                    dups += 1;
-                    continue;
-                }
-                if !ip.replace {
-                    return Err(dup_error(def, &index, &row));
-                }
+            Err(DbError::DuplicateKey { .. }) if ip.ignore => {
+                dups += 1;
+                continue;
+            }
+            Err(DbError::DuplicateKey { .. }) if ip.replace => {
                 // REPLACE: delete every row the new one collides with, then insert.
                 affected += replace_conflicts(def, table, tx, &row)?;
-                tx.insert(table, row.clone()).map_err(|e| match e {
-                    DbError::DuplicateKey { index, .. } => dup_error(def, &index, &row),
-                    e => e.into(),
-                })?
+                tx.insert(table, row.clone())?
             }
             Err(e) => return Err(e.into()),
         };

@@ -7,7 +7,7 @@
 //! outlives it.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -74,6 +74,8 @@ pub struct SessionInfo {
     pub since: Mutex<Instant>,
     /// [`kill`] flags.
     pub killed: AtomicU8,
+    /// Set with `killed`: ends a lock wait the session is in (the engine polls it).
+    pub interrupt: Arc<AtomicBool>,
 }
 
 impl SessionInfo {
@@ -85,6 +87,23 @@ impl SessionInfo {
     }
     pub fn kill_requested(&self) -> u8 {
         self.killed.load(Ordering::Acquire)
+    }
+
+    /// KILL QUERY (`kill::QUERY`) or KILL (`kill::CONNECTION`): the running statement stops
+    /// at its next row or lock wait.
+    pub fn kill(&self, how: u8) {
+        self.killed.store(how, Ordering::Release);
+        self.interrupt.store(true, Ordering::Release);
+    }
+
+    /// A new statement starts: an earlier KILL QUERY no longer applies.
+    pub(crate) fn clear_kill(&self) {
+        if self.killed.load(Ordering::Acquire) == kill::QUERY {
+            self.killed.store(kill::NONE, Ordering::Release);
+        }
+        if self.killed.load(Ordering::Acquire) == kill::NONE {
+            self.interrupt.store(false, Ordering::Release);
+        }
     }
 }
 
@@ -135,6 +154,7 @@ impl<'d> Instance<'d> {
             info: Mutex::new(None),
             since: Mutex::new(Instant::now()),
             killed: AtomicU8::new(kill::NONE),
+            interrupt: Arc::new(AtomicBool::new(false)),
         });
         self.sessions.lock().insert(id, info.clone());
         Session::new(self, info)
@@ -249,7 +269,7 @@ impl<'d> Session<'d> {
     /// COM_QUERY: runs one statement. A result set goes to `sink`.
     pub fn query(&mut self, sql: &str, sink: &mut dyn RowSink) -> Result<Outcome> {
         self.inst.questions.fetch_add(1, Ordering::Relaxed);
-        self.info.killed.store(kill::NONE, Ordering::Release);
+        self.info.clear_kill();
         let text = crate::dispatch::skip_leading_comments(sql)
             .trim_end()
             .trim_end_matches(';')
@@ -391,7 +411,7 @@ impl<'d> Session<'d> {
         sink: &mut dyn RowSink,
     ) -> Result<Outcome> {
         self.inst.questions.fetch_add(1, Ordering::Relaxed);
-        self.info.killed.store(kill::NONE, Ordering::Release);
+        self.info.clear_kill();
         let Some(k) = self.prepared.get(&id) else {
             return Err(SqlError::UnknownStatement {
                 id,

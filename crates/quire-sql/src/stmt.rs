@@ -37,6 +37,8 @@ pub struct InsertPlan {
     /// For each table column, the source column that fills it (None: its default).
     pub map: Vec<Option<usize>>,
     pub source: InsertSource,
+    /// Each column's DEFAULT, bound once (evaluated per row: `current_timestamp()`).
+    pub defaults: Vec<Option<Expr>>,
     pub replace: bool,
     pub ignore: bool,
 }
@@ -255,7 +257,9 @@ pub fn select(ctx: &Ctx<'_>, q: &sql::Query, lock: Option<ReadLock>) -> Result<S
                 let parts = object_parts(name)?;
                 let last = parts.last().cloned().unwrap_or_default();
                 let alias = alias.as_ref().map(|a| a.name.value.clone());
-                if let Some((from, to, step)) = seq_table(&last) {
+                if parts.len() == 1 && last.eq_ignore_ascii_case("dual") {
+                    (Source::Dual, None)
+                } else if let Some((from, to, step)) = seq_table(&last) {
                     (Source::Seq { from, to, step }, None)
                 } else {
                     let t = ctx.table(name, alias.as_deref())?;
@@ -627,13 +631,37 @@ pub fn insert(ctx: &Ctx<'_>, ins: &sql::Insert) -> Result<InsertPlan> {
             }
         }
     };
+    let mut defaults = Vec::with_capacity(ncols);
+    for c in &t.def.columns {
+        defaults.push(match &c.default {
+            Some(text) => Some(bind_default(text, ctx)?),
+            None => None,
+        });
+    }
     Ok(InsertPlan {
         table: t,
         map,
         source,
+        defaults,
         replace: ins.replace_into,
         ignore: ins.ignore,
     })
+}
+
+/// A DEFAULT kept in the catalog as SQL text, bound.
+fn bind_default(text: &str, ctx: &Ctx<'_>) -> Result<Expr> {
+    let dialect = sqlparser::dialect::MySqlDialect {};
+    let e = sqlparser::parser::Parser::new(&dialect)
+        .try_with_sql(text)
+        .and_then(|mut p| p.parse_expr())
+        .map_err(|_| SqlError::InvalidDefault(text.into()))?;
+    Binder {
+        scope: None,
+        params: ctx.params,
+        aggs: None,
+        context: "field list",
+    }
+    .bind(&e)
 }
 
 fn single_table(twj: &sql::TableWithJoins) -> Result<(&sql::ObjectName, Option<String>)> {
