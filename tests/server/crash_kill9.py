@@ -59,10 +59,11 @@ def conn(port, db=None):
                            autocommit=True, connect_timeout=5, read_timeout=30)
 
 
-def writer(port, wid, acked, stop):
+def writer(port, wid, acked, stop, problems):
     try:
         c = conn(port, "crash")
-    except pymysql.err.MySQLError:
+    except pymysql.err.MySQLError as e:
+        problems.append("writer %d could not connect: %s" % (wid, e))
         return
     n = 0
     rnd = random.Random(wid)
@@ -87,8 +88,14 @@ def writer(port, wid, acked, stop):
         except pymysql.err.OperationalError as e:
             if e.args[0] in (1205, 1213):
                 continue
-            return  # the server is gone
+            if e.args[0] in (2006, 2013, 2003):
+                return  # the server is gone: the kill
+            problems.append("writer %d: unexpected error %s" % (wid, e))
+            return
         except (pymysql.err.InterfaceError, ConnectionError, OSError):
+            return
+        except pymysql.err.MySQLError as e:
+            problems.append("writer %d: unexpected error %s" % (wid, e))
             return
 
 
@@ -118,7 +125,7 @@ def check_after(port, acked):
 
 def one(args, it, data):
     port = free_port()
-    log = open(os.path.join(data, "..", "serve-%d.log" % it), "w")
+    log = open(os.path.join(os.path.dirname(data), "serve-%d.log" % it), "w")
     p = start(args.quire, data, port, log)
     if it == 0:
         c = conn(port)
@@ -132,7 +139,8 @@ def one(args, it, data):
         c.close()
     stop = threading.Event()
     acked = []
-    threads = [threading.Thread(target=writer, args=(port, it * 100 + w, acked, stop)) for w in range(4)]
+    problems = []
+    threads = [threading.Thread(target=writer, args=(port, it * 100 + w, acked, stop, problems)) for w in range(4)]
     for t in threads:
         t.start()
     sb = None
@@ -156,7 +164,9 @@ def one(args, it, data):
     before = len(acked)
     # Recovery: restart on the same directory.
     p = start(args.quire, data, port, log)
-    errors = check_after(port, list(acked))
+    errors = problems + check_after(port, list(acked))
+    if len(acked) < 50:
+        errors.append("only %d commits were acknowledged before the kill: the load did not run" % len(acked))
     p.send_signal(signal.SIGTERM)
     if p.wait(timeout=120) != 0:
         errors.append("quire serve did not shut down cleanly (exit %s)" % p.returncode)

@@ -114,6 +114,7 @@ pub enum Func {
     Ceil,
     Round,
     Sleep,
+    Repeat,
 }
 
 impl Func {
@@ -137,6 +138,7 @@ impl Func {
             "ceil" | "ceiling" => (Func::Ceil, 1, 1),
             "round" => (Func::Round, 1, 2),
             "sleep" => (Func::Sleep, 1, 1),
+            "repeat" => (Func::Repeat, 2, 2),
             _ => return None,
         })
     }
@@ -763,6 +765,19 @@ fn func(f: Func, args: &[Expr], row: &Row<'_>, env: &dyn Env) -> Result<Value> {
                 }
             }
         }
+        Func::Repeat => match (ev(0)?, ev(1)?) {
+            (Value::Null, _) | (_, Value::Null) => Value::Null,
+            (s, n) => {
+                let s = types::to_text(s);
+                let n = num(&n).max(0.0) as usize;
+                // max_allowed_packet bounds a result in MySQL (NULL with a warning past it).
+                if s.len().saturating_mul(n) > 16 * 1024 * 1024 {
+                    Value::Null
+                } else {
+                    Value::Str(s.repeat(n))
+                }
+            }
+        },
         Func::Sleep => {
             let secs = num(&ev(0)?).clamp(0.0, 3600.0);
             std::thread::sleep(std::time::Duration::from_secs_f64(secs));
