@@ -745,15 +745,15 @@ impl<'d> Session<'d> {
                                 sql::TransactionIsolationLevel::Serializable => "SERIALIZABLE",
                                 other => return Err(SqlError::Unsupported(other.to_string())),
                             };
-                            for n in ["tx_isolation"] {
-                                self.sv.vars.insert(n.into(), Value::Str(v.into()));
-                            }
+                            self.sv
+                                .vars
+                                .insert("tx_isolation".into(), Value::Str(v.into()));
                         }
                         sql::TransactionMode::AccessMode(a) => {
                             let ro = matches!(a, sql::TransactionAccessMode::ReadOnly);
-                            for n in ["tx_read_only"] {
-                                self.sv.vars.insert(n.into(), Value::Int(i64::from(ro)));
-                            }
+                            self.sv
+                                .vars
+                                .insert("tx_read_only".into(), Value::Int(i64::from(ro)));
                         }
                     }
                 }
@@ -892,6 +892,12 @@ impl<'d> Session<'d> {
             }
             _ => return Err(SqlError::ReadOnlyVariable(name.into())),
         }
+        // SHOW VARIABLES and @@GLOBAL read the live value from here on.
+        let v = match value.parse::<i64>() {
+            Ok(i) => Value::Int(i),
+            Err(_) => Value::Str(value.into()),
+        };
+        self.inst.globals.write().values.insert(name.into(), v);
         Ok(())
     }
 
