@@ -132,6 +132,12 @@ fn field_list_of_missing_table_gets_1146() {
     let mut c = server.connect();
     let mut p = vec![0x04];
     p.extend_from_slice(b"t\0");
+    // No database selected: 1046, as MariaDB answers.
+    assert_eq!(Reply::parse(&c.command(&p)).err_code(), Some(1046));
+    assert_eq!(c.query("CREATE DATABASE fl").err_code(), None);
+    let mut init = vec![0x02];
+    init.extend_from_slice(b"fl");
+    assert_eq!(Reply::parse(&c.command(&init)).err_code(), None);
     assert_eq!(Reply::parse(&c.command(&p)).err_code(), Some(1146));
 }
 
