@@ -11,8 +11,9 @@
 //!    (docs/transactions.md, docs/purge.md);
 //! 4. page accounting: every page in use in the table's space is allocation metadata, a
 //!    page of one of its trees, or a page of a chain a record names, and exactly one of
-//!    those; no page of a tree or chain is marked free. Chains of old versions that the
-//!    history list still holds count as reached. Used pages nothing reaches are reported
+//!    those; no page of a tree or chain is marked free. Chains that old versions in the
+//!    history list own (the images of Update and Revive records) count as reached; a
+//!    DeleteMark image owns none (they are its record's). Used pages nothing reaches are reported
 //!    as `leaked:` lines, per kind (the only thing a crash may leave: docs/blob.md). The
 //!    undo logs of transactions still active are not read: run it on a quiescent database.
 //!
@@ -297,7 +298,9 @@ fn check_system_full(db: &DbInner) -> Result<(Vec<String>, Vec<PageNo>)> {
     Ok((problems, leaked))
 }
 
-/// The BLOB pages of the old versions of `t`'s rows that the history list holds.
+/// The BLOB pages the old versions of `t`'s rows that the history list holds own: those
+/// of Update and Revive images (each version's chains are its own, docs/blob.md
+/// invariant 4), not those of DeleteMark images, which belong to the marked record.
 fn history_chains(db: &DbInner, t: &TableState) -> Result<Vec<PageNo>> {
     let mut out = Vec::new();
     for log in db.undo.history_batch(&db.engine, usize::MAX, u64::MAX)? {
@@ -314,6 +317,15 @@ fn history_chains(db: &DbInner, t: &TableState) -> Result<Vec<PageNo>> {
                 continue;
             }
             let p = super::txn::decode_update(&r.payload)?;
+            if p.op == super::txn::Op::DeleteMark {
+                // Not the image's own chains: they are the delete-marked record's (a delete
+                // keeps them), counted by the clustered scan while the record is there.
+                // Purge frees them with the record, before the log leaves the history, so
+                // after a crash in between the log names freed pages no version can reach:
+                // the record is gone, and no roll pointer leads to this undo record
+                // (docs/purge.md, crash analysis).
+                continue;
+            }
             out.extend(super::blob::record_chain_pages(
                 &db.engine,
                 &t.layout,
