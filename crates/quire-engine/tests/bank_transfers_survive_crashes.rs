@@ -244,8 +244,7 @@ fn transfers_keep_the_total_and_every_acknowledged_commit_across_crashes() {
         let db = open(&vfs).expect("open");
         setup(&db).expect("setup");
         let mut rng = Rng((seed * 2654435761) | 1);
-        let point = vfs.op_count() + rng.next() % span;
-        vfs.set_crash_point(point);
+        let point = vfs.set_crash_point_after(rng.next() % span);
         let out = Mutex::new(Outcome::default());
         workload(&db, &vfs, seed, &out);
         db.kill();

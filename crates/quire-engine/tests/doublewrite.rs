@@ -326,7 +326,7 @@ fn build_frozen(seed: u64, k: u64) -> SimVfs {
     let cfg = small_config();
     let e = open(&vfs, &cfg).expect("open");
     scenario(&e, &cfg);
-    vfs.set_crash_point(vfs.op_count() + k);
+    vfs.set_crash_point_after(k);
     e.pool().flush_all().expect("flush");
     e.kill();
     vfs

@@ -153,7 +153,7 @@ fn resize_run(
     log.checkpoint(frames[10].0).expect("checkpoint");
     acked = acked.max(frames.len());
     if let Some(k) = crash_at {
-        vfs.set_crash_point(vfs.op_count() + k);
+        vfs.set_crash_point_after(k);
     }
     log.resize(new_size).expect("resize");
     for i in 30..40u8 {

@@ -221,8 +221,7 @@ fn a_crash_in_the_middle_of_purge_loses_nothing_and_purge_finishes_after() {
             let vfs = SimVfs::new(5);
             let db = open(&vfs).expect("open");
             history(&db);
-            let point = vfs.op_count() + offset;
-            vfs.set_crash_point(point);
+            let point = vfs.set_crash_point_after(offset);
             let _ = db.purge_now();
             let _ = db.engine().checkpoint_now();
             db.kill();

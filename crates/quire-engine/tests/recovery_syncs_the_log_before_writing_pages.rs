@@ -100,7 +100,7 @@ fn a_power_loss_during_recovery_leaves_every_mini_transaction_whole() {
 
     for k in 1..=ops {
         let (vfs, ids) = crashed_run(3);
-        vfs.set_crash_point(vfs.op_count() + k);
+        vfs.set_crash_point_after(k);
         // The process restarts and recovers; the power fails after its k-th I/O call. The
         // disk keeps every data write made until then and none of the unsynced log writes.
         open(&vfs, &recovery_config())

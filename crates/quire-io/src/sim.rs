@@ -671,6 +671,20 @@ impl SimVfs {
         }
     }
 
+    /// [`SimVfs::set_crash_point`] `k` mutating calls from now, counted under the same lock
+    /// that counts the calls: background threads (the page cleaner, the log writer) cannot
+    /// slip a call in between reading `op_count` and setting the point. Returns the point.
+    pub fn set_crash_point_after(&self, k: u64) -> u64 {
+        let mut st = self.state.lock();
+        assert!(st.crash_point.is_none(), "crash point already set");
+        let n = st.op_count + k;
+        st.crash_point = Some(n);
+        if n == st.op_count {
+            st.frozen = Some(st.disk.clone());
+        }
+        n
+    }
+
     /// Whether the crash image is frozen (the crash point was reached).
     pub fn is_frozen(&self) -> bool {
         self.state.lock().frozen.is_some()
