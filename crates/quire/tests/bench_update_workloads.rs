@@ -31,7 +31,8 @@ fn k_of_row_1(dir: &std::path::Path) -> i64 {
     let Value::Int(k) = rows[0][1] else {
         panic!("k is an INT")
     };
-    assert!(db.check().expect("check").is_empty());
+    let problems = db.check().expect("check");
+    assert!(problems.is_empty(), "{problems:?}");
     db.shutdown().expect("shutdown");
     k
 }
