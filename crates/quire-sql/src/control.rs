@@ -1,7 +1,7 @@
 //! Statements handled by the keyword dispatch: transaction control, USE, SHOW, DESCRIBE,
 //! CHECK TABLE, FLUSH TABLES … FOR EXPORT, UNLOCK TABLES.
 
-use quire_engine::row::{ColumnType, Value};
+use quire_engine::row::Value;
 
 use crate::dispatch::{lex, qualified_name, Tok};
 use crate::error::{Result, SqlError};
@@ -905,9 +905,4 @@ pub(crate) fn var_text(name: &str, v: &Value) -> String {
         Value::Int(1) if boolean => "ON".into(),
         other => types::display(other),
     }
-}
-
-#[allow(dead_code)]
-fn is_text(ty: ColumnType) -> bool {
-    ty.is_string()
 }

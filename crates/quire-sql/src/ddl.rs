@@ -303,32 +303,12 @@ impl<'d> Session<'d> {
                 db_name,
                 if_not_exists,
                 ..
-            } => {
-                self.ddl_begin()?;
-                let name = object_parts(db_name)?.join(".");
-                match self.inst.db.create_database(&name) {
-                    Ok(()) => {}
-                    Err(DbError::DatabaseExists(_)) if *if_not_exists => {}
-                    Err(e) => return Err(e.into()),
-                }
-                self.inst.bump_generation();
-                Ok(Outcome::ok(1))
-            }
+            } => self.create_database(db_name, *if_not_exists),
             S::CreateSchema {
                 schema_name: sql::SchemaName::Simple(n),
                 if_not_exists,
                 ..
-            } => {
-                self.ddl_begin()?;
-                let name = object_parts(n)?.join(".");
-                match self.inst.db.create_database(&name) {
-                    Ok(()) => {}
-                    Err(DbError::DatabaseExists(_)) if *if_not_exists => {}
-                    Err(e) => return Err(e.into()),
-                }
-                self.inst.bump_generation();
-                Ok(Outcome::ok(1))
-            }
+            } => self.create_database(n, *if_not_exists),
             S::Drop {
                 object_type,
                 if_exists,
@@ -463,6 +443,18 @@ impl<'d> Session<'d> {
                 Err(SqlError::Unsupported(head))
             }
         }
+    }
+
+    fn create_database(&mut self, n: &sql::ObjectName, if_not_exists: bool) -> Result<Outcome> {
+        self.ddl_begin()?;
+        let name = object_parts(n)?.join(".");
+        match self.inst.db.create_database(&name) {
+            Ok(()) => {}
+            Err(DbError::DatabaseExists(_)) if if_not_exists => {}
+            Err(e) => return Err(e.into()),
+        }
+        self.inst.bump_generation();
+        Ok(Outcome::ok(1))
     }
 
     fn drop(

@@ -163,10 +163,6 @@ pub struct Row<'a> {
 }
 
 impl Expr {
-    pub fn lit(v: Value) -> Expr {
-        Expr::Lit(v)
-    }
-
     /// Visits every sub-expression (pre-order).
     pub fn walk(&self, f: &mut dyn FnMut(&Expr)) {
         f(self);
@@ -440,7 +436,18 @@ pub fn binary(op: BinOp, x: Value, y: Value) -> Result<Value> {
                 _ => Value::Null,
             })
         }
-        And | Or => return unreachable_logic(),
+        // `eval` short-circuits AND and OR before it calls here; as plain operators on two
+        // evaluated values they are the same three-valued logic.
+        And | Or => {
+            let (a, b) = (truthy(&x), truthy(&y));
+            return Ok(match (op, a, b) {
+                (And, Some(false), _) | (And, _, Some(false)) => Value::Int(0),
+                (And, Some(true), Some(true)) => Value::Int(1),
+                (Or, Some(true), _) | (Or, _, Some(true)) => Value::Int(1),
+                (Or, Some(false), Some(false)) => Value::Int(0),
+                _ => Value::Null,
+            });
+        }
         _ => {}
     }
     if matches!(x, Value::Null) || matches!(y, Value::Null) {
@@ -541,11 +548,6 @@ pub fn binary(op: BinOp, x: Value, y: Value) -> Result<Value> {
         return Err(range_err("DOUBLE", sym));
     }
     Ok(Value::Double(r))
-}
-
-fn unreachable_logic() -> Result<Value> {
-    // AND/OR short-circuit in `eval`; reaching here would be a bug in a caller of `binary`.
-    Ok(Value::Null)
 }
 
 fn div_decimal(a: Decimal, b: Decimal, scale: u8) -> Decimal {

@@ -648,6 +648,25 @@ pub fn insert(ctx: &Ctx<'_>, ins: &sql::Insert) -> Result<InsertPlan> {
     })
 }
 
+/// Binds an optional clause (WHERE, LIMIT) of UPDATE or DELETE.
+fn bind_opt(
+    e: Option<&sql::Expr>,
+    scope: Option<&Scope>,
+    ctx: &Ctx<'_>,
+    context: &'static str,
+) -> Result<Option<Expr>> {
+    e.map(|e| {
+        Binder {
+            scope,
+            params: ctx.params,
+            aggs: None,
+            context,
+        }
+        .bind(e)
+    })
+    .transpose()
+}
+
 /// A DEFAULT kept in the catalog as SQL text, bound.
 fn bind_default(text: &str, ctx: &Ctx<'_>) -> Result<Expr> {
     let dialect = sqlparser::dialect::MySqlDialect {};
@@ -706,30 +725,8 @@ pub fn update(ctx: &Ctx<'_>, u: &sql::Update) -> Result<UpdatePlan> {
         .bind(&a.value)?;
         sets.push((col, e));
     }
-    let filter = match &u.selection {
-        Some(w) => Some(
-            Binder {
-                scope: Some(&scope),
-                params: ctx.params,
-                aggs: None,
-                context: "where clause",
-            }
-            .bind(w)?,
-        ),
-        None => None,
-    };
-    let limit = match &u.limit {
-        Some(l) => Some(
-            Binder {
-                scope: None,
-                params: ctx.params,
-                aggs: None,
-                context: "limit clause",
-            }
-            .bind(l)?,
-        ),
-        None => None,
-    };
+    let filter = bind_opt(u.selection.as_ref(), Some(&scope), ctx, "where clause")?;
+    let limit = bind_opt(u.limit.as_ref(), None, ctx, "limit clause")?;
     let access = plan::choose_access(&t.def, filter.as_ref());
     Ok(UpdatePlan {
         table: t,
@@ -755,30 +752,8 @@ pub fn delete(ctx: &Ctx<'_>, d: &sql::Delete) -> Result<DeletePlan> {
     let (name, alias) = single_table(twj)?;
     let t = ctx.table(name, alias.as_deref())?;
     let scope = scope_of(&t);
-    let filter = match &d.selection {
-        Some(w) => Some(
-            Binder {
-                scope: Some(&scope),
-                params: ctx.params,
-                aggs: None,
-                context: "where clause",
-            }
-            .bind(w)?,
-        ),
-        None => None,
-    };
-    let limit = match &d.limit {
-        Some(l) => Some(
-            Binder {
-                scope: None,
-                params: ctx.params,
-                aggs: None,
-                context: "limit clause",
-            }
-            .bind(l)?,
-        ),
-        None => None,
-    };
+    let filter = bind_opt(d.selection.as_ref(), Some(&scope), ctx, "where clause")?;
+    let limit = bind_opt(d.limit.as_ref(), None, ctx, "limit clause")?;
     let access = plan::choose_access(&t.def, filter.as_ref());
     Ok(DeletePlan {
         table: t,

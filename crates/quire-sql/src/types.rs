@@ -581,25 +581,6 @@ pub fn to_decimal(v: &Value) -> Option<Decimal> {
     }
 }
 
-/// utf8mb4_general_ci with PAD SPACE, approximated by Unicode simple lowercase.
-pub fn compare_ci(x: &str, y: &str) -> Ordering {
-    let x = x.trim_end_matches(' ');
-    let y = y.trim_end_matches(' ');
-    let mut a = x.chars().flat_map(char::to_lowercase);
-    let mut b = y.chars().flat_map(char::to_lowercase);
-    loop {
-        match (a.next(), b.next()) {
-            (None, None) => return Ordering::Equal,
-            (None, Some(_)) => return Ordering::Less,
-            (Some(_), None) => return Ordering::Greater,
-            (Some(p), Some(q)) => match p.cmp(&q) {
-                Ordering::Equal => continue,
-                o => return o,
-            },
-        }
-    }
-}
-
 /// A value as a double (arithmetic on mixed types, comparisons of numbers and strings).
 pub fn num(v: &Value) -> f64 {
     match v {
@@ -719,7 +700,6 @@ mod tests {
             coerce(Value::Str("abcd".into()), &c, &at()),
             Err(SqlError::DataTooLong { .. })
         ));
-        assert_eq!(compare_ci("Abc ", "aBC"), Ordering::Equal);
     }
 
     #[test]
