@@ -259,7 +259,8 @@ pub fn cmp_rows(a: &[Value], b: &[Value]) -> Ordering {
     a.len().cmp(&b.len())
 }
 
-fn limit_value(e: &Option<Expr>, env: &dyn Env, what: &str) -> Result<Option<u64>> {
+/// A LIMIT or OFFSET value: a non-negative integer (1210 otherwise).
+pub(crate) fn limit_value(e: &Option<Expr>, env: &dyn Env, what: &str) -> Result<Option<u64>> {
     let Some(e) = e else { return Ok(None) };
     match e.eval(
         &Row {

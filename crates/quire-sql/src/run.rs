@@ -300,16 +300,7 @@ impl<'d> Session<'d> {
             Planned::Update(up) => {
                 let table = self.open_table(&up.table.db, &up.table.name)?;
                 let (matched, changed) = self.in_statement(params, true, |tx, env| {
-                    let limit = match &up.limit {
-                        Some(l) => Some(types::num(&l.eval(
-                            &Row {
-                                values: &[],
-                                aggs: &[],
-                            },
-                            env,
-                        )?) as u64),
-                        None => None,
-                    };
+                    let limit = exec::limit_value(&up.limit, env, "LIMIT")?;
                     let targets = locked_targets(
                         &table,
                         &up.table,
@@ -367,16 +358,7 @@ impl<'d> Session<'d> {
             Planned::Delete(dp) => {
                 let table = self.open_table(&dp.table.db, &dp.table.name)?;
                 let n = self.in_statement(params, true, |tx, env| {
-                    let limit = match &dp.limit {
-                        Some(l) => Some(types::num(&l.eval(
-                            &Row {
-                                values: &[],
-                                aggs: &[],
-                            },
-                            env,
-                        )?) as u64),
-                        None => None,
-                    };
+                    let limit = exec::limit_value(&dp.limit, env, "LIMIT")?;
                     let targets = locked_targets(
                         &table,
                         &dp.table,
