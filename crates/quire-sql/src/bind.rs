@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use quire_engine::row::{Column, Decimal, Value};
+use quire_engine::row::{Collation, Column, Decimal, Value};
 use sqlparser::ast::{self as sql, BinaryOperator, UnaryOperator};
 
 use crate::error::{Result, SqlError};
@@ -47,6 +47,8 @@ pub struct AggCall {
     pub f: AggFn,
     pub arg: Option<Expr>,
     pub distinct: bool,
+    /// The collation MIN and MAX compare strings in (the argument's).
+    pub coll: Collation,
 }
 
 /// Binds expressions of one statement.
@@ -58,6 +60,137 @@ pub struct Binder<'a> {
     pub aggs: Option<&'a mut Vec<AggCall>>,
     /// For UnknownColumn messages: "field list", "where clause", ...
     pub context: &'static str,
+}
+
+/// The collation of string literals and parameters (MariaDB's `collation_connection` after
+/// `SET NAMES utf8mb4`; a session that changes it still gets this one, docs/sql.md).
+pub const LITERAL_COLLATION: Collation = Collation::Utf8mb4GeneralCi;
+
+/// How strongly an operand's collation binds (MySQL's coercibility: lower wins).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Coercibility {
+    /// `COLLATE name`.
+    Explicit = 0,
+    /// A column.
+    Implicit = 2,
+    /// A literal, a parameter, a function of them.
+    Coercible = 4,
+    /// A number, a date, NULL: no string collation to offer.
+    Numeric = 6,
+}
+
+/// The collation of expression `e` and how strongly it binds, with `columns` the scope's.
+pub fn derive_collation(e: &Expr, columns: &[Column]) -> (Collation, Coercibility) {
+    match e {
+        Expr::Collate(_, c) => (*c, Coercibility::Explicit),
+        Expr::Column(i) => match columns.get(*i) {
+            Some(c) if c.ty.is_string() => (c.collation, Coercibility::Implicit),
+            _ => (LITERAL_COLLATION, Coercibility::Numeric),
+        },
+        Expr::Lit(Value::Str(_)) | Expr::Param(_) => (LITERAL_COLLATION, Coercibility::Coercible),
+        Expr::Func(_, args) => args
+            .iter()
+            .map(|a| derive_collation(a, columns))
+            .min_by_key(|(_, k)| *k)
+            .unwrap_or((LITERAL_COLLATION, Coercibility::Coercible)),
+        Expr::Case {
+            whens, otherwise, ..
+        } => whens
+            .iter()
+            .map(|(_, t)| t)
+            .chain(otherwise.as_deref())
+            .map(|a| derive_collation(a, columns))
+            .min_by_key(|(_, k)| *k)
+            .unwrap_or((LITERAL_COLLATION, Coercibility::Numeric)),
+        _ => (LITERAL_COLLATION, Coercibility::Numeric),
+    }
+}
+
+/// The collation two operands compare in: the more strongly bound one's; of two columns,
+/// utf8mb4_bin; two different explicit ones are MySQL's error 1267.
+pub fn comparison_collation(a: &Expr, b: &Expr, columns: &[Column], op: &str) -> Result<Collation> {
+    let (ca, ka) = derive_collation(a, columns);
+    let (cb, kb) = derive_collation(b, columns);
+    if ka == kb && ca != cb && ka != Coercibility::Implicit && ka != Coercibility::Explicit {
+        return Ok(LITERAL_COLLATION);
+    }
+    if ka == kb && ca != cb && ka == Coercibility::Implicit {
+        // Two columns of one character set: its _bin collation wins (as in MariaDB).
+        return Ok(Collation::Utf8mb4Bin);
+    }
+    if ka == kb && ca != cb {
+        let kind = |k| match k {
+            Coercibility::Explicit => "EXPLICIT",
+            Coercibility::Implicit => "IMPLICIT",
+            _ => "COERCIBLE",
+        };
+        return Err(SqlError::IllegalMixOfCollations(format!(
+            "({},{}) and ({},{}) for operation '{op}'",
+            ca.name(),
+            kind(ka),
+            cb.name(),
+            kind(kb)
+        )));
+    }
+    Ok(if ka <= kb { ca } else { cb })
+}
+
+/// The collation of a column declared with `charset` and `collation` (either may be
+/// absent) in a table whose default is `default`: 1115 / 1273 for unknown names, 1253 for a
+/// collation of another character set, 1235 for a character set Quire does not store.
+pub fn column_collation(
+    charset: Option<&str>,
+    collation: Option<&str>,
+    default: Collation,
+) -> Result<Collation> {
+    const OTHER_CHARSETS: [&str; 12] = [
+        "latin1", "utf8", "utf8mb3", "ascii", "binary", "ucs2", "utf16", "utf32", "latin2",
+        "cp1251", "gbk", "big5",
+    ];
+    if let Some(cs) = charset {
+        let lower = cs.to_ascii_lowercase();
+        if lower != "utf8mb4" {
+            return Err(if OTHER_CHARSETS.contains(&lower.as_str()) {
+                SqlError::Unsupported(format!("CHARACTER SET {cs}"))
+            } else {
+                SqlError::UnknownCharset(cs.into())
+            });
+        }
+    }
+    match (charset, collation) {
+        (_, Some(name)) => {
+            let lower = name.to_ascii_lowercase();
+            let of_charset = |cs: &str| lower.starts_with(&format!("{cs}_"));
+            if let Some(cs) = charset {
+                let known = of_charset("utf8mb4") || OTHER_CHARSETS.iter().any(|c| of_charset(c));
+                if known && !of_charset(&cs.to_ascii_lowercase()) {
+                    return Err(SqlError::CollationCharsetMismatch {
+                        collation: name.into(),
+                        charset: cs.into(),
+                    });
+                }
+            }
+            if !of_charset("utf8mb4") && OTHER_CHARSETS.iter().any(|c| of_charset(c)) {
+                return Err(SqlError::Unsupported(format!("COLLATE {name}")));
+            }
+            collation_named(name)
+        }
+        // A character set alone means its default collation.
+        (Some(_), None) => Ok(Collation::Utf8mb4GeneralCi),
+        (None, None) => Ok(default),
+    }
+}
+
+/// A collation by name: ours, or 1273 (unknown) / 1235 (a utf8mb4 one Quire lacks).
+pub fn collation_named(name: &str) -> Result<Collation> {
+    if let Some(c) = Collation::from_name(name) {
+        return Ok(c);
+    }
+    let lower = name.to_ascii_lowercase();
+    if lower.starts_with("utf8mb4_") || lower == "binary" {
+        return Err(SqlError::Unsupported(format!("COLLATE {name}")));
+    }
+    Err(SqlError::UnknownCollation(name.into()))
 }
 
 fn ident_name(i: &sql::Ident) -> String {
@@ -149,6 +282,11 @@ fn sys_var(name: &str) -> Option<Expr> {
 }
 
 impl Binder<'_> {
+    /// The scope's columns (none without a table).
+    fn columns(&self) -> &[Column] {
+        self.scope.map_or(&[], |s| s.columns.as_slice())
+    }
+
     fn column(&self, qualifier: Option<&str>, name: &str) -> Result<Expr> {
         match self.scope {
             Some(s) => s.resolve(qualifier, name, self.context).map(Expr::Column),
@@ -205,7 +343,13 @@ impl Binder<'_> {
                     BinaryOperator::Xor => BinOp::Xor,
                     other => return Err(SqlError::Unsupported(format!("operator {other}"))),
                 };
-                Expr::Binary(op, Box::new(self.bind(left)?), Box::new(self.bind(right)?))
+                let (l, r) = (self.bind(left)?, self.bind(right)?);
+                if crate::expr::is_comparison(op) {
+                    let coll = comparison_collation(&l, &r, self.columns(), &op_text(op))?;
+                    Expr::Cmp(op, Box::new(l), Box::new(r), coll)
+                } else {
+                    Expr::Binary(op, Box::new(l), Box::new(r))
+                }
             }
             E::UnaryOp { op, expr } => match op {
                 UnaryOperator::Not | UnaryOperator::BangNot => {
@@ -227,37 +371,69 @@ impl Binder<'_> {
             },
             E::IsNull(x) => Expr::IsNull(Box::new(self.bind(x)?), false),
             E::IsNotNull(x) => Expr::IsNull(Box::new(self.bind(x)?), true),
-            E::IsTrue(x) => Expr::Binary(
+            E::IsTrue(x) => Expr::Cmp(
                 BinOp::NullSafeEq,
                 Box::new(Expr::Not(Box::new(Expr::Not(Box::new(self.bind(x)?))))),
                 Box::new(Expr::Lit(Value::Int(1))),
+                LITERAL_COLLATION,
             ),
-            E::IsFalse(x) => Expr::Binary(
+            E::IsFalse(x) => Expr::Cmp(
                 BinOp::NullSafeEq,
                 Box::new(Expr::Not(Box::new(self.bind(x)?))),
                 Box::new(Expr::Lit(Value::Int(1))),
+                LITERAL_COLLATION,
             ),
             E::Between {
                 expr,
                 negated,
                 low,
                 high,
-            } => Expr::Between {
-                e: Box::new(self.bind(expr)?),
-                lo: Box::new(self.bind(low)?),
-                hi: Box::new(self.bind(high)?),
-                negated: *negated,
-            },
+            } => {
+                let (e, lo, hi) = (self.bind(expr)?, self.bind(low)?, self.bind(high)?);
+                let c1 = comparison_collation(&e, &lo, self.columns(), "between")?;
+                let c2 = comparison_collation(&e, &hi, self.columns(), "between")?;
+                let coll = if derive_collation(&hi, self.columns()).1
+                    < derive_collation(&lo, self.columns()).1
+                {
+                    c2
+                } else {
+                    c1
+                };
+                Expr::Between {
+                    e: Box::new(e),
+                    lo: Box::new(lo),
+                    hi: Box::new(hi),
+                    negated: *negated,
+                    coll,
+                }
+            }
             E::In {
                 expr,
                 target: sql::InTarget::List(list),
                 negated,
                 ..
-            } => Expr::InList {
-                e: Box::new(self.bind(expr)?),
-                list: list.iter().map(|x| self.bind(x)).collect::<Result<_>>()?,
-                negated: *negated,
-            },
+            } => {
+                let e = self.bind(expr)?;
+                let list: Vec<Expr> = list.iter().map(|x| self.bind(x)).collect::<Result<_>>()?;
+                let mut coll = derive_collation(&e, self.columns());
+                for x in &list {
+                    let c = comparison_collation(&e, x, self.columns(), "in")?;
+                    let k = derive_collation(x, self.columns()).1;
+                    if k < coll.1 {
+                        coll = (c, k);
+                    }
+                }
+                Expr::InList {
+                    e: Box::new(e),
+                    list,
+                    negated: *negated,
+                    coll: coll.0,
+                }
+            }
+            E::Collate { expr, collation } => {
+                let name = object_parts(collation)?.join(".");
+                Expr::Collate(Box::new(self.bind(expr)?), collation_named(&name)?)
+            }
             E::Like {
                 negated,
                 expr,
@@ -274,11 +450,14 @@ impl Binder<'_> {
                         _ => return Err(SqlError::WrongArguments("ESCAPE".into())),
                     },
                 };
+                let (e, pattern) = (self.bind(expr)?, self.bind(pattern)?);
+                let coll = comparison_collation(&e, &pattern, self.columns(), "like")?;
                 Expr::Like {
-                    e: Box::new(self.bind(expr)?),
-                    pattern: Box::new(self.bind(pattern)?),
+                    e: Box::new(e),
+                    pattern: Box::new(pattern),
                     escape,
                     negated: *negated,
+                    coll,
                 }
             }
             E::Case {
@@ -286,20 +465,29 @@ impl Binder<'_> {
                 conditions,
                 else_result,
                 ..
-            } => Expr::Case {
-                operand: match operand {
+            } => {
+                let operand = match operand {
                     Some(o) => Some(Box::new(self.bind(o)?)),
                     None => None,
-                },
-                whens: conditions
+                };
+                let whens: Vec<(Expr, Expr)> = conditions
                     .iter()
                     .map(|w| Ok((self.bind(&w.condition)?, self.bind(&w.result)?)))
-                    .collect::<Result<_>>()?,
-                otherwise: match else_result {
-                    Some(o) => Some(Box::new(self.bind(o)?)),
-                    None => None,
-                },
-            },
+                    .collect::<Result<_>>()?;
+                let coll = match &operand {
+                    Some(o) => derive_collation(o, self.columns()).0,
+                    None => LITERAL_COLLATION,
+                };
+                Expr::Case {
+                    operand,
+                    whens,
+                    otherwise: match else_result {
+                        Some(o) => Some(Box::new(self.bind(o)?)),
+                        None => None,
+                    },
+                    coll,
+                }
+            }
             E::Function(f) => self.function(f)?,
             E::Floor { expr, .. } => Expr::Func(Func::Floor, vec![self.bind(expr)?]),
             E::Ceil { expr, .. } => Expr::Func(Func::Ceil, vec![self.bind(expr)?]),
@@ -364,6 +552,9 @@ impl Binder<'_> {
                 }
                 None => None,
             };
+            let coll = arg
+                .as_ref()
+                .map_or(LITERAL_COLLATION, |a| derive_collation(a, self.columns()).0);
             let Some(aggs) = self.aggs.as_deref_mut() else {
                 return Err(SqlError::InvalidGroupFunction);
             };
@@ -371,6 +562,7 @@ impl Binder<'_> {
                 f: af,
                 arg,
                 distinct,
+                coll,
             };
             let i = match aggs.iter().position(|c| *c == call) {
                 Some(i) => i,
@@ -415,6 +607,21 @@ impl Binder<'_> {
             .collect::<Result<Vec<_>>>()?;
         Ok(Expr::Func(func, bound))
     }
+}
+
+/// An operator as MySQL's messages name it.
+fn op_text(op: BinOp) -> String {
+    match op {
+        BinOp::Eq => "=",
+        BinOp::NullSafeEq => "<=>",
+        BinOp::Ne => "<>",
+        BinOp::Lt => "<",
+        BinOp::Le => "<=",
+        BinOp::Gt => ">",
+        BinOp::Ge => ">=",
+        _ => "?",
+    }
+    .into()
 }
 
 /// The name MySQL gives a select-list expression without an alias: its text as written.

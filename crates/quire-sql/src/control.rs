@@ -38,9 +38,14 @@ fn s(v: impl Into<String>) -> Value {
 
 /// SHOW … LIKE matching (case-insensitive, as MySQL's system collation).
 fn like_ok(pattern: &Option<String>, name: &str) -> bool {
-    pattern
-        .as_ref()
-        .is_none_or(|p| crate::expr::like(&name.to_lowercase(), &p.to_lowercase(), '\\'))
+    pattern.as_ref().is_none_or(|p| {
+        crate::expr::like(
+            name,
+            p,
+            '\\',
+            quire_engine::row::Collation::Utf8mb4GeneralCi,
+        )
+    })
 }
 
 fn like_at(toks: &[Tok], i: usize) -> Result<Option<String>> {
@@ -785,7 +790,7 @@ impl<'d> Session<'d> {
             let mut row = vec![s(c.name.clone()), s(types::type_sql(c.ty))];
             if full {
                 row.push(if c.ty.is_string() {
-                    s("utf8mb4_general_ci")
+                    s(c.collation.name())
                 } else {
                     Value::Null
                 });

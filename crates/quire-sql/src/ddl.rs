@@ -4,7 +4,7 @@
 
 use quire_engine::catalog::TableDef;
 use quire_engine::row::secondary::IndexColumn;
-use quire_engine::row::{Column, ColumnType, IntWidth, LobSize, Value};
+use quire_engine::row::{Collation, Column, ColumnType, IntWidth, LobSize, Value};
 use quire_engine::table::{DbError, IndexSpec, TableSpec};
 use sqlparser::ast as sql;
 
@@ -126,6 +126,36 @@ pub fn default_text(c: &Column) -> Option<String> {
     }
 }
 
+/// The default collation of a table: `DEFAULT CHARSET=… COLLATE=…` or the server's.
+fn table_collation(opts: &sql::CreateTableOptions) -> Result<Collation> {
+    let list = match opts {
+        sql::CreateTableOptions::Plain(v)
+        | sql::CreateTableOptions::With(v)
+        | sql::CreateTableOptions::Options(v) => v.as_slice(),
+        _ => &[],
+    };
+    let (mut charset, mut collation) = (None::<String>, None::<String>);
+    for o in list {
+        if let sql::SqlOption::KeyValue { key, value } = o {
+            let k = key.to_string().to_ascii_uppercase();
+            let v = value
+                .to_string()
+                .trim_matches(|c| c == '\'' || c == '"' || c == '`')
+                .to_string();
+            if k.ends_with("CHARSET") || k.ends_with("CHARACTER SET") {
+                charset = Some(v);
+            } else if k.ends_with("COLLATE") {
+                collation = Some(v);
+            }
+        }
+    }
+    crate::bind::column_collation(
+        charset.as_deref(),
+        collation.as_deref(),
+        Collation::Utf8mb4GeneralCi,
+    )
+}
+
 /// A value as an SQL literal.
 fn literal_sql(v: &Value) -> String {
     match v {
@@ -174,9 +204,22 @@ fn index_columns(cols: &[sql::IndexColumn], columns: &[Column]) -> Result<Vec<In
 
 /// SHOW CREATE TABLE's text.
 pub fn show_create_table(def: &TableDef) -> String {
+    // The catalog keeps each column's collation, not the table's default: the default shown
+    // is the one every string column shares, or the server's.
+    let mut strings = def.columns.iter().filter(|c| c.ty.is_string());
+    let table_coll = match strings.next() {
+        Some(first) if strings.all(|c| c.collation == first.collation) => first.collation,
+        _ => Collation::Utf8mb4GeneralCi,
+    };
     let mut lines = Vec::new();
     for (i, c) in def.columns.iter().enumerate() {
         let mut l = format!("  `{}` {}", c.name, types::type_sql(c.ty));
+        if c.ty.is_string() && c.collation != table_coll {
+            l.push_str(&format!(
+                " CHARACTER SET utf8mb4 COLLATE {}",
+                c.collation.name()
+            ));
+        }
         if !c.nullable {
             l.push_str(" NOT NULL");
         }
@@ -217,9 +260,10 @@ pub fn show_create_table(def: &TableDef) -> String {
         ));
     }
     format!(
-        "CREATE TABLE `{}` (\n{}\n) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_general_ci",
+        "CREATE TABLE `{}` (\n{}\n) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE={}",
         def.name,
-        lines.join(",\n")
+        lines.join(",\n"),
+        table_coll.name()
     )
 }
 
@@ -545,6 +589,7 @@ impl<'d> Session<'d> {
             return Err(SqlError::Unsupported("temporary tables".into()));
         }
         let (db, name) = self.db_and_name(&ct.name)?;
+        let table_collation = table_collation(&ct.table_options)?;
         let mut columns: Vec<Column> = Vec::new();
         let mut pk: Vec<usize> = Vec::new();
         let mut auto = None;
@@ -562,6 +607,7 @@ impl<'d> Session<'d> {
             let mut nullable = true;
             let mut is_pk = false;
             let mut default: Option<String> = None;
+            let (mut charset, mut collation) = (None::<String>, None::<String>);
             for o in &cd.options {
                 match &o.option {
                     sql::ColumnOption::Null => nullable = true,
@@ -584,9 +630,11 @@ impl<'d> Session<'d> {
                         }
                         auto = Some(i);
                     }
-                    sql::ColumnOption::CharacterSet(_)
-                    | sql::ColumnOption::Collation(_)
-                    | sql::ColumnOption::Comment(_) => {}
+                    sql::ColumnOption::CharacterSet(n) => {
+                        charset = Some(object_parts(n)?.join("."))
+                    }
+                    sql::ColumnOption::Collation(n) => collation = Some(object_parts(n)?.join(".")),
+                    sql::ColumnOption::Comment(_) => {}
                     other => return Err(SqlError::Unsupported(format!("column option {other}"))),
                 }
             }
@@ -606,6 +654,15 @@ impl<'d> Session<'d> {
             };
             if let Some(d) = default {
                 col = col.with_default(d);
+            }
+            if ty.is_string() {
+                col = col.with_collation(crate::bind::column_collation(
+                    charset.as_deref(),
+                    collation.as_deref(),
+                    table_collation,
+                )?);
+            } else if charset.is_some() || collation.is_some() {
+                // MariaDB ignores a character set on a number; a collation too.
             }
             columns.push(col);
         }

@@ -21,6 +21,18 @@ pub enum SqlError {
     /// 1049
     #[error("Unknown database '{0}'")]
     UnknownDatabase(String),
+    /// 1273
+    #[error("Unknown collation: '{0}'")]
+    UnknownCollation(String),
+    /// 1115
+    #[error("Unknown character set: '{0}'")]
+    UnknownCharset(String),
+    /// 1253
+    #[error("COLLATION '{collation}' is not valid for CHARACTER SET '{charset}'")]
+    CollationCharsetMismatch { collation: String, charset: String },
+    /// 1267: the text after "Illegal mix of collations ".
+    #[error("Illegal mix of collations {0}")]
+    IllegalMixOfCollations(String),
     /// 1007
     #[error("Can't create database '{0}'; database exists")]
     DatabaseExists(String),

@@ -13,10 +13,10 @@ use std::ops::Bound;
 
 use quire_engine::btree::Direction;
 use quire_engine::catalog::TableDef;
-use quire_engine::row::{Column, Decimal, Value};
+use quire_engine::row::{Collation, Column, Decimal, Value};
 use quire_engine::table::{ReadLock, Table, Transaction};
 
-use crate::bind::AggCall;
+use crate::bind::{AggCall, LITERAL_COLLATION};
 use crate::error::{Result, SqlError};
 use crate::expr::{AggFn, Env, Expr, Row};
 use crate::meta::{ColumnMeta, RowSink};
@@ -52,13 +52,19 @@ pub struct SelectPlan {
     pub access: Access,
     pub filter: Option<Expr>,
     pub items: Vec<Expr>,
+    /// The collation of each item (DISTINCT compares rows in them).
+    pub item_colls: Vec<Collation>,
     pub columns: Vec<ColumnMeta>,
     pub aggs: Vec<AggCall>,
     pub group_by: Vec<Expr>,
+    /// The collation of each GROUP BY key.
+    pub group_colls: Vec<Collation>,
     pub having: Option<Expr>,
     pub distinct: bool,
     /// Sort keys, when the access does not deliver the order.
     pub sort: Vec<(Expr, bool)>,
+    /// The collation of each sort key.
+    pub sort_colls: Vec<Collation>,
     pub limit: Option<Expr>,
     pub offset: Option<Expr>,
     pub lock: Option<ReadLock>,
@@ -166,8 +172,27 @@ pub fn read_rows<'d>(
         }
         if ranges.len() > 1 {
             // Overlapping points from an IN list are read once.
-            ranges.sort_by(|a, b| cmp_bound(&a.0, &b.0));
-            ranges.dedup();
+            // Points equal in the column's collation ('a' and 'A') are one key.
+            let colls: Vec<Collation> = cols.iter().map(|c| c.collation).collect();
+            ranges.sort_by(|a, b| cmp_bound(&a.0, &b.0, &colls));
+            ranges.dedup_by(|a, b| {
+                cmp_bound(&a.0, &b.0, &colls) == Ordering::Equal
+                    && cmp_bound(&a.1, &b.1, &colls) == Ordering::Equal
+                    && matches!(
+                        (&a.0, &b.0, &a.1, &b.1),
+                        (
+                            Bound::Included(_),
+                            Bound::Included(_),
+                            Bound::Included(_),
+                            Bound::Included(_)
+                        ) | (
+                            Bound::Excluded(_),
+                            Bound::Excluded(_),
+                            Bound::Excluded(_),
+                            Bound::Excluded(_)
+                        )
+                    )
+            });
             if access.backward {
                 ranges.reverse();
             }
@@ -238,20 +263,22 @@ impl<'d> Txn<'_, 'd> {
     }
 }
 
-fn cmp_bound(a: &Bound<Vec<Value>>, b: &Bound<Vec<Value>>) -> Ordering {
+fn cmp_bound(a: &Bound<Vec<Value>>, b: &Bound<Vec<Value>>, colls: &[Collation]) -> Ordering {
     match (a, b) {
         (Bound::Unbounded, Bound::Unbounded) => Ordering::Equal,
         (Bound::Unbounded, _) => Ordering::Less,
         (_, Bound::Unbounded) => Ordering::Greater,
         (Bound::Included(x) | Bound::Excluded(x), Bound::Included(y) | Bound::Excluded(y)) => {
-            cmp_rows(x, y)
+            cmp_rows(x, y, colls)
         }
     }
 }
 
-pub fn cmp_rows(a: &[Value], b: &[Value]) -> Ordering {
-    for (x, y) in a.iter().zip(b) {
-        match compare(x, y) {
+/// Compares two rows, value `i` in collation `colls[i]`.
+pub fn cmp_rows(a: &[Value], b: &[Value], colls: &[Collation]) -> Ordering {
+    for (i, (x, y)) in a.iter().zip(b).enumerate() {
+        let coll = colls.get(i).copied().unwrap_or(LITERAL_COLLATION);
+        match compare(x, y, coll) {
             Ordering::Equal => continue,
             o => return o,
         }
@@ -314,7 +341,7 @@ fn agg_add(c: &AggCall, s: &mut AggState, v: Option<Value>) -> Result<()> {
             let replace = match cur {
                 None => true,
                 Some(c0) => {
-                    let o = compare(&v, c0);
+                    let o = compare(&v, c0, c.coll);
                     if c.f == AggFn::Min {
                         o == Ordering::Less
                     } else {
@@ -348,7 +375,7 @@ fn agg_result(c: &AggCall, s: AggState) -> Result<Value> {
 struct Group {
     first: Vec<Value>,
     states: Vec<AggState>,
-    seen: Vec<HashSet<String>>,
+    seen: Vec<HashSet<Vec<u8>>>,
 }
 
 /// Output rows after WHERE: grouping, distinct, sort, offset/limit, projection.
@@ -367,10 +394,20 @@ struct Pipeline<'p> {
 }
 
 /// A byte key for hashing values as SQL equality sees them (for DISTINCT and GROUP BY).
-fn value_key(vals: &[Value]) -> Vec<u8> {
+/// A byte key equal for rows that are equal in SQL (strings in `colls[i]`): GROUP BY and
+/// DISTINCT.
+fn value_key(vals: &[Value], colls: &[Collation]) -> Vec<u8> {
     let mut k = Vec::new();
-    for v in vals {
+    for (i, v) in vals.iter().enumerate() {
         match v {
+            Value::Str(s) => {
+                k.push(4);
+                colls
+                    .get(i)
+                    .copied()
+                    .unwrap_or(LITERAL_COLLATION)
+                    .sort_key(s, &mut k);
+            }
             Value::Null => k.push(0),
             Value::Int(_) | Value::UInt(_) | Value::Decimal(_) => {
                 k.push(1);
@@ -411,7 +448,7 @@ impl Pipeline<'_> {
                     )
                 })
                 .collect::<Result<_>>()?;
-            let key = value_key(&gvals);
+            let key = value_key(&gvals, &self.plan.group_colls);
             if !self.groups.contains_key(&key) {
                 self.group_order.push(key.clone());
                 self.groups.insert(
@@ -440,7 +477,8 @@ impl Pipeline<'_> {
                 };
                 if c.distinct {
                     if let Some(v) = &v {
-                        if matches!(v, Value::Null) || !g.seen[i].insert(types::display(v)) {
+                        let key = value_key(std::slice::from_ref(v), &[c.coll]);
+                        if matches!(v, Value::Null) || !g.seen[i].insert(key) {
                             continue;
                         }
                     }
@@ -466,7 +504,11 @@ impl Pipeline<'_> {
             .iter()
             .map(|e| e.eval(&r, self.env))
             .collect::<Result<_>>()?;
-        if self.plan.distinct && !self.distinct_seen.insert(value_key(&out)) {
+        if self.plan.distinct
+            && !self
+                .distinct_seen
+                .insert(value_key(&out, &self.plan.item_colls))
+        {
             return Ok(true);
         }
         if !self.plan.sort.is_empty() {
@@ -541,7 +583,7 @@ impl Pipeline<'_> {
                         with_vals.push((gv, k));
                     }
                 }
-                with_vals.sort_by(|a, b| cmp_rows(&a.0, &b.0));
+                with_vals.sort_by(|a, b| cmp_rows(&a.0, &b.0, &self.plan.sort_colls));
                 keys = with_vals.into_iter().map(|(_, k)| k).collect();
             }
             for k in keys {
@@ -563,7 +605,13 @@ impl Pipeline<'_> {
             let dirs: Vec<bool> = self.plan.sort.iter().map(|(_, d)| *d).collect();
             rows.sort_by(|a, b| {
                 for (i, desc) in dirs.iter().enumerate() {
-                    let o = compare(&a.0[i], &b.0[i]);
+                    let coll = self
+                        .plan
+                        .sort_colls
+                        .get(i)
+                        .copied()
+                        .unwrap_or(LITERAL_COLLATION);
+                    let o = compare(&a.0[i], &b.0[i], coll);
                     let o = if *desc { o.reverse() } else { o };
                     if o != Ordering::Equal {
                         return o;

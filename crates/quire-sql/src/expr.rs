@@ -4,7 +4,7 @@
 
 use std::cmp::Ordering;
 
-use quire_engine::row::{Decimal, Value};
+use quire_engine::row::{Collation, Decimal, Value};
 
 use crate::error::{Result, SqlError};
 use crate::types::{self, compare, num, to_decimal, truthy};
@@ -65,7 +65,13 @@ pub enum Expr {
     /// The i-th aggregate of the query (after grouping).
     Agg(usize),
     Session(SessionFn),
+    /// Arithmetic and logic (comparisons are [`Expr::Cmp`]).
     Binary(BinOp, Box<Expr>, Box<Expr>),
+    /// A comparison (`=`, `<=>`, `<>`, `<`, `<=`, `>`, `>=`) of strings in a collation the
+    /// binder derived from the operands (docs/sql.md, "Collations").
+    Cmp(BinOp, Box<Expr>, Box<Expr>, Collation),
+    /// `e COLLATE name`: the value of `e`, compared in `name`.
+    Collate(Box<Expr>, Collation),
     Not(Box<Expr>),
     Neg(Box<Expr>),
     IsNull(Box<Expr>, bool),
@@ -74,22 +80,26 @@ pub enum Expr {
         lo: Box<Expr>,
         hi: Box<Expr>,
         negated: bool,
+        coll: Collation,
     },
     InList {
         e: Box<Expr>,
         list: Vec<Expr>,
         negated: bool,
+        coll: Collation,
     },
     Like {
         e: Box<Expr>,
         pattern: Box<Expr>,
         escape: char,
         negated: bool,
+        coll: Collation,
     },
     Case {
         operand: Option<Box<Expr>>,
         whens: Vec<(Expr, Expr)>,
         otherwise: Option<Box<Expr>>,
+        coll: Collation,
     },
     Func(Func, Vec<Expr>),
 }
@@ -167,11 +177,11 @@ impl Expr {
     pub fn walk(&self, f: &mut dyn FnMut(&Expr)) {
         f(self);
         match self {
-            Expr::Binary(_, a, b) => {
+            Expr::Binary(_, a, b) | Expr::Cmp(_, a, b, _) => {
                 a.walk(f);
                 b.walk(f);
             }
-            Expr::Not(a) | Expr::Neg(a) | Expr::IsNull(a, _) => a.walk(f),
+            Expr::Not(a) | Expr::Neg(a) | Expr::IsNull(a, _) | Expr::Collate(a, _) => a.walk(f),
             Expr::Between { e, lo, hi, .. } => {
                 e.walk(f);
                 lo.walk(f);
@@ -189,6 +199,7 @@ impl Expr {
                 operand,
                 whens,
                 otherwise,
+                ..
             } => {
                 if let Some(o) = operand {
                     o.walk(f);
@@ -224,6 +235,12 @@ impl Expr {
             Expr::Column(i) => row.values.get(*i).cloned().unwrap_or(Value::Null),
             Expr::Agg(i) => row.aggs.get(*i).cloned().unwrap_or(Value::Null),
             Expr::Session(f) => env.session(f)?,
+            Expr::Cmp(op, a, b, coll) => {
+                let x = a.eval(row, env)?;
+                let y = b.eval(row, env)?;
+                compare_op(*op, &x, &y, *coll)
+            }
+            Expr::Collate(a, _) => a.eval(row, env)?,
             Expr::Binary(op, a, b) => {
                 let x = a.eval(row, env)?;
                 match op {
@@ -280,7 +297,13 @@ impl Expr {
                 let n = matches!(a.eval(row, env)?, Value::Null);
                 Value::Int(i64::from(n != *negated))
             }
-            Expr::Between { e, lo, hi, negated } => {
+            Expr::Between {
+                e,
+                lo,
+                hi,
+                negated,
+                coll,
+            } => {
                 let v = e.eval(row, env)?;
                 let l = lo.eval(row, env)?;
                 let h = hi.eval(row, env)?;
@@ -288,11 +311,16 @@ impl Expr {
                 {
                     return Ok(Value::Null);
                 }
-                let inside =
-                    compare(&v, &l) != Ordering::Less && compare(&v, &h) != Ordering::Greater;
+                let inside = compare(&v, &l, *coll) != Ordering::Less
+                    && compare(&v, &h, *coll) != Ordering::Greater;
                 Value::Int(i64::from(inside != *negated))
             }
-            Expr::InList { e, list, negated } => {
+            Expr::InList {
+                e,
+                list,
+                negated,
+                coll,
+            } => {
                 let v = e.eval(row, env)?;
                 if matches!(v, Value::Null) {
                     return Ok(Value::Null);
@@ -302,7 +330,7 @@ impl Expr {
                     let w = x.eval(row, env)?;
                     if matches!(w, Value::Null) {
                         saw_null = true;
-                    } else if compare(&v, &w) == Ordering::Equal {
+                    } else if compare(&v, &w, *coll) == Ordering::Equal {
                         return Ok(Value::Int(i64::from(!*negated)));
                     }
                 }
@@ -317,19 +345,21 @@ impl Expr {
                 pattern,
                 escape,
                 negated,
+                coll,
             } => {
                 let v = e.eval(row, env)?;
                 let p = pattern.eval(row, env)?;
                 if matches!(v, Value::Null) || matches!(p, Value::Null) {
                     return Ok(Value::Null);
                 }
-                let m = like(&types::to_text(v), &types::to_text(p), *escape);
+                let m = like(&types::to_text(v), &types::to_text(p), *escape, *coll);
                 Value::Int(i64::from(m != *negated))
             }
             Expr::Case {
                 operand,
                 whens,
                 otherwise,
+                coll,
             } => {
                 let op = match operand {
                     Some(o) => Some(o.eval(row, env)?),
@@ -341,7 +371,7 @@ impl Expr {
                             let w = w.eval(row, env)?;
                             !matches!(v, Value::Null)
                                 && !matches!(w, Value::Null)
-                                && compare(v, &w) == Ordering::Equal
+                                && compare(v, &w, *coll) == Ordering::Equal
                         }
                         None => truthy(&w.eval(row, env)?) == Some(true),
                     };
@@ -404,14 +434,23 @@ fn numeric(v: Value) -> Value {
     }
 }
 
-pub fn binary(op: BinOp, x: Value, y: Value) -> Result<Value> {
+/// A comparison operator on two values, strings compared in `coll`.
+pub fn compare_op(op: BinOp, x: &Value, y: &Value, coll: Collation) -> Value {
     use BinOp::*;
     match op {
-        Eq | Ne | Lt | Le | Gt | Ge => {
+        NullSafeEq => {
+            let r = match (x, y) {
+                (Value::Null, Value::Null) => true,
+                (Value::Null, _) | (_, Value::Null) => false,
+                _ => compare(x, y, coll) == Ordering::Equal,
+            };
+            Value::Int(i64::from(r))
+        }
+        _ => {
             if matches!(x, Value::Null) || matches!(y, Value::Null) {
-                return Ok(Value::Null);
+                return Value::Null;
             }
-            let o = compare(&x, &y);
+            let o = compare(x, y, coll);
             let r = match op {
                 Eq => o == Ordering::Equal,
                 Ne => o != Ordering::Equal,
@@ -420,15 +459,24 @@ pub fn binary(op: BinOp, x: Value, y: Value) -> Result<Value> {
                 Gt => o == Ordering::Greater,
                 _ => o != Ordering::Less,
             };
-            return Ok(Value::Int(i64::from(r)));
+            Value::Int(i64::from(r))
         }
-        NullSafeEq => {
-            let r = match (&x, &y) {
-                (Value::Null, Value::Null) => true,
-                (Value::Null, _) | (_, Value::Null) => false,
-                _ => compare(&x, &y) == Ordering::Equal,
-            };
-            return Ok(Value::Int(i64::from(r)));
+    }
+}
+
+/// Whether `op` is a comparison (bound as [`Expr::Cmp`]).
+pub fn is_comparison(op: BinOp) -> bool {
+    use BinOp::*;
+    matches!(op, Eq | NullSafeEq | Ne | Lt | Le | Gt | Ge)
+}
+
+pub fn binary(op: BinOp, x: Value, y: Value) -> Result<Value> {
+    use BinOp::*;
+    match op {
+        // The binder makes comparisons `Expr::Cmp`, with their collation; one reaching here
+        // (a caller combining two values) compares strings as literals do.
+        Eq | Ne | Lt | Le | Gt | Ge | NullSafeEq => {
+            return Ok(compare_op(op, &x, &y, Collation::Utf8mb4GeneralCi));
         }
         Xor => {
             return Ok(match (truthy(&x), truthy(&y)) {
@@ -570,11 +618,12 @@ fn div_decimal(a: Decimal, b: Decimal, scale: u8) -> Decimal {
     Decimal::new(q, scale)
 }
 
-/// SQL LIKE with `%`, `_` and an escape character (binary collation, as comparisons).
-pub fn like(s: &str, p: &str, escape: char) -> bool {
-    let s: Vec<char> = s.chars().collect();
+/// SQL LIKE with `%`, `_` and an escape character; characters match when their weights in
+/// `coll` are equal (no PAD SPACE: LIKE counts trailing spaces, as MariaDB's does).
+pub fn like(s: &str, p: &str, escape: char, coll: Collation) -> bool {
+    let s: Vec<u32> = s.chars().map(|c| coll.weight(c)).collect();
     let p: Vec<char> = p.chars().collect();
-    fn go(s: &[char], p: &[char], esc: char) -> bool {
+    fn go(s: &[u32], p: &[char], esc: char, coll: Collation) -> bool {
         let (mut si, mut pi) = (0, 0);
         let (mut star_p, mut star_s) = (None::<usize>, 0);
         while si < s.len() {
@@ -593,7 +642,7 @@ pub fn like(s: &str, p: &str, escape: char) -> bool {
                 } else {
                     (Some(c), 1)
                 };
-                if lit.is_none_or(|l| l == s[si]) {
+                if lit.is_none_or(|l| coll.weight(l) == s[si]) {
                     si += 1;
                     pi += adv;
                     continue;
@@ -613,7 +662,7 @@ pub fn like(s: &str, p: &str, escape: char) -> bool {
         }
         pi == p.len()
     }
-    go(&s, &p, escape)
+    go(&s, &p, escape, coll)
 }
 
 fn func(f: Func, args: &[Expr], row: &Row<'_>, env: &dyn Env) -> Result<Value> {
@@ -687,7 +736,7 @@ fn func(f: Func, args: &[Expr], row: &Row<'_>, env: &dyn Env) -> Result<Value> {
             let b = ev(1)?;
             if !matches!(a, Value::Null)
                 && !matches!(b, Value::Null)
-                && compare(&a, &b) == Ordering::Equal
+                && compare(&a, &b, Collation::Utf8mb4GeneralCi) == Ordering::Equal
             {
                 Value::Null
             } else {
@@ -715,7 +764,7 @@ fn func(f: Func, args: &[Expr], row: &Row<'_>, env: &dyn Env) -> Result<Value> {
                 best = Some(match best {
                     None => v,
                     Some(b) => {
-                        let o = compare(&v, &b);
+                        let o = compare(&v, &b, Collation::Utf8mb4GeneralCi);
                         let take = if f == Func::Greatest {
                             o == Ordering::Greater
                         } else {

@@ -17,6 +17,7 @@
 use std::ops::Bound;
 
 use quire_engine::catalog::TableDef;
+use quire_engine::row::{Collation, Column};
 
 use crate::expr::{BinOp, Expr};
 
@@ -119,27 +120,38 @@ fn is_col(e: &Expr, col: usize) -> bool {
     matches!(e, Expr::Column(c) if *c == col)
 }
 
-fn cond_on(e: &Expr, col: usize) -> Option<Cond> {
+/// Whether a comparison in collation `coll` can be answered from column `col`'s index:
+/// always for a number, only in the column's own collation for a string (the index is in
+/// that order, and equal keys are that collation's equal strings).
+fn same_order(columns: &[Column], col: usize, coll: Collation) -> bool {
+    columns
+        .get(col)
+        .is_none_or(|c| !c.ty.is_string() || c.collation == coll)
+}
+
+fn cond_on(e: &Expr, col: usize, columns: &[Column]) -> Option<Cond> {
     match e {
-        Expr::Binary(op, a, b) => {
+        Expr::Cmp(_, _, _, coll) if !same_order(columns, col, *coll) => None,
+        Expr::Binary(BinOp::Or, a, b) => {
+            // k BETWEEN .. OR k BETWEEN .. OR k = ..: several ranges on one column.
+            let mut out = Vec::new();
+            for side in [a, b] {
+                match cond_on(side, col, columns)? {
+                    Cond::Points(ps) => out.extend(
+                        ps.into_iter()
+                            .map(|p| (Bound::Included(p.clone()), Bound::Included(p))),
+                    ),
+                    Cond::Range(l, h) => out.push((l, h)),
+                    Cond::Ranges(rs) => out.extend(rs),
+                }
+            }
+            Some(Cond::Ranges(out))
+        }
+        Expr::Cmp(op, a, b, _) => {
             let (c, v, flipped) = if is_col(a, col) && b.is_constant() {
                 (a, b, false)
             } else if is_col(b, col) && a.is_constant() {
                 (b, a, true)
-            } else if *op == BinOp::Or {
-                // k BETWEEN .. OR k BETWEEN .. OR k = ..: several ranges on one column.
-                let mut out = Vec::new();
-                for side in [a, b] {
-                    match cond_on(side, col)? {
-                        Cond::Points(ps) => out.extend(
-                            ps.into_iter()
-                                .map(|p| (Bound::Included(p.clone()), Bound::Included(p))),
-                        ),
-                        Cond::Range(l, h) => out.push((l, h)),
-                        Cond::Ranges(rs) => out.extend(rs),
-                    }
-                }
-                return Some(Cond::Ranges(out));
             } else {
                 return None;
             };
@@ -165,7 +177,11 @@ fn cond_on(e: &Expr, col: usize) -> Option<Cond> {
             e,
             list,
             negated: false,
-        } if is_col(e, col) && list.iter().all(Expr::is_constant) => {
+            coll,
+        } if is_col(e, col)
+            && same_order(columns, col, *coll)
+            && list.iter().all(Expr::is_constant) =>
+        {
             Some(Cond::Points(list.clone()))
         }
         Expr::Between {
@@ -173,10 +189,17 @@ fn cond_on(e: &Expr, col: usize) -> Option<Cond> {
             lo,
             hi,
             negated: false,
-        } if is_col(e, col) && lo.is_constant() && hi.is_constant() => Some(Cond::Range(
-            Bound::Included((**lo).clone()),
-            Bound::Included((**hi).clone()),
-        )),
+            coll,
+        } if is_col(e, col)
+            && same_order(columns, col, *coll)
+            && lo.is_constant()
+            && hi.is_constant() =>
+        {
+            Some(Cond::Range(
+                Bound::Included((**lo).clone()),
+                Bound::Included((**hi).clone()),
+            ))
+        }
         _ => None,
     }
 }
@@ -186,14 +209,18 @@ const MAX_POINTS: usize = 4096;
 
 /// Rule 1: the key ranges that WHERE allows on an index with columns `cols`; `None` if
 /// WHERE constrains not even its first column. Returns (ranges, equality prefix length).
-pub fn key_ranges(conds: &[&Expr], cols: &[usize]) -> Option<(Vec<KeyRange>, usize)> {
+pub fn key_ranges(
+    conds: &[&Expr],
+    cols: &[usize],
+    columns: &[Column],
+) -> Option<(Vec<KeyRange>, usize)> {
     let mut prefixes: Vec<Vec<Expr>> = vec![Vec::new()];
     let mut eq = 0;
     for &col in cols {
         let mut points: Option<Vec<Expr>> = None;
         let mut range: Option<Cond> = None;
         for c in conds {
-            match cond_on(c, col) {
+            match cond_on(c, col, columns) {
                 Some(Cond::Points(p)) if points.is_none() => points = Some(p),
                 Some(r @ (Cond::Range(..) | Cond::Ranges(_))) if range.is_none() => range = Some(r),
                 _ => {}
@@ -269,7 +296,7 @@ pub fn choose_access(def: &TableDef, filter: Option<&Expr>) -> Access {
     let conds = conjuncts(filter);
     let mut best: Option<(u32, Access)> = None;
     let mut consider = |index: IndexRef, cols: Vec<usize>, unique: bool, pk: bool| {
-        let Some((ranges, eq)) = key_ranges(&conds, &cols) else {
+        let Some((ranges, eq)) = key_ranges(&conds, &cols, &def.columns) else {
             return;
         };
         let full_eq = eq == cols.len() && !cols.is_empty();
@@ -393,5 +420,10 @@ pub fn covering(def: &TableDef, access: &Access, needed: &[usize]) -> bool {
     };
     let mut have = index_columns(def, &access.index);
     have.extend(def.primary_key.iter().copied());
-    !def.primary_key.is_empty() && needed.iter().all(|c| have.contains(c))
+    // A string's key part is its collation's sort key, not its value: the engine reads such
+    // an entry's row from the clustered index (docs/row-format.md, "Collations").
+    let strings = have
+        .iter()
+        .any(|&c| def.columns.get(c).is_some_and(|c| c.ty.is_string()));
+    !def.primary_key.is_empty() && !strings && needed.iter().all(|c| have.contains(c))
 }

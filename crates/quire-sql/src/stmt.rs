@@ -473,17 +473,26 @@ pub fn select(ctx: &Ctx<'_>, q: &sql::Query, lock: Option<ReadLock>) -> Result<S
             .for_each(&mut note);
         access.covering = lock.is_none() && plan::covering(&t.def, &access, &needed);
     }
+    // The collation each sort key, group key and output column compares in.
+    let scope_cols: &[Column] = tref.as_ref().map_or(&[], |t| t.def.columns.as_slice());
+    let coll = |e: &Expr| crate::bind::derive_collation(e, scope_cols).0;
+    let sort_colls = sort.iter().map(|(e, _)| coll(e)).collect();
+    let group_colls = group_by.iter().map(coll).collect();
+    let item_colls = items.iter().map(coll).collect();
     Ok(SelectPlan {
         source,
         access,
         filter,
         items,
+        item_colls,
         columns,
         aggs,
         group_by,
+        group_colls,
         having,
         distinct,
         sort,
+        sort_colls,
         limit,
         offset,
         lock,

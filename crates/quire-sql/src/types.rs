@@ -3,7 +3,9 @@
 
 use std::cmp::Ordering;
 
-use quire_engine::row::{Column, ColumnType, Date, DateTime, Decimal, IntWidth, LobSize, Value};
+use quire_engine::row::{
+    Collation, Column, ColumnType, Date, DateTime, Decimal, IntWidth, LobSize, Value,
+};
 
 use crate::error::{Result, SqlError};
 use crate::meta::{charset, flags, ColumnMeta, FieldType};
@@ -95,6 +97,8 @@ pub fn column_meta(db: &str, table: &str, alias: &str, col: &Column, key_flags: 
         org_name: col.name.clone(),
         charset: if is_binary(col.ty) {
             charset::BINARY
+        } else if col.ty.is_string() {
+            col.collation.id()
         } else {
             charset::UTF8MB4_GENERAL_CI
         },
@@ -521,11 +525,10 @@ pub fn format_double(d: f64) -> String {
     s
 }
 
-/// Compares two values with MySQL's rules across types: numbers numerically, strings with
-/// PAD SPACE (trailing spaces ignored) and case-insensitively (utf8mb4_general_ci is the
-/// default collation), bytes exactly, a number against a string as numbers. NULL is
-/// handled by the caller (three-valued logic); here it sorts first.
-pub fn compare(a: &Value, b: &Value) -> Ordering {
+/// Compares two values with MySQL's rules across types: numbers numerically, strings in
+/// collation `coll` (PAD SPACE), bytes exactly, a number against a string as numbers. NULL
+/// is handled by the caller (three-valued logic); here it sorts first.
+pub fn compare(a: &Value, b: &Value, coll: Collation) -> Ordering {
     use Value::*;
     match (a, b) {
         (Null, Null) => Ordering::Equal,
@@ -535,9 +538,8 @@ pub fn compare(a: &Value, b: &Value) -> Ordering {
         (UInt(x), UInt(y)) => x.cmp(y),
         (Int(x), UInt(y)) => i128::from(*x).cmp(&i128::from(*y)),
         (UInt(x), Int(y)) => i128::from(*x).cmp(&i128::from(*y)),
-        // utf8mb4_bin for now: index keys are binary, and comparisons must agree with them
-        // (collation weights in keys are a later change, docs/sql.md).
-        (Str(x), Str(y)) => x.as_bytes().cmp(y.as_bytes()),
+        // The same order as the index keys' (the engine's sort keys, docs/row-format.md).
+        (Str(x), Str(y)) => coll.cmp(x, y),
         (Bytes(x), Bytes(y)) => x.cmp(y),
         (Str(x), Bytes(y)) => x.as_bytes().cmp(y),
         (Bytes(x), Str(y)) => x.as_slice().cmp(y.as_bytes()),
@@ -546,7 +548,7 @@ pub fn compare(a: &Value, b: &Value) -> Ordering {
             Some(d) => as_datetime(a).cmp(&d),
             None => display(a).cmp(s),
         },
-        (Str(s), Date(_) | DateTime(_)) => compare(b, &Str(s.clone())).reverse(),
+        (Str(s), Date(_) | DateTime(_)) => compare(b, &Str(s.clone()), coll).reverse(),
         (Decimal(x), Decimal(y)) => {
             let s = x.scale.max(y.scale);
             match (x.rescale(s), y.rescale(s)) {
@@ -556,7 +558,7 @@ pub fn compare(a: &Value, b: &Value) -> Ordering {
         }
         (Int(_) | UInt(_), Decimal(_)) | (Decimal(_), Int(_) | UInt(_)) => {
             match (to_decimal(a), to_decimal(b)) {
-                (Some(x), Some(y)) => compare(&Decimal(x), &Decimal(y)),
+                (Some(x), Some(y)) => compare(&Decimal(x), &Decimal(y), coll),
                 _ => num(a).total_cmp(&num(b)),
             }
         }

@@ -4,9 +4,12 @@
 use super::{CatalogError, IndexDef, TableDef};
 use crate::page::{PageNo, SpaceId};
 use crate::row::secondary::IndexColumn;
-use crate::row::{Column, ColumnType, IntWidth, LobSize};
+use crate::row::{Collation, Column, ColumnType, IntWidth, LobSize};
 
-pub const VERSION: u8 = 1;
+/// 2: a collation code after each column's flags, and string key parts hold collation
+/// sort keys (docs/row-format.md, "Collations"). Version 1 tables (binary string keys) are
+/// refused: their indexes would be read in the wrong order.
+pub const VERSION: u8 = 2;
 
 /// Column flags in the table record.
 const FLAG_NULLABLE: u8 = 1;
@@ -206,6 +209,7 @@ pub fn encode_table(t: &TableDef) -> Vec<u8> {
         let flags = (u8::from(c.nullable) * FLAG_NULLABLE)
             | (u8::from(c.default.is_some()) * FLAG_HAS_DEFAULT);
         w.u8(flags);
+        w.u8(c.collation.code());
         if let Some(d) = &c.default {
             // At most DEFAULT_MAX_BYTES: checked by `TableDef::validate` before encoding.
             w.str(d);
@@ -236,7 +240,8 @@ pub fn encode_table(t: &TableDef) -> Vec<u8> {
 
 pub fn decode_table(b: &[u8]) -> Result<TableDef, CatalogError> {
     let mut r = R { b };
-    if r.u8()? != VERSION {
+    let version = r.u8()?;
+    if version != VERSION && version != 1 {
         return Err(bad("unknown table record version"));
     }
     let id = r.u64()?;
@@ -253,6 +258,10 @@ pub fn decode_table(b: &[u8]) -> Result<TableDef, CatalogError> {
         if flags & !(FLAG_NULLABLE | FLAG_HAS_DEFAULT) != 0 {
             return Err(bad("unknown column flags"));
         }
+        let collation = match version {
+            1 => Collation::Utf8mb4Bin,
+            _ => Collation::from_code(r.u8()?).ok_or_else(|| bad("unknown collation code"))?,
+        };
         // A record written before defaults existed has flags 0 or 1: no default.
         let default = match flags & FLAG_HAS_DEFAULT {
             0 => None,
@@ -263,6 +272,7 @@ pub fn decode_table(b: &[u8]) -> Result<TableDef, CatalogError> {
             ty,
             nullable: flags & FLAG_NULLABLE != 0,
             default,
+            collation,
         });
     }
     let col = |c: u16| -> Result<usize, CatalogError> {
@@ -310,6 +320,19 @@ pub fn decode_table(b: &[u8]) -> Result<TableDef, CatalogError> {
     }
     if !r.b.is_empty() {
         return Err(bad("trailing bytes after the table record"));
+    }
+    // Version 1 keys held strings as escaped UTF-8; today a string key part is a collation
+    // sort key, so such an index would be searched in the wrong order.
+    let key_columns = primary_key.iter().chain(
+        indexes
+            .iter()
+            .flat_map(|ix| ix.columns.iter().map(|c| &c.column)),
+    );
+    if version == 1 && key_columns.into_iter().any(|&c| columns[c].ty.is_string()) {
+        return Err(bad(
+            "table record version 1 has a string in a key, written before collations: \
+             dump the table with the Quire that wrote it and reload it",
+        ));
     }
     Ok(TableDef {
         id,

@@ -4,6 +4,7 @@
 //! Every field encoding is prefix-free, so concatenating fields keeps the tuple order, and
 //! inverting a field's bytes reverses its order exactly (descending key parts).
 
+use super::collation::Collation;
 use super::value::{decimal_bytes, pow10, Column, ColumnType, Date, DateTime, Decimal, Value};
 use super::{RowError, RowLimits};
 
@@ -40,6 +41,12 @@ impl KeyPart {
     pub fn descending(mut self) -> Self {
         self.descending = true;
         self
+    }
+
+    /// A string part: the key holds its collation's sort key, from which the value cannot
+    /// be read back (the record keeps the value itself).
+    pub fn holds_weights(&self) -> bool {
+        self.column.ty.is_string()
     }
 }
 
@@ -99,14 +106,20 @@ impl KeyLayout {
                 let marker = u64::from(p.column.nullable);
                 let body = match (p.column.ty.fixed_size(), p.prefix) {
                     (Some(n), None) => n as u64,
-                    (_, prefix) => {
-                        let unit = if p.column.ty.is_string() {
-                            super::value::MAX_BYTES_PER_CHAR
-                        } else {
-                            1
+                    (_, prefix) if p.holds_weights() => {
+                        let max_chars = match p.column.ty {
+                            ColumnType::Char { max_chars } | ColumnType::VarChar { max_chars } => {
+                                u64::from(max_chars)
+                            }
+                            // A character is at least a byte.
+                            other => other.max_bytes(),
                         };
+                        let chars = prefix.map_or(max_chars, |n| max_chars.min(u64::from(n)));
+                        Collation::max_sort_key_len(chars)
+                    }
+                    (_, prefix) => {
                         let max = p.column.ty.max_bytes();
-                        let m = prefix.map_or(max, |n| max.min(u64::from(n) * unit));
+                        let m = prefix.map_or(max, |n| max.min(u64::from(n)));
                         2 * m + 2
                     }
                 };
@@ -145,9 +158,31 @@ impl KeyLayout {
         Ok(())
     }
 
+    /// Whether some part is a string, whose value the key does not hold
+    /// ([`KeyPart::holds_weights`]).
+    pub fn holds_weights(&self) -> bool {
+        self.parts.iter().any(KeyPart::holds_weights)
+    }
+
     /// Decodes a whole key (exactly `key`, nothing left over). Prefix parts decode to the
-    /// prefix.
+    /// prefix. A key with a string part is a schema error: read those from the record.
     pub fn decode(&self, key: &[u8]) -> Result<Vec<Value>, RowError> {
+        self.decode_parts(key)?
+            .into_iter()
+            .zip(&self.parts)
+            .map(|(v, p)| {
+                v.ok_or_else(|| {
+                    RowError::Schema(format!(
+                        "key part `{}` holds collation weights, not the value",
+                        p.column.name
+                    ))
+                })
+            })
+            .collect()
+    }
+
+    /// Decodes a whole key; `None` for the string parts, whose values it does not hold.
+    pub fn decode_parts(&self, key: &[u8]) -> Result<Vec<Option<Value>>, RowError> {
         let mut r = Reader::new(key);
         let mut vals = Vec::with_capacity(self.parts.len());
         for p in &self.parts {
@@ -168,8 +203,9 @@ impl KeyLayout {
         Ok(r.pos)
     }
 
-    /// Decodes the part at `index` only.
-    pub fn decode_part_at(&self, key: &[u8], index: usize) -> Result<Value, RowError> {
+    /// Decodes the part at `index` only (`None`: a string part, see
+    /// [`KeyPart::holds_weights`]).
+    pub fn decode_part_at(&self, key: &[u8], index: usize) -> Result<Option<Value>, RowError> {
         let p = self
             .parts
             .get(index)
@@ -240,7 +276,7 @@ fn encode_part(p: &KeyPart, v: &Value, out: &mut Vec<u8>) {
         (ColumnType::Binary { .. }, Value::Bytes(b)) if p.prefix.is_none() => {
             out.extend_from_slice(b);
         }
-        (_, Value::Str(s)) => escape(s.as_bytes(), out),
+        (_, Value::Str(s)) => p.column.collation.sort_key(s, out),
         (_, Value::Bytes(b)) => escape(b, out),
         (_, Value::Date(d)) => out.extend_from_slice(&d.packed().to_be_bytes()[1..]),
         (_, Value::DateTime(dt)) => out.extend_from_slice(&dt.packed().to_be_bytes()),
@@ -317,22 +353,32 @@ fn sign_extend(v: u128, bytes: usize) -> i128 {
     ((v << shift) as i128) >> shift
 }
 
-fn decode_part(p: &KeyPart, r: &mut Reader<'_>) -> Result<Value, RowError> {
+fn decode_part(p: &KeyPart, r: &mut Reader<'_>) -> Result<Option<Value>, RowError> {
     r.mask = if p.descending { 0xFF } else { 0 };
     let v = decode_part_inner(p, r);
     r.mask = 0;
     v
 }
 
-fn decode_part_inner(p: &KeyPart, r: &mut Reader<'_>) -> Result<Value, RowError> {
+fn decode_part_inner(p: &KeyPart, r: &mut Reader<'_>) -> Result<Option<Value>, RowError> {
     if p.column.nullable {
         match r.byte()? {
-            NULL => return Ok(Value::Null),
+            NULL => return Ok(Some(Value::Null)),
             NOT_NULL => {}
             _ => return Err(RowError::corrupt("bad NULL marker in a key")),
         }
     }
-    Ok(match p.column.ty {
+    if p.holds_weights() {
+        let (b, pos, mask) = (r.b, r.pos, r.mask);
+        let n = Collation::sort_key_len(|i| b.get(pos + i).map(|x| x ^ mask))
+            .ok_or_else(|| RowError::corrupt("bad string sort key in a key"))?;
+        if pos + n > b.len() {
+            return Err(RowError::corrupt("key ends inside a field"));
+        }
+        r.pos += n;
+        return Ok(None);
+    }
+    Ok(Some(match p.column.ty {
         ColumnType::Int { width, unsigned } => {
             let w = width.bytes();
             let raw = r.be(w)?;
@@ -371,10 +417,6 @@ fn decode_part_inner(p: &KeyPart, r: &mut Reader<'_>) -> Result<Value, RowError>
             Value::Decimal(Decimal::new(u, scale))
         }
         ColumnType::Binary { len } if p.prefix.is_none() => Value::Bytes(r.bytes(len as usize)?),
-        ColumnType::Char { .. } | ColumnType::VarChar { .. } | ColumnType::Text(_) => Value::Str(
-            String::from_utf8(r.unescape()?)
-                .map_err(|_| RowError::corrupt("key string is not UTF-8"))?,
-        ),
         ColumnType::Binary { .. } | ColumnType::VarBinary { .. } | ColumnType::Blob(_) => {
             Value::Bytes(r.unescape()?)
         }
@@ -385,5 +427,8 @@ fn decode_part_inner(p: &KeyPart, r: &mut Reader<'_>) -> Result<Value, RowError>
             DateTime::unpack(r.be(8)? as u64)
                 .map_err(|_| RowError::corrupt("bad DATETIME in a key"))?,
         ),
-    })
+        ColumnType::Char { .. } | ColumnType::VarChar { .. } | ColumnType::Text(_) => {
+            return Err(RowError::corrupt("string key part read as a value"))
+        }
+    }))
 }

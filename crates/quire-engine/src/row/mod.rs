@@ -22,7 +22,9 @@
 //!    record kinds: MVCC and purge read it in place without the schema. In a secondary record
 //!    it is what lets visibility and purge skip the clustered index (lesson 4).
 
+mod collation;
 mod external;
+mod general_ci_table;
 mod key;
 pub mod record;
 pub mod secondary;
@@ -31,6 +33,7 @@ mod value;
 #[cfg(test)]
 mod tests;
 
+pub use collation::Collation;
 pub use external::{read_blob_part, write_blob_part, ExternRef, BLOB_PART_HEADER, EXTERN_REF_SIZE};
 pub use key::{KeyLayout, KeyPart};
 pub use record::{RecordFields, RowLayout, Stored, SysFields};

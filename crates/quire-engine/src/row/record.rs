@@ -146,6 +146,7 @@ impl RowLayout {
             return Err(RowError::Schema(format!("{} columns", columns.len())));
         }
         let mut places = vec![Place::Slot(usize::MAX); columns.len()];
+        let mut in_pk = vec![false; columns.len()];
         let mut parts = Vec::new();
         for (n, &c) in primary_key.iter().enumerate() {
             let col = columns.get(c).ok_or_else(|| {
@@ -157,14 +158,20 @@ impl RowLayout {
                     col.name
                 )));
             }
-            if places[c] != Place::Slot(usize::MAX) {
+            if in_pk[c] {
                 return Err(RowError::Schema(format!(
                     "column `{}` twice in the primary key",
                     col.name
                 )));
             }
-            places[c] = Place::Key(n);
-            parts.push(KeyPart::new(col.clone()));
+            in_pk[c] = true;
+            let part = KeyPart::new(col.clone());
+            // A string's key part is its collation's sort key: the value itself lives in a
+            // slot, like a non-key column's (docs/row-format.md, "Collations").
+            if !part.holds_weights() {
+                places[c] = Place::Key(n);
+            }
+            parts.push(part);
         }
         if primary_key.is_empty() {
             parts.push(KeyPart::new(row_id_column()));
@@ -335,7 +342,8 @@ impl RowLayout {
         let mut var: Vec<(usize, usize)> = self
             .slots
             .iter()
-            .filter(|s| matches!(s.kind, SlotKind::Var(_)))
+            // A primary key string stays in the record: the row is found by its key.
+            .filter(|s| matches!(s.kind, SlotKind::Var(_)) && !self.pk.contains(&s.col))
             .map(|s| (s.col, Self::var_bytes(&vals[s.col]).len()))
             .collect();
         let mut total = self.header_bytes() + key.len();
@@ -445,7 +453,8 @@ impl RowLayout {
             }
         }
         for (c, _) in externs {
-            let ok = matches!(self.places.get(*c), Some(Place::Slot(s)) if matches!(self.slots[*s].kind, SlotKind::Var(_)));
+            let ok = !self.pk.contains(c)
+                && matches!(self.places.get(*c), Some(Place::Slot(s)) if matches!(self.slots[*s].kind, SlotKind::Var(_)));
             if !ok {
                 out.truncate(start);
                 return Err(RowError::Schema(format!(
@@ -500,9 +509,9 @@ impl RowLayout {
         if last_end != p.var.len() {
             return Err(RowError::Corrupt("record length differs from its fields"));
         }
-        let keyvals = self.key.decode(p.key)?;
+        let keyvals = self.key.decode_parts(p.key)?;
         let row_id = match (self.pk.is_empty(), keyvals.first()) {
-            (true, Some(Value::UInt(id))) => Some(RowId(*id)),
+            (true, Some(Some(Value::UInt(id)))) => Some(RowId(*id)),
             (true, _) => return Err(RowError::Corrupt("bad DB_ROW_ID")),
             (false, _) => None,
         };
@@ -513,6 +522,7 @@ impl RowLayout {
                     keyvals
                         .get(n)
                         .cloned()
+                        .flatten()
                         .ok_or(RowError::Corrupt("key too short"))?,
                 ),
                 Place::Slot(s) => self.read_slot(&p, s, c)?,
@@ -537,7 +547,11 @@ impl RowLayout {
     pub fn field(&self, rec: &[u8], column: usize) -> Result<Stored, RowError> {
         let p = self.parse(rec)?;
         match self.places.get(column) {
-            Some(Place::Key(n)) => Ok(Stored::Inline(self.key.decode_part_at(p.key, *n)?)),
+            Some(Place::Key(n)) => Ok(Stored::Inline(
+                self.key
+                    .decode_part_at(p.key, *n)?
+                    .ok_or(RowError::Corrupt("key part without its value"))?,
+            )),
             Some(Place::Slot(s)) => self.read_slot(&p, *s, column),
             None => Err(RowError::Schema(format!("no column {column}"))),
         }

@@ -43,10 +43,11 @@ pub struct SecondaryLayout {
 /// A decoded secondary record.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SecondaryRecord {
-    /// The secondary key columns (prefix parts hold the prefix).
-    pub key: Vec<Value>,
-    /// The primary key columns, or `[UInt(DB_ROW_ID)]`.
-    pub pk: Vec<Value>,
+    /// The secondary key columns (prefix parts hold the prefix; `None`: a string, whose
+    /// key part holds its collation's sort key, not its value).
+    pub key: Vec<Option<Value>>,
+    /// The primary key columns, or `[UInt(DB_ROW_ID)]` (`None` as in `key`).
+    pub pk: Vec<Option<Value>>,
     pub trx_id: TrxId,
     pub delete_marked: bool,
 }
@@ -164,7 +165,7 @@ impl SecondaryLayout {
         if rec.len() != OFF_KEY + k + TRX_ID_SIZE {
             return Err(RowError::Corrupt("secondary record length"));
         }
-        let mut vals = self.key.decode(&rec[OFF_KEY..OFF_KEY + k])?;
+        let mut vals = self.key.decode_parts(&rec[OFF_KEY..OFF_KEY + k])?;
         let pk = vals.split_off(self.cols.len());
         Ok(SecondaryRecord {
             key: vals,

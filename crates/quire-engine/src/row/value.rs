@@ -1,6 +1,8 @@
 //! Column types, values, and the validation of a value against its column.
 
 use std::borrow::Cow;
+
+use super::collation::Collation;
 use std::cmp::Ordering;
 use std::fmt;
 
@@ -198,6 +200,8 @@ pub struct Column {
     /// catalog for the SQL layer, which evaluates it; the engine never does. At most
     /// [`DEFAULT_MAX_BYTES`].
     pub default: Option<String>,
+    /// How the column's strings compare, in SQL and in keys (ignored for other types).
+    pub collation: Collation,
 }
 
 /// The longest DEFAULT text a column may have (the catalog stores it with a u16 length).
@@ -211,7 +215,14 @@ impl Column {
             ty,
             nullable: false,
             default: None,
+            collation: Collation::default(),
         }
+    }
+
+    /// This column with collation `c`.
+    pub fn with_collation(mut self, c: Collation) -> Self {
+        self.collation = c;
+        self
     }
 
     /// This column with a DEFAULT (its SQL text).
@@ -586,6 +597,11 @@ impl Value {
     /// -0.0 equals 0.0). Values of different kinds compare by kind name: never used for a
     /// valid column.
     pub fn cmp_sql(&self, other: &Value) -> Ordering {
+        self.cmp_in(other, Collation::Utf8mb4Bin)
+    }
+
+    /// [`Value::cmp_sql`] with strings compared in collation `coll`.
+    pub fn cmp_in(&self, other: &Value, coll: Collation) -> Ordering {
         match (self, other) {
             (Value::Null, Value::Null) => Ordering::Equal,
             (Value::Null, _) => Ordering::Less,
@@ -600,7 +616,7 @@ impl Value {
                     _ => Ordering::Equal,
                 }
             }
-            (Value::Str(a), Value::Str(b)) => a.as_bytes().cmp(b.as_bytes()),
+            (Value::Str(a), Value::Str(b)) => coll.cmp(a, b),
             (Value::Bytes(a), Value::Bytes(b)) => a.cmp(b),
             (Value::Date(a), Value::Date(b)) => a.cmp(b),
             (Value::DateTime(a), Value::DateTime(b)) => a.cmp(b),

@@ -1388,12 +1388,9 @@ impl<'d> Table<'d> {
                 if !e.key.starts_with(&prefix) {
                     break;
                 }
-                if db
-                    .entry_row(t, ix, &e, view.as_deref().map(|v| &**v))?
-                    .is_none()
-                {
+                let Some((_, row)) = db.entry_row(t, ix, &e, view.as_deref().map(|v| &**v))? else {
                     continue;
-                }
+                };
                 let n = ix.layout.secondary_part_len(&e.key)?;
                 let key = &e.key[n..];
                 out.push(match t.layout.has_row_id() {
@@ -1401,7 +1398,14 @@ impl<'d> Table<'d> {
                         Some(id) => vec![Value::UInt(id.0)],
                         None => return Err(RowError::Corrupt("bad DB_ROW_ID key").into()),
                     },
-                    false => t.layout.key_layout().decode(key)?,
+                    // From the row: a string's key part holds its sort key, not its value.
+                    false => t
+                        .layout
+                        .primary_key()
+                        .iter()
+                        .map(|&c| row.get(c).cloned())
+                        .collect::<Option<Vec<Value>>>()
+                        .ok_or(RowError::Corrupt("row shorter than its primary key"))?,
                 });
             }
             Ok(out)

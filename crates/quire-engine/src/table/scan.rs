@@ -120,15 +120,18 @@ impl<'d> IndexRows<'d> {
     /// A covering read: each row holds only the index's columns and the primary key (the
     /// other columns are NULL), taken from the entry itself whenever the entry's own trx id
     /// decides its visibility; the clustered index is visited only when it does not. Not
-    /// for a table without a primary key, and not for prefix columns (the entry holds only
-    /// the prefix): those are read whole.
+    /// for a table without a primary key, not for prefix columns (the entry holds only
+    /// the prefix) and not for string columns (the entry holds their sort keys): those are
+    /// read whole.
     pub fn index_only(mut self) -> Self {
+        // A string's key part is a sort key, not the value (docs/row-format.md,
+        // "Collations"): an index or primary key with one is read through the record.
         let ok = !self.table.layout.has_row_id()
-            && self
-                .table
-                .indexes
-                .get(self.index)
-                .is_some_and(|ix| ix.def.columns.iter().all(|c| c.prefix.is_none()));
+            && !self.table.layout.key_layout().holds_weights()
+            && self.table.indexes.get(self.index).is_some_and(|ix| {
+                ix.def.columns.iter().all(|c| c.prefix.is_none())
+                    && !ix.layout.key_layout().holds_weights()
+            });
         self.index_only = ok;
         self
     }

@@ -1,0 +1,318 @@
+//! String collations: how two strings of a column compare, and the memcomparable sort key an
+//! index holds for a string (docs/row-format.md, "Collations").
+//!
+//! Both collations are MariaDB's, PAD SPACE: a shorter string compares as if padded with
+//! spaces, so `'a' = 'a  '` and `'a\t' < 'a'`.
+//! - `utf8mb4_general_ci`: one 16-bit weight per character, from the table MariaDB 10.11
+//!   reports through `WEIGHT_STRING()` (`general_ci_table.rs`): case and most accents fold
+//!   (`'a' = 'A' = 'ä'`, `'ß' = 's'`), and every character above U+FFFF weighs U+FFFD.
+//! - `utf8mb4_bin`: the weight of a character is its code point.
+//!
+//! Invariants (proptests in `row/tests.rs`):
+//! 1. `memcmp(sort_key(a), sort_key(b)) == cmp(a, b)` for every pair of strings, so an index
+//!    orders and finds strings exactly as a comparison in SQL does.
+//! 2. A sort key is prefix-free (a string's key is never a proper prefix of another's), so
+//!    key parts concatenate and invert (descending parts) without changing the order.
+
+use std::cmp::Ordering;
+use std::sync::OnceLock;
+
+use super::general_ci_table::GENERAL_CI_EXCEPTIONS;
+
+/// The weight of a space: trailing characters of this weight never count (PAD SPACE).
+const SPACE: u32 = 0x20;
+
+/// Sort-key token markers (see [`Collation::sort_key`]).
+const LOW: u8 = 0x01;
+const END: u8 = 0x02;
+/// A high token whose space run is too long for the one-byte form: `0x80`, then the run
+/// length inverted, big-endian.
+const HIGH_LONG: u8 = 0x80;
+/// Space runs shorter than this fit the high token's marker byte (`0xFF - run`).
+const HIGH_SHORT_RUNS: u32 = 0x7F;
+
+/// The collation of a string column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Collation {
+    /// `utf8mb4_bin`: by code point (the engine's default: an embedded caller who names no
+    /// collation gets exact comparisons).
+    #[default]
+    Utf8mb4Bin,
+    /// `utf8mb4_general_ci`: case-insensitive (the SQL layer's default).
+    Utf8mb4GeneralCi,
+}
+
+impl Collation {
+    pub const ALL: [Collation; 2] = [Collation::Utf8mb4GeneralCi, Collation::Utf8mb4Bin];
+
+    /// MariaDB's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Collation::Utf8mb4Bin => "utf8mb4_bin",
+            Collation::Utf8mb4GeneralCi => "utf8mb4_general_ci",
+        }
+    }
+
+    /// MariaDB's collation id (column definitions on the wire, SHOW COLLATION).
+    pub fn id(self) -> u16 {
+        match self {
+            Collation::Utf8mb4GeneralCi => 45,
+            Collation::Utf8mb4Bin => 46,
+        }
+    }
+
+    /// The collation named `name` (any case), if Quire has it.
+    pub fn from_name(name: &str) -> Option<Collation> {
+        Collation::ALL
+            .into_iter()
+            .find(|c| c.name().eq_ignore_ascii_case(name))
+    }
+
+    /// The collation with MariaDB id `id`, if Quire has it.
+    pub fn from_id(id: u16) -> Option<Collation> {
+        Collation::ALL.into_iter().find(|c| c.id() == id)
+    }
+
+    /// The catalog's code for this collation (docs/catalog.md).
+    pub fn code(self) -> u8 {
+        match self {
+            Collation::Utf8mb4Bin => 0,
+            Collation::Utf8mb4GeneralCi => 1,
+        }
+    }
+
+    pub fn from_code(code: u8) -> Option<Collation> {
+        Collation::ALL.into_iter().find(|c| c.code() == code)
+    }
+
+    /// The weight of one character.
+    pub fn weight(self, c: char) -> u32 {
+        match self {
+            Collation::Utf8mb4Bin => u32::from(c),
+            Collation::Utf8mb4GeneralCi => match u16::try_from(u32::from(c)) {
+                Ok(bmp) => u32::from(general_ci_weights()[usize::from(bmp)]),
+                Err(_) => 0xFFFD,
+            },
+        }
+    }
+
+    /// Compares two strings (PAD SPACE).
+    pub fn cmp(self, a: &str, b: &str) -> Ordering {
+        if self == Collation::Utf8mb4Bin {
+            // Code point order is UTF-8 byte order: only the padding needs care.
+            let n = a.len().min(b.len());
+            match a.as_bytes()[..n].cmp(&b.as_bytes()[..n]) {
+                Ordering::Equal => {}
+                o => return o,
+            }
+            return pad_cmp(&a[n..], &b[n..], self);
+        }
+        let (mut x, mut y) = (a.chars(), b.chars());
+        loop {
+            match (x.next(), y.next()) {
+                (Some(p), Some(q)) => match self.weight(p).cmp(&self.weight(q)) {
+                    Ordering::Equal => {}
+                    o => return o,
+                },
+                (None, None) => return Ordering::Equal,
+                (Some(p), None) => return tail_vs_spaces(std::iter::once(p).chain(x), self),
+                (None, Some(q)) => {
+                    return tail_vs_spaces(std::iter::once(q).chain(y), self).reverse()
+                }
+            }
+        }
+    }
+
+    /// Whether two strings are equal in this collation.
+    pub fn eq(self, a: &str, b: &str) -> bool {
+        self.cmp(a, b) == Ordering::Equal
+    }
+
+    /// Appends the memcomparable sort key of `s`.
+    ///
+    /// The string without its trailing spaces is a sequence of tokens, each a run of `n`
+    /// spaces and then one character of weight `w` other than a space's, and an end. Under
+    /// PAD SPACE a token whose `w` is below a space's sorts below the end (the other string
+    /// has a space there), and one above sorts above it; among low tokens a longer run sorts
+    /// higher, among high tokens lower. So:
+    /// ```text
+    ///   low token    0x01, n (u32 big-endian), w
+    ///   end          0x02
+    ///   high token   0xFF - n (n < 127), or 0x80 and !n (u32 big-endian); then w
+    ///   w            < 0x80: 1 byte; < 0x4000: 0x80|w>>8, w&0xFF; else 0xC0|w>>16, 2 bytes
+    /// ```
+    /// Plain text costs two bytes a character and one for the end.
+    pub fn sort_key(self, s: &str, out: &mut Vec<u8>) {
+        out.reserve(2 * s.len() + 1);
+        let mut spaces = 0u32;
+        for c in s.chars() {
+            let w = self.weight(c);
+            if w == SPACE {
+                spaces += 1;
+                continue;
+            }
+            let run = std::mem::take(&mut spaces);
+            if w < SPACE {
+                out.push(LOW);
+                out.extend_from_slice(&run.to_be_bytes());
+            } else if run < HIGH_SHORT_RUNS {
+                out.push(0xFF - run as u8);
+            } else {
+                out.push(HIGH_LONG);
+                out.extend_from_slice(&(!run).to_be_bytes());
+            }
+            push_weight(w, out);
+        }
+        out.push(END);
+    }
+
+    /// The length of the sort key at the start of `key`, reading each byte through `byte`
+    /// (which undoes a descending part's inversion). `None`: not a sort key.
+    pub(crate) fn sort_key_len(mut byte: impl FnMut(usize) -> Option<u8>) -> Option<usize> {
+        let mut at = 0usize;
+        loop {
+            let m = byte(at)?;
+            at += 1;
+            match m {
+                END => return Some(at),
+                LOW | HIGH_LONG => at += 4,
+                0x81..=0xFF => {}
+                _ => return None,
+            }
+            let w0 = byte(at)?;
+            at += match w0 {
+                0x00..=0x7F => 1,
+                0x80..=0xBF => 2,
+                _ => 3,
+            };
+        }
+    }
+
+    /// The longest sort key of a string of `chars` characters.
+    pub fn max_sort_key_len(chars: u64) -> u64 {
+        // A token is at most 1 + 4 + 3 bytes (a long run is at least 127 spaces, which cost
+        // nothing themselves, so 8 bytes a character is a generous bound).
+        8 * chars + 1
+    }
+}
+
+fn push_weight(w: u32, out: &mut Vec<u8>) {
+    debug_assert!(w <= 0x10_FFFF, "weights are code points at most");
+    if w < 0x80 {
+        out.push(w as u8);
+    } else if w < 0x4000 {
+        out.extend_from_slice(&[0x80 | (w >> 8) as u8, w as u8]);
+    } else {
+        out.extend_from_slice(&[0xC0 | (w >> 16) as u8, (w >> 8) as u8, w as u8]);
+    }
+}
+
+/// Compares what remains of two strings whose common part is equal: at most one is non-empty.
+fn pad_cmp(a: &str, b: &str, coll: Collation) -> Ordering {
+    if !a.is_empty() {
+        tail_vs_spaces(a.chars(), coll)
+    } else if !b.is_empty() {
+        tail_vs_spaces(b.chars(), coll).reverse()
+    } else {
+        Ordering::Equal
+    }
+}
+
+/// How the tail of the longer string compares with the spaces that pad the shorter one.
+fn tail_vs_spaces(tail: impl Iterator<Item = char>, coll: Collation) -> Ordering {
+    for c in tail {
+        match coll.weight(c).cmp(&SPACE) {
+            Ordering::Equal => {}
+            o => return o,
+        }
+    }
+    Ordering::Equal
+}
+
+/// The utf8mb4_general_ci weight of every BMP code point, built once from the exceptions.
+fn general_ci_weights() -> &'static [u16] {
+    static TABLE: OnceLock<Vec<u16>> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        let mut t: Vec<u16> = (0..=u16::MAX).collect();
+        for &(c, w) in GENERAL_CI_EXCEPTIONS {
+            t[usize::from(c)] = w;
+        }
+        t
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(c: Collation, s: &str) -> Vec<u8> {
+        let mut v = Vec::new();
+        c.sort_key(s, &mut v);
+        v
+    }
+
+    #[test]
+    fn general_ci_folds_case_and_accents_as_mariadb_does() {
+        let ci = Collation::Utf8mb4GeneralCi;
+        assert!(ci.eq("abc", "ABC"));
+        assert!(ci.eq("a", "ä"));
+        assert!(ci.eq("ß", "s"));
+        assert!(
+            ci.eq("😀", "😁"),
+            "above the BMP every character weighs U+FFFD"
+        );
+        assert!(ci.eq("a", "a   "));
+        assert_eq!(ci.cmp("a\t", "a"), Ordering::Less, "PAD SPACE: tab < space");
+        assert_eq!(ci.cmp("a", "B"), Ordering::Less);
+        let bin = Collation::Utf8mb4Bin;
+        assert!(!bin.eq("a", "A"));
+        assert!(bin.eq("a", "a "));
+        assert_eq!(bin.cmp("B", "a"), Ordering::Less);
+        assert_eq!(bin.cmp("a\t", "a"), Ordering::Less);
+    }
+
+    #[test]
+    fn sort_keys_follow_pad_space() {
+        for c in Collation::ALL {
+            let words = [
+                "", "a", "a ", "a\t", "a \t", "a !", "a  b", "a b", "ab", "a\u{1}", "b",
+            ];
+            for x in words {
+                for y in words {
+                    assert_eq!(
+                        key(c, x).cmp(&key(c, y)),
+                        c.cmp(x, y),
+                        "{c:?}: {x:?} vs {y:?}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn sort_key_len_reads_back_every_token_kind() {
+        let long_run = format!("a{}b\u{1}{}c\u{10FFFF}", " ".repeat(300), " ".repeat(3));
+        for s in ["", "abc", "é", "\u{4000}", long_run.as_str()] {
+            for c in Collation::ALL {
+                let mut k = key(c, s);
+                let n = k.len();
+                k.extend_from_slice(&[7, 7]);
+                assert_eq!(
+                    Collation::sort_key_len(|i| k.get(i).copied()),
+                    Some(n),
+                    "{s:?}"
+                );
+                assert!(n as u64 <= Collation::max_sort_key_len(s.chars().count() as u64));
+            }
+        }
+    }
+
+    #[test]
+    fn names_and_ids_round_trip() {
+        for c in Collation::ALL {
+            assert_eq!(Collation::from_name(&c.name().to_uppercase()), Some(c));
+            assert_eq!(Collation::from_id(c.id()), Some(c));
+            assert_eq!(Collation::from_code(c.code()), Some(c));
+        }
+    }
+}
