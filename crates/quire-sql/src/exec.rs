@@ -215,12 +215,39 @@ pub fn read_rows<'d>(
             }
             continue;
         }
+        // Locking reads stream through a callback, so a LIMIT stops the scan and locks
+        // nothing past it; an error of `each` stops the engine's walk and comes back here.
+        if let (Some(tx), Some(l)) = (txn.as_mut(), lock) {
+            let mut failed: Option<SqlError> = None;
+            let mut stopped = false;
+            let mut sink = |row: Vec<Value>| match each(row) {
+                Ok(true) => Ok(true),
+                Ok(false) => {
+                    stopped = true;
+                    Ok(false)
+                }
+                Err(e) => {
+                    failed = Some(e);
+                    Ok(false)
+                }
+            };
+            match &access.index {
+                IndexRef::Primary => tx.scan_locking_each(table, lo, hi, dir, l, &mut sink)?,
+                IndexRef::Secondary(ix) => {
+                    tx.index_scan_locking_each(table, ix, lo, hi, dir, l, &mut sink)?
+                }
+            }
+            if let Some(e) = failed {
+                return Err(e);
+            }
+            if stopped {
+                return Ok(());
+            }
+            continue;
+        }
         let it: RowIter<'d> = match (&access.index, txn.as_mut(), lock) {
             (IndexRef::Primary, None, _) => Box::new(table.scan(lo, hi, dir)?),
-            (IndexRef::Primary, Some(tx), None) => Box::new(tx.scan(table, lo, hi, dir)?),
-            (IndexRef::Primary, Some(tx), Some(l)) => {
-                Box::new(tx.scan_locking(table, lo, hi, dir, l)?.into_iter().map(Ok))
-            }
+            (IndexRef::Primary, Some(tx), _) => Box::new(tx.scan(table, lo, hi, dir)?),
             (IndexRef::Secondary(ix), None, _) => {
                 let rows = table.index_scan(ix, lo, hi, dir)?;
                 Box::new(if access.covering {
@@ -229,20 +256,13 @@ pub fn read_rows<'d>(
                     rows
                 })
             }
-            (IndexRef::Secondary(ix), Some(tx), None) => {
+            (IndexRef::Secondary(ix), Some(tx), _) => {
                 let rows = tx.index_scan(table, ix, lo, hi, dir)?;
                 Box::new(if access.covering {
                     rows.index_only()
                 } else {
                     rows
                 })
-            }
-            (IndexRef::Secondary(ix), Some(tx), Some(l)) => {
-                let mut rows = tx.index_scan_locking(table, ix, lo, hi, l)?;
-                if dir == Direction::Backward {
-                    rows.reverse();
-                }
-                Box::new(rows.into_iter().map(Ok))
             }
         };
         for row in it {

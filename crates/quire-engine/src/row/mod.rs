@@ -10,8 +10,10 @@
 //! ```
 //!
 //! Invariants:
-//! 1. `memcmp(key(a), key(b)) == cmp_sql(a, b)` for tuples of one [`KeyLayout`]; every field
-//!    encoding is prefix-free, which is why concatenation and inversion (DESC) are sound.
+//! 1. `memcmp(key(a), key(b)) == cmp_sql(a, b)` for tuples of one [`KeyLayout`], strings in
+//!    their column's [`Collation`]; every field encoding is prefix-free, which is why
+//!    concatenation and inversion (DESC) are sound. A string's key part is its collation's
+//!    sort key, which does not decode: a string primary-key column is also a record field.
 //! 2. Decoding is total: any bytes decode to a value or to [`RowError::Corrupt`]; never a
 //!    panic, never a read past the slice.
 //! 3. `decode(encode(row)) == row` for every valid row in canonical form

@@ -795,6 +795,27 @@ impl<'d> Transaction<'d> {
         dir: Direction,
         lock: ReadLock,
     ) -> Result<Vec<Vec<Value>>> {
+        let mut rows = Vec::new();
+        self.scan_locking_each(table, lower, upper, dir, lock, |r| {
+            rows.push(r);
+            Ok(true)
+        })?;
+        Ok(rows)
+    }
+
+    /// [`Transaction::scan_locking`], streaming: each row goes to `each` as soon as it is
+    /// locked and read, in `dir` order, and the scan stops (locking nothing further) when
+    /// `each` returns false: `LIMIT n … FOR UPDATE` locks n rows and the gaps before them,
+    /// as InnoDB does. `each` runs with the table's definition held (no DDL meanwhile).
+    pub fn scan_locking_each(
+        &mut self,
+        table: &Table<'_>,
+        lower: Bound<Vec<Value>>,
+        upper: Bound<Vec<Value>>,
+        dir: Direction,
+        lock: ReadLock,
+        mut each: impl FnMut(Vec<Value>) -> Result<bool>,
+    ) -> Result<()> {
         self.statement(|tx| {
             table.with_state(|t| {
                 let (lo, hi) = scan::bounds(lower, upper, |v| {
@@ -802,34 +823,34 @@ impl<'d> Transaction<'d> {
                     t.layout.key_layout().encode(v, &tx.db.limits, &mut k)?;
                     Ok(k)
                 })?;
-                let mut rows = Vec::new();
-                tx.locked_range(t, &t.clustered, &lo, &hi, lock, |tx, e| {
-                    if !e.delete_marked {
-                        rows.push(tx.db.decode_version(t, &e.value)?);
+                tx.locked_range(t, &t.clustered, &lo, &hi, dir, lock, |tx, e| {
+                    if e.delete_marked {
+                        return Ok(true);
                     }
-                    Ok(())
-                })?;
-                if dir == Direction::Backward {
-                    rows.reverse();
-                }
-                Ok(rows)
+                    each(tx.db.decode_version(t, &e.value)?)
+                })
             })
         })
     }
 
-    /// Walks `[lo, hi)` of `tree` forward, locking each record (and, under REPEATABLE
-    /// READ, the gap before it and the gap after the range), calling `f` with the record
-    /// as it is once locked.
+    /// Walks `[lo, hi)` of `tree` in `dir` order, locking each record (and, under
+    /// REPEATABLE READ, the gap before it and the gap above the range), calling `f` with
+    /// the record as it is once locked, until `f` returns false.
+    #[allow(clippy::too_many_arguments)]
     fn locked_range(
         &mut self,
         t: &TableState,
         tree: &BTree,
         lo: &Bound<Vec<u8>>,
         hi: &Bound<Vec<u8>>,
+        dir: Direction,
         lock: ReadLock,
-        mut f: impl FnMut(&mut Self, &Entry) -> Result<()>,
+        mut f: impl FnMut(&mut Self, &Entry) -> Result<bool>,
     ) -> Result<()> {
         let kind = self.gap_kind();
+        if dir == Direction::Backward {
+            return self.locked_range_backward(t, tree, lo, hi, lock, kind, f);
+        }
         let mut from: Bound<Vec<u8>> = lo.clone();
         loop {
             let next = tree
@@ -859,9 +880,71 @@ impl<'d> Transaction<'d> {
             self.lock_read(t, tree, &LockKey::Key(e.key.clone()), lock.mode(), kind)?;
             // Read again now that it is locked: it may have changed while we waited.
             if let Some(cur) = tree.get(&self.db.engine, &e.key)? {
-                f(self, &cur)?;
+                if !f(self, &cur)? {
+                    return Ok(());
+                }
             }
             from = Bound::Excluded(e.key);
+        }
+    }
+
+    /// [`Transaction::locked_range`] from the top of the range down. Under REPEATABLE READ
+    /// the gap above the range is locked first (a Gap lock on the first record beyond it,
+    /// or the supremum); each record's NextKey lock then covers the gap below the one
+    /// before it, and the lowest one's the gap down to the range's start.
+    #[allow(clippy::too_many_arguments)]
+    fn locked_range_backward(
+        &mut self,
+        t: &TableState,
+        tree: &BTree,
+        lo: &Bound<Vec<u8>>,
+        hi: &Bound<Vec<u8>>,
+        lock: ReadLock,
+        kind: LockKind,
+        mut f: impl FnMut(&mut Self, &Entry) -> Result<bool>,
+    ) -> Result<()> {
+        if kind == LockKind::NextKey {
+            let above = match hi {
+                Bound::Unbounded => None,
+                Bound::Included(h) => tree
+                    .scan(&self.db.engine, Bound::Excluded(h), Bound::Unbounded, Direction::Forward)
+                    .next()
+                    .transpose()?,
+                Bound::Excluded(h) => tree
+                    .scan(&self.db.engine, Bound::Included(h), Bound::Unbounded, Direction::Forward)
+                    .next()
+                    .transpose()?,
+            };
+            let k = above.map_or(LockKey::Supremum, |e| LockKey::Key(e.key));
+            self.lock_read(t, tree, &k, lock.mode(), LockKind::Gap)?;
+        }
+        let mut to: Bound<Vec<u8>> = hi.clone();
+        loop {
+            let next = tree
+                .scan(
+                    &self.db.engine,
+                    Bound::Unbounded,
+                    super::as_ref(&to),
+                    Direction::Backward,
+                )
+                .next()
+                .transpose()?;
+            let Some(e) = next else { return Ok(()) };
+            let in_range = match lo {
+                Bound::Unbounded => true,
+                Bound::Included(l) => e.key >= *l,
+                Bound::Excluded(l) => e.key > *l,
+            };
+            if !in_range {
+                return Ok(());
+            }
+            self.lock_read(t, tree, &LockKey::Key(e.key.clone()), lock.mode(), kind)?;
+            if let Some(cur) = tree.get(&self.db.engine, &e.key)? {
+                if !f(self, &cur)? {
+                    return Ok(());
+                }
+            }
+            to = Bound::Excluded(e.key);
         }
     }
 
@@ -891,6 +974,27 @@ impl<'d> Transaction<'d> {
         upper: Bound<Vec<Value>>,
         lock: ReadLock,
     ) -> Result<Vec<Vec<Value>>> {
+        let mut rows = Vec::new();
+        self.index_scan_locking_each(table, index, lower, upper, Direction::Forward, lock, |r| {
+            rows.push(r);
+            Ok(true)
+        })?;
+        Ok(rows)
+    }
+
+    /// [`Transaction::index_scan_locking`], streaming in `dir` order and stopping when
+    /// `each` returns false (see [`Transaction::scan_locking_each`]).
+    #[allow(clippy::too_many_arguments)]
+    pub fn index_scan_locking_each(
+        &mut self,
+        table: &Table<'_>,
+        index: &str,
+        lower: Bound<Vec<Value>>,
+        upper: Bound<Vec<Value>>,
+        dir: Direction,
+        lock: ReadLock,
+        mut each: impl FnMut(Vec<Value>) -> Result<bool>,
+    ) -> Result<()> {
         self.statement(|tx| {
             table.with_state(|t| {
                 let ix = table.index_of(t, index)?;
@@ -899,10 +1003,9 @@ impl<'d> Transaction<'d> {
                     ix.layout.encode_search(v, &tx.db.limits, &mut k)?;
                     Ok(k)
                 })?;
-                let mut rows = Vec::new();
-                tx.locked_range(t, &ix.tree, &lo, &hi, lock, |tx, e| {
+                tx.locked_range(t, &ix.tree, &lo, &hi, dir, lock, |tx, e| {
                     if e.delete_marked {
-                        return Ok(());
+                        return Ok(true);
                     }
                     let n = ix.layout.secondary_part_len(&e.key)?;
                     let key = e.key[n..].to_vec();
@@ -912,12 +1015,11 @@ impl<'d> Transaction<'d> {
                         lock.mode(),
                         LockKind::Record,
                     )?;
-                    if let Some(r) = tx.db.entry_row(t, ix, e, None)? {
-                        rows.push(r.1);
+                    match tx.db.entry_row(t, ix, e, None)? {
+                        Some(r) => each(r.1),
+                        None => Ok(true),
                     }
-                    Ok(())
-                })?;
-                Ok(rows)
+                })
             })
         })
     }
