@@ -131,11 +131,11 @@ impl<'d> Session<'d> {
                 let read_only = rest.windows(2).any(|p| p == ["read", "only"]);
                 let consistent = rest.windows(2).any(|p| p == ["consistent", "snapshot"]);
                 self.begin(read_only)?;
-                if consistent {
-                    // WITH CONSISTENT SNAPSHOT: the snapshot is taken now, not at first read.
-                    if let Some(tx) = self.trx.as_mut() {
-                        tx.snapshot_now()?;
-                    }
+                if consistent && self.isolation() == quire_engine::trx::Isolation::RepeatableRead {
+                    // WITH CONSISTENT SNAPSHOT: the snapshot is taken now, not at first read
+                    // (other levels ignore it, as InnoDB does).
+                    self.snap = Some(self.inst.db.snapshot());
+                    self.read_open = true;
                 }
                 ok
             }
@@ -306,9 +306,10 @@ impl<'d> Session<'d> {
     }
 
     /// BEGIN: commits an open transaction first (MySQL's implicit commit).
+    /// The engine transaction starts at the first write or locking read (no id before:
+    /// InnoDB's read-only optimization; oltp_read_only never serializes on BEGIN).
     fn begin(&mut self, read_only: bool) -> Result<()> {
         self.commit_open()?;
-        self.trx = Some(self.begin_trx()?);
         self.explicit = true;
         self.read_only = read_only;
         Ok(())

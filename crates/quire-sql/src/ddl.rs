@@ -867,7 +867,7 @@ impl<'d> Session<'d> {
                         params: &[],
                         sv: &self.sv,
                         inst: self.inst,
-                        in_trx: self.trx.is_some(),
+                        in_trx: self.in_transaction(),
                     },
                 )?
             }

@@ -14,7 +14,7 @@ use std::ops::Bound;
 use quire_engine::btree::Direction;
 use quire_engine::catalog::TableDef;
 use quire_engine::row::{Collation, Column, Decimal, Value};
-use quire_engine::table::{ReadLock, Table, Transaction};
+use quire_engine::table::{ReadLock, Snapshot, Table, Transaction};
 
 use crate::bind::{AggCall, LITERAL_COLLATION};
 use crate::error::{Result, SqlError};
@@ -81,6 +81,9 @@ impl SelectPlan {
 pub enum Txn<'s, 'd> {
     None,
     Some(&'s mut Transaction<'d>),
+    /// A transaction that has only read so far: its snapshot, and no transaction id
+    /// (`None`: READ UNCOMMITTED, the newest versions).
+    Snapshot(Option<Snapshot>),
 }
 
 fn eval_bound(
@@ -204,7 +207,10 @@ pub fn read_rows<'d>(
         if point {
             let Bound::Included(pk) = lo else { continue };
             let row = match (txn.as_mut(), lock) {
-                (None, _) => table.get(&pk)?,
+                (None, _) => match txn.snapshot() {
+                    Some(snap) => table.get_in(&pk, snap)?,
+                    None => table.get(&pk)?,
+                },
                 (Some(tx), None) => tx.get(table, &pk)?,
                 (Some(tx), Some(l)) => tx.get_locking(table, &pk, l)?,
             };
@@ -246,10 +252,16 @@ pub fn read_rows<'d>(
             continue;
         }
         let it: RowIter<'d> = match (&access.index, txn.as_mut(), lock) {
-            (IndexRef::Primary, None, _) => Box::new(table.scan(lo, hi, dir)?),
+            (IndexRef::Primary, None, _) => match txn.snapshot() {
+                Some(snap) => Box::new(table.scan_in_snapshot(lo, hi, dir, snap.cloned())?),
+                None => Box::new(table.scan(lo, hi, dir)?),
+            },
             (IndexRef::Primary, Some(tx), _) => Box::new(tx.scan(table, lo, hi, dir)?),
             (IndexRef::Secondary(ix), None, _) => {
-                let rows = table.index_scan(ix, lo, hi, dir)?;
+                let rows = match txn.snapshot() {
+                    Some(snap) => table.index_scan_in_snapshot(ix, lo, hi, dir, snap.cloned())?,
+                    None => table.index_scan(ix, lo, hi, dir)?,
+                };
                 Box::new(if access.covering {
                     rows.index_only()
                 } else {
@@ -277,8 +289,17 @@ pub fn read_rows<'d>(
 impl<'d> Txn<'_, 'd> {
     fn as_mut(&mut self) -> Option<&mut Transaction<'d>> {
         match self {
-            Txn::None => None,
+            Txn::None | Txn::Snapshot(_) => None,
             Txn::Some(t) => Some(t),
+        }
+    }
+
+    /// A read-only transaction's snapshot (`Some(None)`: READ UNCOMMITTED); `None` when the
+    /// statement has a transaction or reads autocommit.
+    fn snapshot(&self) -> Option<Option<&Snapshot>> {
+        match self {
+            Txn::Snapshot(s) => Some(s.as_ref()),
+            _ => None,
         }
     }
 }

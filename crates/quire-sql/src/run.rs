@@ -8,6 +8,7 @@
 //! - A failed statement is undone whole (a statement savepoint) and the transaction goes
 //!   on; a deadlock rolls back the whole transaction.
 
+use quire_engine::trx::Isolation;
 use std::sync::atomic::Ordering;
 
 use quire_engine::catalog::TableDef;
@@ -131,9 +132,14 @@ impl<'d> Session<'d> {
         })
     }
 
-    /// A new engine transaction at the session's isolation level, reachable by KILL.
-    pub(crate) fn begin_trx(&self) -> Result<Transaction<'d>> {
-        let mut tx = self.inst.db.begin(self.isolation())?;
+    /// A new engine transaction at the session's isolation level, reachable by KILL; it
+    /// keeps the snapshot the transaction has read from so far, if any.
+    pub(crate) fn begin_trx(&mut self) -> Result<Transaction<'d>> {
+        let mut tx = match self.snap.take() {
+            Some(snap) => self.inst.db.begin_with_snapshot(self.isolation(), snap)?,
+            None => self.inst.db.begin(self.isolation())?,
+        };
+        self.read_open = false;
         tx.set_interrupt(self.info.interrupt.clone());
         tx.set_lock_wait_timeout(self.lock_wait_timeout());
         Ok(tx)
@@ -149,6 +155,8 @@ impl<'d> Session<'d> {
     pub(crate) fn commit_open(&mut self) -> Result<()> {
         self.explicit = false;
         self.read_only = false;
+        self.read_open = false;
+        self.snap = None;
         match self.trx.take() {
             Some(t) => t.commit().map_err(Into::into),
             None => Ok(()),
@@ -158,6 +166,8 @@ impl<'d> Session<'d> {
     pub(crate) fn rollback_open(&mut self) -> Result<()> {
         self.explicit = false;
         self.read_only = false;
+        self.read_open = false;
+        self.snap = None;
         match self.trx.take() {
             Some(t) => t.rollback().map_err(Into::into),
             None => Ok(()),
@@ -232,8 +242,29 @@ impl<'d> Session<'d> {
                     exec::Source::Table(t) => Some(self.open_table(&t.db, &t.name)?),
                     _ => None,
                 };
-                let snapshot_only = self.trx.is_none() && s.lock.is_none() && self.autocommit();
-                let n = if snapshot_only {
+                let iso = self.isolation();
+                let plain = self.trx.is_none() && s.lock.is_none() && iso != Isolation::Serializable;
+                let n = if plain && (self.explicit || !self.autocommit()) {
+                    // A transaction that has only read: no id, no engine transaction; under
+                    // REPEATABLE READ one snapshot for all its statements.
+                    self.read_open = true;
+                    let snap = match iso {
+                        Isolation::ReadUncommitted => None,
+                        Isolation::ReadCommitted => Some(self.inst.db.snapshot()),
+                        _ => Some(
+                            self.snap
+                                .get_or_insert_with(|| self.inst.db.snapshot())
+                                .clone(),
+                        ),
+                    };
+                    let env = ExecEnv {
+                        params,
+                        sv: &self.sv,
+                        inst: self.inst,
+                        in_trx: true,
+                    };
+                    exec::select(s, table.as_ref(), &mut Txn::Snapshot(snap), &env, sink)?
+                } else if self.trx.is_none() && s.lock.is_none() && self.autocommit() {
                     let env = ExecEnv {
                         params,
                         sv: &self.sv,

@@ -223,6 +223,11 @@ pub struct Session<'d> {
     pub(crate) inst: &'d Instance<'d>,
     pub(crate) info: Arc<SessionInfo>,
     pub(crate) trx: Option<Transaction<'d>>,
+    /// A transaction is open that has only read: it holds `snap` (REPEATABLE READ) and no
+    /// engine transaction, so no id and no write (InnoDB's read-only optimization); its
+    /// first write or locking read begins one that keeps the snapshot.
+    pub(crate) read_open: bool,
+    pub(crate) snap: Option<quire_engine::table::Snapshot>,
     /// BEGIN / START TRANSACTION opened the transaction (autocommit does not end it).
     pub(crate) explicit: bool,
     pub(crate) read_only: bool,
@@ -250,6 +255,8 @@ impl<'d> Session<'d> {
             inst,
             info,
             trx: None,
+            read_open: false,
+            snap: None,
             explicit: false,
             read_only: false,
             prepared: HashMap::new(),
@@ -509,7 +516,7 @@ impl<'d> Session<'d> {
 
     /// SERVER_STATUS_IN_TRANS.
     pub fn in_transaction(&self) -> bool {
-        self.trx.is_some()
+        self.trx.is_some() || self.read_open || self.explicit
     }
 
     /// SERVER_STATUS_AUTOCOMMIT.

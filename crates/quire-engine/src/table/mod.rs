@@ -124,6 +124,10 @@ pub use rowid::RowHandle;
 pub use scan::IndexRows;
 pub use txn::{ReadLock, Transaction};
 
+/// A consistent-read snapshot with no transaction id ([`Db::snapshot`]): what a transaction
+/// that has only read so far holds, as InnoDB's read-only transactions do.
+pub type Snapshot = Arc<ViewHandle>;
+
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ops::Bound;
 use std::path::Path;
@@ -1138,6 +1142,23 @@ impl DbInner {
         self.begin_trx(iso)
     }
 
+    /// A snapshot taken now, with no transaction id and nothing written: a transaction
+    /// that reads before it writes holds one ([`Table::get_in`], [`Table::scan_in_snapshot`],
+    /// [`Table::index_scan_in_snapshot`]) and becomes a [`Transaction`] at its first write
+    /// with [`Db::begin_with_snapshot`].
+    pub fn snapshot(&self) -> Snapshot {
+        Arc::new(self.trx.view(crate::row::TrxId(0)))
+    }
+
+    /// Starts a transaction at `iso` that keeps `snapshot` as its consistent-read view
+    /// (REPEATABLE READ and SERIALIZABLE; READ COMMITTED takes one per statement anyway),
+    /// seeing its own changes too.
+    pub fn begin_with_snapshot(&self, iso: Isolation, snapshot: Snapshot) -> Result<Transaction<'_>> {
+        let mut tx = self.begin_trx(iso)?;
+        tx.adopt_view(&snapshot);
+        Ok(tx)
+    }
+
     /// Verifies every table: its B-trees, its rows and their off-page chains, that each
     /// secondary index holds exactly the entries its rows imply, and that every page of its
     /// space is reached exactly once (docs/blob.md, "Crash analysis"). Returns the problems
@@ -1273,6 +1294,50 @@ impl<'d> Table<'d> {
             let key = self.pk_key(t, pk)?;
             self.get_key(t, &key)
         })
+    }
+
+    /// The row with primary key `pk` as `snapshot` sees it (`None`: the newest version, READ
+    /// UNCOMMITTED).
+    pub fn get_in(&self, pk: &[Value], snapshot: Option<&Snapshot>) -> Result<Option<Vec<Value>>> {
+        self.with_state(|t| {
+            let key = self.pk_key(t, pk)?;
+            let Some(e) = t.clustered.get(&self.db.engine, &key)? else {
+                return Ok(None);
+            };
+            match self.db.version(
+                t,
+                &key,
+                e.value,
+                e.delete_marked,
+                snapshot.map(|v| &***v),
+            )? {
+                Some(rec) => self.db.decode_version(t, &rec).map(Some),
+                None => Ok(None),
+            }
+        })
+    }
+
+    /// [`Table::scan`] as `snapshot` sees it.
+    pub fn scan_in_snapshot(
+        &self,
+        lower: Bound<Vec<Value>>,
+        upper: Bound<Vec<Value>>,
+        dir: Direction,
+        snapshot: Option<Snapshot>,
+    ) -> Result<Rows<'d>> {
+        self.scan_in(self.db, lower, upper, dir, snapshot)
+    }
+
+    /// [`Table::index_scan`] as `snapshot` sees it.
+    pub fn index_scan_in_snapshot(
+        &self,
+        index: &str,
+        lower: Bound<Vec<Value>>,
+        upper: Bound<Vec<Value>>,
+        dir: Direction,
+        snapshot: Option<Snapshot>,
+    ) -> Result<IndexRows<'d>> {
+        self.index_scan_in(self.db, index, lower, upper, dir, snapshot)
     }
 
     /// The row a handle names, if it is still there.

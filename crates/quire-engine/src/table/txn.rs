@@ -566,6 +566,14 @@ impl<'d> Transaction<'d> {
         }
     }
 
+    /// Takes `snapshot` (made with no id, before this transaction began) as this
+    /// transaction's view, seeing its own changes as well.
+    pub(super) fn adopt_view(&mut self, snapshot: &ReadView) {
+        if matches!(self.iso, Isolation::RepeatableRead | Isolation::Serializable) {
+            self.view = Some(Arc::new(self.db.trx.rebind(snapshot, self.id)));
+        }
+    }
+
     fn view(&mut self) -> Option<Arc<ViewHandle>> {
         if self.iso == Isolation::ReadUncommitted {
             return None;

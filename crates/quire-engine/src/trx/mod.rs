@@ -235,6 +235,22 @@ impl TrxSys {
         .into_handle(key, self.inner.clone())
     }
 
+    /// The snapshot `v` for `creator`: a transaction that read with no id (InnoDB's
+    /// read-only optimization) keeps its snapshot when its first write gives it one, and
+    /// sees its own changes. Registered before `v`'s handle can be dropped, with `v`'s
+    /// commit-number limit, so purge never passes what either needs (invariant 4).
+    pub fn rebind(&self, v: &ReadView, creator: TrxId) -> ViewHandle {
+        let mut st = self.inner.state.lock();
+        st.view_serial += 1;
+        let key = (v.low_limit_no, st.view_serial);
+        st.views.insert(key, ());
+        ReadView {
+            creator,
+            ..v.clone()
+        }
+        .into_handle(key, self.inner.clone())
+    }
+
     /// Commit numbers below this are seen by every open and future view: their history
     /// can be purged (invariant 4).
     pub fn purge_limit(&self) -> u64 {
