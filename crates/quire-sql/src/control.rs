@@ -497,8 +497,8 @@ impl<'d> Session<'d> {
                 "table" => {
                     let (db, t, _) = qualified_name(toks, i + 1).ok_or_else(|| syntax(text))?;
                     let (db, def) = self.table_def(db, &t)?;
-                    let _ = db;
-                    let sql = crate::ddl::show_create_table(&def);
+                    let next = self.open_table(&db, &t)?.next_auto_increment()?;
+                    let sql = crate::ddl::show_create_table(&def, next);
                     send_table(
                         sink,
                         &[("Table", vs), ("Create Table", vs)],

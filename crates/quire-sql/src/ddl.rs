@@ -203,7 +203,9 @@ fn index_columns(cols: &[sql::IndexColumn], columns: &[Column]) -> Result<Vec<In
 }
 
 /// SHOW CREATE TABLE's text.
-pub fn show_create_table(def: &TableDef) -> String {
+/// SHOW CREATE TABLE's text; `next_auto` is the AUTO_INCREMENT counter, shown past 1 as
+/// MariaDB does.
+pub fn show_create_table(def: &TableDef, next_auto: Option<u64>) -> String {
     // The catalog keeps each column's collation, not the table's default: the default shown
     // is the one every string column shares, or the server's.
     let mut strings = def.columns.iter().filter(|c| c.ty.is_string());
@@ -260,9 +262,13 @@ pub fn show_create_table(def: &TableDef) -> String {
         ));
     }
     format!(
-        "CREATE TABLE `{}` (\n{}\n) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE={}",
+        "CREATE TABLE `{}` (\n{}\n) ENGINE=InnoDB{} DEFAULT CHARSET=utf8mb4 COLLATE={}",
         def.name,
         lines.join(",\n"),
+        match next_auto {
+            Some(n) if n > 1 => format!(" AUTO_INCREMENT={n}"),
+            _ => String::new(),
+        },
         table_coll.name()
     )
 }
@@ -729,15 +735,16 @@ impl<'d> Session<'d> {
             let keyed = pk.first() == Some(&a)
                 || indexes
                     .iter()
-                    .any(|ix| ix.columns.first().is_some_and(|c| c.column == a));
+                    .any(|ix| {
+                        ix.columns.first().is_some_and(|c| {
+                            c.column == a && !c.descending && c.prefix.is_none()
+                        })
+                    });
             if !keyed || !matches!(columns[a].ty, ColumnType::Int { .. }) {
                 return Err(SqlError::WrongAutoKey);
             }
-            if pk != [a] {
-                return Err(SqlError::Unsupported(
-                    "an AUTO_INCREMENT column that is not the whole primary key".into(),
-                ));
-            }
+            // MariaDB makes an AUTO_INCREMENT column NOT NULL.
+            columns[a].nullable = false;
         }
         let mut spec = TableSpec::new(columns, pk);
         spec.auto_increment = auto;

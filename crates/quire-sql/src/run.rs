@@ -122,7 +122,7 @@ impl Env for ExecEnv<'_> {
 }
 
 impl<'d> Session<'d> {
-    fn open_table(&self, db: &str, name: &str) -> Result<Table<'d>> {
+    pub(crate) fn open_table(&self, db: &str, name: &str) -> Result<Table<'d>> {
         self.inst.db.table(db, name).map_err(|e| match e {
             DbError::NoSuchTable(_) | DbError::NoSuchDatabase(_) => SqlError::NoSuchTable {
                 db: db.into(),

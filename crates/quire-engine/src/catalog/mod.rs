@@ -145,9 +145,19 @@ impl TableDef {
         }
         if let Some(c) = self.auto_increment {
             let int = matches!(self.columns[c].ty, crate::row::ColumnType::Int { .. });
-            if !int || self.primary_key != [c] {
+            // As InnoDB: the column starts an index, whose last entry gives the counter's
+            // start at open.
+            let keyed = self.primary_key.first() == Some(&c)
+                || self.indexes.iter().any(|ix| {
+                    ix.columns
+                        .first()
+                        .is_some_and(|f| f.column == c && !f.descending && f.prefix.is_none())
+                });
+            if !int || !keyed {
                 return Err(RowError::Schema(
-                    "AUTO_INCREMENT needs an integer column that is the whole primary key".into(),
+                    "AUTO_INCREMENT needs an integer column that starts the primary key or an \
+                     ascending index"
+                        .into(),
                 )
                 .into());
             }

@@ -436,6 +436,51 @@ struct Counters {
     purge_trx_id_resets: AtomicU64,
 }
 
+/// The largest value of AUTO_INCREMENT column `c` on disk (0 if none): the last record of
+/// the index that starts with it, the primary key or a secondary index (the catalog checks
+/// there is one). A delete-marked entry may count: the counter never goes back.
+fn largest_auto_increment(
+    engine: &Engine,
+    def: &TableDef,
+    layout: &RowLayout,
+    clustered: &BTree,
+    indexes: &[Index],
+    c: usize,
+) -> Result<u64> {
+    let as_u64 = |v: Option<Value>| match v {
+        Some(Value::Int(i)) => i.max(0) as u64,
+        Some(Value::UInt(u)) => u,
+        _ => 0,
+    };
+    let last = |tree: &BTree| {
+        tree.scan(engine, Bound::Unbounded, Bound::Unbounded, Direction::Backward)
+            .next()
+            .transpose()
+    };
+    if def.primary_key.first() == Some(&c) {
+        return Ok(match last(clustered)? {
+            Some(e) => as_u64(decode_row(engine, layout, &e.value)?.get(c).cloned()),
+            None => 0,
+        });
+    }
+    let ix = indexes.iter().find(|ix| {
+        ix.def
+            .columns
+            .first()
+            .is_some_and(|f| f.column == c && !f.descending && f.prefix.is_none())
+    });
+    match ix {
+        Some(ix) => Ok(match last(&ix.tree)? {
+            Some(e) => as_u64(ix.layout.key_layout().decode_part_at(&e.key, 0)?),
+            None => 0,
+        }),
+        None => Err(RowError::Schema(format!(
+            "AUTO_INCREMENT column {c} starts no index"
+        ))
+        .into()),
+    }
+}
+
 fn open_state(
     engine: &Engine,
     def: TableDef,
@@ -464,26 +509,15 @@ fn open_state(
             p.gap_locked.clone(),
         ),
         None => {
-            // AUTO_INCREMENT starts past the largest key (docs/catalog.md): recomputed from
+            // AUTO_INCREMENT starts past the largest value (docs/catalog.md): recomputed from
             // durable rows, so it is crash-safe without being logged.
-            let mut next = 1;
-            if let Some(c) = def.auto_increment {
-                let mut cur = clustered.scan(
-                    engine,
-                    Bound::Unbounded,
-                    Bound::Unbounded,
-                    Direction::Backward,
-                );
-                if let Some(e) = cur.next() {
-                    let e = e?;
-                    let row = decode_row(engine, &layout, &e.value)?;
-                    next = match row.get(c) {
-                        Some(Value::Int(i)) => (*i).max(0) as u64 + 1,
-                        Some(Value::UInt(u)) => u.saturating_add(1),
-                        _ => 1,
-                    };
+            let next = match def.auto_increment {
+                Some(c) => {
+                    largest_auto_increment(engine, &def, &layout, &clustered, &indexes, c)?
+                        .saturating_add(1)
                 }
-            }
+                None => 1,
+            };
             let first_row_id = rowid::first_row_id(engine, &clustered, &layout)?;
             (
                 Arc::new(RwLock::new(())),
@@ -1216,6 +1250,15 @@ impl<'d> Table<'d> {
     }
 
     /// The table's catalog definition (columns, keys, indexes, space and root pages).
+    /// The value the next AUTO_INCREMENT insert takes (`None` without such a column).
+    pub fn next_auto_increment(&self) -> Result<Option<u64>> {
+        self.with_state(|t| {
+            Ok(t.def
+                .auto_increment
+                .map(|_| t.autoinc.load(Ordering::Relaxed)))
+        })
+    }
+
     pub fn definition(&self) -> Result<TableDef> {
         Ok(self.state()?.def.clone())
     }
