@@ -733,13 +733,11 @@ impl<'d> Session<'d> {
         }
         if let Some(a) = auto {
             let keyed = pk.first() == Some(&a)
-                || indexes
-                    .iter()
-                    .any(|ix| {
-                        ix.columns.first().is_some_and(|c| {
-                            c.column == a && !c.descending && c.prefix.is_none()
-                        })
-                    });
+                || indexes.iter().any(|ix| {
+                    ix.columns
+                        .first()
+                        .is_some_and(|c| c.column == a && !c.descending && c.prefix.is_none())
+                });
             if !keyed || !matches!(columns[a].ty, ColumnType::Int { .. }) {
                 return Err(SqlError::WrongAutoKey);
             }

@@ -243,7 +243,8 @@ impl<'d> Session<'d> {
                     _ => None,
                 };
                 let iso = self.isolation();
-                let plain = self.trx.is_none() && s.lock.is_none() && iso != Isolation::Serializable;
+                let plain =
+                    self.trx.is_none() && s.lock.is_none() && iso != Isolation::Serializable;
                 let n = if plain && (self.explicit || !self.autocommit()) {
                     // A transaction that has only read: no id, no engine transaction; under
                     // REPEATABLE READ one snapshot for all its statements.

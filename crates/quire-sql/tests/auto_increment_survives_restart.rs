@@ -28,7 +28,10 @@ fn the_counter_restarts_past_the_largest_value_of_a_secondary_index() {
             );
             run(&mut s, "INSERT INTO t (id) VALUES (3), (2), (1)");
             run(&mut s, "INSERT INTO t VALUES (4, 40)");
-            run(&mut s, "CREATE TABLE p (a INT AUTO_INCREMENT, b INT, PRIMARY KEY (a, b))");
+            run(
+                &mut s,
+                "CREATE TABLE p (a INT AUTO_INCREMENT, b INT, PRIMARY KEY (a, b))",
+            );
             run(&mut s, "INSERT INTO p (b) VALUES (1), (2)");
         }
         db.shutdown().expect("shutdown");

@@ -55,11 +55,23 @@ fn begin_and_selects_take_no_transaction() {
         assert!(a.in_transaction());
         assert_eq!(ints(run(a, "SELECT v FROM t ORDER BY id")), vec![1, 2]);
         assert_eq!(ints(run(a, "SELECT v FROM t WHERE id = 2")), vec![2]);
-        assert_eq!(stat(db, "quire_trx_active"), 0, "no engine transaction while reading");
+        assert_eq!(
+            stat(db, "quire_trx_active"),
+            0,
+            "no engine transaction while reading"
+        );
         run(a, "COMMIT");
         assert!(!a.in_transaction());
-        assert_eq!(stat(db, "quire_trx_commits"), commits, "nothing was committed");
-        assert_eq!(stat(db, "quire_read_views_open"), 0, "the snapshot went with COMMIT");
+        assert_eq!(
+            stat(db, "quire_trx_commits"),
+            commits,
+            "nothing was committed"
+        );
+        assert_eq!(
+            stat(db, "quire_read_views_open"),
+            0,
+            "the snapshot went with COMMIT"
+        );
     });
 }
 

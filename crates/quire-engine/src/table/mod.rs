@@ -453,9 +453,14 @@ fn largest_auto_increment(
         _ => 0,
     };
     let last = |tree: &BTree| {
-        tree.scan(engine, Bound::Unbounded, Bound::Unbounded, Direction::Backward)
-            .next()
-            .transpose()
+        tree.scan(
+            engine,
+            Bound::Unbounded,
+            Bound::Unbounded,
+            Direction::Backward,
+        )
+        .next()
+        .transpose()
     };
     if def.primary_key.first() == Some(&c) {
         return Ok(match last(clustered)? {
@@ -474,10 +479,7 @@ fn largest_auto_increment(
             Some(e) => as_u64(ix.layout.key_layout().decode_part_at(&e.key, 0)?),
             None => 0,
         }),
-        None => Err(RowError::Schema(format!(
-            "AUTO_INCREMENT column {c} starts no index"
-        ))
-        .into()),
+        None => Err(RowError::Schema(format!("AUTO_INCREMENT column {c} starts no index")).into()),
     }
 }
 
@@ -512,10 +514,8 @@ fn open_state(
             // AUTO_INCREMENT starts past the largest value (docs/catalog.md): recomputed from
             // durable rows, so it is crash-safe without being logged.
             let next = match def.auto_increment {
-                Some(c) => {
-                    largest_auto_increment(engine, &def, &layout, &clustered, &indexes, c)?
-                        .saturating_add(1)
-                }
+                Some(c) => largest_auto_increment(engine, &def, &layout, &clustered, &indexes, c)?
+                    .saturating_add(1),
                 None => 1,
             };
             let first_row_id = rowid::first_row_id(engine, &clustered, &layout)?;
@@ -1187,7 +1187,11 @@ impl DbInner {
     /// Starts a transaction at `iso` that keeps `snapshot` as its consistent-read view
     /// (REPEATABLE READ and SERIALIZABLE; READ COMMITTED takes one per statement anyway),
     /// seeing its own changes too.
-    pub fn begin_with_snapshot(&self, iso: Isolation, snapshot: Snapshot) -> Result<Transaction<'_>> {
+    pub fn begin_with_snapshot(
+        &self,
+        iso: Isolation,
+        snapshot: Snapshot,
+    ) -> Result<Transaction<'_>> {
         let mut tx = self.begin_trx(iso)?;
         tx.adopt_view(&snapshot);
         Ok(tx)
@@ -1347,13 +1351,10 @@ impl<'d> Table<'d> {
             let Some(e) = t.clustered.get(&self.db.engine, &key)? else {
                 return Ok(None);
             };
-            match self.db.version(
-                t,
-                &key,
-                e.value,
-                e.delete_marked,
-                snapshot.map(|v| &***v),
-            )? {
+            match self
+                .db
+                .version(t, &key, e.value, e.delete_marked, snapshot.map(|v| &***v))?
+            {
                 Some(rec) => self.db.decode_version(t, &rec).map(Some),
                 None => Ok(None),
             }

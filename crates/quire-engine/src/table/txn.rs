@@ -569,7 +569,10 @@ impl<'d> Transaction<'d> {
     /// Takes `snapshot` (made with no id, before this transaction began) as this
     /// transaction's view, seeing its own changes as well.
     pub(super) fn adopt_view(&mut self, snapshot: &ReadView) {
-        if matches!(self.iso, Isolation::RepeatableRead | Isolation::Serializable) {
+        if matches!(
+            self.iso,
+            Isolation::RepeatableRead | Isolation::Serializable
+        ) {
             self.view = Some(Arc::new(self.db.trx.rebind(snapshot, self.id)));
         }
     }
@@ -915,11 +918,21 @@ impl<'d> Transaction<'d> {
             let above = match hi {
                 Bound::Unbounded => None,
                 Bound::Included(h) => tree
-                    .scan(&self.db.engine, Bound::Excluded(h), Bound::Unbounded, Direction::Forward)
+                    .scan(
+                        &self.db.engine,
+                        Bound::Excluded(h),
+                        Bound::Unbounded,
+                        Direction::Forward,
+                    )
                     .next()
                     .transpose()?,
                 Bound::Excluded(h) => tree
-                    .scan(&self.db.engine, Bound::Included(h), Bound::Unbounded, Direction::Forward)
+                    .scan(
+                        &self.db.engine,
+                        Bound::Included(h),
+                        Bound::Unbounded,
+                        Direction::Forward,
+                    )
                     .next()
                     .transpose()?,
             };
