@@ -49,6 +49,33 @@ pub struct ServerConfig {
     pub net_write_timeout: Duration,
 }
 
+impl ServerConfig {
+    /// The server variables this configuration sets, as (name, value): SHOW VARIABLES and
+    /// `@@global.x` show what the server runs with.
+    pub fn variables(&self) -> Vec<(&'static str, String)> {
+        let mut v = vec![
+            (
+                "connect_timeout",
+                self.connect_timeout.as_secs().to_string(),
+            ),
+            (
+                "net_write_timeout",
+                self.net_write_timeout.as_secs().to_string(),
+            ),
+        ];
+        if let Some(n) = self.max_connections {
+            v.push(("max_connections", n.to_string()));
+        }
+        if let Some(n) = self.max_allowed_packet {
+            v.push(("max_allowed_packet", n.to_string()));
+        }
+        if let Some(d) = self.wait_timeout {
+            v.push(("wait_timeout", d.as_secs().to_string()));
+        }
+        v
+    }
+}
+
 impl Default for ServerConfig {
     fn default() -> Self {
         ServerConfig {
@@ -76,8 +103,9 @@ impl ServerConfig {
         match n.as_str() {
             "max_connections" => {
                 let v = num()?;
-                if !(1..=100_000).contains(&v) {
-                    return Err(format!("{n}: {v} is not in 1..=100000"));
+                // MariaDB's range: the variable could not show a smaller value.
+                if !(10..=100_000).contains(&v) {
+                    return Err(format!("{n}: {v} is not in 10..=100000"));
                 }
                 self.max_connections = Some(v);
             }
@@ -289,8 +317,14 @@ pub fn serve_on(
     shutdown: &AtomicBool,
 ) -> io::Result<()> {
     listeners.set_nonblocking()?;
+    let instance = Instance::new(db);
+    for (name, value) in cfg.variables() {
+        if let Err(e) = instance.set_global(name, &value) {
+            tracing::warn!("{name}={value} is not shown in SHOW VARIABLES: {e}");
+        }
+    }
     let shared = Shared {
-        instance: Instance::new(db),
+        instance,
         cfg: cfg.clone(),
         creds: Credentials::new(cfg.root_password.as_deref()),
         conns: Mutex::new(HashMap::new()),

@@ -65,3 +65,17 @@ fn prepared_select_with_a_parameter_returns_a_binary_row() {
     c.send(&close);
     assert_eq!(Reply::parse(&c.command(&exec)).err_code(), Some(1243));
 }
+
+#[test]
+fn server_settings_show_in_the_variables() {
+    let server = TestServer::start_with(quire_server::ServerConfig {
+        max_connections: Some(17),
+        max_allowed_packet: Some(1 << 20),
+        ..quire_server::ServerConfig::default()
+    });
+    let mut c = server.connect();
+    let first = c.command(b"\x03SELECT @@global.max_connections, @@max_allowed_packet");
+    answered(&first, "queries");
+    let rs = c.read_result_set(&first);
+    assert_eq!(rs.rows, vec![b"\x0217\x071048576".to_vec()]);
+}

@@ -128,11 +128,11 @@ mod tests {
     #[test]
     fn set_splits_server_and_engine_settings() {
         let (engine, server) = settings(&[
-            "max_connections=7".into(),
+            "max_connections=17".into(),
             "innodb_buffer_pool_size=16M".into(),
         ])
         .expect("valid settings");
-        assert_eq!(server.max_connections, Some(7));
+        assert_eq!(server.max_connections, Some(17));
         assert_eq!(engine.buffer_pool_size, 16 << 20);
         let err = settings(&["no_such_thing=1".into()]).expect_err("unknown");
         assert!(err.contains("no_such_thing"), "{err}");
