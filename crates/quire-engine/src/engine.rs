@@ -44,7 +44,7 @@ use crate::alloc::{AllocError, Allocator, MtrPages};
 use crate::buffer::{BufferConfig, BufferError, BufferPool, PageCleaner, WalGate};
 use crate::config::{Config, FlushMethod};
 use crate::doublewrite::{Doublewrite, DoublewriteStats};
-use crate::log::{Log, LogConfig, LogError, LOG_FILE};
+use crate::log::{Log, LogConfig, LogError, LOG_FILE, MTR_RESERVATION};
 use crate::mtr::record::Record;
 use crate::mtr::{Mtr, MtrError};
 use crate::page::{Lsn, PageId, PageNo, PageSize, PageType, SpaceId};
@@ -57,8 +57,6 @@ pub const SPACE_SUFFIX: &str = "qsp";
 pub const SYSTEM_FILE: &str = "system.qsp";
 /// Initial size of a new space, in pages (one extent).
 pub const INITIAL_SPACE_PAGES: u32 = 64;
-/// Log bytes an mtr may append after `free_check`; larger mtrs check for more.
-const MTR_MARGIN: u64 = 64 << 10;
 
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
@@ -528,19 +526,21 @@ impl Engine {
         &self.recovery
     }
 
-    /// Starts a mini-transaction. Waits first, with no latch held, until the log has room
-    /// for it (InnoDB's log_free_check), so that commit never blocks on a full log while
-    /// holding latches the page cleaner needs.
+    /// Starts a mini-transaction. Reserves its log space first, waiting with no latch held
+    /// until the log has room (InnoDB's log_free_check, made a reservation), so that commit
+    /// never blocks on a full log while holding latches the page cleaner needs.
     pub fn mtr(&self) -> Mtr<'_> {
-        self.shared.log.free_check(MTR_MARGIN);
-        Mtr::new(&self.shared.pool, &self.shared.log)
+        let log = &self.shared.log;
+        Mtr::new(&self.shared.pool, log, log.free_check(MTR_RESERVATION))
     }
 
     /// Starts a mini-transaction that may write up to `redo_bytes` more than an ordinary one
-    /// (BLOB pages): waits first for that much log room, for the same reason as [`Engine::mtr`].
+    /// (B-tree structure changes, BLOB pages): reserves that much more log space first
+    /// (capped at one frame), for the same reason as [`Engine::mtr`].
     pub fn mtr_with_room(&self, redo_bytes: u64) -> Mtr<'_> {
-        self.shared.log.free_check(MTR_MARGIN + redo_bytes);
-        Mtr::new(&self.shared.pool, &self.shared.log)
+        let log = &self.shared.log;
+        let reservation = log.free_check(MTR_RESERVATION.saturating_add(redo_bytes));
+        Mtr::new(&self.shared.pool, log, reservation)
     }
 
     /// Waits for a commit at `lsn` per `innodb_flush_log_at_trx_commit`.
@@ -765,6 +765,7 @@ impl Engine {
             ("Innodb_log_writes", l.log_writes),
             ("Innodb_os_log_fsyncs", l.os_log_fsyncs),
             ("Innodb_log_waits", l.log_waits),
+            ("quire_log_reservation_overruns", l.reservation_overruns),
             ("Innodb_checkpoint_age", l.checkpoint_age),
             ("Innodb_lsn_current", l.current_lsn.0),
             ("Innodb_lsn_flushed", l.flushed_lsn.0),

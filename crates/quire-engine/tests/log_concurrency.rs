@@ -1,5 +1,6 @@
 //! Lesson 3 under load: concurrent appenders, group commit, a full log blocking appends
-//! until a checkpoint, and `innodb_flush_log_at_trx_commit`.
+//! until a checkpoint, reservations (`free_check`) and what appends inside them never wait
+//! for, and `innodb_flush_log_at_trx_commit`.
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -7,7 +8,7 @@ use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
 use quire_engine::log::format::{MAX_PADDING, START_LSN};
-use quire_engine::log::{FlushAtCommit, Log, LogConfig};
+use quire_engine::log::{FlushAtCommit, Log, LogConfig, MTR_RESERVATION};
 use quire_engine::page::Lsn;
 use quire_io::os::OsVfs;
 use quire_io::{Vfs, VfsFile};
@@ -328,6 +329,131 @@ fn an_append_that_would_overwrite_unckeckpointed_log_blocks_until_a_checkpoint()
     }
     h.join().expect("appender");
     assert!(log.checkpoint_age() <= log.capacity());
+}
+
+/// `n` threads that each take an ordinary reservation, report it, and wait for `go`; then
+/// each appends a frame of `payload` bytes inside it (if any) and gives it back.
+fn hold_reservations(
+    log: &Arc<Log>,
+    n: usize,
+    payload: usize,
+) -> (Arc<Barrier>, Vec<std::thread::JoinHandle<Lsn>>) {
+    let granted = Arc::new(Barrier::new(n + 1));
+    let go = Arc::new(Barrier::new(n + 1));
+    let handles = (0..n)
+        .map(|t| {
+            let (log, granted, go) = (Arc::clone(log), Arc::clone(&granted), Arc::clone(&go));
+            std::thread::spawn(move || {
+                let mut r = log.free_check(MTR_RESERVATION);
+                granted.wait();
+                go.wait();
+                let end = if payload > 0 {
+                    let p = tagged(t as u64, 0, payload);
+                    log.append_reserved(&p, &mut r).expect("append").end
+                } else {
+                    log.current_lsn()
+                };
+                drop(r);
+                end
+            })
+        })
+        .collect();
+    granted.wait();
+    (go, handles)
+}
+
+/// A thread that takes an ordinary reservation and then sets `done`.
+fn try_reservation(log: &Arc<Log>, done: &Arc<AtomicBool>) -> std::thread::JoinHandle<()> {
+    let (log, done) = (Arc::clone(log), Arc::clone(done));
+    std::thread::spawn(move || {
+        let r = log.free_check(MTR_RESERVATION);
+        done.store(true, Ordering::SeqCst);
+        drop(r);
+    })
+}
+
+fn wait_until(what: &str, f: impl Fn() -> bool) {
+    let t0 = Instant::now();
+    while !f() {
+        assert!(t0.elapsed() < Duration::from_secs(10), "{what}");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// Issue 14: `free_check` reserves, so mini-transactions that pass it together cannot
+/// overrun the log; appends inside their reservations then finish with no checkpoint at
+/// all, and a reservation given back lets a waiting one through, again with no checkpoint.
+#[test]
+fn reservations_are_granted_only_while_they_fit_and_appends_inside_them_never_wait() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let log = Arc::new(Log::create(vfs(), dir.path(), config(1 << 20, 1 << 20)).expect("create"));
+    // Grants stop at capacity − 8 KiB of slack − the overdraft (a largest frame beyond one
+    // reservation); each takes a reservation plus a padding allowance.
+    let max_frame = log.max_payload() + 12;
+    let grant_room = log.capacity() - 8192 - (max_frame - MTR_RESERVATION);
+    let n = (grant_room / (MTR_RESERVATION + MAX_PADDING)) as usize;
+    assert!(n >= 4, "{n} reservations fit");
+    let (go, holders) = hold_reservations(&log, n, 60 << 10);
+    let done = Arc::new(AtomicBool::new(false));
+    let waiter = try_reservation(&log, &done);
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(
+        !done.load(Ordering::SeqCst),
+        "reservation {} past the limit",
+        n + 1
+    );
+    assert!(log.stats().log_waits > 0);
+    let ckpt = log.checkpoint_lsn();
+    // The frames fill most of the log, and none waits for a checkpoint: their space was
+    // reserved before the log filled.
+    go.wait();
+    for h in holders {
+        h.join().expect("holder");
+    }
+    wait_until("a reservation given back lets the waiter through", || {
+        done.load(Ordering::SeqCst)
+    });
+    waiter.join().expect("waiter");
+    assert_eq!(log.checkpoint_lsn(), ckpt, "nothing needed a checkpoint");
+    assert_eq!(log.stats().reservation_overruns, 0);
+    assert!(log.checkpoint_age() <= log.capacity());
+}
+
+/// A frame larger than its reservation (an mtr that asked `free_check` for too little) is
+/// not left waiting for a checkpoint while its latches hold the checkpoint back: it takes
+/// the excess from the overdraft the grants keep free, and is counted.
+#[test]
+fn an_append_past_its_reservation_draws_on_the_overdraft_without_waiting() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let log = Arc::new(Log::create(vfs(), dir.path(), config(1 << 20, 1 << 20)).expect("create"));
+    let max_frame = log.max_payload() + 12;
+    let grant_room = log.capacity() - 8192 - (max_frame - MTR_RESERVATION);
+    let n = (grant_room / (MTR_RESERVATION + MAX_PADDING)) as usize;
+    // Every reservation the log grants is taken: n − 1 by helpers, one here.
+    let (go, holders) = hold_reservations(&log, n - 1, 0);
+    let mut mine = log.free_check(MTR_RESERVATION);
+    let done = Arc::new(AtomicBool::new(false));
+    let waiter = try_reservation(&log, &done);
+    std::thread::sleep(Duration::from_millis(100));
+    assert!(!done.load(Ordering::SeqCst), "the log is full for grants");
+    let ckpt = log.checkpoint_lsn();
+    let big = vec![7u8; log.max_payload() as usize];
+    let t0 = Instant::now();
+    let r = log.append_reserved(&big, &mut mine).expect("append");
+    assert!(t0.elapsed() < Duration::from_secs(5));
+    assert_eq!(r.end.0 - r.start.0, max_frame);
+    assert_eq!(log.stats().reservation_overruns, 1);
+    assert_eq!(log.checkpoint_lsn(), ckpt, "nothing needed a checkpoint");
+    assert!(log.checkpoint_age() <= log.capacity());
+    drop(mine);
+    go.wait();
+    for h in holders {
+        h.join().expect("holder");
+    }
+    wait_until("reservations given back let the waiter through", || {
+        done.load(Ordering::SeqCst)
+    });
+    waiter.join().expect("waiter");
 }
 
 #[test]

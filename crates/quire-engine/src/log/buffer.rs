@@ -6,8 +6,11 @@
 //!   links:                    a.len       0           c.len
 //! ```
 //!
-//! An appender reserves its LSN range with one compare-and-swap on `reserved` (bounded by
-//! the space the checkpoint leaves, so a reserved range never waits for a checkpoint), copies its frame
+//! Log space is *claimed* before LSNs are reserved: `claimed` is the LSN up to which log is
+//! spoken for, `reserved` plus what open reservations may still append (`writer`, invariant
+//! 8). A claim is one compare-and-swap on `claimed`, bounded by the space the checkpoint
+//! leaves; so reserving needs no bound, and a reserved range never waits for a checkpoint.
+//! An appender reserves its LSN range with one fetch-add on `reserved`, copies its frame
 //! into the ring at `lsn mod size` with no lock held, then *publishes* by storing the
 //! frame length in `links[start mod LINKS]`. The tracker ([`LogBuffer::advance`]) turns those
 //! out-of-order publications into `filled`, the LSN up to which the ring is contiguously
@@ -24,6 +27,9 @@
 //!    padding frame) until published; the
 //!    writer reads only below `filled`. Reuse of ring bytes is gated by the caller
 //!    (`writer`): an appender copies only when `end ≤ written + size`.
+//! 4. `reserved ≤ claimed` at every instant: LSNs are reserved only inside a claim made
+//!    before (a padding claims its bytes before it reserves them). `claimed` goes down
+//!    only when a reservation gives back bytes it did not use.
 
 use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::SeqCst};
@@ -37,6 +43,8 @@ pub(crate) struct LogBuffer {
     ring: Box<[UnsafeCell<u8>]>,
     size: u64,
     links: Box<[AtomicU32]>,
+    /// Log spoken for: `reserved` plus what open reservations may still append (invariant 4).
+    claimed: AtomicU64,
     reserved: AtomicU64,
     filled: AtomicU64,
     /// Serializes the tracker; ordinary appenders never take it.
@@ -53,6 +61,7 @@ impl std::fmt::Debug for LogBuffer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("LogBuffer")
             .field("size", &self.size)
+            .field("claimed", &self.claimed())
             .field("reserved", &self.reserved())
             .field("filled", &self.filled())
             .finish()
@@ -66,6 +75,7 @@ impl LogBuffer {
             ring: (0..size).map(|_| UnsafeCell::new(0)).collect(),
             size,
             links: (0..LINKS).map(|_| AtomicU32::new(0)).collect(),
+            claimed: AtomicU64::new(start),
             reserved: AtomicU64::new(start),
             filled: AtomicU64::new(start),
             advance: Mutex::new(()),
@@ -82,38 +92,55 @@ impl LogBuffer {
         self.filled.load(SeqCst)
     }
 
-    /// Reserves `len` bytes of LSN space unconditionally (tests of the tracker).
-    #[cfg(test)]
-    pub fn reserve(&self, len: u64) -> u64 {
-        debug_assert!(len > 0 && len <= u64::from(u32::MAX));
-        self.reserved.fetch_add(len, SeqCst)
+    pub fn claimed(&self) -> u64 {
+        self.claimed.load(SeqCst)
     }
 
-    /// Reserves `len` bytes of LSN space if the range ends at or below `limit`: the one
-    /// shared atomic on the append path. `None` means the log is full; the caller waits for
-    /// a checkpoint *before* holding a reservation, so that no reserved range ever depends
-    /// on a checkpoint (a writer waiting for earlier ranges then waits only for copies).
-    pub fn try_reserve(&self, len: u64, limit: u64) -> Option<u64> {
-        debug_assert!(len > 0 && len <= u64::from(u32::MAX));
-        let mut cur = self.reserved.load(SeqCst);
+    /// Claims `len` bytes of log if `claimed` stays at or below `limit`: the one shared
+    /// atomic a reservation costs. `false` means the log is full; the caller waits (holding
+    /// no latch) and tries again.
+    pub fn try_claim(&self, len: u64, limit: u64) -> bool {
+        let mut cur = self.claimed.load(SeqCst);
         loop {
             if cur + len > limit {
-                return None;
+                return false;
             }
             match self
-                .reserved
+                .claimed
                 .compare_exchange_weak(cur, cur + len, SeqCst, SeqCst)
             {
-                Ok(_) => return Some(cur),
+                Ok(_) => return true,
                 Err(now) => cur = now,
             }
         }
     }
 
-    /// Reserves the padding that makes `reserved` a multiple of `block` (the writer, before
-    /// an O_DIRECT sync): returns its start and length, which is 0 if `reserved` already is
-    /// one. It ignores the space limit: the limit keeps [`super::writer::SLACK`] free for
-    /// exactly this, so the padding never waits.
+    /// Gives back `len` claimed bytes that no frame will use (invariant 4: they are above
+    /// `reserved`).
+    pub fn unclaim(&self, len: u64) {
+        let before = self.claimed.fetch_sub(len, SeqCst);
+        debug_assert!(before >= len, "claimed underflow");
+    }
+
+    /// Reserves `len` bytes of LSN space. The caller has claimed them (invariant 4), which
+    /// is what keeps them ahead of the checkpoint; hence no bound here.
+    pub fn reserve(&self, len: u64) -> u64 {
+        debug_assert!(len > 0 && len <= u64::from(u32::MAX));
+        self.reserved.fetch_add(len, SeqCst)
+    }
+
+    /// Claims and reserves `len` bytes at once (tests of the tracker).
+    #[cfg(test)]
+    pub fn claim_and_reserve(&self, len: u64) -> u64 {
+        self.claimed.fetch_add(len, SeqCst);
+        self.reserve(len)
+    }
+
+    /// Claims and reserves the padding that makes `reserved` a multiple of `block` (the
+    /// writer, before an O_DIRECT sync): returns its start and length, which is 0 if
+    /// `reserved` already is one. The claim has no bound: every reservation carries an
+    /// allowance for one padding, and the limit keeps [`super::writer::SLACK`] free, so the
+    /// padding never waits (`writer`, invariant 8).
     pub fn reserve_padding(&self, block: u64) -> (u64, u64) {
         let mut cur = self.reserved.load(SeqCst);
         loop {
@@ -121,12 +148,17 @@ impl LogBuffer {
             if len == 0 {
                 return (cur, 0);
             }
+            // Claim first (invariant 4); give it back if another reservation moved first.
+            self.claimed.fetch_add(len, SeqCst);
             match self
                 .reserved
                 .compare_exchange_weak(cur, cur + len, SeqCst, SeqCst)
             {
                 Ok(_) => return (cur, len),
-                Err(now) => cur = now,
+                Err(now) => {
+                    self.unclaim(len);
+                    cur = now;
+                }
             }
         }
     }
@@ -205,9 +237,9 @@ mod tests {
     #[test]
     fn out_of_order_publication_advances_only_contiguously() {
         let b = LogBuffer::new(1 << 16, 100);
-        let a = b.reserve(10);
-        let c = b.reserve(20);
-        let d = b.reserve(5);
+        let a = b.claim_and_reserve(10);
+        let c = b.claim_and_reserve(20);
+        let d = b.claim_and_reserve(5);
         b.copy_in(c, &[2; 20]);
         b.publish(c, 20);
         b.copy_in(d, &[3; 5]);
@@ -223,24 +255,24 @@ mod tests {
     }
 
     #[test]
-    fn bounded_and_padding_reservations() {
+    fn bounded_claims_and_padding_reservations() {
         let b = LogBuffer::new(1 << 16, 1000);
-        assert_eq!(b.try_reserve(100, 1100), Some(1000));
-        assert_eq!(
-            b.try_reserve(1, 1100),
-            None,
-            "the limit is exclusive of more"
-        );
-        assert_eq!(b.reserve_padding(512), (1100, 436));
+        assert!(b.try_claim(100, 1100));
+        assert!(!b.try_claim(1, 1100), "the limit is exclusive of more");
+        assert_eq!(b.reserve(60), 1000);
+        b.unclaim(40);
+        assert_eq!(b.claimed(), 1060);
+        assert_eq!(b.reserve_padding(512), (1060, 476));
         assert_eq!(b.reserve_padding(512), (1536, 0));
         assert_eq!(b.reserved(), 1536);
+        assert_eq!(b.claimed(), 1536, "a padding claims what it reserves");
     }
 
     #[test]
     fn copies_wrap_around_the_ring() {
         let size = 1 << 16;
         let b = LogBuffer::new(size, size - 3);
-        let s = b.reserve(8);
+        let s = b.claim_and_reserve(8);
         b.copy_in(s, &[1, 2, 3, 4, 5, 6, 7, 8]);
         b.publish(s, 8);
         assert_eq!(b.advance(), size + 5);

@@ -36,7 +36,11 @@
 //! 6. No durable byte is ever written again: with O_DIRECT a durable write first pads the
 //!    log to a block boundary (a padding frame), and `flushed` only reaches such `stable`
 //!    LSNs, so the rewritten partial last block never holds acknowledged log.
-//! 7. A reserved LSN range never waits for a checkpoint (space is checked before reserving).
+//! 7. A reserved LSN range never waits for a checkpoint (space is claimed before reserving).
+//! 8. A mini-transaction never waits for log space while holding page latches: `free_check`
+//!    reserves its space before it latches anything, and an append inside a reservation
+//!    never waits for a checkpoint (`writer`, invariant 8, with the bound for frames that
+//!    overrun their reservation).
 
 mod buffer;
 mod file;
@@ -54,7 +58,7 @@ use quire_io::IoError;
 pub use flusher::FlushAtCommit;
 pub use open::Recovery;
 pub use reader::{Frame, LogReader};
-pub use writer::{Log, LogStats, LsnRange};
+pub use writer::{Log, LogReservation, LogStats, LsnRange, MTR_RESERVATION};
 
 /// The log file's name in the data directory.
 pub const LOG_FILE: &str = "redo.log";

@@ -52,16 +52,18 @@ impl Shared {
         let ring = self.buf.size();
         let old_limit = self.space_limit.load(SeqCst);
         let old_max = self.max_payload.load(SeqCst);
-        // Step 1. A reservation made after these stores sees them; one made before is
-        // covered by the age check at the switch.
-        self.space_limit
-            .store(old_limit.min(new_cap - SLACK), SeqCst);
+        // Step 1. A claim made after these stores sees them; one made before is covered by
+        // the check of `claimed` at the switch. The frame size first: in between, grants
+        // keep a smaller overdraft under the larger limit, which still fits.
         self.max_payload
             .store(old_max.min(format::max_payload(ring, new_cap)), SeqCst);
+        self.space_limit
+            .store(old_limit.min(new_cap - SLACK), SeqCst);
 
         let new_path = self.dir.join(LOG_FILE_NEW);
         let r = self.resize_steps(new_cap);
         if r.is_err() {
+            // The limit first, for the same reason as in step 1.
             self.space_limit.store(old_limit, SeqCst);
             self.max_payload.store(old_max, SeqCst);
             if self.vfs.exists(&new_path).unwrap_or(false) {
@@ -115,11 +117,13 @@ impl Shared {
         let w = self.writer.lock();
         let mut c = self.ckpt.lock();
         let ckpt = self.checkpoint.load(SeqCst);
-        let reserved = self.buf.reserved();
-        if reserved - ckpt > new_cap - SLACK {
+        // Claimed, not reserved: reservations granted under the old limit may still append
+        // (writer invariant 8).
+        let claimed = self.buf.claimed();
+        if claimed - ckpt > new_cap - SLACK {
             return Err(LogError::ResizeTooSmall {
                 new_capacity: new_cap,
-                checkpoint_age: reserved - ckpt,
+                checkpoint_age: claimed - ckpt,
             });
         }
         let written = self.written.load(SeqCst);

@@ -24,6 +24,21 @@
 //!    reach it (lesson 3's O_DIRECT partial-block rewrite, made safe by padding).
 //! 7. A reserved range never waits for a checkpoint: appenders wait for log space *before*
 //!    reserving. So a writer waiting for `filled` waits only for copies, never for itself.
+//! 8. Log space is claimed before LSNs are reserved (buffer invariant 4: `reserved ≤
+//!    claimed`), and `claimed` = `reserved` + what every open [`LogReservation`] may still
+//!    append + one padding allowance ([`format::MAX_PADDING`]) per open reservation.
+//!    [`Log::free_check`] grants a reservation only while `claimed ≤ checkpoint +
+//!    space_limit − overdraft`, waiting for it with no latch held; a frame inside its
+//!    reservation then claims nothing and never waits for a checkpoint, so a mini-transaction
+//!    never waits for log space while holding page latches, and the page cleaner can always
+//!    flush the page that holds the checkpoint back. A frame larger than its reservation
+//!    claims the excess up to `checkpoint + space_limit`, from the overdraft (room for one
+//!    largest frame beyond the smallest reservation) kept free by the grants: it waits only
+//!    if over-budget mtrs together overrun the overdraft before a checkpoint frees it (the
+//!    documented bound; counted, `reservation_overruns`). Paddings claim without a bound:
+//!    at most one follows each frame, and each frame's reservation carried its allowance,
+//!    so `reserved ≤ checkpoint + space_limit + MAX_PADDING ≤ checkpoint + capacity`
+//!    (asserted at each append in debug builds; docs/redo-log.md, "Reservations").
 //!
 //! State transitions: `append` moves `reserved` (and `filled`, through publication);
 //! [`Shared::write_phase`] moves `written` and `stable` (and `reserved`/`filled` by a
@@ -67,6 +82,13 @@ const _: () = assert!(SLACK < format::MIN_CAPACITY / 4);
 const CHUNK: u64 = 1 << 20;
 /// Backstop for waits: a lost wake-up costs at most this.
 const WAIT_TICK: Duration = Duration::from_millis(10);
+/// The least a [`LogReservation`] holds: an ordinary mini-transaction's worst case. Larger
+/// mtrs (B-tree structure changes, BLOB pages) ask [`Log::free_check`] for more.
+pub const MTR_RESERVATION: u64 = 64 << 10;
+// A grant, its padding allowance and the overdraft fit in the smallest log with room to
+// spare (a frame is at most a quarter of the capacity), so every grant is satisfiable.
+const _: () =
+    assert!(2 * (format::MIN_CAPACITY / 4) + format::MAX_PADDING + SLACK <= format::MIN_CAPACITY);
 
 /// The LSN range of one appended frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,8 +108,11 @@ pub struct LogStats {
     pub log_writes: u64,
     /// `Innodb_os_log_fsyncs`: syncs of the log file (data and checkpoints).
     pub os_log_fsyncs: u64,
-    /// `Innodb_log_waits`: appends that had to wait for ring or log space.
+    /// `Innodb_log_waits`: appends and reservations that had to wait for ring or log space.
     pub log_waits: u64,
+    /// `quire_log_reservation_overruns`: frames larger than the reservation their mtr made
+    /// at `free_check` (their excess came from the overdraft; invariant 8).
+    pub reservation_overruns: u64,
     /// Calls of `commit_wait`.
     pub commits: u64,
     /// `quire_log_padding_bytes`: log spent on padding frames, which end an O_DIRECT sync
@@ -108,6 +133,7 @@ pub(crate) struct Counters {
     pub log_writes: AtomicU64,
     pub os_log_fsyncs: AtomicU64,
     pub log_waits: AtomicU64,
+    pub reservation_overruns: AtomicU64,
     pub commits: AtomicU64,
     pub padding_bytes: AtomicU64,
 }
@@ -172,6 +198,8 @@ pub(crate) struct Shared {
     wait_mx: Mutex<()>,
     wait_cv: Condvar,
     waiters: AtomicUsize,
+    /// Threads waiting to claim log space: a release wakes waiters only if there are some.
+    claim_waiters: AtomicUsize,
     pub counters: Counters,
     hook: RwLock<Option<PressureHook>>,
 }
@@ -230,6 +258,7 @@ impl Shared {
             wait_mx: Mutex::new(()),
             wait_cv: Condvar::new(),
             waiters: AtomicUsize::new(0),
+            claim_waiters: AtomicUsize::new(0),
             counters: Counters::default(),
             hook: RwLock::new(None),
         }
@@ -277,7 +306,8 @@ impl Shared {
 
     // ---- appending -----------------------------------------------------------------------
 
-    pub(crate) fn append(&self, payload: &[u8]) -> Result<LsnRange> {
+    /// Checks a payload's length; returns its frame length.
+    fn frame_len(&self, payload: &[u8]) -> Result<u64> {
         let len = payload.len() as u64;
         if len == 0 {
             return Err(LogError::EmptyPayload);
@@ -286,22 +316,56 @@ impl Shared {
         if len > max {
             return Err(LogError::PayloadTooLarge { len, max });
         }
-        let frame_len = len + FRAME_OVERHEAD;
-        // Room: log capacity (checkpoint) before reserving (invariant 7), then ring space,
-        // then the completion window. Neither of the last two needs a checkpoint, and an
-        // earlier range's conditions are implied by a later one's, which is what makes a
-        // writer's wait for earlier copies finite (docs/redo-log.md).
+        Ok(len + FRAME_OVERHEAD)
+    }
+
+    /// An append without a reservation of its own: claims exactly its frame first (waiting
+    /// for a checkpoint if need be, before holding any LSN), then appends inside the claim.
+    pub(crate) fn append(&self, payload: &[u8]) -> Result<LsnRange> {
+        let frame_len = self.frame_len(payload)?;
+        self.grant(frame_len);
+        let mut unused = frame_len;
+        let r = self.append_reserved(payload, &mut unused);
+        self.release(unused);
+        r
+    }
+
+    /// Appends one frame inside a reservation with `unused` bytes left (invariant 8): no
+    /// wait for a checkpoint unless the frame overruns the reservation by more than the
+    /// overdraft has left.
+    pub(crate) fn append_reserved(&self, payload: &[u8], unused: &mut u64) -> Result<LsnRange> {
+        let frame_len = self.frame_len(payload)?;
+        let len = frame_len - FRAME_OVERHEAD;
         let mut waited = false;
-        let start = loop {
-            if let Some(start) = self.buf.try_reserve(frame_len, self.space_end()) {
-                break start;
-            }
-            if !waited {
+        if frame_len > *unused {
+            let excess = frame_len - *unused;
+            self.counters.reservation_overruns.fetch_add(1, SeqCst);
+            tracing::warn!(
+                target: "quire::log",
+                "a mini-transaction wrote {frame_len} bytes of redo, {excess} more than it \
+                 reserved: it should ask free_check for more"
+            );
+            if !self.buf.try_claim(excess, self.space_end()) {
+                // Beyond the documented bound: wait, holding the caller's latches.
                 waited = true;
                 self.counters.log_waits.fetch_add(1, SeqCst);
+                self.claim_waiting(excess, &|| self.space_end());
             }
-            self.wait_for_space(self.buf.reserved() + frame_len);
-        };
+            *unused += excess;
+        }
+        *unused -= frame_len;
+        // Room: log space was claimed (invariant 8), so reserving needs no bound; then ring
+        // space, then the completion window. Neither of the last two needs a checkpoint,
+        // and an earlier range's conditions are implied by a later one's, which is what
+        // makes a writer's wait for earlier copies finite (docs/redo-log.md).
+        let start = self.buf.reserve(frame_len);
+        // The claim kept the frame within `checkpoint + space_limit + MAX_PADDING`; the file
+        // is what must not be overrun (a shrinking resize lowers the limit before the file).
+        debug_assert!(
+            start + frame_len <= self.checkpoint.load(SeqCst) + self.file.read().capacity,
+            "invariant 8: frame [{start}, {}) past the space the checkpoint leaves",
+            start + frame_len
+        );
         let end = start + frame_len;
         let ring = self.buf.size();
         if end > self.written.load(SeqCst) + ring {
@@ -332,28 +396,77 @@ impl Shared {
         })
     }
 
-    /// The LSN up to which log may be reserved without overwriting un-checkpointed log.
+    /// The LSN up to which log may be claimed without overwriting un-checkpointed log: the
+    /// bound of an over-budget frame's claim.
     fn space_end(&self) -> u64 {
         self.checkpoint.load(SeqCst) + self.space_limit.load(SeqCst)
     }
 
-    /// Blocks until the checkpoint lets log reach `end`, ringing the pressure hook (the page
-    /// cleaner's doorbell) while it waits.
-    pub(crate) fn wait_for_space(&self, end: u64) {
+    /// Log kept free by the grants for frames that overrun their reservation: the largest
+    /// frame beyond the smallest reservation (0 when no frame can be larger than that).
+    fn overdraft(&self) -> u64 {
+        (self.max_payload.load(SeqCst) + FRAME_OVERHEAD).saturating_sub(MTR_RESERVATION)
+    }
+
+    /// The bound of `claimed` for a new reservation: the overdraft stays free.
+    fn grant_end(&self) -> u64 {
+        // Saturating: a shrinking resize lowers the limit and the frame size one at a time.
+        self.space_end().saturating_sub(self.overdraft())
+    }
+
+    /// What a reservation asked for `len` bytes holds: at least [`MTR_RESERVATION`] (the
+    /// overdraft covers any frame beyond that), at most one frame (no mtr writes more).
+    pub(crate) fn reservation_len(&self, len: u64) -> u64 {
+        len.max(MTR_RESERVATION)
+            .min(self.max_payload.load(SeqCst) + FRAME_OVERHEAD)
+    }
+
+    /// Claims `len` bytes plus a padding allowance below [`Self::grant_end`], waiting for a
+    /// checkpoint if need be. The caller must hold no page latch (invariant 8).
+    pub(crate) fn grant(&self, len: u64) {
+        let total = len + format::MAX_PADDING;
+        debug_assert!(
+            total + self.overdraft() <= self.space_limit.load(SeqCst),
+            "a grant of {total} bytes could never fit"
+        );
+        if self.buf.try_claim(total, self.grant_end()) {
+            return;
+        }
+        self.counters.log_waits.fetch_add(1, SeqCst);
+        self.claim_waiting(total, &|| self.grant_end());
+    }
+
+    /// Gives back what a reservation did not use, with its padding allowance.
+    pub(crate) fn release(&self, unused: u64) {
+        self.buf.unclaim(unused + format::MAX_PADDING);
+        // Read after the change (SeqCst): a claimer counts itself before it re-checks.
+        if self.claim_waiters.load(SeqCst) > 0 {
+            self.wake();
+        }
+    }
+
+    /// Blocks until `len` bytes are claimed below `limit()`, ringing the pressure hook (the
+    /// page cleaner's doorbell) with the LSN the checkpoint must reach while it waits. Room
+    /// comes from a checkpoint or from reservations given back.
+    fn claim_waiting(&self, len: u64, limit: &dyn Fn() -> u64) {
+        self.claim_waiters.fetch_add(1, SeqCst);
         loop {
-            if end <= self.space_end() {
-                return;
+            if self.buf.try_claim(len, limit()) {
+                break;
             }
-            let need = Lsn(end.saturating_sub(self.space_limit.load(SeqCst)));
+            let over = (self.buf.claimed() + len).saturating_sub(limit());
+            let need = Lsn(self.checkpoint.load(SeqCst) + over);
             let hook = self.hook.read().clone();
             if let Some(h) = hook {
                 h(need);
             }
             tracing::debug!(target: "quire::log", "log full: waiting for a checkpoint at {need}");
-            if self.wait_for(&mut || end <= self.space_end(), Duration::from_millis(100)) {
-                return;
-            }
+            self.wait_for(
+                &mut || self.buf.claimed() + len <= limit(),
+                Duration::from_millis(100),
+            );
         }
+        self.claim_waiters.fetch_sub(1, SeqCst);
     }
 
     /// Makes `written ≥ need` without blocking on the write lock: either we take it, or its
@@ -601,6 +714,8 @@ impl Shared {
         let written = self.written.load(SeqCst);
         let filled = self.buf.filled();
         let reserved = self.buf.reserved();
+        // `claimed` may go down, but never below `reserved`: read after it.
+        let claimed = self.buf.claimed();
         assert!(
             ckpt <= flushed
                 && flushed <= stable
@@ -609,6 +724,10 @@ impl Shared {
                 && filled <= reserved,
             "invariant 1: checkpoint {ckpt} ≤ flushed {flushed} ≤ stable {stable} ≤ written \
              {written} ≤ filled {filled} ≤ reserved {reserved}"
+        );
+        assert!(
+            reserved <= claimed,
+            "invariant 8: reserved {reserved} ≤ claimed {claimed}"
         );
     }
 
@@ -662,6 +781,44 @@ impl Shared {
     pub(crate) fn flush_at_commit(&self) -> FlushAtCommit {
         FlushAtCommit::from_innodb(self.flush_at_commit.load(SeqCst)).unwrap_or_default()
     }
+}
+
+/// Log space held for one mini-transaction, from before it latches anything until it has
+/// appended (invariant 8). Dropping it gives back what was not used.
+#[must_use = "a reservation holds log space until it is dropped"]
+pub struct LogReservation<'a> {
+    shared: &'a Shared,
+    /// Bytes of frame this reservation may still append without claiming more.
+    unused: u64,
+}
+
+impl LogReservation<'_> {
+    /// Bytes of frame that still fit in this reservation.
+    pub fn unused(&self) -> u64 {
+        self.unused
+    }
+}
+
+impl std::fmt::Debug for LogReservation<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LogReservation")
+            .field("unused", &self.unused)
+            .finish()
+    }
+}
+
+impl Drop for LogReservation<'_> {
+    fn drop(&mut self) {
+        self.shared.release(self.unused);
+        #[cfg(debug_assertions)]
+        HELD.with(|h| h.set(h.get().saturating_sub(1)));
+    }
+}
+
+#[cfg(debug_assertions)]
+thread_local! {
+    /// Reservations made by [`Log::free_check`] on this thread and not yet dropped.
+    static HELD: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
 }
 
 /// The redo log. Share it with `Arc<Log>`; every method takes `&self`.
@@ -742,12 +899,46 @@ impl Log {
         self.shared.checkpoint(lsn)
     }
 
-    /// Blocks until `len` more bytes of log fit ahead of the checkpoint. The mtr layer calls
-    /// it *before* latching pages (InnoDB's `log_free_check`), so that an append blocked on
-    /// a full log never holds a latch the page cleaner needs.
-    pub fn free_check(&self, len: u64) {
-        let end = self.shared.buf.reserved() + len;
-        self.shared.wait_for_space(end);
+    /// Reserves log space for one mini-transaction of up to `len` bytes of redo (at least
+    /// [`MTR_RESERVATION`], at most one frame), blocking until it fits ahead of the
+    /// checkpoint (InnoDB's `log_free_check`, made a reservation: invariant 8). The mtr
+    /// layer calls it *before* latching pages, holding no latch and no other reservation, and
+    /// appends with [`Log::append_reserved`]: that append never waits for a checkpoint, so
+    /// no latch the page cleaner needs is ever held by a thread waiting for log space.
+    /// Dropping the reservation gives back what was not used.
+    pub fn free_check(&self, len: u64) -> LogReservation<'_> {
+        #[cfg(debug_assertions)]
+        HELD.with(|h| {
+            debug_assert_eq!(
+                h.get(),
+                0,
+                "invariant 8: log space asked for while this thread holds a reservation (a \
+                 nested mini-transaction may wait for log space holding latches)"
+            );
+            h.set(h.get() + 1);
+        });
+        let unused = self.shared.reservation_len(len);
+        self.shared.grant(unused);
+        LogReservation {
+            shared: &self.shared,
+            unused,
+        }
+    }
+
+    /// Appends one frame inside `reservation` (see [`Log::free_check`]): never waits for a
+    /// checkpoint unless the frame overruns the reservation by more than the overdraft has
+    /// left (invariant 8). Errors only for an empty or oversized payload.
+    pub fn append_reserved(
+        &self,
+        payload: &[u8],
+        reservation: &mut LogReservation<'_>,
+    ) -> Result<LsnRange> {
+        debug_assert!(
+            std::ptr::eq(reservation.shared, &*self.shared),
+            "a reservation of another log"
+        );
+        self.shared
+            .append_reserved(payload, &mut reservation.unused)
     }
 
     /// Sets the callback an append calls when it blocks on a full log, with the LSN the
@@ -786,12 +977,13 @@ impl Log {
     pub fn capacity(&self) -> u64 {
         self.shared.file.read().capacity
     }
-    /// Bytes that can still be appended before a checkpoint is needed.
+    /// The largest payload [`Log::append`] can take now without waiting for a checkpoint
+    /// (log claimed by open reservations is not free).
     pub fn free_space(&self) -> u64 {
-        self.shared
-            .space_limit
-            .load(SeqCst)
-            .saturating_sub(self.checkpoint_age())
+        let sh = &self.shared;
+        sh.grant_end()
+            .saturating_sub(sh.buf.claimed())
+            .saturating_sub(format::MAX_PADDING + FRAME_OVERHEAD)
     }
     /// How full the log is, 0.0 to 1.0: the page cleaner's signal for adaptive flushing
     /// (lesson 2: flush by checkpoint age, not only by dirty-page percentage).
@@ -819,6 +1011,7 @@ impl Log {
             log_writes: c.log_writes.load(SeqCst),
             os_log_fsyncs: c.os_log_fsyncs.load(SeqCst),
             log_waits: c.log_waits.load(SeqCst),
+            reservation_overruns: c.reservation_overruns.load(SeqCst),
             commits: c.commits.load(SeqCst),
             padding_bytes: c.padding_bytes.load(SeqCst),
             checkpoint_lsn: self.checkpoint_lsn(),

@@ -18,11 +18,16 @@
 //!    the bytes the page had before its first change (none for a page it created that was
 //!    not resident: nothing was read). [`Mtr::rollback`], or dropping it uncommitted, puts
 //!    them back and logs nothing, so either all of its changes reach the log or none does.
+//! 7. An mtr holds a log reservation ([`LogReservation`], from `Log::free_check`) made before
+//!    its first latch, and appends inside it at commit: it never waits for log space while
+//!    holding latches (log invariant 8; an append past the reservation takes the excess from
+//!    the log's overdraft, see docs/mtr.md). The reservation is given back when the latches
+//!    are released.
 
 pub mod record;
 
 use crate::buffer::{BufferError, BufferPool, PageMut, PageRef, PageSx};
-use crate::log::{Log, LogError};
+use crate::log::{Log, LogError, LogReservation};
 use crate::page::{Lsn, PageId, PageType};
 use record::{Record, RecordWriter};
 
@@ -82,6 +87,8 @@ pub struct Mtr<'a> {
     committed: bool,
     /// Keep before-images so that the mtr can be rolled back (invariant 6).
     rollback_enabled: bool,
+    /// Invariant 7: log space for the commit, held until the latches are released.
+    reservation: Option<LogReservation<'a>>,
     /// Debug builds check the latch order (invariant 5): the last allocation-metadata page
     /// latched, if any.
     #[cfg(debug_assertions)]
@@ -89,9 +96,9 @@ pub struct Mtr<'a> {
 }
 
 impl<'a> Mtr<'a> {
-    /// Starts an mtr. The caller should have called `log.free_check` (done by
-    /// `Engine::mtr`) so that commit never waits for log space while holding latches.
-    pub fn new(pool: &'a BufferPool, log: &'a Log) -> Self {
+    /// Starts an mtr with the log space `reservation` made by `log.free_check` before
+    /// latching anything (done by `Engine::mtr`; invariant 7).
+    pub fn new(pool: &'a BufferPool, log: &'a Log, reservation: LogReservation<'a>) -> Self {
         Mtr {
             pool,
             log,
@@ -99,6 +106,7 @@ impl<'a> Mtr<'a> {
             records: RecordWriter::new(),
             committed: false,
             rollback_enabled: false,
+            reservation: Some(reservation),
             #[cfg(debug_assertions)]
             last_meta: None,
         }
@@ -446,7 +454,12 @@ impl<'a> Mtr<'a> {
         }
         // The size was checked at every change, so append cannot refuse this payload; if it
         // did, the pages would hold changes without redo: a broken invariant, not an error.
-        let range = match self.log.append(self.records.as_bytes()) {
+        // Inside the reservation (invariant 7), the append waits for no checkpoint.
+        let appended = match self.reservation.as_mut() {
+            Some(r) => self.log.append_reserved(self.records.as_bytes(), r),
+            None => quire_io::fatal::fatal("mtr invariant 7: a commit without a log reservation"),
+        };
+        let range = match appended {
             Ok(r) => r,
             Err(e) => quire_io::fatal::fatal(&format!("redo append of a checked mtr failed: {e}")),
         };
@@ -460,12 +473,13 @@ impl<'a> Mtr<'a> {
         Ok(Some(range.end))
     }
 
-    /// Releases latches in reverse order of acquisition.
+    /// Releases latches in reverse order of acquisition, then the log reservation.
     fn release(&mut self) {
         while let Some(h) = self.held.pop() {
             drop(h);
         }
         self.records.clear();
+        self.reservation = None;
     }
 }
 
