@@ -576,6 +576,19 @@ impl<'d> Transaction<'d> {
         self.view.clone()
     }
 
+    /// Whether this transaction's next consistent read may go through index `ix`: no
+    /// snapshot is open yet (one made now sees every index there is), or the open one was
+    /// made after the index was built. Otherwise the read would fail with
+    /// [`DbError::TableDefinitionChanged`] (1412), and a planner should choose another path.
+    pub fn can_read_index(&self, ix: &crate::catalog::IndexDef) -> bool {
+        match &self.view {
+            Some(v) if self.iso != Isolation::ReadCommitted || self.stmt.is_some() => {
+                super::index_visible_to(ix, v)
+            }
+            _ => true,
+        }
+    }
+
     /// `innodb_lock_wait_timeout` for this transaction's lock waits (the config's value
     /// until set); a wait that lasts it ends with [`DbError::LockWaitTimeout`].
     pub fn set_lock_wait_timeout(&mut self, timeout: Duration) {
