@@ -581,7 +581,7 @@ impl<'d> Session<'d> {
                         si.db.lock().clone().map_or(Value::Null, Value::Str),
                         s(*si.command.lock()),
                         Value::UInt(si.since.lock().elapsed().as_secs()),
-                        s(""),
+                        s(*si.state.lock()),
                         info.map_or(Value::Null, Value::Str),
                         s("0.000"),
                     ]);

@@ -177,7 +177,8 @@ pub enum SqlError {
     /// 1690
     #[error("{kind} value is out of range in '{expr}'")]
     ArithmeticOutOfRange { kind: &'static str, expr: String },
-    /// 1412: a snapshot older than the table's definition.
+    /// 1412: a snapshot older than the table's definition (an index built after the
+    /// snapshot was taken).
     #[error("Table definition has changed, please retry transaction")]
     TableDefinitionChanged,
     /// 1792
@@ -207,6 +208,7 @@ impl From<DbError> for SqlError {
                 key: index,
             },
             DbError::Interrupted => SqlError::Interrupted,
+            DbError::TableDefinitionChanged => SqlError::TableDefinitionChanged,
             e => SqlError::Engine(e),
         }
     }

@@ -125,6 +125,15 @@ pub static VARS: &[Var] = &[
         "28800",
     ),
     v("license", Scope::Global, Kind::ReadOnly, "Apache-2.0"),
+    v(
+        "lock_wait_timeout",
+        Scope::Both,
+        Kind::Int {
+            min: 0,
+            max: 31_536_000,
+        },
+        "86400",
+    ),
     v("lower_case_table_names", Scope::Global, Kind::ReadOnly, "0"),
     v(
         "max_allowed_packet",
