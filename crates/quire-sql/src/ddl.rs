@@ -3,9 +3,10 @@
 //! instance's generation so cached plans are made again.
 
 use quire_engine::catalog::TableDef;
+use quire_engine::config::{Config, ConfigError};
 use quire_engine::row::secondary::IndexColumn;
 use quire_engine::row::{Column, ColumnType, IntWidth, LobSize, Value};
-use quire_engine::table::{DbError, IndexSpec, TableSpec};
+use quire_engine::table::{DbError, IndexSpec, SetError, TableSpec};
 use sqlparser::ast as sql;
 
 use crate::bind::{object_parts, Binder};
@@ -835,7 +836,11 @@ impl<'d> Session<'d> {
                 if i.value.eq_ignore_ascii_case("default") {
                     match crate::vars::find(&var) {
                         Some(d) => Value::Str(d.default.into()),
-                        None => return Ok(()),
+                        // An engine setting's default is its value in a default Config.
+                        None => match Config::default().get(&var) {
+                            Some(d) => crate::vars::engine_default(&d),
+                            None => return Ok(()),
+                        },
                     }
                 } else {
                     Value::Str(i.value.clone())
@@ -863,31 +868,25 @@ impl<'d> Session<'d> {
                 )?
             }
         };
-        // Engine settings: per session where the engine allows it, live where it can.
-        if let Some(engine_var) = self
-            .inst
-            .db
-            .engine()
-            .config()
-            .list()
-            .into_iter()
-            .find(|(n, _)| *n == var)
-            .map(|(n, _)| n)
-        {
-            let text = types::display(&v);
-            if crate::vars::ENGINE_SESSION.contains(&engine_var) && !global {
+        // Engine settings: read-only ones refuse first (as MariaDB: 1238 before scope),
+        // innodb_lock_wait_timeout is per session too, the rest are global and live.
+        if Config::NAMES.contains(&var.as_str()) {
+            let kind = crate::vars::engine_kind(&var);
+            if kind == crate::vars::EngineKind::ReadOnly {
+                return Err(SqlError::ReadOnlyVariable(var));
+            }
+            if crate::vars::ENGINE_SESSION.contains(&var.as_str()) && !global {
+                let text = crate::vars::engine_value(&var, kind, &v, &mut self.sv.warnings)?;
                 let n: i64 = text
                     .parse()
                     .map_err(|_| SqlError::WrongTypeForVariable(var.clone()))?;
-                self.sv
-                    .vars
-                    .insert(var, Value::Int(n.clamp(1, 1_073_741_824)));
+                self.sv.vars.insert(var, Value::Int(n));
                 return Ok(());
             }
             if !global {
                 return Err(SqlError::GlobalOnlyVariable(var));
             }
-            return self.set_engine_global(engine_var, &text);
+            return self.set_engine_global(&var, kind, &v);
         }
         let def = crate::vars::find(&var).ok_or_else(|| SqlError::UnknownVariable(var.clone()))?;
         let v = crate::vars::normalize(&var, &v)?;
@@ -909,36 +908,54 @@ impl<'d> Session<'d> {
         Ok(())
     }
 
-    fn set_engine_global(&mut self, name: &str, value: &str) -> Result<()> {
-        if !crate::vars::ENGINE_DYNAMIC.contains(&name) {
-            return Err(SqlError::ReadOnlyVariable(name.into()));
-        }
-        let engine = self.inst.db.engine();
-        let bad = || SqlError::WrongValueForVariable {
-            name: name.into(),
-            value: value.into(),
+    /// SET GLOBAL of an engine setting: the value checked and clamped as MariaDB does
+    /// (warnings 1292 and 1210), the settings it drags along (io_capacity and its maximum,
+    /// the dirty-page percentages), then applied live by the engine (`DbInner::set_globals`);
+    /// SHOW VARIABLES and @@GLOBAL read the engine's current settings.
+    fn set_engine_global(
+        &mut self,
+        name: &str,
+        kind: crate::vars::EngineKind,
+        v: &Value,
+    ) -> Result<()> {
+        let cur = self.inst.db.settings();
+        let changes = crate::vars::engine_changes(name, kind, v, &cur, &mut self.sv.warnings)?;
+        let pairs: Vec<(&str, &str)> = changes
+            .iter()
+            .map(|(n, t)| (n.as_str(), t.as_str()))
+            .collect();
+        let value = || {
+            changes
+                .iter()
+                .find(|(n, _)| n == name)
+                .map_or_else(|| types::display(v), |(_, t)| t.clone())
         };
-        match name {
-            "innodb_log_file_size" => {
-                let size = quire_engine::config::parse_size(value).ok_or_else(bad)?;
-                engine
-                    .resize_log(size)
-                    .map_err(|e| SqlError::Engine(DbError::Engine(e)))?;
+        match self.inst.db.set_globals(&pairs) {
+            Ok(notes) => {
+                for n in notes {
+                    self.sv.warnings.push(("Warning".into(), 1210, n));
+                }
+                Ok(())
             }
-            "innodb_flush_log_at_trx_commit" => {
-                let mut c = engine.config().clone();
-                c.set(name, value).map_err(|_| bad())?;
-                engine.log().set_flush_at_commit(c.flush_log_at_trx_commit);
+            Err(SetError::ReadOnly(n)) => Err(SqlError::ReadOnlyVariable(n)),
+            Err(SetError::Invalid(ConfigError::Unknown(n))) => Err(SqlError::UnknownVariable(n)),
+            Err(SetError::Invalid(_)) => Err(SqlError::WrongValueForVariable {
+                name: name.into(),
+                value: value(),
+            }),
+            Err(e @ SetError::NotLive { .. }) => {
+                // MariaDB 10.11's answer when it cannot update the buffer pool size: a
+                // warning that says why, and 1231.
+                self.sv
+                    .warnings
+                    .push(("Warning".into(), 1210, e.to_string()));
+                Err(SqlError::WrongValueForVariable {
+                    name: name.into(),
+                    value: value(),
+                })
             }
-            _ => return Err(SqlError::ReadOnlyVariable(name.into())),
+            Err(SetError::Engine(e)) => Err(SqlError::Engine(DbError::Engine(e))),
         }
-        // SHOW VARIABLES and @@GLOBAL read the live value from here on.
-        let v = match value.parse::<i64>() {
-            Ok(i) => Value::Int(i),
-            Err(_) => Value::Str(value.into()),
-        };
-        self.inst.globals.write().values.insert(name.into(), v);
-        Ok(())
     }
 
     /// EXPLAIN from the text (the keyword dispatch saw EXPLAIN SELECT …).

@@ -129,6 +129,10 @@ pub enum SqlError {
     /// 1210
     #[error("Incorrect arguments to {0}")]
     WrongArguments(String),
+    /// 1210 with the server's own text (ER_WRONG_ARGUMENTS as MariaDB's my_printf_error
+    /// uses it: `innodb_log_file_size must be at least innodb_log_buffer_size=…`).
+    #[error("{0}")]
+    InvalidArgument(String),
     /// 1243
     #[error("Unknown prepared statement handler ({id}) given to {what}")]
     UnknownStatement { id: u32, what: &'static str },

@@ -143,10 +143,13 @@ impl<'d> Session<'d> {
         Ok(tx)
     }
 
-    /// `innodb_lock_wait_timeout` of this session (seconds).
+    /// `innodb_lock_wait_timeout` of this session: its own value, else the global one (an
+    /// atomic load: this runs for every statement).
     fn lock_wait_timeout(&self) -> std::time::Duration {
-        let secs = self.session_u64("innodb_lock_wait_timeout").unwrap_or(50);
-        std::time::Duration::from_secs(secs)
+        match self.sv.vars.get("innodb_lock_wait_timeout") {
+            Some(Value::Int(i)) => std::time::Duration::from_secs((*i).max(0) as u64),
+            _ => self.inst.db.default_lock_wait_timeout(),
+        }
     }
 
     /// Commits the open transaction (COMMIT, BEGIN inside a transaction, DDL); its

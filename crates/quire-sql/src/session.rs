@@ -210,6 +210,18 @@ pub(crate) struct Kept {
     pub columns: Vec<ColumnMeta>,
 }
 
+/// SHOW WARNINGS, SHOW ERRORS and SHOW COUNT(*) WARNINGS read the last statement's
+/// diagnostics: they must not clear them first.
+fn reads_diagnostics(text: &str) -> bool {
+    let mut w = text.split_whitespace();
+    w.next().is_some_and(|a| a.eq_ignore_ascii_case("show"))
+        && w.next().is_some_and(|b| {
+            ["warnings", "errors", "count(*)"]
+                .iter()
+                .any(|k| b.eq_ignore_ascii_case(k))
+        })
+}
+
 /// Statements of the plan cache per session (COM_QUERY text → plan).
 const PLAN_CACHE_MAX: usize = 128;
 
@@ -307,7 +319,9 @@ impl<'d> Session<'d> {
                 }
             }
         }
-        self.sv.warnings.clear();
+        if !reads_diagnostics(text) {
+            self.sv.warnings.clear();
+        }
         if let Some(out) = self.special(text, sink)? {
             return Ok(out);
         }

@@ -119,11 +119,13 @@ mod purge;
 mod recovery;
 mod rowid;
 mod scan;
+mod settings;
 mod stats;
 mod txn;
 
 pub use rowid::RowHandle;
 pub use scan::IndexRows;
+pub use settings::SetError;
 pub use txn::{ReadLock, Transaction};
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -415,7 +417,10 @@ pub struct DbInner {
     limits: RowLimits,
     state: RwLock<State>,
     ddl: Mutex<()>,
-    config: Config,
+    /// The current settings: the start-up ones, changed by `SET GLOBAL` (`settings.rs`).
+    settings: Mutex<Config>,
+    /// The dynamic settings the transaction layer and purge read at use.
+    live: settings::Live,
     undo: UndoSys,
     trx: TrxSys,
     locks: LockManager,
@@ -656,13 +661,15 @@ impl Db {
             trx.register_recovered(a.undo.trx());
         }
         let config = engine.config().clone();
+        let purge_running = repair && config.purge_threads > 0;
         let inner = Arc::new(DbInner {
             engine,
             catalog,
             limits,
             state: RwLock::new(state),
             ddl: Mutex::new(()),
-            config,
+            live: settings::Live::new(&config, purge_running),
+            settings: Mutex::new(settings::as_opened(&config)),
             undo,
             trx,
             locks: LockManager::new(),
@@ -687,8 +694,7 @@ impl Db {
             recovery::roll_back(&inner, pending);
             None
         };
-        let purge =
-            (repair && inner.config.purge_threads > 0).then(|| purge::Purger::start(&inner));
+        let purge = purge_running.then(|| purge::Purger::start(&inner));
         Ok((
             Some(Db {
                 inner,
@@ -725,7 +731,7 @@ impl Db {
     /// A clean shutdown. With `innodb_fast_shutdown=0` it first purges all history,
     /// reporting progress.
     pub fn shutdown(mut self) -> Result<()> {
-        let slow = self.inner.config.fast_shutdown == 0;
+        let slow = self.inner.live.fast_shutdown.load(Ordering::Relaxed) == 0;
         self.stop_background(slow)?;
         let inner = Arc::try_unwrap(self.inner).map_err(|_| DbError::Busy)?;
         Ok(inner.engine.shutdown()?)
