@@ -39,8 +39,14 @@ pub struct Config {
     /// `quire_doublewrite_slots`: batch slots of the doublewrite file (docs/doublewrite.md).
     pub doublewrite_slots: u32,
     pub max_dirty_pages_pct: f64,
+    /// `innodb_max_dirty_pages_pct_lwm`: above this dirty share (and non-zero) the cleaner
+    /// flushes a growing share of `innodb_io_capacity`.
+    pub max_dirty_pages_pct_lwm: f64,
     pub io_capacity: u64,
     pub io_capacity_max: u64,
+    /// `innodb_adaptive_flushing`: flush ahead of the checkpoint by checkpoint age (lesson
+    /// 2); off, pages are flushed for the checkpoint only when the log asks (it is filling).
+    pub adaptive_flushing: bool,
     /// Checkpoint age (% of log capacity) where adaptive flushing starts.
     pub adaptive_flushing_lwm: f64,
     pub old_blocks_pct: u32,
@@ -77,8 +83,10 @@ impl Default for Config {
             doublewrite: true,
             doublewrite_slots: crate::doublewrite::DEFAULT_SLOTS,
             max_dirty_pages_pct: 90.0,
+            max_dirty_pages_pct_lwm: 10.0,
             io_capacity: 2000,
             io_capacity_max: 20000,
+            adaptive_flushing: true,
             adaptive_flushing_lwm: 10.0,
             old_blocks_pct: 37,
             old_blocks_time_ms: 1000,
@@ -162,6 +170,41 @@ impl Config {
             .unwrap_or(self.flush_log_at_trx_commit == FlushAtCommit::WriteOnly)
     }
 
+    /// The variables MariaDB 10.11 lets `SET GLOBAL` change while it runs; the others
+    /// (`innodb_page_size`, `innodb_log_buffer_size`, `innodb_flush_method`,
+    /// `innodb_doublewrite`, the `quire_` ones) are read-only after start (MySQL 1238).
+    /// `DbInner::set_globals` applies them live. Two can be asked for but not always done:
+    /// `innodb_buffer_pool_size` (the pool is not resized) and `innodb_log_file_buffering`
+    /// (the open log file keeps its mode).
+    pub const DYNAMIC: &'static [&'static str] = &[
+        "innodb_buffer_pool_size",
+        "innodb_log_file_size",
+        "innodb_flush_log_at_trx_commit",
+        "innodb_log_file_buffering",
+        "innodb_max_dirty_pages_pct",
+        "innodb_max_dirty_pages_pct_lwm",
+        "innodb_io_capacity",
+        "innodb_io_capacity_max",
+        "innodb_adaptive_flushing",
+        "innodb_adaptive_flushing_lwm",
+        "innodb_old_blocks_pct",
+        "innodb_old_blocks_time",
+        "innodb_lock_wait_timeout",
+        "innodb_purge_threads",
+        "innodb_purge_batch_size",
+        "innodb_max_purge_lag",
+        "innodb_max_purge_lag_delay",
+        "innodb_fast_shutdown",
+    ];
+
+    /// One variable's current value, as [`Config::list`] shows it.
+    pub fn get(&self, name: &str) -> Option<String> {
+        self.list()
+            .into_iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v)
+    }
+
     /// Every variable name [`Config::set`] accepts.
     pub const NAMES: &'static [&'static str] = &[
         "innodb_page_size",
@@ -173,8 +216,10 @@ impl Config {
         "innodb_log_file_buffering",
         "innodb_doublewrite",
         "innodb_max_dirty_pages_pct",
+        "innodb_max_dirty_pages_pct_lwm",
         "innodb_io_capacity",
         "innodb_io_capacity_max",
+        "innodb_adaptive_flushing",
         "innodb_adaptive_flushing_lwm",
         "innodb_old_blocks_pct",
         "innodb_old_blocks_time",
@@ -241,6 +286,13 @@ impl Config {
             "innodb_max_dirty_pages_pct" => {
                 self.max_dirty_pages_pct = num_in(n, value, 0.0, 99.999)?
             }
+            "innodb_max_dirty_pages_pct_lwm" => {
+                self.max_dirty_pages_pct_lwm = num_in(n, value, 0.0, 99.999)?
+            }
+            "innodb_adaptive_flushing" => {
+                self.adaptive_flushing =
+                    parse_bool(value).ok_or_else(|| bad(n, value, "ON or OFF"))?
+            }
             "innodb_io_capacity" => self.io_capacity = num_in(n, value, 100.0, 1e9)? as u64,
             "innodb_io_capacity_max" => self.io_capacity_max = num_in(n, value, 100.0, 1e9)? as u64,
             "innodb_adaptive_flushing_lwm" => {
@@ -300,8 +352,13 @@ impl Config {
                 "innodb_max_dirty_pages_pct",
                 self.max_dirty_pages_pct.to_string(),
             ),
+            (
+                "innodb_max_dirty_pages_pct_lwm",
+                self.max_dirty_pages_pct_lwm.to_string(),
+            ),
             ("innodb_io_capacity", self.io_capacity.to_string()),
             ("innodb_io_capacity_max", self.io_capacity_max.to_string()),
+            ("innodb_adaptive_flushing", on(self.adaptive_flushing)),
             (
                 "innodb_adaptive_flushing_lwm",
                 self.adaptive_flushing_lwm.to_string(),

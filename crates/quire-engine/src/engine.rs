@@ -137,7 +137,10 @@ struct Shared {
     stop: AtomicBool,
     wake: (Mutex<bool>, Condvar),
     checkpoints: AtomicU64,
-    adaptive_lwm: f64,
+    /// `innodb_adaptive_flushing` and its low-water mark (a fraction of the log, as f64
+    /// bits): SET GLOBAL changes them while the checkpointer runs.
+    adaptive: AtomicBool,
+    adaptive_lwm: AtomicU64,
     btree: crate::btree::BTreeCounters,
 }
 
@@ -194,10 +197,17 @@ fn buffer_config(c: &Config, page_size: PageSize) -> BufferConfig {
         old_blocks_pct: c.old_blocks_pct,
         old_blocks_time_ms: c.old_blocks_time_ms,
         max_dirty_pages_pct: c.max_dirty_pages_pct.round() as u32,
+        max_dirty_pages_pct_lwm: dirty_lwm(c),
         io_capacity: c.io_capacity.min(u64::from(u32::MAX)) as u32,
         io_capacity_max: c.io_capacity_max.min(u64::from(u32::MAX)) as u32,
         ..BufferConfig::default()
     }
+}
+
+/// `innodb_max_dirty_pages_pct_lwm` as the pool takes it: whole percents, at most the
+/// maximum (both are rounded).
+fn dirty_lwm(c: &Config) -> u32 {
+    (c.max_dirty_pages_pct_lwm.round() as u32).min(c.max_dirty_pages_pct.round() as u32)
 }
 
 /// Reads the space id and page size from the first sector of a space file's page 0. Every
@@ -450,7 +460,8 @@ impl Engine {
             stop: AtomicBool::new(false),
             wake: (Mutex::new(false), Condvar::new()),
             checkpoints: AtomicU64::new(0),
-            adaptive_lwm: config.adaptive_flushing_lwm / 100.0,
+            adaptive: AtomicBool::new(config.adaptive_flushing),
+            adaptive_lwm: AtomicU64::new((config.adaptive_flushing_lwm / 100.0).to_bits()),
             btree: Default::default(),
         });
         {
@@ -738,6 +749,51 @@ impl Engine {
             self.checkpoint_now()?;
         }
         self.shared.log.resize(new_size)?;
+        Ok(())
+    }
+
+    /// Applies the engine's settings among [`Config::DYNAMIC`] that differ between `old`
+    /// and `new` (`SET GLOBAL`): the log's commit mode and size, the cleaner's rates and
+    /// limits, the LRU's old sublist, adaptive flushing. `innodb_buffer_pool_size` and
+    /// `innodb_log_file_buffering` are not changed here (the caller refuses or keeps them).
+    /// Only the log resize can fail for values `Config::set` accepted; it runs first.
+    pub fn apply_settings(&self, old: &Config, new: &Config) -> Result<()> {
+        // The one step that can fail for a valid value goes first: a failed resize leaves
+        // everything as it was.
+        if new.log_file_size != old.log_file_size {
+            self.resize_log(new.log_file_size)?;
+        }
+        if new.flush_log_at_trx_commit != old.flush_log_at_trx_commit {
+            self.shared
+                .log
+                .set_flush_at_commit(new.flush_log_at_trx_commit);
+        }
+        let to_u32 = |v: u64| v.min(u64::from(u32::MAX)) as u32;
+        if (new.io_capacity, new.io_capacity_max) != (old.io_capacity, old.io_capacity_max)
+            || new.max_dirty_pages_pct != old.max_dirty_pages_pct
+            || new.max_dirty_pages_pct_lwm != old.max_dirty_pages_pct_lwm
+        {
+            self.shared.pool.set_flushing(
+                to_u32(new.io_capacity),
+                to_u32(new.io_capacity_max),
+                new.max_dirty_pages_pct.round() as u32,
+                dirty_lwm(new),
+            )?;
+        }
+        if (new.old_blocks_pct, new.old_blocks_time_ms)
+            != (old.old_blocks_pct, old.old_blocks_time_ms)
+        {
+            self.shared
+                .pool
+                .set_old_blocks(new.old_blocks_pct, new.old_blocks_time_ms)?;
+        }
+        self.shared
+            .adaptive
+            .store(new.adaptive_flushing, Ordering::Relaxed);
+        self.shared.adaptive_lwm.store(
+            (new.adaptive_flushing_lwm / 100.0).to_bits(),
+            Ordering::Relaxed,
+        );
         Ok(())
     }
 
@@ -1045,15 +1101,20 @@ impl Shared {
     /// cleaner to write the pages whose changes hold the checkpoint back, reaching further the
     /// fuller the log is, so the log never fills and commits never stall all at once.
     fn adaptive_flush(&self) {
+        if !self.adaptive.load(Ordering::Relaxed) {
+            // The log's pressure hook still asks for flushing as it fills.
+            return;
+        }
+        let lwm = f64::from_bits(self.adaptive_lwm.load(Ordering::Relaxed));
         let fill = self.log.fill_ratio();
-        if fill <= self.adaptive_lwm {
+        if fill <= lwm {
             return;
         }
         let ckpt = self.log.checkpoint_lsn().0;
         let current = self.log.current_lsn().0;
         // From the low-water mark to a full log, the target moves from the checkpoint to
         // halfway to the current LSN: the share grows with the square root of the excess.
-        let excess = ((fill - self.adaptive_lwm) / (1.0 - self.adaptive_lwm)).clamp(0.0, 1.0);
+        let excess = ((fill - lwm) / (1.0 - lwm)).clamp(0.0, 1.0);
         let share = (0.5 * excess.sqrt()).max(0.05);
         let target = ckpt + ((current - ckpt) as f64 * share) as u64;
         self.pool.request_flush_up_to(Lsn(target));

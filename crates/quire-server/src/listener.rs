@@ -436,7 +436,9 @@ fn close_killed(shared: &Shared<'_>) {
 /// leaves its read (or its next write) and ends.
 fn close_all(shared: &Shared<'_>) {
     for info in shared.instance.sessions() {
-        info.killed.store(kill::CONNECTION, Ordering::Release);
+        // With the interrupt flag: a session waiting for a row or metadata lock stops now,
+        // not at its lock_wait_timeout.
+        info.kill(kill::CONNECTION);
     }
     for s in shared.conns.lock().values() {
         s.shutdown();

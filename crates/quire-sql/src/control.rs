@@ -587,7 +587,7 @@ impl<'d> Session<'d> {
                         si.db.lock().clone().map_or(Value::Null, Value::Str),
                         s(*si.command.lock()),
                         Value::UInt(si.since.lock().elapsed().as_secs()),
-                        s(""),
+                        s(*si.state.lock()),
                         info.map_or(Value::Null, Value::Str),
                         s("0.000"),
                     ]);
@@ -905,7 +905,7 @@ impl<'d> Session<'d> {
 
 /// A variable's value as SHOW VARIABLES prints it (booleans as ON/OFF).
 pub(crate) fn var_text(name: &str, v: &Value) -> String {
-    let boolean = crate::vars::find(name).is_some_and(|d| d.kind == crate::vars::Kind::Bool);
+    let boolean = crate::vars::is_bool(name);
     match v {
         Value::Int(0) if boolean => "OFF".into(),
         Value::Int(1) if boolean => "ON".into(),

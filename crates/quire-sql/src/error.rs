@@ -141,6 +141,10 @@ pub enum SqlError {
     /// 1210
     #[error("Incorrect arguments to {0}")]
     WrongArguments(String),
+    /// 1210 with the server's own text (ER_WRONG_ARGUMENTS as MariaDB's my_printf_error
+    /// uses it: `innodb_log_file_size must be at least innodb_log_buffer_size=…`).
+    #[error("{0}")]
+    InvalidArgument(String),
     /// 1243
     #[error("Unknown prepared statement handler ({id}) given to {what}")]
     UnknownStatement { id: u32, what: &'static str },
@@ -189,7 +193,8 @@ pub enum SqlError {
     /// 1690
     #[error("{kind} value is out of range in '{expr}'")]
     ArithmeticOutOfRange { kind: &'static str, expr: String },
-    /// 1412: a snapshot older than the table's definition.
+    /// 1412: a snapshot older than the table's definition (an index built after the
+    /// snapshot was taken).
     #[error("Table definition has changed, please retry transaction")]
     TableDefinitionChanged,
     /// 1792
@@ -219,6 +224,7 @@ impl From<DbError> for SqlError {
                 key: index,
             },
             DbError::Interrupted => SqlError::Interrupted,
+            DbError::TableDefinitionChanged => SqlError::TableDefinitionChanged,
             e => SqlError::Engine(e),
         }
     }

@@ -10,6 +10,7 @@
 
 use quire_engine::trx::Isolation;
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 
 use quire_engine::catalog::TableDef;
 use quire_engine::row::{Date, DateTime, Value};
@@ -22,6 +23,9 @@ use crate::meta::RowSink;
 use crate::session::{Instance, Outcome, SessVars, Session};
 use crate::stmt::{InsertSource, Planned};
 use crate::types;
+
+/// SHOW PROCESSLIST's State while a statement waits for a metadata lock (MariaDB's text).
+pub(crate) const MDL_WAIT_STATE: &str = "Waiting for table metadata lock";
 
 /// What expressions read while a statement runs.
 pub(crate) struct ExecEnv<'a> {
@@ -145,22 +149,29 @@ impl<'d> Session<'d> {
         Ok(tx)
     }
 
-    /// `innodb_lock_wait_timeout` of this session (seconds).
+    /// `innodb_lock_wait_timeout` of this session: its own value, else the global one (an
+    /// atomic load: this runs for every statement).
     fn lock_wait_timeout(&self) -> std::time::Duration {
-        let secs = self.session_u64("innodb_lock_wait_timeout").unwrap_or(50);
-        std::time::Duration::from_secs(secs)
+        match self.sv.vars.get("innodb_lock_wait_timeout") {
+            Some(Value::Int(i)) => std::time::Duration::from_secs((*i).max(0) as u64),
+            _ => self.inst.db.default_lock_wait_timeout(),
+        }
     }
 
-    /// Commits the open transaction (COMMIT, BEGIN inside a transaction, DDL).
+    /// Commits the open transaction (COMMIT, BEGIN inside a transaction, DDL); its
+    /// metadata locks go with it.
     pub(crate) fn commit_open(&mut self) -> Result<()> {
         self.explicit = false;
         self.read_only = false;
         self.read_open = false;
         self.snap = None;
-        match self.trx.take() {
+        let r = match self.trx.take() {
             Some(t) => t.commit().map_err(Into::into),
             None => Ok(()),
-        }
+        };
+        // After the commit: a DDL waiting for these tables must find the rows committed.
+        self.mdl.release_all();
+        r
     }
 
     pub(crate) fn rollback_open(&mut self) -> Result<()> {
@@ -168,10 +179,12 @@ impl<'d> Session<'d> {
         self.read_only = false;
         self.read_open = false;
         self.snap = None;
-        match self.trx.take() {
+        let r = match self.trx.take() {
             Some(t) => t.rollback().map_err(Into::into),
             None => Ok(()),
-        }
+        };
+        self.mdl.release_all();
+        r
     }
 
     /// Runs `f` as one statement of the session's transaction (begun if needed), with
@@ -230,7 +243,112 @@ impl<'d> Session<'d> {
         }
     }
 
+    /// `lock_wait_timeout` of this session: how long a metadata lock request waits.
+    fn mdl_timeout(&self) -> std::time::Duration {
+        let secs = self.session_u64("lock_wait_timeout").unwrap_or(86_400);
+        std::time::Duration::from_secs(secs)
+    }
+
+    /// Shared metadata locks on the tables `p` uses, held until the transaction ends (or
+    /// the statement, outside one): no DDL changes them meanwhile (docs/sql.md).
+    fn lock_tables(&mut self, p: &Planned) -> Result<()> {
+        for t in p.tables().into_iter().flatten() {
+            let info = &self.info;
+            let timeout = || {
+                let secs = match self.sv.vars.get("lock_wait_timeout") {
+                    Some(Value::Int(i)) => (*i).max(0) as u64,
+                    _ => crate::vars::global_u64(self.inst, "lock_wait_timeout").unwrap_or(86_400),
+                };
+                std::time::Duration::from_secs(secs)
+            };
+            let waiting = |on: bool| info.set_state(if on { MDL_WAIT_STATE } else { "" });
+            let wait = crate::mdl::Wait {
+                timeout: &timeout,
+                interrupt: &info.interrupt,
+                waiting: &waiting,
+            };
+            self.mdl.shared(&self.inst.mdl, &t.db, &t.name, &wait)?;
+        }
+        Ok(())
+    }
+
+    /// Exclusive metadata locks on `names` for a DDL, once every transaction that used
+    /// them has ended; the DDL holds them until the guard drops (after it bumped the
+    /// generation). The session's own transaction was committed first, so it never waits
+    /// for itself.
+    pub(crate) fn lock_exclusive(
+        &self,
+        names: Vec<(String, String)>,
+    ) -> Result<crate::mdl::Exclusive<'d>> {
+        debug_assert!(!self.mdl.holds_any(), "DDL with shared metadata locks held");
+        let info = self.info.clone();
+        let secs = self.mdl_timeout();
+        let timeout = move || secs;
+        let waiting = |on: bool| info.set_state(if on { MDL_WAIT_STATE } else { "" });
+        let wait = crate::mdl::Wait {
+            timeout: &timeout,
+            interrupt: &info.interrupt,
+            waiting: &waiting,
+        };
+        Ok(self.inst.mdl.exclusive(names, &wait)?)
+    }
+
+    /// Secondary indexes that `p` would read with a consistent read but the open
+    /// transaction's snapshot is older than (CREATE INDEX after it): (table id, name).
+    pub(crate) fn indexes_too_new(&self, p: &Planned) -> Vec<(u64, String)> {
+        let Some(t) = p.snapshot_reads() else {
+            return Vec::new();
+        };
+        // A transaction that has only read holds its snapshot without an engine transaction.
+        let readable = |ix: &quire_engine::catalog::IndexDef| match (&self.trx, &self.snap) {
+            (Some(tx), _) => tx.can_read_index(ix),
+            (None, Some(snap)) => quire_engine::table::index_visible_to(ix, snap),
+            (None, None) => true,
+        };
+        t.def
+            .indexes
+            .iter()
+            .filter(|ix| !readable(ix))
+            .map(|ix| (t.def.id, ix.name.clone()))
+            .collect()
+    }
+
+    /// Plans `text` again (a prepared statement's text, or a COM_QUERY's), without the
+    /// indexes in `hidden`.
+    fn replan(&self, text: &str, hidden: &[(u64, String)]) -> Result<Planned> {
+        let (stmt, lock, params) = crate::parse::parse_prepared(text)?;
+        self.plan_hiding(&stmt, lock, &params, hidden)?
+            .ok_or_else(|| SqlError::Unsupported(text.chars().take(40).collect()))
+    }
+
+    /// Runs a planned statement made from `text` at DDL generation `gen`: metadata locks
+    /// first; then, if a DDL ran since the plan was made, a new plan (the locks now hold
+    /// the definitions still); then, inside a transaction whose snapshot predates an index
+    /// the plan reads, a plan without it (InnoDB would answer 1412; MariaDB's optimizer
+    /// mostly avoids such an index, and so do we).
     pub(crate) fn run_planned(
+        &mut self,
+        p: &Arc<Planned>,
+        text: &str,
+        gen: u64,
+        params: &[Value],
+        sink: &mut dyn RowSink,
+    ) -> Result<Outcome> {
+        self.lock_tables(p)?;
+        let mut p = p.clone();
+        if self.inst.generation.load(Ordering::Acquire) != gen {
+            p = Arc::new(self.replan(text, &[])?);
+            // The same text names the same tables: these are held already.
+            self.lock_tables(&p)?;
+        }
+        let hidden = self.indexes_too_new(&p);
+        if !hidden.is_empty() {
+            p = Arc::new(self.replan(text, &hidden)?);
+        }
+        self.execute_plan(&p, params, sink)
+    }
+
+    fn execute_plan(
         &mut self,
         p: &Planned,
         params: &[Value],

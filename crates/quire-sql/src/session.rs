@@ -71,6 +71,8 @@ pub struct SessionInfo {
     /// `Sleep`, `Query`, `Execute`, ... (set by the server per command).
     pub command: Mutex<&'static str>,
     pub info: Mutex<Option<String>>,
+    /// SHOW PROCESSLIST's State: what the running statement waits for, "" otherwise.
+    pub state: Mutex<&'static str>,
     pub since: Mutex<Instant>,
     /// [`kill`] flags.
     pub killed: AtomicU8,
@@ -84,6 +86,11 @@ impl SessionInfo {
         *self.command.lock() = command;
         *self.info.lock() = info.map(|s| s.chars().take(1024).collect());
         *self.since.lock() = Instant::now();
+    }
+
+    /// The statement starts or stops waiting for `state` (SHOW PROCESSLIST).
+    pub(crate) fn set_state(&self, state: &'static str) {
+        *self.state.lock() = state;
     }
     pub fn kill_requested(&self) -> u8 {
         self.killed.load(Ordering::Acquire)
@@ -117,6 +124,8 @@ pub struct Instance<'d> {
     /// Bumped by every DDL: cached and prepared plans made before it are re-planned.
     pub(crate) generation: AtomicU64,
     pub(crate) questions: AtomicU64,
+    /// Metadata locks: DDL waits for the transactions that use its tables (`mdl.rs`).
+    pub(crate) mdl: crate::mdl::Mdl,
 }
 
 impl<'d> Instance<'d> {
@@ -129,6 +138,7 @@ impl<'d> Instance<'d> {
             globals: RwLock::new(Globals::default()),
             generation: AtomicU64::new(0),
             questions: AtomicU64::new(0),
+            mdl: crate::mdl::Mdl::default(),
         }
     }
 
@@ -152,6 +162,7 @@ impl<'d> Instance<'d> {
             db: Mutex::new(None),
             command: Mutex::new("Sleep"),
             info: Mutex::new(None),
+            state: Mutex::new(""),
             since: Mutex::new(Instant::now()),
             killed: AtomicU8::new(kill::NONE),
             interrupt: Arc::new(AtomicBool::new(false)),
@@ -199,6 +210,18 @@ pub(crate) struct Kept {
     pub columns: Vec<ColumnMeta>,
 }
 
+/// SHOW WARNINGS, SHOW ERRORS and SHOW COUNT(*) WARNINGS read the last statement's
+/// diagnostics: they must not clear them first.
+fn reads_diagnostics(text: &str) -> bool {
+    let mut w = text.split_whitespace();
+    w.next().is_some_and(|a| a.eq_ignore_ascii_case("show"))
+        && w.next().is_some_and(|b| {
+            ["warnings", "errors", "count(*)"]
+                .iter()
+                .any(|k| b.eq_ignore_ascii_case(k))
+        })
+}
+
 /// Statements of the plan cache per session (COM_QUERY text → plan).
 const PLAN_CACHE_MAX: usize = 128;
 
@@ -235,6 +258,9 @@ pub struct Session<'d> {
     pub(crate) prepared: HashMap<u32, Kept>,
     pub(crate) next_stmt: u32,
     pub(crate) cache: HashMap<String, Kept>,
+    /// Shared metadata locks of the open transaction (or of the running statement outside
+    /// one), and the entries this session looked up.
+    pub(crate) mdl: crate::mdl::SessionLocks,
 }
 
 impl<'d> Session<'d> {
@@ -262,6 +288,7 @@ impl<'d> Session<'d> {
             prepared: HashMap::new(),
             next_stmt: 1,
             cache: HashMap::new(),
+            mdl: crate::mdl::SessionLocks::default(),
         }
     }
 
@@ -295,11 +322,13 @@ impl<'d> Session<'d> {
             if k.generation == gen && k.db == self.sv.db {
                 if let Some(p) = k.planned.clone() {
                     self.sv.warnings.clear();
-                    return self.run_planned(&p, &[], sink);
+                    return self.run_planned(&p, text, gen, &[], sink);
                 }
             }
         }
-        self.sv.warnings.clear();
+        if !reads_diagnostics(text) {
+            self.sv.warnings.clear();
+        }
         if let Some(out) = self.special(text, sink)? {
             return Ok(out);
         }
@@ -322,13 +351,18 @@ impl<'d> Session<'d> {
                         columns: Vec::new(),
                     },
                 );
-                self.run_planned(&planned, &[], sink)
+                self.run_planned(&planned, text, gen, &[], sink)
             }
             None => self.utility(&stmt, sink),
         }
     }
 
     fn after_statement(&mut self, r: &Result<Outcome>) {
+        if !self.in_transaction() {
+            // Outside a transaction a statement's metadata locks end with it (a transaction
+            // that has only read is one too: it holds no engine transaction but keeps them).
+            self.mdl.release_all();
+        }
         match r {
             Ok(Outcome::Ok { affected_rows, .. }) => self.sv.row_count = *affected_rows as i64,
             Ok(Outcome::ResultSet) => self.sv.row_count = -1,
@@ -347,11 +381,24 @@ impl<'d> Session<'d> {
         lock: Option<quire_engine::table::ReadLock>,
         params: &HashMap<(u64, u64), usize>,
     ) -> Result<Option<Planned>> {
+        self.plan_hiding(stmt, lock, params, &[])
+    }
+
+    /// [`Session::plan`] without the secondary indexes named in `hidden` (table id, index
+    /// name): those the transaction's snapshot is too old to read (docs/sql.md, 1412).
+    pub(crate) fn plan_hiding(
+        &self,
+        stmt: &sqlparser::ast::Statement,
+        lock: Option<quire_engine::table::ReadLock>,
+        params: &HashMap<(u64, u64), usize>,
+        hidden: &[(u64, String)],
+    ) -> Result<Option<Planned>> {
         use sqlparser::ast::Statement as S;
         let ctx = crate::stmt::Ctx {
             db: self.inst.db,
             current_db: self.sv.db.as_deref(),
             params,
+            hidden,
         };
         Ok(Some(match stmt {
             S::Query(q) => Planned::Select(crate::stmt::select(&ctx, q, lock)?),
@@ -445,7 +492,7 @@ impl<'d> Session<'d> {
             })?;
         self.sv.warnings.clear();
         let r = match &k.planned {
-            Some(p) => self.run_planned(p, params, sink),
+            Some(p) => self.run_planned(p, &k.sql, k.generation, params, sink),
             None => self.query_text(&k.sql, sink),
         };
         self.after_statement(&r);

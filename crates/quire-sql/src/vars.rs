@@ -1,11 +1,14 @@
 //! System variables: InnoDB's names where the meaning is the same, `quire_` for new ones.
 //!
-//! Engine settings (`innodb_*`, `quire_*`) come from the engine's configuration; the
-//! server's own live in [`VARS`] with their scope and default. A session reads its own
-//! value if it set one, else the global.
+//! Engine settings (`innodb_*`, `quire_*`) come from the database's current settings
+//! (`DbInner::settings`); SET GLOBAL types and clamps their values as MariaDB 10.11 does
+//! ([`engine_value`], [`engine_changes`]) and the engine applies them live. The server's own
+//! live in [`VARS`] with their scope and default. A session reads its own value if it set
+//! one, else the global.
 
 use std::collections::HashMap;
 
+use quire_engine::config::Config;
 use quire_engine::row::Value;
 
 use crate::error::{Result, SqlError};
@@ -125,6 +128,15 @@ pub static VARS: &[Var] = &[
         "28800",
     ),
     v("license", Scope::Global, Kind::ReadOnly, "Apache-2.0"),
+    v(
+        "lock_wait_timeout",
+        Scope::Both,
+        Kind::Int {
+            min: 0,
+            max: 31_536_000,
+        },
+        "86400",
+    ),
     v("lower_case_table_names", Scope::Global, Kind::ReadOnly, "0"),
     v(
         "max_allowed_packet",
@@ -216,11 +228,262 @@ pub static VARS: &[Var] = &[
     ),
 ];
 
-/// The engine settings that can change while it runs, and are applied live.
-pub const ENGINE_DYNAMIC: &[&str] = &["innodb_flush_log_at_trx_commit", "innodb_log_file_size"];
-
 /// The engine settings that are also per session.
 pub const ENGINE_SESSION: &[&str] = &["innodb_lock_wait_timeout"];
+
+/// How SET takes an engine setting's value: MariaDB 10.11's type and range for it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum EngineKind {
+    /// An integer; out of range is clamped with warning 1292; a string or a decimal is
+    /// 1232.
+    Int { min: i64, max: i64 },
+    /// A number; out of range is clamped with warning 1292; a string is 1232.
+    Float { min: f64, max: f64 },
+    /// ON/OFF, 1/0, TRUE/FALSE; anything else is 1231, a decimal 1232.
+    Bool,
+    /// Fixed at start: 1238 (not in `Config::DYNAMIC`).
+    ReadOnly,
+}
+
+/// The kind of engine setting `name` (a `Config::NAMES` entry).
+pub fn engine_kind(name: &str) -> EngineKind {
+    use EngineKind::*;
+    let u32_max = i64::from(u32::MAX);
+    match name {
+        "innodb_buffer_pool_size" => Int {
+            min: 2 << 20,
+            max: i64::MAX,
+        },
+        "innodb_log_file_size" => Int {
+            min: 4 << 20,
+            max: 512 << 30,
+        },
+        // 3 is MariaDB's (deprecated) alias of 1; Quire refuses it (1231).
+        "innodb_flush_log_at_trx_commit" => Int { min: 0, max: 3 },
+        "innodb_log_file_buffering" | "innodb_adaptive_flushing" => Bool,
+        "innodb_max_dirty_pages_pct" | "innodb_max_dirty_pages_pct_lwm" => Float {
+            min: 0.0,
+            max: 99.999,
+        },
+        "innodb_adaptive_flushing_lwm" => Float {
+            min: 0.0,
+            max: 70.0,
+        },
+        "innodb_io_capacity" | "innodb_io_capacity_max" => Int {
+            min: 100,
+            max: IO_CAPACITY_MAX,
+        },
+        "innodb_old_blocks_pct" => Int { min: 5, max: 95 },
+        "innodb_old_blocks_time" => Int {
+            min: 0,
+            max: u32_max,
+        },
+        "innodb_lock_wait_timeout" => Int {
+            min: 0,
+            max: 100_000_000,
+        },
+        "innodb_purge_threads" => Int { min: 1, max: 32 },
+        // MariaDB's minimum is 1; Quire's 0 is its default, "automatic" (docs/purge.md).
+        "innodb_purge_batch_size" => Int { min: 0, max: 5000 },
+        "innodb_max_purge_lag" => Int {
+            min: 0,
+            max: u32_max,
+        },
+        "innodb_max_purge_lag_delay" => Int {
+            min: 0,
+            max: 10_000_000,
+        },
+        // MariaDB accepts 0..3; Quire does 0 and 1 and refuses 2 and 3 (1231).
+        "innodb_fast_shutdown" => Int { min: 0, max: 3 },
+        _ => ReadOnly,
+    }
+}
+
+/// Quire's upper bound of `innodb_io_capacity` and `_max` (`Config::set`'s).
+const IO_CAPACITY_MAX: i64 = 1_000_000_000;
+
+/// An engine setting's default (`SET GLOBAL x = DEFAULT`), as SET would take it typed.
+pub fn engine_default(text: &str) -> Value {
+    if let Ok(i) = text.parse::<i64>() {
+        Value::Int(i)
+    } else if let Ok(f) = text.parse::<f64>() {
+        Value::Double(f)
+    } else {
+        Value::Str(text.into())
+    }
+}
+
+type Warnings = Vec<(String, u16, String)>;
+
+fn warn(w: &mut Warnings, code: u16, text: String) {
+    w.push(("Warning".into(), code, text));
+}
+
+/// `v` as the text `Config::set` takes for engine setting `name` of `kind`, converted and
+/// clamped as MariaDB does (warning 1292 "Truncated incorrect … value").
+pub fn engine_value(name: &str, kind: EngineKind, v: &Value, w: &mut Warnings) -> Result<String> {
+    let wrong_type = || SqlError::WrongTypeForVariable(name.into());
+    let wrong_value = |shown: String| SqlError::WrongValueForVariable {
+        name: name.into(),
+        value: shown,
+    };
+    if matches!(v, Value::Null) {
+        return Err(wrong_value("NULL".into()));
+    }
+    let shown = crate::types::display(v);
+    let truncated = |w: &mut Warnings| {
+        warn(
+            w,
+            1292,
+            format!("Truncated incorrect {name} value: '{shown}'"),
+        )
+    };
+    Ok(match kind {
+        EngineKind::ReadOnly => return Err(SqlError::ReadOnlyVariable(name.into())),
+        EngineKind::Int { min, max } => {
+            let n = match v {
+                Value::Int(i) => *i,
+                Value::UInt(u) => i64::try_from(*u).unwrap_or(i64::MAX),
+                _ => return Err(wrong_type()),
+            };
+            let c = n.clamp(min, max);
+            if c != n {
+                truncated(w);
+            }
+            c.to_string()
+        }
+        EngineKind::Float { min, max } => {
+            let f = match v {
+                Value::Int(i) => *i as f64,
+                Value::UInt(u) => *u as f64,
+                Value::Double(d) => *d,
+                Value::Decimal(_) => shown.parse::<f64>().map_err(|_| wrong_type())?,
+                _ => return Err(wrong_type()),
+            };
+            let c = f.clamp(min, max);
+            if c != f {
+                truncated(w);
+            }
+            c.to_string()
+        }
+        EngineKind::Bool => match v {
+            Value::Int(0) | Value::UInt(0) => "OFF".into(),
+            Value::Int(1) | Value::UInt(1) => "ON".into(),
+            Value::Str(s) => match s.to_ascii_uppercase().as_str() {
+                "ON" | "TRUE" => "ON".into(),
+                "OFF" | "FALSE" => "OFF".into(),
+                _ => return Err(wrong_value(shown)),
+            },
+            Value::Int(_) | Value::UInt(_) => return Err(wrong_value(shown)),
+            _ => return Err(wrong_type()),
+        },
+    })
+}
+
+/// The settings one `SET GLOBAL name = v` changes, as (name, `Config::set` text): the one
+/// named, and those MariaDB moves with it, with its warnings (1210):
+/// - `innodb_io_capacity` above `innodb_io_capacity_max` raises the maximum to twice it;
+///   `innodb_io_capacity_max` below `innodb_io_capacity` lowers the capacity to it;
+/// - `innodb_max_dirty_pages_pct_lwm` above `innodb_max_dirty_pages_pct` is cut to it;
+///   `innodb_max_dirty_pages_pct` below the low-water mark lowers the mark to it;
+/// - `innodb_log_file_size` is cut to a multiple of 4096 and must be at least
+///   `innodb_log_buffer_size` (1210).
+pub fn engine_changes(
+    name: &str,
+    kind: EngineKind,
+    v: &Value,
+    cur: &quire_engine::config::Config,
+    w: &mut Warnings,
+) -> Result<Vec<(String, String)>> {
+    let text = engine_value(name, kind, v, w)?;
+    let mut out = vec![(name.to_string(), text.clone())];
+    let num = |t: &str| t.parse::<f64>().unwrap_or(0.0);
+    match name {
+        "innodb_io_capacity" if num(&text) as u64 > cur.io_capacity_max => {
+            let n = num(&text) as i64;
+            let max = (n.saturating_mul(2)).min(IO_CAPACITY_MAX);
+            warn(
+                w,
+                1210,
+                format!(
+                    "Setting innodb_io_capacity to {n} higher than innodb_io_capacity_max {}",
+                    cur.io_capacity_max
+                ),
+            );
+            warn(w, 1210, format!("Setting innodb_max_io_capacity to {max}"));
+            out.insert(0, ("innodb_io_capacity_max".into(), max.to_string()));
+        }
+        "innodb_io_capacity_max" if (num(&text) as u64) < cur.io_capacity => {
+            warn(
+                w,
+                1210,
+                format!(
+                    "Setting innodb_io_capacity_max {text} lower than innodb_io_capacity {}.",
+                    cur.io_capacity
+                ),
+            );
+            warn(w, 1210, format!("Setting innodb_io_capacity to {text}"));
+            out.push(("innodb_io_capacity".into(), text.clone()));
+        }
+        "innodb_max_dirty_pages_pct_lwm" if num(&text) > cur.max_dirty_pages_pct => {
+            warn(
+                w,
+                1210,
+                "innodb_max_dirty_pages_pct_lwm cannot be set higher than innodb_max_dirty_pages_pct."
+                    .into(),
+            );
+            warn(
+                w,
+                1210,
+                format!(
+                    "Setting innodb_max_dirty_page_pct_lwm to {:.6}",
+                    cur.max_dirty_pages_pct
+                ),
+            );
+            out = vec![(name.into(), cur.max_dirty_pages_pct.to_string())];
+        }
+        "innodb_max_dirty_pages_pct" if num(&text) < cur.max_dirty_pages_pct_lwm => {
+            warn(
+                w,
+                1210,
+                "innodb_max_dirty_pages_pct cannot be set lower than innodb_max_dirty_pages_pct_lwm."
+                    .into(),
+            );
+            warn(
+                w,
+                1210,
+                format!(
+                    "Lowering innodb_max_dirty_page_pct_lwm to {:.6}",
+                    num(&text)
+                ),
+            );
+            out.push(("innodb_max_dirty_pages_pct_lwm".into(), text.clone()));
+        }
+        "innodb_log_file_size" => {
+            let n = num(&text) as u64;
+            let cut = n - n % 4096;
+            if cut != n && w.last().is_none_or(|x| x.1 != 1292) {
+                warn(
+                    w,
+                    1292,
+                    format!(
+                        "Truncated incorrect {name} value: '{}'",
+                        crate::types::display(v)
+                    ),
+                );
+            }
+            if cut < cur.log_buffer_size {
+                return Err(SqlError::InvalidArgument(format!(
+                    "innodb_log_file_size must be at least innodb_log_buffer_size={}",
+                    cur.log_buffer_size
+                )));
+            }
+            out = vec![(name.into(), cut.to_string())];
+        }
+        _ => {}
+    }
+    Ok(out)
+}
 
 pub fn find(name: &str) -> Option<&'static Var> {
     VARS.iter().find(|v| v.name == name)
@@ -244,7 +507,7 @@ fn parse_default(v: &Var) -> Value {
     }
 }
 
-/// A global value: the server's, else the engine's configuration.
+/// A global value: the server's, else the engine's current settings.
 pub fn global(inst: &Instance<'_>, name: &str) -> Option<Value> {
     if let Some(v) = inst.globals.read().values.get(name) {
         return Some(v.clone());
@@ -252,16 +515,39 @@ pub fn global(inst: &Instance<'_>, name: &str) -> Option<Value> {
     if let Some(v) = find(name) {
         return Some(parse_default(v));
     }
+    if !Config::NAMES.contains(&name) {
+        return None;
+    }
     inst.db
-        .engine()
-        .config()
-        .list()
-        .into_iter()
-        .find(|(n, _)| *n == name)
-        .map(|(_, v)| match v.parse::<i64>() {
+        .settings()
+        .get(name)
+        .map(|v| engine_setting_value(name, v))
+}
+
+/// An engine setting's text as @@GLOBAL gives it: ON/OFF as 1/0 (SHOW VARIABLES writes
+/// them back as ON/OFF, as for the server's booleans), integers as integers, MariaDB's
+/// double settings with six decimals (`75.000000`).
+fn engine_setting_value(name: &str, text: String) -> Value {
+    if let (EngineKind::Float { .. }, Ok(f)) = (engine_kind(name), text.parse::<f64>()) {
+        return Value::Str(format!("{f:.6}"));
+    }
+    match text.as_str() {
+        "ON" => Value::Int(1),
+        "OFF" => Value::Int(0),
+        _ => match text.parse::<i64>() {
             Ok(i) => Value::Int(i),
-            Err(_) => Value::Str(v),
-        })
+            Err(_) => Value::Str(text),
+        },
+    }
+}
+
+/// Whether variable `name` is a boolean (shown as ON/OFF by SHOW VARIABLES).
+pub fn is_bool(name: &str) -> bool {
+    find(name).is_some_and(|d| d.kind == Kind::Bool)
+        || matches!(
+            name,
+            "innodb_doublewrite" | "innodb_log_file_buffering" | "innodb_adaptive_flushing"
+        )
 }
 
 pub(crate) fn global_u64(inst: &Instance<'_>, name: &str) -> Option<u64> {
@@ -279,24 +565,15 @@ pub fn all_globals(inst: &Instance<'_>) -> Vec<(String, Value)> {
         .iter()
         .filter_map(|v| global(inst, v.name).map(|x| (v.name.to_string(), x)))
         .collect();
-    for (n, _) in inst.db.engine().config().list() {
-        if let Some(x) = global(inst, n) {
-            out.push((n.to_string(), x));
-        }
+    for (n, v) in inst.db.settings().list() {
+        out.push((n.to_string(), engine_setting_value(n, v)));
     }
     out.sort_by(|a, b| a.0.cmp(&b.0));
     out
 }
 
-pub fn is_known(inst: &Instance<'_>, name: &str) -> bool {
-    find(name).is_some()
-        || inst
-            .db
-            .engine()
-            .config()
-            .list()
-            .iter()
-            .any(|(n, _)| *n == name)
+pub fn is_known(_inst: &Instance<'_>, name: &str) -> bool {
+    find(name).is_some() || Config::NAMES.contains(&name)
 }
 
 /// Checks and normalizes a value for variable `name`: booleans as 0/1 (ON/OFF accepted),
@@ -352,5 +629,87 @@ pub fn normalize(name: &str, v: &Value) -> Result<Value> {
             other => Ok(Value::Str(crate::types::display(other))),
         },
         None => Ok(v.clone()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use quire_engine::config::Config;
+
+    #[test]
+    fn engine_settings_are_dynamic_exactly_where_the_engine_applies_them() {
+        for name in Config::NAMES {
+            assert_eq!(
+                engine_kind(name) != EngineKind::ReadOnly,
+                Config::DYNAMIC.contains(name),
+                "{name}"
+            );
+        }
+        // Every value the SQL layer produces in range is one the engine accepts.
+        for name in Config::DYNAMIC {
+            let text = match engine_kind(name) {
+                EngineKind::Int { min, .. } => min.to_string(),
+                EngineKind::Float { max, .. } => max.to_string(),
+                EngineKind::Bool => "ON".into(),
+                EngineKind::ReadOnly => unreachable!("dynamic"),
+            };
+            let mut c = Config::default();
+            let ok = c.set(name, &text).is_ok();
+            // MariaDB's minimum of these is below what Quire's engine does.
+            let refused = matches!(
+                *name,
+                "innodb_flush_log_at_trx_commit" | "innodb_fast_shutdown"
+            );
+            assert!(ok || refused, "{name}={text}");
+        }
+    }
+
+    #[test]
+    fn set_global_values_are_clamped_and_typed_as_mariadb_does() {
+        let mut w = Vec::new();
+        let k = engine_kind("innodb_io_capacity");
+        assert_eq!(
+            engine_value("innodb_io_capacity", k, &Value::Int(50), &mut w).expect("clamped"),
+            "100"
+        );
+        assert_eq!(w[0].1, 1292);
+        assert!(matches!(
+            engine_value("innodb_io_capacity", k, &Value::Str("300".into()), &mut w),
+            Err(SqlError::WrongTypeForVariable(_))
+        ));
+        let b = engine_kind("innodb_adaptive_flushing");
+        assert!(matches!(
+            engine_value("innodb_adaptive_flushing", b, &Value::Int(2), &mut w),
+            Err(SqlError::WrongValueForVariable { .. })
+        ));
+        assert!(matches!(
+            engine_value("innodb_adaptive_flushing", b, &Value::Null, &mut w),
+            Err(SqlError::WrongValueForVariable { .. })
+        ));
+        let cur = Config::default();
+        let mut w = Vec::new();
+        let ch = engine_changes("innodb_io_capacity", k, &Value::Int(30_000), &cur, &mut w)
+            .expect("changes");
+        assert_eq!(
+            ch,
+            vec![
+                ("innodb_io_capacity_max".to_string(), "60000".to_string()),
+                ("innodb_io_capacity".to_string(), "30000".to_string())
+            ]
+        );
+        assert_eq!(w.len(), 2);
+        let e = engine_changes(
+            "innodb_log_file_size",
+            engine_kind("innodb_log_file_size"),
+            &Value::Int(4 << 20),
+            &cur,
+            &mut w,
+        )
+        .expect_err("below the log buffer");
+        assert!(
+            e.to_string().contains("innodb_log_buffer_size=16777216"),
+            "{e}"
+        );
     }
 }

@@ -162,7 +162,8 @@ fn run(pool: &BufferPool, stop: &AtomicBool, rounds: &AtomicU64) {
                 break;
             }
         }
-        let plan = plan_flush(pool.config(), &pool.cleaner_inputs());
+        // Read each round: SET GLOBAL changes the rates and limits while this runs.
+        let plan = plan_flush(&pool.live_config(), &pool.cleaner_inputs());
         let mut done = 0;
         if plan.lru_free_target > 0 {
             match pool.lru_batch(plan.lru_free_target) {

@@ -86,6 +86,9 @@ impl Lru {
     pub(crate) fn old_len(&self) -> usize {
         self.old_len
     }
+    pub(crate) fn old_pct(&self) -> u32 {
+        self.old_pct as u32
+    }
     pub(crate) fn contains(&self, f: u32) -> bool {
         self.linked[f as usize]
     }
@@ -176,6 +179,14 @@ impl Lru {
     pub(crate) fn make_young(&mut self, f: u32, flags: &(impl OldFlags + ?Sized)) {
         self.remove(f, flags);
         self.push_young(f, flags);
+    }
+
+    /// `SET GLOBAL innodb_old_blocks_pct`: a new share for the old sublist; the boundary
+    /// moves at once, so invariant 3 holds for the new share when this returns.
+    pub(crate) fn set_old_pct(&mut self, old_pct: u32, flags: &(impl OldFlags + ?Sized)) {
+        debug_assert!((5..=95).contains(&old_pct));
+        self.old_pct = old_pct as usize;
+        self.rebalance(flags);
     }
 
     /// Moves the young/old boundary back into its band (invariant 3).
@@ -295,6 +306,20 @@ mod tests {
             &lru.to_vec()[..55],
             &(45..100).rev().collect::<Vec<u32>>()[..]
         );
+    }
+
+    #[test]
+    fn a_new_old_blocks_pct_moves_the_boundary_at_once() {
+        let fl = flags(200);
+        let mut lru = Lru::new(200, 37);
+        for f in 0..200 {
+            lru.push_young(f, &fl[..]);
+        }
+        for pct in [90, 5, 50] {
+            lru.set_old_pct(pct, &fl[..]);
+            lru.check(&fl[..]);
+            assert!(lru.old_len().abs_diff(200 * pct as usize / 100) <= tolerance(200));
+        }
     }
 
     #[test]

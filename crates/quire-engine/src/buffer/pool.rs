@@ -33,7 +33,7 @@
 //! O(pool), and never holds a lock across the whole pool.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
@@ -98,6 +98,42 @@ impl Signal {
     }
 }
 
+/// `innodb_io_capacity`, `_max`, `innodb_max_dirty_pages_pct`, `_lwm` and
+/// `innodb_old_blocks_time`, changed by [`BufferPool::set_flushing`] and
+/// [`BufferPool::set_old_blocks`].
+#[derive(Default)]
+struct LiveSettings {
+    io_capacity: AtomicU32,
+    io_capacity_max: AtomicU32,
+    max_dirty_pages_pct: AtomicU32,
+    max_dirty_pages_pct_lwm: AtomicU32,
+    old_blocks_time_ms: AtomicU64,
+}
+
+fn young_drift(frames: usize, old_blocks_pct: u32) -> u64 {
+    (frames as u64 * u64::from(100 - old_blocks_pct) / 400).max(1)
+}
+
+/// What [`BufferPool::set_flushing`] accepts (the constructor checks the same).
+fn check_flushing(
+    max_dirty: u32,
+    lwm: u32,
+    io_capacity: u32,
+    io_capacity_max: u32,
+) -> Result<(), BufferError> {
+    if max_dirty > 100 || lwm > max_dirty {
+        return Err(BufferError::Config(format!(
+            "innodb_max_dirty_pages_pct {max_dirty} must be at most 100 and at least innodb_max_dirty_pages_pct_lwm {lwm}"
+        )));
+    }
+    if io_capacity == 0 || io_capacity_max == 0 {
+        return Err(BufferError::Config(
+            "innodb_io_capacity and innodb_io_capacity_max must be > 0".into(),
+        ));
+    }
+    Ok(())
+}
+
 pub struct BufferPool {
     cfg: BufferConfig,
     frames: Box<[Frame]>,
@@ -115,7 +151,11 @@ pub struct BufferPool {
     /// about a quarter of the young sublist down (InnoDB's buf_page_peek_if_too_old): hits
     /// on hot pages do not take the pool mutex.
     young_clock: AtomicU64,
-    young_drift: u64,
+    /// Follows `innodb_old_blocks_pct` (a quarter of the young sublist).
+    young_drift: AtomicU64,
+    /// The settings `SET GLOBAL` changes while the pool runs, read at use (`cfg` keeps
+    /// their start-up values).
+    live: LiveSettings,
     /// Free frames the cleaner tries to keep ready.
     free_target: usize,
     epoch: Instant,
@@ -188,7 +228,14 @@ impl BufferPool {
                     .into(),
             ));
         }
-        let young_drift = (frames as u64 * u64::from(100 - cfg.old_blocks_pct) / 400).max(1);
+        let young_drift = young_drift(frames, cfg.old_blocks_pct);
+        let live = LiveSettings {
+            io_capacity: AtomicU32::new(cfg.io_capacity),
+            io_capacity_max: AtomicU32::new(cfg.io_capacity_max),
+            max_dirty_pages_pct: AtomicU32::new(cfg.max_dirty_pages_pct),
+            max_dirty_pages_pct_lwm: AtomicU32::new(cfg.max_dirty_pages_pct_lwm),
+            old_blocks_time_ms: AtomicU64::new(cfg.old_blocks_time_ms),
+        };
         let free_target = (frames / 16).clamp(1, cfg.lru_scan_depth.max(1) as usize);
         Ok(Arc::new(BufferPool {
             frames: (0..frames).map(|_| Frame::new()).collect(),
@@ -206,7 +253,8 @@ impl BufferPool {
             wal,
             writer,
             young_clock: AtomicU64::new(0),
-            young_drift,
+            young_drift: AtomicU64::new(young_drift),
+            live,
             free_target,
             epoch: Instant::now(),
             counters: Counters::default(),
@@ -216,8 +264,74 @@ impl BufferPool {
         }))
     }
 
+    /// The configuration the pool was made with (see [`BufferPool::live_config`]).
     pub fn config(&self) -> &BufferConfig {
         &self.cfg
+    }
+
+    /// The configuration with the settings `SET GLOBAL` changed since (the cleaner plans
+    /// each round with it).
+    pub fn live_config(&self) -> BufferConfig {
+        let l = &self.live;
+        BufferConfig {
+            io_capacity: l.io_capacity.load(Ordering::Relaxed),
+            io_capacity_max: l.io_capacity_max.load(Ordering::Relaxed),
+            max_dirty_pages_pct: l.max_dirty_pages_pct.load(Ordering::Relaxed),
+            max_dirty_pages_pct_lwm: l.max_dirty_pages_pct_lwm.load(Ordering::Relaxed),
+            old_blocks_time_ms: l.old_blocks_time_ms.load(Ordering::Relaxed),
+            old_blocks_pct: self.state.lock().lru.old_pct(),
+            ..self.cfg.clone()
+        }
+    }
+
+    /// `SET GLOBAL innodb_io_capacity`, `_max`, `innodb_max_dirty_pages_pct`, `_lwm`:
+    /// the cleaner's next round uses them (it is woken now).
+    pub fn set_flushing(
+        &self,
+        io_capacity: u32,
+        io_capacity_max: u32,
+        max_dirty_pages_pct: u32,
+        max_dirty_pages_pct_lwm: u32,
+    ) -> Result<(), BufferError> {
+        check_flushing(
+            max_dirty_pages_pct,
+            max_dirty_pages_pct_lwm,
+            io_capacity,
+            io_capacity_max,
+        )?;
+        let l = &self.live;
+        l.io_capacity.store(io_capacity, Ordering::Relaxed);
+        l.io_capacity_max.store(io_capacity_max, Ordering::Relaxed);
+        l.max_dirty_pages_pct
+            .store(max_dirty_pages_pct, Ordering::Relaxed);
+        l.max_dirty_pages_pct_lwm
+            .store(max_dirty_pages_pct_lwm, Ordering::Relaxed);
+        self.cleaner_signal.wake();
+        Ok(())
+    }
+
+    /// `SET GLOBAL innodb_old_blocks_pct` and `innodb_old_blocks_time`: the LRU boundary
+    /// moves now; hits use the new time at once.
+    pub fn set_old_blocks(
+        &self,
+        old_blocks_pct: u32,
+        old_blocks_time_ms: u64,
+    ) -> Result<(), BufferError> {
+        if !(5..=95).contains(&old_blocks_pct) {
+            return Err(BufferError::Config(format!(
+                "innodb_old_blocks_pct {old_blocks_pct} is not within 5..=95"
+            )));
+        }
+        self.live
+            .old_blocks_time_ms
+            .store(old_blocks_time_ms, Ordering::Relaxed);
+        let mut st = self.state.lock();
+        st.lru.set_old_pct(old_blocks_pct, &*self.frames);
+        self.young_drift.store(
+            young_drift(self.frames.len(), old_blocks_pct),
+            Ordering::Relaxed,
+        );
+        Ok(())
     }
     pub fn frames(&self) -> usize {
         self.frames.len()
@@ -488,7 +602,9 @@ impl BufferPool {
             // A scan touches a page several times in a short while: that is not a reason to
             // keep it (innodb_old_blocks_time).
             let first = f.first_access_ms.load(Ordering::Relaxed);
-            if self.now_ms().saturating_sub(first) < self.cfg.old_blocks_time_ms {
+            if self.now_ms().saturating_sub(first)
+                < self.live.old_blocks_time_ms.load(Ordering::Relaxed)
+            {
                 return;
             }
         } else if !self.drifted(f) {
@@ -514,7 +630,7 @@ impl BufferPool {
         self.young_clock
             .load(Ordering::Relaxed)
             .wrapping_sub(f.young_stamp.load(Ordering::Relaxed))
-            > self.young_drift
+            > self.young_drift.load(Ordering::Relaxed)
     }
 
     // ---------------------------------------------------------------- frames and eviction

@@ -316,6 +316,7 @@ pub fn decode_table(b: &[u8]) -> Result<TableDef, CatalogError> {
             index_no,
             root,
             columns: cols,
+            usable_from: crate::row::TrxId(0),
         });
     }
     if !r.b.is_empty() {

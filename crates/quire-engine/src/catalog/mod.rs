@@ -22,7 +22,7 @@ use std::ops::Bound;
 use crate::btree::{BTree, BTreeError, BTreeStore, Direction};
 use crate::page::{Lsn, PageNo, SpaceId};
 use crate::row::secondary::IndexColumn;
-use crate::row::{Column, RowError, RowLayout, SecondaryLayout};
+use crate::row::{Column, RowError, RowLayout, SecondaryLayout, TrxId};
 
 /// The catalog tree's root: the first page the allocator gives out in a fresh system space.
 pub const CATALOG_ROOT: PageNo = PageNo(1);
@@ -76,6 +76,12 @@ pub struct IndexDef {
     pub index_no: u16,
     pub root: PageNo,
     pub columns: Vec<IndexColumn>,
+    /// A consistent read may use the index only if its read view sees this id (InnoDB's
+    /// `dict_index_t::trx_id`): CREATE INDEX builds entries from the newest versions only,
+    /// so a snapshot older than the build would miss what it should see (docs/catalog.md,
+    /// "CREATE INDEX and older snapshots"). Not persisted: after a restart no view is older
+    /// than any index, and a loaded index has `TrxId(0)`, usable by every view.
+    pub usable_from: TrxId,
 }
 
 /// A table as the catalog records it.

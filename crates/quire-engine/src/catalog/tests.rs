@@ -40,6 +40,7 @@ fn sample() -> TableDef {
                 prefix: Some(10),
                 descending: true,
             }],
+            usable_from: crate::row::TrxId(0),
         }],
     }
 }

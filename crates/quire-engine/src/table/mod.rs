@@ -98,8 +98,10 @@
 //!
 //! Invariants:
 //! 1. DDL is serialized by `Db::ddl`; a table's DDL excludes its DML (the table's `dml`
-//!    RwLock: DML shares it for one statement, DDL takes it exclusively). DDL does not wait
-//!    for open transactions (no metadata locks yet).
+//!    RwLock: DML shares it for one call, DDL takes it exclusively). DDL here does not wait
+//!    for open transactions: the SQL layer's metadata locks make it (quire-sql `mdl.rs`).
+//!    A consistent read through an index built after its read view was made is refused
+//!    with [`DbError::TableDefinitionChanged`] (`IndexDef::usable_from`).
 //! 2. Row changes run in transactions (`txn.rs`, docs/transactions.md); an autocommit call
 //!    on [`Table`] is one, and returns once its commit is durable as
 //!    `innodb_flush_log_at_trx_commit` says.
@@ -117,11 +119,13 @@ mod purge;
 mod recovery;
 mod rowid;
 mod scan;
+mod settings;
 mod stats;
 mod txn;
 
 pub use rowid::RowHandle;
 pub use scan::IndexRows;
+pub use settings::SetError;
 pub use txn::{ReadLock, Transaction};
 
 /// A consistent-read snapshot with no transaction id ([`Db::snapshot`]): what a transaction
@@ -198,6 +202,10 @@ pub enum DbError {
     Interrupted,
     #[error("the transaction was rolled back (deadlock); only ROLLBACK is possible")]
     TrxAborted,
+    /// MySQL error 1412: a consistent read through an index built after the read view was
+    /// made ([`IndexDef::usable_from`]); the statement fails, the transaction goes on.
+    #[error("Table definition has changed, please retry transaction")]
+    TableDefinitionChanged,
     #[error("SAVEPOINT {0} does not exist")]
     NoSuchSavepoint(String),
     #[error("the database is still in use by another thread")]
@@ -413,7 +421,10 @@ pub struct DbInner {
     limits: RowLimits,
     state: RwLock<State>,
     ddl: Mutex<()>,
-    config: Config,
+    /// The current settings: the start-up ones, changed by `SET GLOBAL` (`settings.rs`).
+    settings: Mutex<Config>,
+    /// The dynamic settings the transaction layer and purge read at use.
+    live: settings::Live,
     undo: UndoSys,
     trx: TrxSys,
     locks: LockManager,
@@ -542,6 +553,20 @@ fn open_state(
         gaps,
         gap_locked,
     }))
+}
+
+/// A consistent read through `ix` with `view`: refused if the index was built after the
+/// view was made ([`IndexDef::usable_from`], InnoDB's `row_merge_is_index_usable`).
+fn check_index_visible(ix: &Index, view: Option<&ViewHandle>) -> Result<()> {
+    match view {
+        Some(v) if !index_visible_to(&ix.def, v) => Err(DbError::TableDefinitionChanged),
+        _ => Ok(()),
+    }
+}
+
+/// Whether a read view may read through an index: it sees the id the build reserved.
+pub fn index_visible_to(ix: &IndexDef, view: &crate::trx::ReadView) -> bool {
+    ix.usable_from == crate::row::TrxId(0) || view.sees(ix.usable_from)
 }
 
 /// The values of a clustered record, off-page ones included; the caller keeps the chains
@@ -674,13 +699,15 @@ impl Db {
             trx.register_recovered(a.undo.trx());
         }
         let config = engine.config().clone();
+        let purge_running = repair && config.purge_threads > 0;
         let inner = Arc::new(DbInner {
             engine,
             catalog,
             limits,
             state: RwLock::new(state),
             ddl: Mutex::new(()),
-            config,
+            live: settings::Live::new(&config, purge_running),
+            settings: Mutex::new(settings::as_opened(&config)),
             undo,
             trx,
             locks: LockManager::new(),
@@ -705,8 +732,7 @@ impl Db {
             recovery::roll_back(&inner, pending);
             None
         };
-        let purge =
-            (repair && inner.config.purge_threads > 0).then(|| purge::Purger::start(&inner));
+        let purge = purge_running.then(|| purge::Purger::start(&inner));
         Ok((
             Some(Db {
                 inner,
@@ -743,7 +769,7 @@ impl Db {
     /// A clean shutdown. With `innodb_fast_shutdown=0` it first purges all history,
     /// reporting progress.
     pub fn shutdown(mut self) -> Result<()> {
-        let slow = self.inner.config.fast_shutdown == 0;
+        let slow = self.inner.live.fast_shutdown.load(Ordering::Relaxed) == 0;
         self.stop_background(slow)?;
         let inner = Arc::try_unwrap(self.inner).map_err(|_| DbError::Busy)?;
         Ok(inner.engine.shutdown()?)
@@ -913,6 +939,8 @@ impl DbInner {
                 index_no: i as u16 + 1,
                 root: CATALOG_ROOT,
                 columns: ix.columns,
+                // Made with its table: no view can see a row of it from before.
+                usable_from: crate::row::TrxId(0),
             });
             def.next_index_no = i as u16 + 2;
         }
@@ -1032,12 +1060,18 @@ impl DbInner {
         }
         let _x = t.dml.write();
         let mut def = t.def.clone();
+        // With the table's DML excluded, the newest versions the build reads are all a view
+        // made from now on can see (the SQL layer's metadata lock: no transaction that
+        // changed the table is still open). A view made before may see older versions,
+        // which get no entries: it must not read through the index (1412).
+        let usable_from = self.trx.reserve_id();
         let ix = IndexDef {
             name: spec.name.clone(),
             unique: spec.unique,
             index_no: def.next_index_no,
             root: CATALOG_ROOT,
             columns: spec.columns,
+            usable_from,
         };
         def.next_index_no += 1;
         let layout = def.index_layout(&t.layout, &ix)?;
@@ -1484,6 +1518,7 @@ impl<'d> Table<'d> {
     ) -> Result<Vec<Vec<Value>>> {
         self.with_state(|t| {
             let ix = self.index_of(t, index)?;
+            check_index_visible(ix, view.as_deref())?;
             let mut prefix = Vec::new();
             ix.layout.encode_search(values, &db.limits, &mut prefix)?;
             let mut out = Vec::new();
@@ -1555,6 +1590,7 @@ impl<'d> Table<'d> {
                 index: index.into(),
             })?;
         let ix = &t.indexes[pos];
+        check_index_visible(ix, view.as_deref())?;
         let (lo, hi) = scan::bounds(lower, upper, |v| {
             let mut k = Vec::new();
             ix.layout.encode_search(v, &db.limits, &mut k)?;

@@ -92,7 +92,11 @@ fn coordinator(db: &DbInner, stop: &(Mutex<bool>, Condvar)) {
         if *stop.0.lock() {
             return;
         }
-        let cap = db.config.purge_batch_size.unwrap_or(MAX_BATCH).max(1);
+        // Read each batch: SET GLOBAL innodb_purge_batch_size applies to the next one.
+        let cap = match db.live.purge_batch_size.load(Ordering::Relaxed) {
+            0 => MAX_BATCH,
+            n => n,
+        };
         let n = batch.min(cap);
         db.counters
             .purge_batch_effective
@@ -135,7 +139,7 @@ impl DbInner {
         if logs.is_empty() {
             return Ok(0);
         }
-        let workers = self.config.purge_threads;
+        let workers = self.live.purge_threads.load(Ordering::Relaxed);
         if workers > 1 && logs.len() > 1 {
             return self.purge_parallel(&logs, workers);
         }

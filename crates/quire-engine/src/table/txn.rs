@@ -197,7 +197,7 @@ impl DbInner {
             state: State::Active,
             savepoints: Vec::new(),
             stmt: None,
-            lock_wait_timeout: Duration::from_millis(self.config.lock_wait_timeout_ms),
+            lock_wait_timeout: self.default_lock_wait_timeout(),
             interrupt: None,
         })
     }
@@ -331,8 +331,8 @@ impl DbInner {
     /// Waits as `innodb_max_purge_lag` says when history is long (lesson 4: DML yields to
     /// purge only when purge is behind).
     pub(super) fn purge_lag_delay(&self) {
-        let lag = self.config.max_purge_lag;
-        if lag == 0 || self.config.purge_threads == 0 {
+        let lag = self.live.max_purge_lag.load(Ordering::Relaxed);
+        if lag == 0 || !self.live.purge_running {
             return;
         }
         let len = self.undo.history_len();
@@ -341,7 +341,8 @@ impl DbInner {
         }
         // InnoDB's shape: the delay grows with how far past the limit history is.
         let over = (len - lag) as f64 / lag as f64;
-        let us = ((over * 10_000.0) as u64 + 50).min(self.config.max_purge_lag_delay_us);
+        let us = ((over * 10_000.0) as u64 + 50)
+            .min(self.live.max_purge_lag_delay_us.load(Ordering::Relaxed));
         self.counters.lag_delay_us.fetch_add(us, Ordering::Relaxed);
         std::thread::sleep(Duration::from_micros(us));
     }
@@ -585,6 +586,19 @@ impl<'d> Transaction<'d> {
             self.view = Some(Arc::new(self.db.trx.view(self.id)));
         }
         self.view.clone()
+    }
+
+    /// Whether this transaction's next consistent read may go through index `ix`: no
+    /// snapshot is open yet (one made now sees every index there is), or the open one was
+    /// made after the index was built. Otherwise the read would fail with
+    /// [`DbError::TableDefinitionChanged`] (1412), and a planner should choose another path.
+    pub fn can_read_index(&self, ix: &crate::catalog::IndexDef) -> bool {
+        match &self.view {
+            Some(v) if self.iso != Isolation::ReadCommitted || self.stmt.is_some() => {
+                super::index_visible_to(ix, v)
+            }
+            _ => true,
+        }
     }
 
     /// `innodb_lock_wait_timeout` for this transaction's lock waits (the config's value

@@ -179,6 +179,17 @@ impl TrxSys {
         Assigned { id, persist }
     }
 
+    /// Consumes an id that no transaction gets: views made before it do not see it, views
+    /// made after do (invariant 2, with an id that is never active). CREATE INDEX marks
+    /// with it when an index becomes usable. The id is written nowhere durable, so the
+    /// high-water mark need not cover it; the next `assign` still persists when due.
+    pub fn reserve_id(&self) -> TrxId {
+        let mut st = self.inner.state.lock();
+        let id = TrxId(st.next_id);
+        st.next_id += 1;
+        id
+    }
+
     /// Registers a transaction found active in the undo logs at startup (its rollback
     /// runs in the background; until it ends its changes stay invisible).
     pub fn register_recovered(&self, id: TrxId) {
