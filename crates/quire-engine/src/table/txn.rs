@@ -49,7 +49,7 @@ use crate::lock::{LockError, LockKey, LockKind, LockMode, TrxLocks};
 use crate::page::Lsn;
 use crate::row::{record, secondary, RollPtr, RowError, RowId, TrxId, Value};
 use crate::trx::{Isolation, ReadView, ViewHandle};
-use crate::undo::{TrxUndo, UndoKind, UndoRecord};
+use crate::undo::{TrxUndo, UndoError, UndoKind, UndoRecord};
 
 /// The table id of the marker record a rolled-back transaction's update log ends with:
 /// purge skips such a log (its changes were undone, its chains already freed).
@@ -257,13 +257,19 @@ impl DbInner {
                 return Ok(None);
             }
             self.counters.versions_built.fetch_add(1, Ordering::Relaxed);
-            let u = self.undo.read(&self.engine, roll)?;
-            let ok = u.kind == UndoKind::Update && u.table_id == t.def.id;
-            let p = if ok {
-                decode_update(&u.payload).ok()
-            } else {
-                None
+            let u = match self.undo.read(&self.engine, roll) {
+                Ok(u) => Some(u),
+                // The record's writer rolled back after we copied the record, and the
+                // rollback cut its log back past this record (a full rollback truncates the
+                // log before it marks it ROLLED_BACK): the clustered record is restored by
+                // then. Start again there, below (bounded, like a foreign record).
+                Err(UndoError::Corrupt { .. }) => None,
+                Err(e) => return Err(e.into()),
             };
+            let p = u
+                .as_ref()
+                .filter(|u| u.kind == UndoKind::Update && u.table_id == t.def.id)
+                .and_then(|u| decode_update(&u.payload).ok());
             match p {
                 Some(p) if p.key == key => {
                     deleted = p.op == Op::Revive;
