@@ -258,12 +258,16 @@ impl TrxSys {
         let mut st = self.inner.state.lock();
         st.view_serial += 1;
         let key = (v.low_limit_no, st.view_serial);
-        st.views.insert(key, ());
-        ReadView {
+        let view = Arc::new(ReadView {
             creator,
             ..v.clone()
+        });
+        st.views.insert(key, Arc::clone(&view));
+        ViewHandle {
+            view,
+            key,
+            sys: self.inner.clone(),
         }
-        .into_handle(key, self.inner.clone())
     }
 
     /// Commit numbers below this are seen by every open and future view: their history
