@@ -352,7 +352,8 @@ fn run_script(path: &Path, level: Isolation) {
         // Closing the channels ends the sessions (open transactions roll back on drop).
         drop(sessions);
     });
-    assert!(db.check().expect("check").is_empty(), "{name}: check");
+    let problems = db.check().expect("check");
+    assert!(problems.is_empty(), "{name}: check: {problems:?}");
     db.shutdown().expect("shutdown");
 }
 

@@ -48,7 +48,7 @@ mod verify;
 mod tests;
 
 use std::borrow::Cow;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::ops::Bound;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -169,8 +169,8 @@ impl LeafWork for Plain<'_> {
     }
 }
 
-/// The work of a delete: nothing.
-struct NoWork;
+/// The work of a delete that has none beside removing the record (a secondary entry).
+pub struct NoWork;
 
 impl LeafWork for NoWork {
     fn value(&mut self, _mtr: &mut Mtr<'_>) -> Result<Cow<'_, [u8]>> {
@@ -212,6 +212,10 @@ fn set_mark(mtr: &mut Mtr<'_>, leaf: Slot, i: usize, mark: Option<bool>) -> Resu
     Ok(())
 }
 
+/// What [`BTree::update_in_place_if`] asks about a record, `(value, delete_marked)`: its
+/// new value, of the same length, or `None` to leave it alone.
+pub type Patch<'a> = dyn FnMut(&[u8], bool) -> Option<Vec<u8>> + 'a;
+
 /// A record found by a lookup or a scan.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Entry {
@@ -240,6 +244,8 @@ pub struct BTree {
 /// What a pessimistic attempt did.
 enum Smo {
     Done,
+    /// A conditional change found its condition false under the latches: nothing changed.
+    Nothing,
     /// The change must touch the root, which the attempt holds only SX; nothing was changed.
     NeedRootX,
 }
@@ -666,6 +672,10 @@ impl BTree {
                     });
                     return commit(mtr);
                 }
+                Ok(Smo::Nothing) => {
+                    debug_assert!(mtr.is_empty(), "a change that said it changed nothing");
+                    return commit(mtr);
+                }
                 Ok(Smo::NeedRootX) => {
                     debug_assert!(!root_x, "asked for the root X while holding it X");
                     debug_assert!(mtr.is_empty(), "a change before asking for the root X");
@@ -1002,6 +1012,119 @@ impl BTree {
                 Ok(Smo::Done)
             },
         )
+    }
+
+    /// Removes the record with `key` if `decide(value, delete_marked)`, asked under the
+    /// leaf's X latch, says so, and runs `work.after` in the same mtr (see
+    /// [`BTree::delete_with`]). Returns whether it removed it; a missing key is `false`.
+    /// The check and the removal are one atomic step: a caller that read the record
+    /// earlier, with no latch held since, decides again on what the record is *now*
+    /// (purge, which takes no row lock: docs/purge.md). `decide` may be asked twice (once
+    /// more if the removal needs a structure change) and must not latch pages.
+    pub fn delete_if<S: BTreeStore + ?Sized>(
+        &self,
+        s: &S,
+        key: &[u8],
+        decide: &mut dyn FnMut(&[u8], bool) -> bool,
+        work: &mut dyn LeafWork,
+    ) -> Result<bool> {
+        let threshold = merge_threshold(Self::page_size(s));
+        let room = work.redo_bytes();
+        let work = RefCell::new(work);
+        let decide = RefCell::new(decide);
+        let removed = Cell::new(false);
+        // Whether record `i` of the page goes: asked under the leaf's X latch.
+        let wanted = |b: &[u8], i: usize| {
+            let r = node::rec(b, i);
+            (decide.borrow_mut())(r.value, r.deleted())
+        };
+        self.modify(
+            s,
+            key,
+            room,
+            &work,
+            |mtr, leaf, is_root| {
+                let b = mtr.page(leaf);
+                let Ok(i) = node::search(b, key) else {
+                    return Ok(true);
+                };
+                if !wanted(b, i) {
+                    return Ok(true);
+                }
+                let after = node::used(b) - node::rec(b, i).size() - node::SLOT_SIZE;
+                if !is_root && after < threshold {
+                    return Ok(false);
+                }
+                node::remove(&mut mp(mtr, leaf), i)?;
+                work.borrow_mut().after(mtr)?;
+                removed.set(true);
+                Ok(true)
+            },
+            |mtr, path| {
+                let d = path.len() - 1;
+                let leaf = path[d].slot;
+                let Ok(i) = node::search(mtr.page(leaf), key) else {
+                    return Ok(Smo::Nothing);
+                };
+                if !wanted(mtr.page(leaf), i) {
+                    return Ok(Smo::Nothing);
+                }
+                if !mtr.is_x(path[0].slot) && self.merge_may_reach_root(mtr, path, i, threshold) {
+                    return Ok(Smo::NeedRootX);
+                }
+                node::remove(&mut mp(mtr, leaf), i)?;
+                self.rebalance(s, mtr, path, d, threshold)?;
+                work.borrow_mut().after(mtr)?;
+                removed.set(true);
+                Ok(Smo::Done)
+            },
+        )?;
+        Ok(removed.get())
+    }
+
+    /// Overwrites the value of the record with `key` in place with what `decide(value,
+    /// delete_marked)` returns, asked under the leaf's X latch; `None` leaves it alone.
+    /// The new value must have the old one's length (only the bytes that differ are
+    /// written and logged). Returns whether it wrote; a missing key is `false`. Like
+    /// [`BTree::delete_if`], check and change are one atomic step.
+    pub fn update_in_place_if<S: BTreeStore + ?Sized>(
+        &self,
+        s: &S,
+        key: &[u8],
+        decide: &mut Patch<'_>,
+    ) -> Result<bool> {
+        let decide = RefCell::new(decide);
+        let wrote = Cell::new(false);
+        let patch = |mtr: &mut Mtr<'_>, leaf: Slot| -> Result<()> {
+            let Ok(i) = node::search(mtr.page(leaf), key) else {
+                return Ok(());
+            };
+            let r = node::rec(mtr.page(leaf), i);
+            let Some(v) = (decide.borrow_mut())(r.value, r.deleted()) else {
+                return Ok(());
+            };
+            node::patch_value(&mut mp(mtr, leaf), i, &v)?;
+            wrote.set(true);
+            Ok(())
+        };
+        // Only the leaf changes, in place: `modify` never runs this on a root held SX.
+        self.modify(
+            s,
+            key,
+            0,
+            &RefCell::new(&mut NoWork),
+            |mtr, leaf, _| patch(mtr, leaf).map(|()| true),
+            |mtr, path| {
+                let wrote_before = wrote.get();
+                patch(mtr, path[path.len() - 1].slot)?;
+                Ok(if wrote.get() && !wrote_before {
+                    Smo::Done
+                } else {
+                    Smo::Nothing
+                })
+            },
+        )?;
+        Ok(wrote.get())
     }
 
     // ------------------------------------------------------------------ structure changes

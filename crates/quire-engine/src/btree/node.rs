@@ -397,6 +397,33 @@ pub fn set_flags<P: PageWriter + ?Sized>(p: &mut P, i: usize, flags: u8) -> Resu
     p.write(off, &[flags])
 }
 
+/// Overwrites the value of slot `i` with `value` of the same length, writing only the span
+/// of bytes that differ (purge's DB_TRX_ID reset logs 13 bytes, not the whole record).
+pub fn patch_value<P: PageWriter + ?Sized>(
+    p: &mut P,
+    i: usize,
+    value: &[u8],
+) -> Result<(), BTreeError> {
+    let r = rec(p.bytes(), i);
+    if r.value.len() != value.len() {
+        return Err(BTreeError::Invariant(
+            "a patch must keep the value's length",
+        ));
+    }
+    let voff = r.off + REC_HEADER + r.key.len();
+    let differs = |(a, b): (&u8, &u8)| a != b;
+    let Some(first) = r.value.iter().zip(value).position(differs) else {
+        return Ok(());
+    };
+    let last = r
+        .value
+        .iter()
+        .zip(value)
+        .rposition(differs)
+        .unwrap_or(first);
+    p.write(voff + first, &value[first..=last])
+}
+
 /// Replaces the value of slot `i`. In place when the new value is no longer than the old
 /// one (a shorter value leaves its tail as garbage); otherwise the record is rewritten at the
 /// heap top. Returns false, changing nothing, if the page has no room.

@@ -712,6 +712,17 @@ impl LockManager {
         }
     }
 
+    /// Whether some transaction holds a lock with a record part on (index, key). It never
+    /// waits and takes no lock: purge asks it under the X latch of the leaf holding a
+    /// delete-marked record, before removing it. A writer locks a record before it reads
+    /// it, so a writer that has not locked it yet will read it only after purge's latch is
+    /// released, and one that has is seen here (docs/purge.md). Gap parts do not count:
+    /// removing the record passes them on (`inherit_gap`).
+    pub fn has_record_lock(&self, index: u64, key: &LockKey) -> bool {
+        let table = self.shards[Self::shard_of(index, key)].0.lock();
+        queue(&table, index, key).is_some_and(|q| q.granted.iter().any(|g| g.parts.rec.is_some()))
+    }
+
     /// The granted locks on (index, key), by transaction: a record and a gap part of the
     /// same mode show as one NextKey lock, otherwise as a Record and a Gap lock. For tests
     /// and diagnostics.

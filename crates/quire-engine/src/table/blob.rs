@@ -469,24 +469,60 @@ impl LeafWork for RowWrite<'_> {
     }
 }
 
-/// Deletes the record with `key`, whose current bytes are `old`, and frees its chains: as
-/// many as fit in the delete's mtr, the rest after. The caller holds the chain lock.
-pub(super) fn delete(engine: &Engine, t: &TableState, key: &[u8], old: &[u8]) -> Result<Lsn> {
+/// The frees of a removed record whose bytes are `old`: every page of its chains, walked
+/// now (before the removal latches anything), as many freed in the removal's mtr as fit.
+fn frees_of<'a>(engine: &'a Engine, t: &TableState, old: &[u8]) -> Result<Frees<'a>> {
     let pages = if record::has_external(old)? {
         chain_pages(engine, &t.layout.decode(old)?)?
     } else {
         Vec::new()
     };
     let now = ((engine.mtr_redo_max() / 2) / FREE_REDO_MAX).min(pages.len() as u64) as usize;
-    let mut frees = Frees {
+    Ok(Frees {
         engine,
         space: t.def.space,
         pages,
         now,
-    };
+    })
+}
+
+/// Deletes the record with `key`, whose current bytes are `old`, and frees its chains: as
+/// many as fit in the delete's mtr, the rest after. The caller holds the chain lock.
+pub(super) fn delete(engine: &Engine, t: &TableState, key: &[u8], old: &[u8]) -> Result<Lsn> {
+    let mut frees = frees_of(engine, t, old)?;
     let lsn = match t.clustered.delete_with(engine, key, &mut frees) {
         Err(BTreeError::NotFound) => return Err(DbError::RowNotFound),
         r => r?,
     };
     Ok(lsn.max(frees.rest()?))
+}
+
+/// Deletes the record with `key` if `decide(value, delete_marked)`, asked under the leaf's
+/// X latch, says so, and then frees the chains of `old`, the bytes the caller read the
+/// record as: `decide` must accept only a record with exactly those bytes. The chains are
+/// walked before the latch is taken, and freed in the removal's mtr and after it (purge:
+/// no BLOB page is read under a leaf latch). Returns whether the record was removed. The
+/// caller holds the chain lock.
+pub(super) fn delete_if(
+    engine: &Engine,
+    t: &TableState,
+    key: &[u8],
+    old: &[u8],
+    decide: &mut dyn FnMut(&[u8], bool) -> bool,
+) -> Result<bool> {
+    let mut frees = frees_of(engine, t, old)?;
+    let mut exact = |v: &[u8], marked: bool| {
+        let yes = decide(v, marked);
+        // The pages freed are `old`'s: removing any other record would free the wrong ones.
+        debug_assert!(
+            !yes || v == old,
+            "delete_if accepted a record it did not read"
+        );
+        yes && v == old
+    };
+    if !t.clustered.delete_if(engine, key, &mut exact, &mut frees)? {
+        return Ok(false);
+    }
+    frees.rest()?;
+    Ok(true)
 }

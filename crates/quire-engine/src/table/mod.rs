@@ -415,8 +415,9 @@ pub struct DbInner {
     locks: LockManager,
     counters: Counters,
     /// One purger at a time: the background coordinator, [`Db::purge_now`], a slow
-    /// shutdown (history logs are removed in commit order).
-    purge_one: Mutex<()>,
+    /// shutdown (history logs are removed in commit order). It holds the logs fetched
+    /// ahead from the history lists (`purge::Queue`).
+    purge_one: Mutex<purge::Queue>,
 }
 
 /// Counters of the transaction layer and purge, under `Db::stats` names.
@@ -647,7 +648,7 @@ impl Db {
             trx,
             locks: LockManager::new(),
             counters: Counters::default(),
-            purge_one: Mutex::new(()),
+            purge_one: Mutex::new(purge::Queue::new()),
         });
         // Transactions active at the crash: their rows are locked again at once, then
         // rolled back in the background (synchronously for `quire check`, which must see
@@ -734,6 +735,9 @@ impl Db {
         if self.inner.trx.active_count() > 0 {
             return Err(DbError::Busy);
         }
+        // No purge round meanwhile: a chain purge is about to free (its log just left the
+        // history) would look leaked, and be freed twice.
+        let _purge = self.inner.purge_one.lock();
         let tables: Vec<Arc<TableState>> =
             self.inner.state.read().tables.values().cloned().collect();
         check::reclaim(&self.inner, &tables)
@@ -1144,6 +1148,9 @@ impl DbInner {
     /// (empty when clean). Lines of the form `<table>: leaked: ...` are pages in use that
     /// nothing references: wasted space a crash may leave, not damage.
     pub fn check(&self) -> Result<Vec<String>> {
+        // No purge round meanwhile: between removing a log and freeing its chains, or in
+        // the middle of a removal, purge leaves pages check would count wrongly.
+        let _purge = self.purge_one.lock();
         let tables: Vec<Arc<TableState>> = self.state.read().tables.values().cloned().collect();
         let mut problems = Vec::new();
         for t in tables {

@@ -21,7 +21,10 @@
 //! Invariants:
 //! 1. A transaction changes a row only while holding its X lock on the clustered key, and
 //!    keeps it until it ends; so the current version of a row it locked is committed or
-//!    its own, and no one else changes that row's secondary entries (they contain its key).
+//!    its own, and no other transaction changes that row's secondary entries (they contain
+//!    its key). Purge takes no lock: it only removes what every view sees as gone (an
+//!    entry delete-marked by a purged transaction, which may vanish under a writer about
+//!    to revive it) and never a record whose key is locked (docs/purge.md).
 //! 2. Every version some open view may need is reachable: the clustered record, then the
 //!    DB_ROLL_PTR chain through update undo records, which purge removes only once every
 //!    view sees the transaction that wrote them (`TrxSys::purge_limit`).
@@ -47,7 +50,7 @@ use super::{
 use crate::btree::{BTree, Direction, Entry};
 use crate::lock::{LockError, LockKey, LockKind, LockMode, TrxLocks};
 use crate::page::Lsn;
-use crate::row::{record, secondary, RollPtr, RowError, RowId, TrxId, Value};
+use crate::row::{record, secondary, RollPtr, RowError, RowId, TrxId, Value, TRX_ID_SIZE};
 use crate::trx::{Isolation, ReadView, ViewHandle};
 use crate::undo::{TrxUndo, UndoError, UndoKind, UndoRecord};
 
@@ -84,14 +87,29 @@ pub(super) enum Op {
     DeleteMark = 2,
 }
 
-/// A decoded UPDATE undo payload:
-/// `u16 key_len | key | u8 op | u8 n | n × u16 revived index_no | old record`.
+/// In the op byte of an UPDATE undo payload: each revived entry carries its marker's id.
+/// Records written before it existed have bare index numbers (read with no marker).
+const OP_REVIVED_MARKERS: u8 = 0x80;
+
+/// A secondary entry a change revived: it existed, delete-marked, for an older version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Revived {
+    pub index_no: u16,
+    /// The entry's DB_TRX_ID when it was revived: the transaction that had marked it, whose
+    /// purge removes it if a rollback marks it again (`None` in older records).
+    pub marker: Option<TrxId>,
+}
+
+/// A decoded UPDATE undo payload: `u16 key_len | key | u8 op | u8 n | n × revived |
+/// old record`, a revived entry being `u16 index_no` and, with `OP_REVIVED_MARKERS` set
+/// in `op`, the 6-byte DB_TRX_ID it had.
 pub(super) struct UpdateUndo<'a> {
     pub key: &'a [u8],
     pub op: Op,
-    /// Secondary indexes (by index_no) whose new entry existed, delete-marked, before the
-    /// change revived it: rollback marks it again instead of removing it.
-    pub revived: Vec<u16>,
+    /// Secondary entries of the new row that existed, delete-marked, before the change
+    /// revived them: rollback marks them again (if some view may need them) instead of
+    /// removing them.
+    pub revived: Vec<Revived>,
     pub old: &'a [u8],
 }
 
@@ -99,14 +117,16 @@ fn corrupt(what: &'static str) -> DbError {
     RowError::Corrupt(what).into()
 }
 
-pub(super) fn encode_update(key: &[u8], op: Op, revived: &[u16], old: &[u8]) -> Vec<u8> {
-    let mut p = Vec::with_capacity(5 + key.len() + revived.len() * 2 + old.len());
+pub(super) fn encode_update(key: &[u8], op: Op, revived: &[Revived], old: &[u8]) -> Vec<u8> {
+    let mut p = Vec::with_capacity(5 + key.len() + revived.len() * 8 + old.len());
     p.extend_from_slice(&(key.len() as u16).to_le_bytes());
     p.extend_from_slice(key);
-    p.push(op as u8);
+    p.push(op as u8 | OP_REVIVED_MARKERS);
     p.push(revived.len() as u8);
     for r in revived {
-        p.extend_from_slice(&r.to_le_bytes());
+        p.extend_from_slice(&r.index_no.to_le_bytes());
+        let m = r.marker.unwrap_or_default();
+        p.extend_from_slice(&m.0.to_le_bytes()[..TRX_ID_SIZE]);
     }
     p.extend_from_slice(old);
     p
@@ -123,21 +143,28 @@ pub(super) fn decode_update(p: &[u8]) -> Result<UpdateUndo<'_>> {
         .get(2..2 + klen)
         .ok_or_else(|| corrupt("short undo record"))?;
     let mut at = 2 + klen;
-    let op = match p.get(at) {
-        Some(0) => Op::Update,
-        Some(1) => Op::Revive,
-        Some(2) => Op::DeleteMark,
+    let byte = *p.get(at).ok_or_else(|| corrupt("short undo record"))?;
+    let markers = byte & OP_REVIVED_MARKERS != 0;
+    let op = match byte & !OP_REVIVED_MARKERS {
+        0 => Op::Update,
+        1 => Op::Revive,
+        2 => Op::DeleteMark,
         _ => return Err(corrupt("bad undo op")),
     };
     let n = *p.get(at + 1).ok_or_else(|| corrupt("short undo record"))? as usize;
     at += 2;
+    let size = if markers { 2 + TRX_ID_SIZE } else { 2 };
     let mut revived = Vec::with_capacity(n);
     for _ in 0..n {
         let b = p
-            .get(at..at + 2)
+            .get(at..at + size)
             .ok_or_else(|| corrupt("short undo record"))?;
-        revived.push(u16::from_le_bytes([b[0], b[1]]));
-        at += 2;
+        let marker = markers.then(|| entry_trx(&b[2..])).transpose()?;
+        revived.push(Revived {
+            index_no: u16::from_le_bytes([b[0], b[1]]),
+            marker,
+        });
+        at += size;
     }
     Ok(UpdateUndo {
         key,
@@ -400,17 +427,36 @@ impl DbInner {
                 let _c = blob::lock_for_change(&t);
                 let old_trx = record::trx_id(p.old)?;
                 let row_id = rowid::row_id_of_key(&t.layout, p.key)?;
+                // An entry the change revived (it was there, delete-marked by M, for an
+                // older version) is marked again, by M, only while some view may still see
+                // a version that has it: while not every view sees M. M's purge removes it
+                // then (its log is still in the history: purge takes a log only once every
+                // view sees it). Otherwise no view needs it, and M's purge may have gone by
+                // already, or removed it between our check and our revive (purge takes no
+                // row lock): it is removed, as InnoDB's rollback removes an entry no
+                // version needs (row_undo_mod_del_mark_or_remove_sec), so no marked entry
+                // is left that no purge would look for (docs/purge.md). Records from
+                // before markers were kept name none: M is then taken to be `old_trx`.
+                let unrevive = |ix: &Index, nk: &[u8], r: &Revived| {
+                    let marker = r.marker.unwrap_or(old_trx);
+                    if self.trx.seen_by_all(marker) {
+                        ignore_missing(ix.tree.delete(engine, nk))
+                    } else {
+                        let v = &marker.0.to_le_bytes()[..TRX_ID_SIZE];
+                        ignore_missing(ix.tree.replace(engine, nk, v, true))
+                    }
+                };
                 if !t.indexes.is_empty() {
                     let new_row = blob::decode_row(engine, &t.layout, &cur.value)?;
                     let old_row = blob::decode_row(engine, &t.layout, p.old)?;
                     let news = self.entries(&t, &new_row, row_id, old_trx)?;
                     let olds = self.entries(&t, &old_row, row_id, old_trx)?;
-                    for ((ix, (nk, nv)), (ok, ov)) in t.indexes.iter().zip(news).zip(olds) {
-                        let revived = p.revived.contains(&ix.def.index_no);
+                    for ((ix, (nk, _)), (ok, ov)) in t.indexes.iter().zip(news).zip(olds) {
+                        let revived = p.revived.iter().find(|r| r.index_no == ix.def.index_no);
                         match p.op {
                             Op::Update if nk != ok => {
-                                if revived {
-                                    ignore_missing(ix.tree.replace(engine, &nk, &nv, true))?;
+                                if let Some(r) = revived {
+                                    unrevive(ix, &nk, r)?;
                                 } else {
                                     ignore_missing(ix.tree.delete(engine, &nk))?;
                                 }
@@ -418,8 +464,8 @@ impl DbInner {
                             }
                             Op::Update => {}
                             Op::Revive => {
-                                if revived {
-                                    ignore_missing(ix.tree.replace(engine, &nk, &nv, true))?;
+                                if let Some(r) = revived {
+                                    unrevive(ix, &nk, r)?;
                                 } else {
                                     ignore_missing(ix.tree.delete(engine, &nk))?;
                                 }
@@ -988,7 +1034,12 @@ impl<'d> Transaction<'d> {
                 self.check_unique(t, ix, &row, k)?;
             }
         }
-        let revived = self.revived(t, &entries)?;
+        let revived = self.revived(
+            t.indexes
+                .iter()
+                .zip(&entries)
+                .map(|(ix, (k, _))| (ix, k.as_slice())),
+        )?;
         let cur = t.clustered.get(engine, &key)?;
         match cur {
             Some(e) if !e.delete_marked => return Err(t.duplicate_primary(&row)),
@@ -1015,13 +1066,21 @@ impl<'d> Transaction<'d> {
     }
 
     /// Index numbers whose entry in `entries` exists, delete-marked (an insert or update
-    /// will revive it). Stable under our X lock on the row (invariant 1).
-    fn revived(&self, t: &TableState, entries: &[SecEntry]) -> Result<Vec<u16>> {
+    /// will revive it). Under our X lock on the row only purge can change that, by
+    /// removing such an entry: `put_entry` then inserts it, and a rollback that finds it
+    /// needed by no view removes it rather than marking it again (invariant 1).
+    fn revived<'e>(
+        &self,
+        entries: impl IntoIterator<Item = (&'e Index, &'e [u8])>,
+    ) -> Result<Vec<Revived>> {
         let mut out = Vec::new();
-        for (ix, (k, _)) in t.indexes.iter().zip(entries) {
+        for (ix, k) in entries {
             if let Some(e) = ix.tree.get(&self.db.engine, k)? {
                 if e.delete_marked {
-                    out.push(ix.def.index_no);
+                    out.push(Revived {
+                        index_no: ix.def.index_no,
+                        marker: Some(entry_trx(&e.value)?),
+                    });
                 }
             }
         }
@@ -1038,18 +1097,23 @@ impl<'d> Transaction<'d> {
         v: &[u8],
     ) -> Result<()> {
         let engine = &self.db.engine;
-        match ix.tree.get(engine, k)? {
-            Some(e) if e.delete_marked => {
-                ix.tree.replace(engine, k, v, false)?;
-                Ok(())
-            }
-            Some(_) => Err(ix.duplicate(&t.def.columns, row)),
-            None => self.gap_insert(t, &ix.tree, k, || match ix.tree.insert(engine, k, v) {
-                Err(crate::btree::BTreeError::DuplicateKey) => {
-                    Err(ix.duplicate(&t.def.columns, row))
-                }
-                r => r.map(|_| ()).map_err(Into::into),
-            }),
+        loop {
+            return match ix.tree.get(engine, k)? {
+                Some(e) if e.delete_marked => match ix.tree.replace(engine, k, v, false) {
+                    Ok(_) => Ok(()),
+                    // Purge removed the marked entry between the lookup and the revive (it
+                    // takes no row lock: docs/purge.md): insert it instead.
+                    Err(crate::btree::BTreeError::NotFound) => continue,
+                    Err(e) => Err(e.into()),
+                },
+                Some(_) => Err(ix.duplicate(&t.def.columns, row)),
+                None => self.gap_insert(t, &ix.tree, k, || match ix.tree.insert(engine, k, v) {
+                    Err(crate::btree::BTreeError::DuplicateKey) => {
+                        Err(ix.duplicate(&t.def.columns, row))
+                    }
+                    r => r.map(|_| ()).map_err(Into::into),
+                }),
+            };
         }
     }
 
@@ -1230,13 +1294,11 @@ impl<'d> Transaction<'d> {
                 self.check_unique(t, ix, &row, k)?;
             }
         }
-        let mut revived = Vec::new();
-        for (i, _, (k, _)) in &changed {
-            let ix = &t.indexes[*i];
-            if ix.tree.get(engine, k)?.is_some_and(|e| e.delete_marked) {
-                revived.push(ix.def.index_no);
-            }
-        }
+        let revived = self.revived(
+            changed
+                .iter()
+                .map(|(i, _, (k, _))| (&t.indexes[*i], k.as_slice())),
+        )?;
         let payload = encode_update(&key, Op::Update, &revived, &cur.value);
         let roll = self.undo_append(UndoKind::Update, t.def.id, &payload)?;
         let w = blob::RowWrite::plan(engine, t, &db.limits, &row, row_id, (self.id, roll))?;
@@ -1511,11 +1573,21 @@ mod tests {
 
     #[test]
     fn undo_payloads_round_trip() {
-        let p = encode_update(b"key", Op::Revive, &[3, 7], b"old record");
+        let revived = [
+            Revived {
+                index_no: 3,
+                marker: Some(TrxId(0x1234_5678_9abc)),
+            },
+            Revived {
+                index_no: 7,
+                marker: Some(TrxId(5)),
+            },
+        ];
+        let p = encode_update(b"key", Op::Revive, &revived, b"old record");
         let u = decode_update(&p).expect("decodes");
         assert_eq!(u.key, b"key");
         assert_eq!(u.op, Op::Revive);
-        assert_eq!(u.revived, vec![3, 7]);
+        assert_eq!(u.revived, revived);
         assert_eq!(u.old, b"old record");
         assert_eq!(
             decode_insert(&encode_insert(b"k1")).expect("decodes"),

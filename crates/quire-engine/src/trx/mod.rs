@@ -94,7 +94,7 @@ impl ReadView {
 
 /// A registered view: unregisters itself when dropped, so purge can go past it.
 pub struct ViewHandle {
-    view: ReadView,
+    view: Arc<ReadView>,
     key: (u64, u64),
     sys: Arc<TrxSysInner>,
 }
@@ -120,8 +120,8 @@ struct State {
     next_no: u64,
     active: BTreeSet<TrxId>,
     committing: BTreeSet<u64>,
-    /// Open views by (low_limit_no, serial).
-    views: BTreeMap<(u64, u64), ()>,
+    /// Open views by (low_limit_no, serial); the views themselves for `seen_by_all`.
+    views: BTreeMap<(u64, u64), Arc<ReadView>>,
     view_serial: u64,
 }
 
@@ -224,15 +224,19 @@ impl TrxSys {
         let low_limit_no = st.committing.first().copied().unwrap_or(st.next_no);
         st.view_serial += 1;
         let key = (low_limit_no, st.view_serial);
-        st.views.insert(key, ());
-        ReadView {
+        let view = Arc::new(ReadView {
             creator,
             low_limit,
             up_limit,
             active,
             low_limit_no,
+        });
+        st.views.insert(key, Arc::clone(&view));
+        ViewHandle {
+            view,
+            key,
+            sys: self.inner.clone(),
         }
-        .into_handle(key, self.inner.clone())
     }
 
     /// Commit numbers below this are seen by every open and future view: their history
@@ -244,6 +248,17 @@ impl TrxSys {
             limit = limit.min(no);
         }
         limit
+    }
+
+    /// Whether every open read view, and every future one, sees the changes of `trx`: it
+    /// has ended, and each open view sees it. A purged transaction is always seen by all
+    /// (invariant 4); rollback asks it before marking a revived secondary entry again
+    /// (docs/purge.md). It walks the open views: meant for rare calls.
+    pub fn seen_by_all(&self, trx: TrxId) -> bool {
+        let st = self.inner.state.lock();
+        !st.active.contains(&trx)
+            && trx < TrxId(st.next_id)
+            && st.views.values().all(|v| v.sees(trx))
     }
 
     /// Whether `id` is still active (not committed or rolled back).
@@ -270,16 +285,6 @@ impl TrxSys {
 
     pub fn rollbacks(&self) -> u64 {
         self.inner.rollbacks.load(Ordering::Relaxed)
-    }
-}
-
-impl ReadView {
-    fn into_handle(self, key: (u64, u64), sys: Arc<TrxSysInner>) -> ViewHandle {
-        ViewHandle {
-            view: self,
-            key,
-            sys,
-        }
     }
 }
 
