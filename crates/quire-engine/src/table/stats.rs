@@ -49,6 +49,12 @@ impl DbInner {
         out
     }
 
+    /// `Innodb_history_list_length` alone: an atomic read, cheap enough to sample often
+    /// (`quire bench` samples it every 10 ms for `history_max`).
+    pub fn history_len(&self) -> u64 {
+        self.undo.history_len()
+    }
+
     /// One counter of [`DbInner::stats`].
     pub fn stat(&self, name: &str) -> Option<u64> {
         self.stats()

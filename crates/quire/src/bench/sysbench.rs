@@ -10,13 +10,14 @@
 //!
 //! With `--rows 1` this is the purge seed (../shared/seeds/purge-vs-dml-contention.txt):
 //! every transaction leaves history behind on the same row. The summary reports
-//! `history_max`, the longest history list sampled once a second; per-second series of
-//! tps, history length and purge batch size go to the CSV and plot. Lock waits that end
+//! `history_max`, the longest history list (sampled every 10 ms), and `lock_waits`, the
+//! run's `Innodb_row_lock_waits` (0 with one thread: purge takes no row lock); per-second
+//! series of tps, history length, purge batch size and lock waits go to the CSV and plot. Lock waits that end
 //! in a deadlock or timeout are counted (`errors=`, `deadlocks=`, `lock_timeouts=`) and the
 //! update retried, as a sysbench client does; tps counts committed transactions.
 
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -172,14 +173,21 @@ pub fn main(
             };
         }
     };
+    let waits_before = db.stat("Innodb_row_lock_waits").unwrap_or(0);
     let gauges = || {
-        let h = db.stat("Innodb_history_list_length").unwrap_or(0);
+        let h = db.history_len();
         history_max.fetch_max(h, Ordering::Relaxed);
         vec![
             ("history", h as f64),
             (
                 "purge_batch",
                 db.stat("quire_purge_batch_size_effective").unwrap_or(0) as f64,
+            ),
+            (
+                "lock_waits",
+                db.stat("Innodb_row_lock_waits")
+                    .unwrap_or(0)
+                    .saturating_sub(waits_before) as f64,
             ),
         ]
     };
@@ -190,7 +198,19 @@ pub fn main(
         seconds: p.seconds,
         out_dir: p.out_dir,
     };
-    let r = run(&spec, &txn, &gauges)?;
+    let running = AtomicBool::new(true);
+    let r = std::thread::scope(|s| {
+        // History between the once-a-second samples: a peak lasts milliseconds.
+        s.spawn(|| {
+            while running.load(Ordering::Relaxed) {
+                history_max.fetch_max(db.history_len(), Ordering::Relaxed);
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+        });
+        let r = run(&spec, &txn, &gauges);
+        running.store(false, Ordering::Relaxed);
+        r
+    })?;
     let after = db.stats();
     let delta = |name: &str| {
         let get = |v: &[(String, u64)]| v.iter().find(|(n, _)| n == name).map(|x| x.1);
