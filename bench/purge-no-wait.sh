@@ -39,7 +39,7 @@ run purge-off --set innodb_purge_threads=0
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 if [ -n "$label" ]; then commit=$label; fi
 python3 - "$raw" "$secs" "$commit" "$label" "$@" >> "$out" <<'PY'
-import datetime, shlex, sys
+import datetime, shlex, sys, textwrap
 raw, secs, commit, label = sys.argv[1:5]
 command = shlex.join(["bench/purge-no-wait.sh", *sys.argv[5:]])
 runs = [dict(p.split("=", 1) for p in l.split() if "=" in p) for l in open(raw) if l.strip()]
@@ -48,18 +48,18 @@ ref = sum(off) / len(off)
 print()
 if label:
     print(f"## The purge seed with one session: {label}, {datetime.date.today().isoformat()}")
-    print()
-    print(f"The same runs with another binary ({label}). One session, 1 row,")
-    print(f"flush_log_at_trx_commit=2, {secs} s per run, the 2-core shared machine; purge off")
+    text = f"The same runs with another binary ({label})."
 else:
     print(f"## No row locks in purge (issue 14), {datetime.date.today().isoformat()}")
-    print()
-    print("Purge takes no row lock any more: it decides every removal under the leaf latch,")
-    print("from the record itself (docs/purge.md). One session, 1 row,")
-    print(f"flush_log_at_trx_commit=2, {secs} s per run, release build of {commit}, the 2-core")
-    print("shared machine; purge off")
-print("was run first and last, and \"vs off\" is tps over their mean. The goal: lock waits 0,")
-print("at least half the purge-off tps, history max below 10,000, at every batch setting.")
+    text = ("Purge takes no row lock any more: it decides every removal under the leaf latch, "
+            "from the record itself (docs/purge.md).")
+text += (f" One session, 1 row, flush_log_at_trx_commit=2, {secs} s per run, "
+         + ("" if label else f"release build of {commit}, ")
+         + "the 2-core shared machine. Purge off was run first and last, and \"vs off\" is "
+         "tps over their mean. The goal: lock waits 0, at least half the purge-off tps, "
+         "history max below 10,000, at every batch setting.")
+print()
+print(textwrap.fill(text, 90))
 print()
 print(f"Command: `{command}`")
 print()
