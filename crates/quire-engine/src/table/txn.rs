@@ -930,15 +930,7 @@ impl<'d> Transaction<'d> {
         }
         let mut from: Bound<Vec<u8>> = lo.clone();
         loop {
-            let next = tree
-                .scan(
-                    &self.db.engine,
-                    super::as_ref(&from),
-                    Bound::Unbounded,
-                    Direction::Forward,
-                )
-                .next()
-                .transpose()?;
+            let next = self.first_entry(tree, super::as_ref(&from), Direction::Forward)?;
             let in_range = next.as_ref().is_some_and(|e| match hi {
                 Bound::Unbounded => true,
                 Bound::Included(h) => e.key <= *h,
@@ -954,12 +946,8 @@ impl<'d> Transaction<'d> {
                 return Ok(());
             }
             let Some(e) = next else { return Ok(()) };
-            self.lock_read(t, tree, &LockKey::Key(e.key.clone()), lock.mode(), kind)?;
-            // Read again now that it is locked: it may have changed while we waited.
-            if let Some(cur) = tree.get(&self.db.engine, &e.key)? {
-                if !f(self, &cur)? {
-                    return Ok(());
-                }
+            if !self.lock_and_visit(t, tree, &e.key, lock, kind, &mut f)? {
+                return Ok(());
             }
             from = Bound::Excluded(e.key);
         }
@@ -981,57 +969,69 @@ impl<'d> Transaction<'d> {
         mut f: impl FnMut(&mut Self, &Entry) -> Result<bool>,
     ) -> Result<()> {
         if kind == LockKind::NextKey {
-            let above = match hi {
+            // The first record beyond the range: past `h`, or at it when `h` is excluded.
+            let beyond = match hi {
                 Bound::Unbounded => None,
-                Bound::Included(h) => tree
-                    .scan(
-                        &self.db.engine,
-                        Bound::Excluded(h),
-                        Bound::Unbounded,
-                        Direction::Forward,
-                    )
-                    .next()
-                    .transpose()?,
-                Bound::Excluded(h) => tree
-                    .scan(
-                        &self.db.engine,
-                        Bound::Included(h),
-                        Bound::Unbounded,
-                        Direction::Forward,
-                    )
-                    .next()
-                    .transpose()?,
+                Bound::Included(h) => Some(Bound::Excluded(h.as_slice())),
+                Bound::Excluded(h) => Some(Bound::Included(h.as_slice())),
+            };
+            let above = match beyond {
+                Some(b) => self.first_entry(tree, b, Direction::Forward)?,
+                None => None,
             };
             let k = above.map_or(LockKey::Supremum, |e| LockKey::Key(e.key));
             self.lock_read(t, tree, &k, lock.mode(), LockKind::Gap)?;
         }
         let mut to: Bound<Vec<u8>> = hi.clone();
         loop {
-            let next = tree
-                .scan(
-                    &self.db.engine,
-                    Bound::Unbounded,
-                    super::as_ref(&to),
-                    Direction::Backward,
-                )
-                .next()
-                .transpose()?;
-            let Some(e) = next else { return Ok(()) };
+            let Some(e) = self.first_entry(tree, super::as_ref(&to), Direction::Backward)? else {
+                return Ok(());
+            };
             let in_range = match lo {
                 Bound::Unbounded => true,
                 Bound::Included(l) => e.key >= *l,
                 Bound::Excluded(l) => e.key > *l,
             };
-            if !in_range {
+            if !in_range || !self.lock_and_visit(t, tree, &e.key, lock, kind, &mut f)? {
                 return Ok(());
             }
-            self.lock_read(t, tree, &LockKey::Key(e.key.clone()), lock.mode(), kind)?;
-            if let Some(cur) = tree.get(&self.db.engine, &e.key)? {
-                if !f(self, &cur)? {
-                    return Ok(());
-                }
-            }
             to = Bound::Excluded(e.key);
+        }
+    }
+
+    /// The first record of `tree` from `from` in `dir` (`from` bounds the end the walk
+    /// starts at).
+    fn first_entry(
+        &self,
+        tree: &BTree,
+        from: Bound<&[u8]>,
+        dir: Direction,
+    ) -> Result<Option<Entry>> {
+        let (lower, upper) = match dir {
+            Direction::Forward => (from, Bound::Unbounded),
+            Direction::Backward => (Bound::Unbounded, from),
+        };
+        Ok(tree
+            .scan(&self.db.engine, lower, upper, dir)
+            .next()
+            .transpose()?)
+    }
+
+    /// Locks the record at `key` (`kind`), then calls `f` with it as it is once locked: it
+    /// may have changed while we waited. False: `f` asked to stop.
+    fn lock_and_visit(
+        &mut self,
+        t: &TableState,
+        tree: &BTree,
+        key: &[u8],
+        lock: ReadLock,
+        kind: LockKind,
+        f: &mut impl FnMut(&mut Self, &Entry) -> Result<bool>,
+    ) -> Result<bool> {
+        self.lock_read(t, tree, &LockKey::Key(key.to_vec()), lock.mode(), kind)?;
+        match tree.get(&self.db.engine, key)? {
+            Some(cur) => f(self, &cur),
+            None => Ok(true),
         }
     }
 
