@@ -177,6 +177,17 @@ impl Space {
         Ok(())
     }
 
+    /// Reads the adjacent pages `first ..` into `buf` (a whole number of pages) with one
+    /// read, verifying none: recovery's read-ahead checks each page it keeps.
+    pub fn read_pages_unverified(&self, first: PageNo, buf: &mut [u8]) -> Result<()> {
+        let ps = self.page_size.bytes();
+        debug_assert!(!buf.is_empty() && buf.len().is_multiple_of(ps));
+        self.check_range(first, (buf.len() / ps) as u32)?;
+        self.file
+            .read_exact_at(buf, self.page_size.offset_of(first))?;
+        Ok(())
+    }
+
     /// Writes one stamped page (invariant 2). A failed write aborts the process.
     pub fn write_page(&self, page_no: PageNo, buf: &[u8]) -> Result<()> {
         self.write_pages(page_no, &[buf])

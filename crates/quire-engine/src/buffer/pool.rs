@@ -49,7 +49,7 @@ use super::lru::{Lru, NIL};
 use super::page_table::{PageTable, ShardWrite};
 use super::writer::{FlushPage, PageWriter, SpaceWriter};
 use super::{BufferConfig, BufferError, BufferStats, WalGate, MIN_FRAMES};
-use crate::page::{self, Header, Lsn, PageId, PageType, SpaceId};
+use crate::page::{self, Header, Lsn, PageId, PageNo, PageType, SpaceId};
 use crate::space::{SpaceError, Spaces};
 
 /// Frames handled per pool-mutex hold by `discard_space`.
@@ -529,6 +529,79 @@ impl BufferPool {
                 Err(e.into())
             }
         }
+    }
+
+    /// Reads the pages `first .. first + n` of `space` that are not in the pool, with one
+    /// read: recovery's read-ahead, where the pages to apply redo to are often adjacent.
+    /// Each page is mapped READING and X-latched before the read, as in `read_in`, so no
+    /// one can read or write it meanwhile; a page already resident is left alone. A page
+    /// that fails its check is not kept: whoever needs it reads it again and gets the error.
+    /// Returns how many pages were added.
+    pub fn read_ahead(&self, space: SpaceId, first: PageNo, n: u32) -> Result<usize, BufferError> {
+        let sp = self.spaces.get(space)?;
+        let n = n.min(sp.size_pages().saturating_sub(first.0));
+        // (offset in the span, frame)
+        let mut mine: Vec<(u32, u32)> = Vec::new();
+        for i in 0..n {
+            let id = PageId::new(space, PageNo(first.0 + i));
+            if id.page_no.is_null() || self.table.contains(id) {
+                continue;
+            }
+            let (mut st, idx) = match self.alloc_frame() {
+                Ok(x) => x,
+                // Read what is mapped; the pool is full, so stop here.
+                Err(e) if !mine.is_empty() => {
+                    tracing::debug!("read-ahead of {id} stopped: {e}");
+                    break;
+                }
+                Err(e) => return Err(e),
+            };
+            {
+                let mut map = self.table.write(id);
+                if map.contains(id) {
+                    st.free.push(idx);
+                    continue;
+                }
+                // Invariant 5: mapped READING and X-latched before the read.
+                self.map_locked(&mut map, idx, id, READING);
+            }
+            self.frame(idx)
+                .first_access_ms
+                .store(self.now_ms(), Ordering::Relaxed);
+            st.lru.push_old(idx, &*self.frames);
+            st.by_space.entry(space).or_default().insert(idx);
+            drop(st);
+            mine.push((i, idx));
+        }
+        let (Some(&(lo, _)), Some(&(hi, _))) = (mine.first(), mine.last()) else {
+            return Ok(0);
+        };
+        let ps = sp.page_size().bytes();
+        let mut buf = AlignedBuf::zeroed((hi - lo + 1) as usize * ps, ps);
+        let read = sp.read_pages_unverified(PageNo(first.0 + lo), &mut buf);
+        let mut added = 0;
+        for (i, idx) in mine {
+            let id = PageId::new(space, PageNo(first.0 + i));
+            let f = self.frame(idx);
+            let src = &buf[(i - lo) as usize * ps..][..ps];
+            self.counters.misses.fetch_add(1, Ordering::Relaxed);
+            if read.is_ok() && page::verify(src, id).is_ok() {
+                // SAFETY: we hold the X latch taken by map_locked.
+                let dst = unsafe { self.arena.page_mut(idx) };
+                dst.copy_from_slice(src);
+                f.newest_modification
+                    .store(Header::new(dst).lsn().0, Ordering::Relaxed);
+                f.state.store(READY, Ordering::Release);
+                self.counters.pages_read.fetch_add(1, Ordering::Relaxed);
+                added += 1;
+            } else {
+                self.orphan(idx, id);
+            }
+            // SAFETY: we hold X.
+            unsafe { f.latch.unlock_exclusive() };
+            self.unpin(idx);
+        }
+        Ok(added)
     }
 
     /// Maps a FREE frame to `id`, pinned and X-latched. Caller holds the pool mutex and the

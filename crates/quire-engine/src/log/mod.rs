@@ -57,7 +57,7 @@ use quire_io::IoError;
 
 pub use flusher::FlushAtCommit;
 pub use open::Recovery;
-pub use reader::{Frame, LogReader};
+pub use reader::{Frame, FrameRef, LogReader};
 pub use writer::{Log, LogReservation, LogStats, LsnRange, MTR_RESERVATION};
 
 /// The log file's name in the data directory.

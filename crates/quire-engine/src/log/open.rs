@@ -299,6 +299,17 @@ impl Recovery {
     }
 }
 
+impl Recovery {
+    /// The next frame, its payload borrowed until the next call (see [`LogReader::next_ref`]).
+    pub fn next_ref(&mut self) -> Option<Result<super::reader::FrameRef<'_>>> {
+        let f = self.reader.next_ref();
+        if matches!(f, Some(Ok(_))) {
+            self.frames += 1;
+        }
+        f
+    }
+}
+
 impl Iterator for Recovery {
     type Item = Result<Frame>;
     fn next(&mut self) -> Option<Result<Frame>> {

@@ -36,6 +36,26 @@ pub struct Frame {
     pub payload: Vec<u8>,
 }
 
+/// A frame whose payload is borrowed from the reader's window: recovery copies each payload
+/// once, into its own blocks, instead of allocating a vector per frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FrameRef<'a> {
+    pub start: Lsn,
+    pub end: Lsn,
+    pub epoch: u32,
+    pub payload: &'a [u8],
+}
+
+/// Where a frame read into the window lies.
+struct RawFrame {
+    start: u64,
+    end: u64,
+    epoch: u32,
+    /// The payload is `win[at..at + len]`.
+    at: usize,
+    len: usize,
+}
+
 /// An iterator over the frames from an LSN to the end of the log.
 #[derive(Debug)]
 pub struct LogReader {
@@ -110,7 +130,31 @@ impl LogReader {
         Ok(&self.win[at..at + n])
     }
 
-    fn read_frame(&mut self) -> Result<Option<Frame>> {
+    /// The next frame with its payload borrowed from the window (valid until the next
+    /// call); `None` at the end of the log.
+    pub fn next_ref(&mut self) -> Option<Result<FrameRef<'_>>> {
+        if self.done {
+            return None;
+        }
+        match self.read_frame() {
+            Ok(Some(raw)) => Some(Ok(FrameRef {
+                start: Lsn(raw.start),
+                end: Lsn(raw.end),
+                epoch: raw.epoch,
+                payload: &self.win[raw.at..raw.at + raw.len],
+            })),
+            Ok(None) => {
+                self.done = true;
+                None
+            }
+            Err(e) => {
+                self.done = true;
+                Some(Err(e))
+            }
+        }
+    }
+
+    fn read_frame(&mut self) -> Result<Option<RawFrame>> {
         loop {
             match self.read_one()? {
                 // Padding: checked, then skipped.
@@ -123,7 +167,7 @@ impl LogReader {
 
     /// Reads the frame at `next`: `None` at the end of the log, `Some(None)` for a valid
     /// padding frame, `Some(Some(frame))` for a payload.
-    fn read_one(&mut self) -> Result<Option<Option<Frame>>> {
+    fn read_one(&mut self) -> Result<Option<Option<RawFrame>>> {
         let start = self.next;
         let capacity = self.file.capacity;
         let head = self.bytes(start, 8)?;
@@ -156,21 +200,18 @@ impl LogReader {
         if crc != format::frame_crc_raw(Lsn(start), len_field, epoch, payload) {
             return Ok(None);
         }
-        let payload = if padding {
-            None
-        } else {
-            Some(payload.to_vec())
-        };
+        let at = (start + 8 - self.win_lsn) as usize;
         self.prev_epoch = epoch;
         self.next = end;
         if end.is_multiple_of(self.file.io_block) {
             self.stable = end;
         }
-        Ok(Some(payload.map(|payload| Frame {
-            start: Lsn(start),
-            end: Lsn(end),
+        Ok(Some((!padding).then_some(RawFrame {
+            start,
+            end,
             epoch,
-            payload,
+            at,
+            len: len as usize,
         })))
     }
 }
@@ -179,19 +220,13 @@ impl Iterator for LogReader {
     type Item = Result<Frame>;
 
     fn next(&mut self) -> Option<Result<Frame>> {
-        if self.done {
-            return None;
-        }
-        match self.read_frame() {
-            Ok(Some(f)) => Some(Ok(f)),
-            Ok(None) => {
-                self.done = true;
-                None
-            }
-            Err(e) => {
-                self.done = true;
-                Some(Err(e))
-            }
-        }
+        self.next_ref().map(|f| {
+            f.map(|f| Frame {
+                start: f.start,
+                end: f.end,
+                epoch: f.epoch,
+                payload: f.payload.to_vec(),
+            })
+        })
     }
 }

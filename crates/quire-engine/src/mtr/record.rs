@@ -248,6 +248,23 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// A parser that resumes at byte `pos` of `payload`, where the record before changed
+    /// `page`: recovery re-reads one page's records from where grouping found them, and a
+    /// record there may elide its page id (SAME_PAGE).
+    pub fn resume(payload: &'a [u8], page_size: PageSize, pos: usize, page: PageId) -> Self {
+        Parser {
+            buf: payload,
+            pos,
+            page_size,
+            last_page: Some(page),
+        }
+    }
+
+    /// The offset of the next record in the payload.
+    pub fn position(&self) -> usize {
+        self.pos
+    }
+
     fn err(&self, what: &'static str) -> RecordError {
         RecordError { at: self.pos, what }
     }
