@@ -19,12 +19,13 @@ impl DbInner {
         let l = self.locks.stats();
         let c = &self.counters;
         let get = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
-        let ours: [(&str, u64); 18] = [
+        let ours: [(&str, u64); 19] = [
             ("Innodb_history_list_length", self.undo.history_len()),
             ("quire_trx_active", self.trx.active_count()),
             ("quire_trx_commits", self.trx.commits()),
             ("quire_trx_rollbacks", self.trx.rollbacks()),
             ("quire_read_views_open", self.trx.views_open()),
+            ("quire_read_view_mutex_uses", self.trx.view_mutex_uses()),
             ("quire_versions_built", get(&c.versions_built)),
             (
                 "quire_secondary_clustered_visits",

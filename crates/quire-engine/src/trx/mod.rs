@@ -24,11 +24,58 @@
 //!    in between has `low_limit_no` at or below it: purge never removes history a view
 //!    created before the commit was visible may need.
 //! 4. `purge_limit()` is at most every open view's `low_limit_no`.
+//!
+//! ## Read-only views without the mutex
+//!
+//! A reader with no id (an autocommit SELECT, a transaction that has only read: InnoDB's
+//! read-only optimization) normally takes no mutex, neither for its view nor to give it
+//! back (issue 15: oltp_read_only must not serialize on BEGIN). `version` counts the
+//! changes of what a view is built from. The newest read-only view is cached with the
+//! version it was built at (`cache`); while the version has not moved, it is the view the
+//! reader would build, and readers share it. A reader registers the view it uses (purge
+//! and `seen_by_all` must count it) in one of `VIEW_SLOTS` slots, by that version `w`:
+//!
+//! ```text
+//!   free 0 ──CAS──► w|PENDING ──version still w? CAS──► w (in use) ──drop: store──► 0
+//!                      │ no: store 0, mutex path
+//!                      └─ seen_by_all: CAS ──► w|CANCELLED ── the reader's CAS fails: 0
+//! ```
+//!
+//! The view a slot names stays in `State::published` (version → view). The mutex path
+//! (a reader that found the cache stale, or no free slot, and every view with a creator)
+//! builds under the mutex as before; a read-only one refreshes the cache.
+//!
+//! 5. `version` changes only under the mutex, with every change of `next_id`, `active`,
+//!    `next_no` or `committing` (`bump`). So while it is still `w`, the view built at `w`
+//!    is the view a reader would build now; and a reader that starts after `finish`
+//!    returned loads a version past it (SeqCst) and misses any older cached view.
+//! 6. The state's purge limit, `min(committing ∪ {next_no})`, never decreases: `commit_no`
+//!    adds `next_no` (not below the minimum) and raises `next_no`; `finish` only removes.
+//! 7. A reader uses a slot view only after re-checking: the slot holds `w|PENDING`, then
+//!    the version, loaded again, is still `w` (all slot and version accesses are SeqCst).
+//!    `purge_limit` reads the state under the mutex, then loads every slot. If its load
+//!    missed the slot store, it precedes that store in the single SeqCst order, and the
+//!    re-check follows the store and still read `w`: no bump past `w` came before the
+//!    scan, so neither before the state was read (under the mutex, before the scan). That
+//!    state was at version ≤ `w`, and by 6 its limit is ≤ the view's `low_limit_no`. If the
+//!    load saw the slot, the view counts itself. Either way invariant 4 holds.
+//! 8. `published` holds the view of every version a slot may validly name: a version
+//!    leaves it (under the mutex) only when it is not the current one and no slot names
+//!    it, and a slot stored after that scan fails its re-check (the argument of 7). So a
+//!    slot whose version is missing from `published` is a registration that fails, and is
+//!    ignored.
+//! 9. A PENDING slot is a registration not decided yet. `purge_limit` counts it (the safe
+//!    side for purge); `seen_by_all` must be exact for rollback (docs/purge.md) and
+//!    cancels it: the reader's confirming CAS fails and it builds its view on the mutex
+//!    path, after the check. A confirmed slot is a view in use.
 
+use std::cell::Cell;
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
+use arc_swap::ArcSwapOption;
+use crossbeam::utils::CachePadded;
 use parking_lot::Mutex;
 
 use crate::row::TrxId;
@@ -92,10 +139,59 @@ impl ReadView {
     }
 }
 
+/// How many read-only views can be registered without the mutex at once; more fall back
+/// to the mutex path. 1024 padded slots: 128 KiB, one load each per `purge_limit`.
+pub const VIEW_SLOTS: usize = 1024;
+
+/// A slot whose reader has not re-checked the version yet (invariant 9).
+const SLOT_PENDING: u64 = 1 << 63;
+/// A pending slot `seen_by_all` cancelled: its reader gives it back unused.
+const SLOT_CANCELLED: u64 = 1 << 62;
+/// The version a slot names (0: free). Versions start at 1 and never reach the flags.
+const SLOT_VERSION: u64 = SLOT_CANCELLED - 1;
+
+/// `published` is pruned when it grows past this (one scan of the slots).
+const PUBLISHED_PRUNE_AT: usize = 64;
+
+const _: () = assert!(VIEW_SLOTS.is_power_of_two() && VIEW_SLOTS >= 64);
+const _: () = assert!(SLOT_VERSION & (SLOT_PENDING | SLOT_CANCELLED) == 0);
+
+thread_local! {
+    /// The slot this thread used last: it is usually free again, and no other thread's.
+    static SLOT_HINT: Cell<usize> = const { Cell::new(usize::MAX) };
+}
+
+/// Spreads the threads' first slots apart.
+static NEXT_SLOT_HINT: AtomicUsize = AtomicUsize::new(0);
+
+/// Debug builds: readers sleep between finding the cached view current and storing their
+/// slot, so a test meets, often, the race the re-check closes (invariant 7).
+#[cfg(debug_assertions)]
+static PAUSE_BEFORE_SLOT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Tests only: makes read-only readers pause where a commit and a purge may slip in
+/// before their slot is stored (invariant 7). Does nothing in release builds.
+#[doc(hidden)]
+pub fn pause_before_slot_for_tests(on: bool) {
+    #[cfg(debug_assertions)]
+    PAUSE_BEFORE_SLOT.store(on, Ordering::Relaxed);
+    #[cfg(not(debug_assertions))]
+    let _ = on;
+}
+
+/// Where a view is registered.
+#[derive(Debug)]
+enum Registration {
+    /// In `State::views` under this key (mutex to remove).
+    Locked((u64, u64)),
+    /// In this slot (a store to free).
+    Slot(usize),
+}
+
 /// A registered view: unregisters itself when dropped, so purge can go past it.
 pub struct ViewHandle {
     view: Arc<ReadView>,
-    key: (u64, u64),
+    reg: Registration,
     sys: Arc<TrxSysInner>,
 }
 
@@ -108,7 +204,15 @@ impl std::ops::Deref for ViewHandle {
 
 impl Drop for ViewHandle {
     fn drop(&mut self) {
-        self.sys.state.lock().views.remove(&self.key);
+        match self.reg {
+            Registration::Locked(key) => {
+                self.sys.view_mutex_uses.fetch_add(1, Ordering::Relaxed);
+                self.sys.state.lock().views.remove(&key);
+            }
+            // Release: the reads through this view happen before a purge that sees the
+            // slot free (its scan loads are SeqCst, so acquire).
+            Registration::Slot(i) => self.sys.slots[i].store(0, Ordering::Release),
+        }
     }
 }
 
@@ -120,15 +224,91 @@ struct State {
     next_no: u64,
     active: BTreeSet<TrxId>,
     committing: BTreeSet<u64>,
-    /// Open views by (low_limit_no, serial); the views themselves for `seen_by_all`.
+    /// Views registered under the mutex, by (low_limit_no, serial); the views themselves
+    /// for `seen_by_all`.
     views: BTreeMap<(u64, u64), Arc<ReadView>>,
     view_serial: u64,
+    /// Read-only views slots may name, by the version they were built at (invariant 8).
+    published: BTreeMap<u64, Arc<ReadView>>,
+}
+
+impl State {
+    /// Commit numbers below it are seen by every view built from this state (invariant 6).
+    fn limit_no(&self) -> u64 {
+        self.committing.first().copied().unwrap_or(self.next_no)
+    }
+
+    fn build(&self, creator: TrxId) -> ReadView {
+        let low_limit = TrxId(self.next_id);
+        let active: Vec<TrxId> = self.active.iter().copied().collect();
+        let up_limit = active.first().copied().unwrap_or(low_limit);
+        ReadView {
+            creator,
+            low_limit,
+            up_limit,
+            active,
+            low_limit_no: self.limit_no(),
+        }
+    }
+}
+
+/// The newest read-only view and the version it was built at.
+struct Cached {
+    version: u64,
+    view: Arc<ReadView>,
 }
 
 struct TrxSysInner {
     state: Mutex<State>,
+    /// Bumped under `state` with every change a view depends on (invariant 5).
+    version: AtomicU64,
+    cache: ArcSwapOption<Cached>,
+    /// Read-only views registered without the mutex: a version, with flags (invariant 7).
+    slots: Box<[CachePadded<AtomicU64>]>,
+    /// Times a view took the mutex, to be made or given back: stays put while read-only
+    /// readers find the cache fresh and a free slot.
+    view_mutex_uses: AtomicU64,
     commits: AtomicU64,
     rollbacks: AtomicU64,
+}
+
+impl TrxSysInner {
+    /// Marks a change of what views are built from; `_held` proves the mutex is held.
+    fn bump(&self, _held: &mut State) {
+        self.version.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// Claims a free slot, storing `value`; `None` when all are taken.
+    fn claim_slot(&self, value: u64) -> Option<usize> {
+        debug_assert!(value != 0);
+        let start = SLOT_HINT.with(|h| {
+            let mut s = h.get();
+            if s == usize::MAX {
+                s = NEXT_SLOT_HINT
+                    .fetch_add(1, Ordering::Relaxed)
+                    .wrapping_mul(4);
+            }
+            s
+        });
+        for i in 0..VIEW_SLOTS {
+            let at = (start + i) % VIEW_SLOTS;
+            let slot = &self.slots[at];
+            if slot.load(Ordering::Relaxed) == 0
+                && slot
+                    .compare_exchange(0, value, Ordering::SeqCst, Ordering::Relaxed)
+                    .is_ok()
+            {
+                SLOT_HINT.with(|h| h.set(at));
+                return Some(at);
+            }
+        }
+        None
+    }
+
+    /// Each slot's value, in order (SeqCst loads: invariant 7).
+    fn slot_values(&self) -> impl Iterator<Item = u64> + '_ {
+        self.slots.iter().map(|s| s.load(Ordering::SeqCst))
+    }
 }
 
 /// The transaction system. Cheap to clone (shared).
@@ -156,6 +336,12 @@ impl TrxSys {
                     next_no: max_no + 1,
                     ..State::default()
                 }),
+                version: AtomicU64::new(1),
+                cache: ArcSwapOption::empty(),
+                slots: (0..VIEW_SLOTS)
+                    .map(|_| CachePadded::new(AtomicU64::new(0)))
+                    .collect(),
+                view_mutex_uses: AtomicU64::new(0),
                 commits: AtomicU64::new(0),
                 rollbacks: AtomicU64::new(0),
             }),
@@ -176,6 +362,7 @@ impl TrxSys {
             None
         };
         st.active.insert(id);
+        self.inner.bump(&mut st);
         Assigned { id, persist }
     }
 
@@ -187,6 +374,7 @@ impl TrxSys {
         let mut st = self.inner.state.lock();
         let id = TrxId(st.next_id);
         st.next_id += 1;
+        self.inner.bump(&mut st);
         id
     }
 
@@ -197,6 +385,7 @@ impl TrxSys {
         st.next_id = st.next_id.max(id.0 + 1);
         st.persisted_below = st.persisted_below.max(st.next_id);
         st.active.insert(id);
+        self.inner.bump(&mut st);
     }
 
     /// The commit number for a committing transaction (invariant 3).
@@ -205,6 +394,7 @@ impl TrxSys {
         let no = st.next_no;
         st.next_no += 1;
         st.committing.insert(no);
+        self.inner.bump(&mut st);
         no
     }
 
@@ -217,6 +407,7 @@ impl TrxSys {
         if let Some(no) = no {
             st.committing.remove(&no);
         }
+        self.inner.bump(&mut st);
         drop(st);
         if committed {
             self.inner.commits.fetch_add(1, Ordering::Relaxed);
@@ -226,27 +417,122 @@ impl TrxSys {
     }
 
     /// A snapshot for `creator` (TrxId(0): a read-only reader with no id), registered until
-    /// the handle is dropped.
+    /// the handle is dropped. A read-only one normally takes no mutex (module docs).
     pub fn view(&self, creator: TrxId) -> ViewHandle {
-        let mut st = self.inner.state.lock();
-        let low_limit = TrxId(st.next_id);
-        let active: Vec<TrxId> = st.active.iter().copied().collect();
-        let up_limit = active.first().copied().unwrap_or(low_limit);
-        let low_limit_no = st.committing.first().copied().unwrap_or(st.next_no);
+        if creator == TrxId(0) {
+            if let Some(h) = self.shared_view() {
+                return h;
+            }
+        }
+        self.locked_view(creator)
+    }
+
+    /// The cached read-only view, registered in a slot, if it is still current and a slot
+    /// is free (invariants 5 and 7). No mutex.
+    fn shared_view(&self) -> Option<ViewHandle> {
+        let inner = &self.inner;
+        let cached = inner.cache.load();
+        let c = cached.as_ref()?;
+        if inner.version.load(Ordering::SeqCst) != c.version {
+            return None;
+        }
+        #[cfg(debug_assertions)]
+        if PAUSE_BEFORE_SLOT.load(Ordering::Relaxed) {
+            std::thread::sleep(std::time::Duration::from_micros(20));
+        }
+        self.register_shared(c)
+    }
+
+    /// Registers the cached view `c` in a slot, if it is still current once the slot is
+    /// stored (invariant 7).
+    fn register_shared(&self, c: &Cached) -> Option<ViewHandle> {
+        let inner = &self.inner;
+        let at = inner.claim_slot(c.version | SLOT_PENDING)?;
+        let slot = &inner.slots[at];
+        // The re-check (invariant 7): no change since the view was built, now that the
+        // slot makes it visible to purge.
+        let confirmed = inner.version.load(Ordering::SeqCst) == c.version
+            && slot
+                .compare_exchange(
+                    c.version | SLOT_PENDING,
+                    c.version,
+                    Ordering::SeqCst,
+                    Ordering::SeqCst,
+                )
+                .is_ok();
+        if !confirmed {
+            // Stale, or cancelled by `seen_by_all` (invariant 9): the slot is still ours.
+            slot.store(0, Ordering::SeqCst);
+            return None;
+        }
+        Some(ViewHandle {
+            view: Arc::clone(&c.view),
+            reg: Registration::Slot(at),
+            sys: Arc::clone(inner),
+        })
+    }
+
+    /// A view built (or, read-only, taken from a fresh cache) under the mutex.
+    fn locked_view(&self, creator: TrxId) -> ViewHandle {
+        let inner = &self.inner;
+        inner.view_mutex_uses.fetch_add(1, Ordering::Relaxed);
+        let mut st = inner.state.lock();
+        if creator == TrxId(0) {
+            let (version, view) = self.publish(&mut st);
+            // The mutex holds the version still: no re-check needed.
+            if let Some(at) = inner.claim_slot(version) {
+                return ViewHandle {
+                    view,
+                    reg: Registration::Slot(at),
+                    sys: Arc::clone(inner),
+                };
+            }
+            return Self::register_locked(inner, &mut st, view);
+        }
+        let view = Arc::new(st.build(creator));
+        Self::register_locked(inner, &mut st, view)
+    }
+
+    /// The read-only view of the current version: the cached one, or a new one, then
+    /// cached and published (invariant 8).
+    fn publish(&self, st: &mut State) -> (u64, Arc<ReadView>) {
+        let inner = &self.inner;
+        let version = inner.version.load(Ordering::SeqCst);
+        if let Some(c) = inner.cache.load().as_ref() {
+            if c.version == version {
+                return (version, Arc::clone(&c.view));
+            }
+        }
+        let view = Arc::new(st.build(TrxId(0)));
+        if st.published.len() >= PUBLISHED_PRUNE_AT {
+            let named: BTreeSet<u64> = inner
+                .slot_values()
+                .filter(|&s| s != 0)
+                .map(|s| s & SLOT_VERSION)
+                .collect();
+            st.published
+                .retain(|w, _| *w == version || named.contains(w));
+        }
+        st.published.insert(version, Arc::clone(&view));
+        inner.cache.store(Some(Arc::new(Cached {
+            version,
+            view: Arc::clone(&view),
+        })));
+        (version, view)
+    }
+
+    fn register_locked(
+        inner: &Arc<TrxSysInner>,
+        st: &mut State,
+        view: Arc<ReadView>,
+    ) -> ViewHandle {
         st.view_serial += 1;
-        let key = (low_limit_no, st.view_serial);
-        let view = Arc::new(ReadView {
-            creator,
-            low_limit,
-            up_limit,
-            active,
-            low_limit_no,
-        });
+        let key = (view.low_limit_no, st.view_serial);
         st.views.insert(key, Arc::clone(&view));
         ViewHandle {
             view,
-            key,
-            sys: self.inner.clone(),
+            reg: Registration::Locked(key),
+            sys: Arc::clone(inner),
         }
     }
 
@@ -255,28 +541,32 @@ impl TrxSys {
     /// sees its own changes. Registered before `v`'s handle can be dropped, with `v`'s
     /// commit-number limit, so purge never passes what either needs (invariant 4).
     pub fn rebind(&self, v: &ReadView, creator: TrxId) -> ViewHandle {
+        self.inner.view_mutex_uses.fetch_add(1, Ordering::Relaxed);
         let mut st = self.inner.state.lock();
-        st.view_serial += 1;
-        let key = (v.low_limit_no, st.view_serial);
         let view = Arc::new(ReadView {
             creator,
             ..v.clone()
         });
-        st.views.insert(key, Arc::clone(&view));
-        ViewHandle {
-            view,
-            key,
-            sys: self.inner.clone(),
-        }
+        Self::register_locked(&self.inner, &mut st, view)
     }
 
     /// Commit numbers below this are seen by every open and future view: their history
-    /// can be purged (invariant 4).
+    /// can be purged (invariant 4; slot views by invariants 7 and 8).
     pub fn purge_limit(&self) -> u64 {
         let st = self.inner.state.lock();
-        let mut limit = st.committing.first().copied().unwrap_or(st.next_no);
+        let mut limit = st.limit_no();
         if let Some((&(no, _), _)) = st.views.first_key_value() {
             limit = limit.min(no);
+        }
+        for s in self.inner.slot_values() {
+            if s == 0 || s & SLOT_CANCELLED != 0 {
+                continue;
+            }
+            // Pending ones too: the safe side (invariant 9). A version missing from
+            // `published` names a registration that fails (invariant 8).
+            if let Some(v) = st.published.get(&(s & SLOT_VERSION)) {
+                limit = limit.min(v.low_limit_no);
+            }
         }
         limit
     }
@@ -284,12 +574,47 @@ impl TrxSys {
     /// Whether every open read view, and every future one, sees the changes of `trx`: it
     /// has ended, and each open view sees it. A purged transaction is always seen by all
     /// (invariant 4); rollback asks it before marking a revived secondary entry again
-    /// (docs/purge.md). It walks the open views: meant for rare calls.
+    /// (docs/purge.md), and needs the exact answer: `false` makes it mark the entry for
+    /// `trx`'s purge, which may have gone by; `true` removes an entry a view may need. So
+    /// a slot registration not decided yet is cancelled (invariant 9). It walks the open
+    /// views and the slots: meant for rare calls.
     pub fn seen_by_all(&self, trx: TrxId) -> bool {
         let st = self.inner.state.lock();
-        !st.active.contains(&trx)
-            && trx < TrxId(st.next_id)
-            && st.views.values().all(|v| v.sees(trx))
+        if st.active.contains(&trx)
+            || trx >= TrxId(st.next_id)
+            || !st.views.values().all(|v| v.sees(trx))
+        {
+            return false;
+        }
+        for slot in self.inner.slots.iter() {
+            loop {
+                let s = slot.load(Ordering::SeqCst);
+                if s == 0 || s & SLOT_CANCELLED != 0 {
+                    break;
+                }
+                if s & SLOT_PENDING != 0 {
+                    // Its reader then builds a view after this call, seeing `trx`. A
+                    // failed CAS: the slot changed (confirmed, freed, claimed): look again.
+                    if slot
+                        .compare_exchange(s, s | SLOT_CANCELLED, Ordering::SeqCst, Ordering::SeqCst)
+                        .is_ok()
+                    {
+                        break;
+                    }
+                    continue;
+                }
+                match st.published.get(&s) {
+                    Some(v) if v.sees(trx) => break,
+                    Some(_) => return false,
+                    None => {
+                        // Cannot be (invariant 8: a confirmed slot's view is published).
+                        debug_assert!(false, "slot names unpublished version {s}");
+                        return false;
+                    }
+                }
+            }
+        }
+        true
     }
 
     /// Whether `id` is still active (not committed or rolled back).
@@ -306,8 +631,23 @@ impl TrxSys {
         self.inner.state.lock().active.len() as u64
     }
 
+    /// Open views: those registered under the mutex and the slots in use (a moment's
+    /// count: slots change without the mutex).
     pub fn views_open(&self) -> u64 {
-        self.inner.state.lock().views.len() as u64
+        let locked = self.inner.state.lock().views.len() as u64;
+        let slotted = self
+            .inner
+            .slot_values()
+            .filter(|&s| s != 0 && s & (SLOT_PENDING | SLOT_CANCELLED) == 0)
+            .count() as u64;
+        locked + slotted
+    }
+
+    /// How many times a view took the transaction system's mutex, to be made or given
+    /// back (`quire_read_view_mutex_uses`): read-only readers that find the cached view
+    /// fresh and a free slot leave it unchanged.
+    pub fn view_mutex_uses(&self) -> u64 {
+        self.inner.view_mutex_uses.load(Ordering::Relaxed)
     }
 
     pub fn commits(&self) -> u64 {
@@ -365,6 +705,230 @@ mod tests {
         drop(v);
         assert_eq!(sys.purge_limit(), no_a + 1);
         assert_eq!(sys.views_open(), 0);
+    }
+
+    fn slotted(v: &ViewHandle) -> bool {
+        matches!(v.reg, Registration::Slot(_))
+    }
+
+    #[test]
+    fn a_read_only_view_is_shared_without_the_mutex_while_nothing_changes() {
+        let sys = TrxSys::new(TrxId(0), 0);
+        let first = sys.view(TrxId(0));
+        let uses = sys.view_mutex_uses();
+        let again = sys.view(TrxId(0));
+        assert!(Arc::ptr_eq(&first.view, &again.view), "the cached view");
+        assert!(slotted(&first) && slotted(&again));
+        drop(first);
+        drop(again);
+        for _ in 0..100 {
+            let v = sys.view(TrxId(0));
+            assert!(slotted(&v));
+        }
+        assert_eq!(sys.view_mutex_uses(), uses, "no mutex to take or give back");
+        assert_eq!(sys.views_open(), 0, "drop releases the slot");
+    }
+
+    #[test]
+    fn every_change_a_view_depends_on_makes_the_cached_view_stale() {
+        let sys = TrxSys::new(TrxId(0), 0);
+        /// A change of the state views are built from, by name.
+        type Change = (&'static str, fn(&TrxSys));
+        let changes: [Change; 5] = [
+            ("assign", |s| {
+                s.assign();
+            }),
+            ("commit_no", |s| {
+                s.commit_no();
+            }),
+            ("finish", |s| {
+                let id = *s.inner.state.lock().active.first().expect("active");
+                let no = s.inner.state.lock().committing.first().copied();
+                s.finish(id, true, no);
+            }),
+            ("reserve_id", |s| {
+                s.reserve_id();
+            }),
+            ("register_recovered", |s| s.register_recovered(TrxId(500))),
+        ];
+        for (name, change) in &changes {
+            let before = sys.view(TrxId(0));
+            let shared = sys.view(TrxId(0));
+            assert!(
+                Arc::ptr_eq(&before.view, &shared.view),
+                "{name}: cached before"
+            );
+            change(&sys);
+            let uses = sys.view_mutex_uses();
+            let after = sys.view(TrxId(0));
+            assert!(
+                !Arc::ptr_eq(&before.view, &after.view),
+                "{name}: stale after"
+            );
+            assert_eq!(
+                sys.view_mutex_uses(),
+                uses + 1,
+                "{name}: built under the mutex"
+            );
+            let fresh = sys.inner.state.lock().build(TrxId(0));
+            assert_eq!(after.low_limit, fresh.low_limit, "{name}");
+            assert_eq!(after.active, fresh.active, "{name}");
+            assert_eq!(after.low_limit_no, fresh.low_limit_no, "{name}");
+        }
+        // The changes, seen: the finished transaction by later views, not earlier ones.
+        let id = sys.assign().id;
+        let no = sys.commit_no();
+        let old = sys.view(TrxId(0));
+        sys.finish(id, true, Some(no));
+        assert!(!old.sees(id));
+        assert!(
+            sys.view(TrxId(0)).sees(id),
+            "a view after the commit sees it"
+        );
+    }
+
+    #[test]
+    fn purge_stops_at_a_view_registered_in_a_slot() {
+        let sys = TrxSys::new(TrxId(0), 0);
+        let a = sys.assign().id;
+        let no_a = sys.commit_no();
+        let warm = sys.view(TrxId(0));
+        let uses = sys.view_mutex_uses();
+        let shared = sys.view(TrxId(0));
+        assert_eq!(sys.view_mutex_uses(), uses, "taken without the mutex");
+        drop(warm);
+        sys.finish(a, true, Some(no_a));
+        assert!(!shared.sees(a));
+        assert_eq!(
+            sys.purge_limit(),
+            no_a,
+            "the slot view may need a's history"
+        );
+        assert!(!sys.seen_by_all(a), "the slot view does not see a");
+        assert_eq!(sys.views_open(), 1);
+        drop(shared);
+        assert_eq!(sys.purge_limit(), no_a + 1);
+        assert!(sys.seen_by_all(a));
+        assert_eq!(sys.views_open(), 0);
+    }
+
+    #[test]
+    fn a_slot_keeps_its_view_published_while_many_newer_ones_come_and_go() {
+        let sys = TrxSys::new(TrxId(0), 0);
+        let a = sys.assign().id;
+        let no_a = sys.commit_no();
+        let old = sys.view(TrxId(0));
+        sys.finish(a, true, Some(no_a));
+        for _ in 0..3 * PUBLISHED_PRUNE_AT {
+            let b = sys.assign().id;
+            let no = sys.commit_no();
+            sys.finish(b, true, Some(no));
+            drop(sys.view(TrxId(0)));
+        }
+        assert!(
+            sys.inner.state.lock().published.len() <= PUBLISHED_PRUNE_AT,
+            "pruned"
+        );
+        assert_eq!(sys.purge_limit(), no_a, "the old slot view still counts");
+        assert!(!sys.seen_by_all(a));
+        drop(old);
+        assert!(sys.purge_limit() > no_a);
+        assert!(sys.seen_by_all(a));
+    }
+
+    #[test]
+    fn with_every_slot_taken_views_register_under_the_mutex() {
+        let sys = TrxSys::new(TrxId(0), 0);
+        let held: Vec<ViewHandle> = (0..VIEW_SLOTS).map(|_| sys.view(TrxId(0))).collect();
+        assert!(held.iter().all(slotted));
+        let a = sys.assign().id;
+        let no_a = sys.commit_no();
+        let uses = sys.view_mutex_uses();
+        let extra = sys.view(TrxId(0));
+        assert!(!slotted(&extra), "no free slot");
+        assert_eq!(sys.view_mutex_uses(), uses + 1);
+        assert_eq!(sys.views_open(), VIEW_SLOTS as u64 + 1);
+        drop(held);
+        sys.finish(a, true, Some(no_a));
+        assert_eq!(sys.purge_limit(), no_a, "the mutex-registered view counts");
+        assert!(!sys.seen_by_all(a));
+        drop(extra);
+        assert_eq!(
+            sys.view_mutex_uses(),
+            uses + 2,
+            "given back under the mutex"
+        );
+        assert_eq!(sys.purge_limit(), no_a + 1);
+        assert_eq!(sys.views_open(), 0, "every slot released");
+        assert!(slotted(&sys.view(TrxId(0))), "slots are free again");
+    }
+
+    #[test]
+    fn a_view_cached_before_a_change_fails_its_recheck() {
+        let sys = TrxSys::new(TrxId(0), 0);
+        let a = sys.assign().id;
+        let no_a = sys.commit_no();
+        drop(sys.view(TrxId(0)));
+        // A reader loaded the cache and found it current, then a commit ended before it
+        // stored its slot.
+        let cached = sys.inner.cache.load_full().expect("cached");
+        sys.finish(a, true, Some(no_a));
+        assert_eq!(
+            sys.purge_limit(),
+            no_a + 1,
+            "purge may pass the cached view"
+        );
+        assert!(sys.register_shared(&cached).is_none(), "the re-check fails");
+        assert_eq!(sys.views_open(), 0, "and gives its slot back");
+        assert_eq!(sys.purge_limit(), no_a + 1);
+        let v = sys.view(TrxId(0));
+        assert!(v.sees(a), "the view it gets instead is current");
+    }
+
+    #[test]
+    fn seen_by_all_cancels_a_registration_not_yet_checked() {
+        let sys = TrxSys::new(TrxId(0), 0);
+        let a = sys.assign().id;
+        let no_a = sys.commit_no();
+        let old = sys.view(TrxId(0));
+        let w = sys.inner.version.load(Ordering::SeqCst);
+        sys.finish(a, true, Some(no_a));
+        // A reader that loaded the old cached view and stored its slot, but has not
+        // re-checked the version yet.
+        let at = sys.inner.claim_slot(w | SLOT_PENDING).expect("a free slot");
+        drop(old);
+        assert_eq!(sys.purge_limit(), no_a, "purge counts it, to be safe");
+        assert!(
+            sys.seen_by_all(a),
+            "a registration that cannot succeed any more"
+        );
+        let slot = &sys.inner.slots[at];
+        assert_eq!(
+            slot.load(Ordering::SeqCst),
+            w | SLOT_PENDING | SLOT_CANCELLED
+        );
+        assert!(
+            slot.compare_exchange(w | SLOT_PENDING, w, Ordering::SeqCst, Ordering::SeqCst)
+                .is_err(),
+            "the reader's confirmation fails"
+        );
+        slot.store(0, Ordering::SeqCst);
+        assert_eq!(sys.purge_limit(), no_a + 1);
+    }
+
+    #[test]
+    fn views_with_a_creator_and_rebound_views_take_the_mutex() {
+        let sys = TrxSys::new(TrxId(0), 0);
+        let snap = sys.view(TrxId(0));
+        let uses = sys.view_mutex_uses();
+        let a = sys.assign().id;
+        let own = sys.view(a);
+        assert!(!slotted(&own));
+        let rebound = sys.rebind(&snap, a);
+        assert!(!slotted(&rebound));
+        assert_eq!(rebound.low_limit_no, snap.low_limit_no);
+        assert_eq!(sys.view_mutex_uses(), uses + 2);
+        assert_eq!(sys.views_open(), 3);
     }
 
     #[test]
