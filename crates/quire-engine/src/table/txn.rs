@@ -298,6 +298,14 @@ impl DbInner {
                 .filter(|u| u.kind == UndoKind::Update && u.table_id == t.def.id)
                 .and_then(|u| decode_update(&u.payload).ok());
             match p {
+                // After a rollback the undo space the roll pointer names may hold another
+                // transaction's record. If it is an update of this same row, it is still a
+                // true step back along this row's history: it was written after the
+                // rollback restored the row, so its before-image is at least as new as
+                // every version this view may see, and it carries that version's trx id
+                // and roll pointer; the visibility test on the next turn goes on from there
+                // to exactly the newest version the view sees. So only a record of another
+                // row or table (or none) needs the restart below.
                 Some(p) if p.key == key => {
                     deleted = p.op == Op::Revive;
                     rec = p.old.to_vec();
