@@ -17,6 +17,7 @@ Format (blocks separated by blank lines; `#` starts a comment line):
     statement ok                    the next line(s) must succeed
     statement error CODE            ... must fail with MySQL error CODE
     query [rowsort]                 the rows, tab-separated, NULL for NULL, after ----
+                                    (a row that is one empty string is written (empty))
 
 Each file runs in a fresh database named after it. The last line printed is
 "N passed, N failed".
@@ -94,7 +95,7 @@ def run_block(conns, state, b, args):
         try:
             with c.cursor() as cur:
                 cur.execute(sql)
-                rows = ["\t".join(text(v) for v in r) for r in cur.fetchall()]
+                rows = ["\t".join(text(v) for v in r) or "(empty)" for r in cur.fetchall()]
         except pymysql.err.MySQLError as e:
             rows = ["error %d: %s" % (e.args[0], e.args[1] if len(e.args) > 1 else "")]
         if sort:
