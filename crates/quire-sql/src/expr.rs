@@ -541,7 +541,7 @@ impl Expr {
 }
 
 /// Names the column markers of a 1690 message ([`Expr::print`]) with `name(i)`: MariaDB
-/// prints a column as `db`.`table`.`column`.
+/// prints a column as `db`.`alias`.`column` (the alias is the table's name without one).
 pub fn name_columns(e: SqlError, name: &dyn Fn(usize) -> String) -> SqlError {
     match e {
         SqlError::ArithmeticOutOfRange { kind, expr } if expr.contains('\u{1}') => {

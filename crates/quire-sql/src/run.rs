@@ -366,14 +366,14 @@ impl<'d> Session<'d> {
         if !hidden.is_empty() {
             p = Arc::new(self.replan(text, &hidden, conn)?);
         }
-        // A 1690 names the columns of its expression as `db`.`table`.`column`.
+        // A 1690 names the columns of its expression as `db`.`alias`.`column`.
         self.execute_plan(&p, params, sink).map_err(|e| {
             let t = p.tables()[0].or(p.tables()[1]);
             crate::expr::name_columns(e, &|c| match t {
                 Some(t) => format!(
                     "`{}`.`{}`.`{}`",
                     t.db,
-                    t.name,
+                    t.alias,
                     t.def.columns.get(c).map_or("?", |c| c.name.as_str())
                 ),
                 None => "`seq`".into(),
