@@ -158,6 +158,25 @@ fn table_collation(opts: &sql::CreateTableOptions) -> Result<Collation> {
     )
 }
 
+/// Converting a column's DEFAULT: any warning (a value cut, clamped or not a number)
+/// makes it invalid (1067); notes (a DECIMAL rounded) do not.
+struct DefaultEnv;
+
+impl crate::expr::Env for DefaultEnv {
+    fn param(&self, i: usize) -> Result<Value> {
+        crate::expr::Quiet.param(i)
+    }
+    fn session(&self, f: &crate::expr::SessionFn) -> Result<Value> {
+        crate::expr::Quiet.session(f)
+    }
+    fn warn(&self, level: Level, code: u16, message: String) -> Result<()> {
+        if level >= Level::Warning {
+            return Err(SqlError::Raised { code, message });
+        }
+        Ok(())
+    }
+}
+
 /// A value as an SQL literal.
 fn literal_sql(v: &Value) -> String {
     match v {
@@ -338,7 +357,7 @@ impl<'d> Session<'d> {
                 row: 0,
                 strict: true,
             },
-            &crate::expr::Quiet,
+            &DefaultEnv,
         )
         .map_err(|_| invalid())?;
         Ok(literal_sql(&v))

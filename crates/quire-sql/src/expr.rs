@@ -412,7 +412,11 @@ impl Expr {
                 let mut checked = false;
                 for x in list {
                     let w = x.eval(row, env)?;
-                    if !checked && types::is_numeric(&w) {
+                    // A string operand is converted once; a string in the list, each
+                    // time it is compared.
+                    if types::is_numeric(&v) {
+                        check_compared(&v, &w, env)?;
+                    } else if !checked && types::is_numeric(&w) {
                         check_compared(&v, &w, env)?;
                         checked = true;
                     }
@@ -541,7 +545,7 @@ impl Expr {
 }
 
 /// Names the column markers of a 1690 message ([`Expr::print`]) with `name(i)`: MariaDB
-/// prints a column as `db`.`table`.`column`.
+/// prints a column as `db`.`alias`.`column` (the alias is the table's name without one).
 pub fn name_columns(e: SqlError, name: &dyn Fn(usize) -> String) -> SqlError {
     match e {
         SqlError::ArithmeticOutOfRange { kind, expr } if expr.contains('\u{1}') => {
@@ -1030,12 +1034,21 @@ fn coll_func(
             a
         });
     }
-    let mut best: Option<Value> = None;
-    for a in args {
-        let v = a.eval(row, env)?;
-        if matches!(v, Value::Null) {
-            return Ok(Value::Null);
+    let vals = args
+        .iter()
+        .map(|a| a.eval(row, env))
+        .collect::<Result<Vec<_>>>()?;
+    if vals.iter().any(|v| matches!(v, Value::Null)) {
+        return Ok(Value::Null);
+    }
+    // With a number among them, the strings compare as DOUBLEs (1292 if not numbers).
+    if vals.iter().any(types::is_numeric) {
+        for v in &vals {
+            check_number(v, NumKind::Double, env)?;
         }
+    }
+    let mut best: Option<Value> = None;
+    for v in vals {
         best = Some(match best {
             None => v,
             Some(b) => {

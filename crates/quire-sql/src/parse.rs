@@ -75,7 +75,8 @@ pub type ParamPositions = HashMap<(u64, u64), usize>;
 pub fn for_mode(text: &str, mode: SqlMode) -> Cow<'_, str> {
     let ansi = mode.has(SqlMode::ANSI_QUOTES);
     let raw = mode.has(SqlMode::NO_BACKSLASH_ESCAPES);
-    if !(ansi && text.contains('"')) && !(raw && text.contains('\\')) {
+    let changes = (ansi && text.contains('"')) || (raw && text.contains('\\'));
+    if !changes {
         return Cow::Borrowed(text);
     }
     let c: Vec<char> = text.chars().collect();

@@ -366,14 +366,14 @@ impl<'d> Session<'d> {
         if !hidden.is_empty() {
             p = Arc::new(self.replan(text, &hidden, conn)?);
         }
-        // A 1690 names the columns of its expression as `db`.`table`.`column`.
+        // A 1690 names the columns of its expression as `db`.`alias`.`column`.
         self.execute_plan(&p, params, sink).map_err(|e| {
             let t = p.tables()[0].or(p.tables()[1]);
             crate::expr::name_columns(e, &|c| match t {
                 Some(t) => format!(
                     "`{}`.`{}`.`{}`",
                     t.db,
-                    t.name,
+                    t.alias,
                     t.def.columns.get(c).map_or("?", |c| c.name.as_str())
                 ),
                 None => "`seq`".into(),
@@ -689,7 +689,9 @@ fn insert_rows<'d>(
             }
             Err(DbError::DuplicateKey { .. }) if ip.replace => {
                 // REPLACE: delete every row the new one collides with, then insert.
-                affected += replace_conflicts(def, table, tx, &row)?;
+                let replaced = replace_conflicts(def, table, tx, &row)?;
+                affected += replaced;
+                dups += u64::from(replaced > 0);
                 tx.insert(table, row.clone())?
             }
             Err(e) => return Err(e.into()),
@@ -711,12 +713,16 @@ fn replace_conflicts<'d>(
     tx: &mut Transaction<'d>,
     row: &[Value],
 ) -> Result<u64> {
+    // MariaDB updates a row that conflicts on the table's only unique key in place, so one
+    // equal to the new row counts neither as affected nor as a duplicate; with more unique
+    // keys it deletes and inserts, and every conflicting row counts.
+    let in_place = !def.indexes.iter().any(|i| i.unique);
     let mut n = 0;
     if !def.primary_key.is_empty() {
         let pk = exec::pk_of(def, row);
-        if tx.get_locking(table, &pk, ReadLock::Exclusive)?.is_some() {
+        if let Some(old) = tx.get_locking(table, &pk, ReadLock::Exclusive)? {
             tx.delete(table, &pk)?;
-            n += 1;
+            n += u64::from(!in_place || old.as_slice() != row);
         }
     }
     for ix in def.indexes.iter().filter(|i| i.unique) {
@@ -725,9 +731,9 @@ fn replace_conflicts<'d>(
             continue;
         }
         for pk in tx.lookup_index(table, &ix.name, &vals)? {
-            if tx.get_locking(table, &pk, ReadLock::Exclusive)?.is_some() {
+            if let Some(old) = tx.get_locking(table, &pk, ReadLock::Exclusive)? {
                 tx.delete(table, &pk)?;
-                n += 1;
+                n += u64::from(!in_place || old.as_slice() != row);
             }
         }
     }

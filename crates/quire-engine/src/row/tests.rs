@@ -273,6 +273,25 @@ fn decimal_rescales_exactly_and_rejects_rounding() {
 }
 
 #[test]
+fn the_zero_date_is_stored_and_packs_below_every_date() {
+    let d = Column::new("d", ColumnType::Date);
+    d.canonical(&Value::Date(Date::ZERO)).expect("zero date");
+    assert!(d.canonical(&Value::Date(Date::new(2024, 0, 1))).is_err());
+    assert!(Date::ZERO.packed() < Date::new(0, 1, 1).packed());
+    assert_eq!(
+        Date::unpack(Date::ZERO.packed()).expect("unpacks"),
+        Date::ZERO
+    );
+    let zero = Value::DateTime(DateTime::new(Date::ZERO, 0, 0, 0, 0));
+    Column::new("t", ColumnType::Timestamp { fsp: 0 })
+        .canonical(&zero)
+        .expect("zero timestamp");
+    Column::new("t", ColumnType::DateTime { fsp: 0 })
+        .canonical(&zero)
+        .expect("zero datetime");
+}
+
+#[test]
 fn invalid_dates_and_timestamps_out_of_range_are_rejected() {
     let d = Column::new("d", ColumnType::Date);
     assert!(d.canonical(&Value::Date(Date::new(2023, 2, 29))).is_err());
