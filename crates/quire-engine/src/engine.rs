@@ -134,6 +134,11 @@ struct Shared {
     names: Mutex<HashMap<String, SpaceId>>,
     next_space: AtomicU32,
     file_sync: Mutex<PendingFileSync>,
+    /// Held for a whole checkpoint: the checkpointer thread and `checkpoint_now` may both
+    /// run one, and each syncs and then forgets the extensions it read (a prefix of
+    /// `PendingFileSync::extended`), which is right only if no other checkpoint forgets
+    /// them in between.
+    checkpointing: Mutex<()>,
     stop: AtomicBool,
     wake: (Mutex<bool>, Condvar),
     checkpoints: AtomicU64,
@@ -457,6 +462,7 @@ impl Engine {
             names: Mutex::new(names),
             next_space: AtomicU32::new(next),
             file_sync: Mutex::new(PendingFileSync::default()),
+            checkpointing: Mutex::new(()),
             stop: AtomicBool::new(false),
             wake: (Mutex::new(false), Condvar::new()),
             checkpoints: AtomicU64::new(0),
@@ -1075,13 +1081,21 @@ impl Shared {
             }
         }
         // Only the extensions just synced: one counted meanwhile (appended) stays pending.
-        self.file_sync.lock().extended.drain(..n_ext);
+        // Checkpoints are serialized (`checkpointing`), so the prefix read is still there.
+        let mut p = self.file_sync.lock();
+        debug_assert!(
+            p.extended.len() >= n_ext,
+            "a concurrent checkpoint forgot extensions"
+        );
+        let n = n_ext.min(p.extended.len());
+        p.extended.drain(..n);
     }
 
     /// Moves the checkpoint to the oldest change not yet on disk. The current LSN is read
     /// *before* the flush list (see `Mtr::commit`): a change missing from the flush list that
     /// was read belongs to an mtr that reserved its LSN after the current LSN that was read.
     fn checkpoint(&self) -> Result<Lsn> {
+        let _one_at_a_time = self.checkpointing.lock();
         let current = self.log.current_lsn();
         let oldest = self.pool.flush_list_oldest().unwrap_or(current);
         // Read after `current`: a delete or rename not in flight now registers later, so its
