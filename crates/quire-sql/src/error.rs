@@ -54,6 +54,9 @@ pub enum SqlError {
     /// 1052
     #[error("Column '{column}' in {context} is ambiguous")]
     AmbiguousColumn { column: String, context: String },
+    /// 1066: two tables of FROM with one name.
+    #[error("Not unique table/alias: '{0}'")]
+    NotUniqueTable(String),
     /// 1060
     #[error("Duplicate column name '{0}'")]
     DuplicateColumn(String),

@@ -24,6 +24,24 @@ use crate::session::{Instance, Outcome, SessVars, Session};
 use crate::stmt::{InsertSource, Planned};
 use crate::types;
 
+/// A SELECT's tables, opened: one without an allocation (the single-table path), or a
+/// join's.
+enum Opened<'d> {
+    None,
+    One(Table<'d>),
+    Many(Vec<Table<'d>>),
+}
+
+impl<'d> Opened<'d> {
+    fn as_slice(&self) -> &[Table<'d>] {
+        match self {
+            Opened::None => &[],
+            Opened::One(t) => std::slice::from_ref(t),
+            Opened::Many(v) => v,
+        }
+    }
+}
+
 /// SHOW PROCESSLIST's State while a statement waits for a metadata lock (MariaDB's text).
 pub(crate) const MDL_WAIT_STATE: &str = "Waiting for table metadata lock";
 
@@ -133,6 +151,21 @@ impl<'d> Session<'d> {
                 table: name.into(),
             },
             e => e.into(),
+        })
+    }
+
+    /// The tables a SELECT reads, opened in [`exec::Source::tables`] order.
+    fn open_tables(&self, source: &exec::Source) -> Result<Opened<'d>> {
+        Ok(match source {
+            exec::Source::Table(t) => Opened::One(self.open_table(&t.db, &t.name)?),
+            exec::Source::Join(_) => Opened::Many(
+                source
+                    .tables()
+                    .into_iter()
+                    .map(|t| self.open_table(&t.db, &t.name))
+                    .collect::<Result<_>>()?,
+            ),
+            _ => Opened::None,
         })
     }
 
@@ -252,7 +285,7 @@ impl<'d> Session<'d> {
     /// Shared metadata locks on the tables `p` uses, held until the transaction ends (or
     /// the statement, outside one): no DDL changes them meanwhile (docs/sql.md).
     fn lock_tables(&mut self, p: &Planned) -> Result<()> {
-        for t in p.tables().into_iter().flatten() {
+        for t in p.tables() {
             let info = &self.info;
             let timeout = || {
                 let secs = match self.sv.vars.get("lock_wait_timeout") {
@@ -296,21 +329,22 @@ impl<'d> Session<'d> {
     /// Secondary indexes that `p` would read with a consistent read but the open
     /// transaction's snapshot is older than (CREATE INDEX after it): (table id, name).
     pub(crate) fn indexes_too_new(&self, p: &Planned) -> Vec<(u64, String)> {
-        let Some(t) = p.snapshot_reads() else {
-            return Vec::new();
-        };
         // A transaction that has only read holds its snapshot without an engine transaction.
         let readable = |ix: &quire_engine::catalog::IndexDef| match (&self.trx, &self.snap) {
             (Some(tx), _) => tx.can_read_index(ix),
             (None, Some(snap)) => quire_engine::table::index_visible_to(ix, snap),
             (None, None) => true,
         };
-        t.def
-            .indexes
-            .iter()
-            .filter(|ix| !readable(ix))
-            .map(|ix| (t.def.id, ix.name.clone()))
-            .collect()
+        let mut out = Vec::new();
+        for t in p.snapshot_reads() {
+            for ix in t.def.indexes.iter().filter(|ix| !readable(ix)) {
+                let hide = (t.def.id, ix.name.clone());
+                if !out.contains(&hide) {
+                    out.push(hide);
+                }
+            }
+        }
+        out
     }
 
     /// Plans `text` again (a prepared statement's text, or a COM_QUERY's), without the
@@ -356,10 +390,8 @@ impl<'d> Session<'d> {
     ) -> Result<Outcome> {
         match p {
             Planned::Select(s) => {
-                let table = match &s.source {
-                    exec::Source::Table(t) => Some(self.open_table(&t.db, &t.name)?),
-                    _ => None,
-                };
+                let opened = self.open_tables(&s.source)?;
+                let tables = opened.as_slice();
                 let iso = self.isolation();
                 let plain =
                     self.trx.is_none() && s.lock.is_none() && iso != Isolation::Serializable;
@@ -382,7 +414,7 @@ impl<'d> Session<'d> {
                         inst: self.inst,
                         in_trx: true,
                     };
-                    exec::select(s, table.as_ref(), &mut Txn::Snapshot(snap), &env, sink)?
+                    exec::select(s, tables, &mut Txn::Snapshot(snap), &env, sink)?
                 } else if self.trx.is_none() && s.lock.is_none() && self.autocommit() {
                     let env = ExecEnv {
                         params,
@@ -390,10 +422,16 @@ impl<'d> Session<'d> {
                         inst: self.inst,
                         in_trx: false,
                     };
-                    exec::select(s, table.as_ref(), &mut Txn::None, &env, sink)?
+                    // One table reads in one engine call, on a view of its own; a join
+                    // makes many, so they share one snapshot.
+                    let mut txn = match &s.source {
+                        exec::Source::Join(_) => Txn::Snapshot(Some(self.inst.db.snapshot())),
+                        _ => Txn::None,
+                    };
+                    exec::select(s, tables, &mut txn, &env, sink)?
                 } else {
                     self.in_statement(params, false, |tx, env| {
-                        exec::select(s, table.as_ref(), &mut Txn::Some(tx), env, sink)
+                        exec::select(s, tables, &mut Txn::Some(tx), env, sink)
                     })?
                 };
                 self.sv.found_rows = n;
@@ -401,12 +439,9 @@ impl<'d> Session<'d> {
             }
             Planned::Insert(ip) => {
                 let table = self.open_table(&ip.table.db, &ip.table.name)?;
-                let src_table = match &ip.source {
-                    InsertSource::Select(s) => match &s.source {
-                        exec::Source::Table(t) => Some(self.open_table(&t.db, &t.name)?),
-                        _ => None,
-                    },
-                    InsertSource::Values(_) => None,
+                let src_tables = match &ip.source {
+                    InsertSource::Select(s) => self.open_tables(&s.source)?,
+                    InsertSource::Values(_) => Opened::None,
                 };
                 let (affected, first_id, records, dups) =
                     self.in_statement(params, true, |tx, env| {
@@ -427,9 +462,12 @@ impl<'d> Session<'d> {
                                         .collect::<Result<Vec<_>>>()
                                 })
                                 .collect::<Result<_>>()?,
-                            InsertSource::Select(s) => {
-                                exec::select_rows(s, src_table.as_ref(), &mut Txn::Some(tx), env)?
-                            }
+                            InsertSource::Select(s) => exec::select_rows(
+                                s,
+                                src_tables.as_slice(),
+                                &mut Txn::Some(tx),
+                                env,
+                            )?,
                         };
                         insert_rows(ip, &table, tx, rows, env)
                     })?;
