@@ -289,25 +289,32 @@ impl FromBinder<'_, '_> {
         cols: &[String],
         kind: Kind,
     ) -> Result<(Vec<Expr>, Vec<usize>)> {
-        let find = |side: &[usize], name: &str| -> Result<usize> {
-            let mut hits = side
-                .iter()
-                .filter(|&&i| self.scope.columns[i].name.eq_ignore_ascii_case(name));
-            let first = *hits.next().ok_or_else(|| SqlError::UnknownColumn {
-                column: name.into(),
-                context: "FROM".into(),
-            })?;
-            if hits.next().is_some() {
-                return Err(SqlError::AmbiguousColumn {
-                    column: name.into(),
-                    context: "FROM".into(),
-                });
-            }
-            Ok(first)
+        // As MariaDB: a name missing from either side is 1054, then one found twice on a
+        // side is 1052.
+        let hits = |side: &[usize], name: &str| -> Vec<usize> {
+            side.iter()
+                .copied()
+                .filter(|&i| self.scope.columns[i].name.eq_ignore_ascii_case(name))
+                .collect()
         };
         let mut pairs = Vec::new();
         for c in cols {
-            pairs.push((find(left, c)?, find(right, c)?));
+            let (l, r) = (hits(left, c), hits(right, c));
+            match (l.as_slice(), r.as_slice()) {
+                ([a], [b]) => pairs.push((*a, *b)),
+                ([], _) | (_, []) => {
+                    return Err(SqlError::UnknownColumn {
+                        column: c.clone(),
+                        context: "FROM".into(),
+                    })
+                }
+                _ => {
+                    return Err(SqlError::AmbiguousColumn {
+                        column: c.clone(),
+                        context: "FROM".into(),
+                    })
+                }
+            }
         }
         let mut conds = Vec::new();
         for &(l, r) in &pairs {

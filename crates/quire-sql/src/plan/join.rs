@@ -35,7 +35,9 @@ use std::collections::HashSet;
 
 use quire_engine::row::{Collation, Column};
 
-use super::{choose_access_in, conjuncts, index_columns, key_family, Access, IndexRef};
+use super::{
+    choose_access_in, conjuncts, index_columns, key_family, key_ranges_in, Access, IndexRef,
+};
 use crate::bind::from::JoinTree;
 use crate::bind::Scope;
 use crate::exec::TableRef;
@@ -330,7 +332,7 @@ impl Planner<'_> {
                     .filter(|c| *c <= Class::Ref)
                     .min()
                     .unwrap_or(Class::Scan);
-                let key = (own.min(Class::Range), reach, i);
+                let key = (own, reach, i);
                 if best.is_none_or(|b| key < b) {
                     best = Some(key);
                 }
@@ -529,8 +531,13 @@ impl Planner<'_> {
         let bound = |e: &Expr| refs(scope, e).iter().all(|r| earlier.contains(r));
         let Member::Table(t) = &self.members[m] else {
             // A sequence is computed, never stored: generated per row of the steps before,
-            // over the range its conditions allow.
-            return (Access::full_scan(), Method::Loop, Vec::new(), None);
+            // over the ranges its conditions allow.
+            let mut a = Access::full_scan();
+            if let Some((ranges, eq)) = key_ranges_in(conds, &[st.offset], &scope.columns, &bound) {
+                a.ranges = ranges;
+                a.eq_prefix = eq;
+            }
+            return (a, Method::Loop, Vec::new(), None);
         };
         let a = choose_access_in(&t.def, conds, st.offset, &scope.columns, &bound);
         let dependent = depends(&a);
