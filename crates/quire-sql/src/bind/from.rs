@@ -107,12 +107,46 @@ pub fn bind_from(ctx: &Ctx<'_>, from: &[sql::TableWithJoins]) -> Result<From> {
 
 impl FromBinder<'_, '_> {
     fn joined(&mut self, twj: &sql::TableWithJoins) -> Result<Part> {
-        let mut left = self.factor(&twj.relation)?;
-        for j in &twj.joins {
+        let left = self.factor(&twj.relation)?;
+        self.joins(left, &twj.joins)
+    }
+
+    /// Applies `joins` to `left`, left to right.
+    fn joins(&mut self, mut left: Part, joins: &[sql::Join]) -> Result<Part> {
+        use sql::JoinOperator as J;
+        for j in joins {
+            // sqlparser reads `a JOIN b JOIN c ON p` as `a JOIN (b JOIN c ON p)`; MySQL as
+            // `(a JOIN b) JOIN c ON p`, where p may name a. For inner joins the rows are the
+            // same; the scope of p is MySQL's. (Written with parentheses, MySQL would not
+            // let p name a; we do.)
+            if let (
+                J::Join(sql::JoinConstraint::None)
+                | J::Inner(sql::JoinConstraint::None)
+                | J::CrossJoin(sql::JoinConstraint::None),
+                sql::TableFactor::NestedJoin {
+                    table_with_joins,
+                    alias: None,
+                },
+            ) = (&j.join_operator, &j.relation)
+            {
+                let right = self.factor(&table_with_joins.relation)?;
+                left = self.join(left, right, Kind::Inner, &sql::JoinConstraint::None)?;
+                left = self.joins(left, &table_with_joins.joins)?;
+                continue;
+            }
             let right = self.factor(&j.relation)?;
-            use sql::JoinOperator as J;
             let (kind, constraint) = match &j.join_operator {
                 J::Join(c) | J::Inner(c) | J::CrossJoin(c) | J::StraightJoin(c) => (Kind::Inner, c),
+                // An outer join needs ON or USING (MariaDB: a syntax error).
+                J::Left(sql::JoinConstraint::None)
+                | J::LeftOuter(sql::JoinConstraint::None)
+                | J::Right(sql::JoinConstraint::None)
+                | J::RightOuter(sql::JoinConstraint::None) => {
+                    return Err(SqlError::Parse {
+                        near: String::new(),
+                        line: 1,
+                    })
+                }
                 J::Left(c) | J::LeftOuter(c) => (Kind::Left, c),
                 J::Right(c) | J::RightOuter(c) => (Kind::Right, c),
                 J::FullOuter(_) => return Err(SqlError::Unsupported("FULL OUTER JOIN".into())),
