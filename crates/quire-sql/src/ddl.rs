@@ -1043,7 +1043,14 @@ impl<'d> Session<'d> {
         }
         let s = |x: &str| Value::Str(x.into());
         let opt = |x: Option<&str>| x.map_or(Value::Null, s);
-        if let crate::stmt::Planned::Select(sel) = &planned {
+        let join = match &planned {
+            crate::stmt::Planned::Select(sel) => Some(sel),
+            crate::stmt::Planned::UpdateJoin(m) | crate::stmt::Planned::DeleteJoin(m) => {
+                Some(&m.select)
+            }
+            _ => None,
+        };
+        if let Some(sel) = join {
             if let crate::exec::Source::Join(j) = &sel.source {
                 let rows = explain_join(j, !sel.sort.is_empty());
                 return send_explain(sink, rows);
@@ -1077,6 +1084,10 @@ impl<'d> Session<'d> {
                 false,
                 false,
             ),
+            // Explained as joins above.
+            crate::stmt::Planned::UpdateJoin(_) | crate::stmt::Planned::DeleteJoin(_) => {
+                (None, crate::plan::Access::full_scan(), false, false)
+            }
         };
         let row = match t {
             None => vec![

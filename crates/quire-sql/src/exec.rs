@@ -558,7 +558,7 @@ struct Pipeline<'p> {
 /// A byte key for hashing values as SQL equality sees them (for DISTINCT and GROUP BY).
 /// A byte key equal for rows that are equal in SQL (strings in `colls[i]`): GROUP BY and
 /// DISTINCT.
-fn value_key(vals: &[Value], colls: &[Collation]) -> Vec<u8> {
+pub(crate) fn value_key(vals: &[Value], colls: &[Collation]) -> Vec<u8> {
     let mut k = Vec::new();
     for (i, v) in vals.iter().enumerate() {
         match v {

@@ -569,8 +569,143 @@ impl<'d> Session<'d> {
                 })?;
                 Ok(Outcome::ok(n))
             }
+            Planned::UpdateJoin(mp) => {
+                let opened = self.open_tables(&mp.select.source)?;
+                let tables = opened.as_slice();
+                let (matched, changed) = self.in_statement(params, true, |tx, env| {
+                    let rows = exec::select_rows(&mp.select, tables, &mut Txn::Some(tx), env)?;
+                    update_join_rows(mp, tables, rows, tx, env)
+                })?;
+                Ok(Outcome::Ok {
+                    affected_rows: changed,
+                    last_insert_id: 0,
+                    info: format!("Rows matched: {matched}  Changed: {changed}  Warnings: 0"),
+                })
+            }
+            Planned::DeleteJoin(mp) => {
+                let opened = self.open_tables(&mp.select.source)?;
+                let tables = opened.as_slice();
+                let n = self.in_statement(params, true, |tx, env| {
+                    let rows = exec::select_rows(&mp.select, tables, &mut Txn::Some(tx), env)?;
+                    let mut n = 0;
+                    for_each_target_row(mp, &rows, |i, _, pk| {
+                        let table = target_table(mp, tables, i)?;
+                        match tx.delete(table, pk) {
+                            Ok(()) => n += 1,
+                            Err(DbError::RowNotFound) => {}
+                            Err(e) => return Err(e.into()),
+                        }
+                        Ok(())
+                    })?;
+                    Ok(n)
+                })?;
+                Ok(Outcome::ok(n))
+            }
         }
     }
+}
+
+/// The open table of target `i` of a multi-table UPDATE or DELETE.
+fn target_table<'a, 'd>(
+    mp: &crate::stmt::JoinDmlPlan,
+    tables: &'a [Table<'d>],
+    i: usize,
+) -> Result<&'a Table<'d>> {
+    let t = &mp.targets[i];
+    tables.get(t.slot).ok_or_else(|| SqlError::NoSuchTable {
+        db: t.table.db.clone(),
+        table: t.table.name.clone(),
+    })
+}
+
+/// Calls `f(target, joined row, primary key)` once per row of each target table in the
+/// joined `rows`, in join order: a row matched by several joined rows is changed once (by
+/// the first, as MySQL), and a NULL-extended row of a LEFT JOIN is no row.
+fn for_each_target_row(
+    mp: &crate::stmt::JoinDmlPlan,
+    rows: &[Vec<Value>],
+    mut f: impl FnMut(usize, &[Value], &[Value]) -> Result<()>,
+) -> Result<()> {
+    let mut seen: Vec<std::collections::HashSet<Vec<u8>>> =
+        vec![Default::default(); mp.targets.len()];
+    for row in rows {
+        for (i, t) in mp.targets.iter().enumerate() {
+            let def = &t.table.def;
+            if def.primary_key.is_empty() {
+                return Err(SqlError::Unsupported(
+                    "UPDATE and DELETE on a table without a primary key".into(),
+                ));
+            }
+            let own = &row[t.offset..t.offset + def.columns.len()];
+            let pk = exec::pk_of(def, own);
+            if pk.iter().any(|v| matches!(v, Value::Null)) {
+                continue;
+            }
+            let colls: Vec<_> = def
+                .primary_key
+                .iter()
+                .map(|&c| def.columns[c].collation)
+                .collect();
+            if seen[i].insert(exec::value_key(&pk, &colls)) {
+                f(i, row, &pk)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Applies a multi-table UPDATE's assignments to the target rows of its joined `rows`;
+/// returns (rows matched, rows changed). Each assignment sees the joined row as read, with
+/// the earlier assignments to the same table applied (MySQL's left-to-right order).
+fn update_join_rows<'d>(
+    mp: &crate::stmt::JoinDmlPlan,
+    tables: &[Table<'d>],
+    rows: Vec<Vec<Value>>,
+    tx: &mut Transaction<'d>,
+    env: &dyn Env,
+) -> Result<(u64, u64)> {
+    let (mut matched, mut changed) = (0u64, 0u64);
+    for_each_target_row(mp, &rows, |i, row, pk| {
+        matched += 1;
+        let t = &mp.targets[i];
+        let n = t.table.def.columns.len();
+        let mut joined = row.to_vec();
+        for (ti, c, e) in &mp.sets {
+            if *ti != i {
+                continue;
+            }
+            let v = e.eval(
+                &Row {
+                    values: &joined,
+                    aggs: &[],
+                },
+                env,
+            )?;
+            let col = &t.table.def.columns[*c];
+            if matches!(v, Value::Null) && !col.nullable {
+                return Err(SqlError::NullNotAllowed(col.name.clone()));
+            }
+            joined[t.offset + c] = types::coerce(
+                v,
+                col,
+                &types::Target {
+                    db: &t.table.db,
+                    table: &t.table.name,
+                    row: matched,
+                },
+            )?;
+        }
+        let new = &joined[t.offset..t.offset + n];
+        if new == &row[t.offset..t.offset + n] {
+            return Ok(());
+        }
+        let table = target_table(mp, tables, i)?;
+        if tx.update(table, pk, new.to_vec())? {
+            changed += 1;
+        }
+        Ok(())
+    })?;
+    Ok((matched, changed))
 }
 
 /// The rows an UPDATE or DELETE changes, read with X locks at their newest versions.

@@ -23,6 +23,33 @@ pub enum Planned {
     Insert(InsertPlan),
     Update(UpdatePlan),
     Delete(DeletePlan),
+    /// A multi-table UPDATE (`UPDATE a JOIN b ON … SET a.x = b.y`).
+    UpdateJoin(JoinDmlPlan),
+    /// A multi-table DELETE (`DELETE a FROM a JOIN b …`, `DELETE FROM a USING a JOIN b …`).
+    DeleteJoin(JoinDmlPlan),
+}
+
+/// A multi-table UPDATE or DELETE: its join is read first (every row with a lock, the
+/// changed tables' exclusive, the others' shared, as InnoDB), then each changed table's
+/// rows are changed once each, by primary key.
+#[derive(Debug, Clone)]
+pub struct JoinDmlPlan {
+    /// The join; its items are every column of the joined row.
+    pub select: SelectPlan,
+    pub targets: Vec<JoinTarget>,
+    /// UPDATE's assignments: (index into `targets`, column of that table, value over the
+    /// joined row).
+    pub sets: Vec<(usize, usize, Expr)>,
+}
+
+/// A table a multi-table UPDATE or DELETE changes.
+#[derive(Debug, Clone)]
+pub struct JoinTarget {
+    pub table: TableRef,
+    /// Where its columns start in the joined row.
+    pub offset: usize,
+    /// Its position among the join's tables (as [`Source::tables`] lists them).
+    pub slot: usize,
 }
 
 impl Planned {
@@ -40,6 +67,7 @@ impl Planned {
             ),
             Planned::Update(u) => (Some(&u.table), None),
             Planned::Delete(d) => (Some(&d.table), None),
+            Planned::UpdateJoin(m) | Planned::DeleteJoin(m) => (None, Some(&m.select)),
         };
         target
             .into_iter()
@@ -900,6 +928,118 @@ fn single_table(twj: &sql::TableWithJoins) -> Result<(&sql::ObjectName, Option<S
     }
 }
 
+/// Plans an UPDATE: of one table, or of a join.
+pub fn update_stmt(ctx: &Ctx<'_>, u: &sql::Update) -> Result<Planned> {
+    let one =
+        u.table.joins.is_empty() && matches!(u.table.relation, sql::TableFactor::Table { .. });
+    if one {
+        return update(ctx, u).map(Planned::Update);
+    }
+    if u.from.is_some() {
+        return Err(SqlError::Unsupported("UPDATE … FROM".into()));
+    }
+    if !u.order_by.is_empty() || u.limit.is_some() {
+        return Err(SqlError::Unsupported(
+            "multi-table UPDATE with ORDER BY or LIMIT".into(),
+        ));
+    }
+    let f = crate::bind::from::bind_from(ctx, std::slice::from_ref(&u.table))?;
+    let mut members: Vec<usize> = Vec::new();
+    let mut sets = Vec::new();
+    for a in &u.assignments {
+        let sql::AssignmentTarget::ColumnName(n) = &a.target else {
+            return Err(SqlError::Unsupported(a.to_string()));
+        };
+        let parts = object_parts(n)?;
+        let (db, q, c) = match parts.as_slice() {
+            [c] => (None, None, c.as_str()),
+            [q, c] => (None, Some(q.as_str()), c.as_str()),
+            [d, q, c] => (Some(d.as_str()), Some(q.as_str()), c.as_str()),
+            _ => return Err(SqlError::Unsupported(n.to_string())),
+        };
+        let col = f.scope.resolve_in(db, q, c, "SET")?;
+        let m = f
+            .scope
+            .table_of(col)
+            .ok_or_else(|| SqlError::Unsupported(n.to_string()))?;
+        let target = match members.iter().position(|&x| x == m) {
+            Some(i) => i,
+            None => {
+                members.push(m);
+                members.len() - 1
+            }
+        };
+        let e = Binder {
+            scope: Some(&f.scope),
+            params: ctx.params,
+            aggs: None,
+            context: "SET",
+        }
+        .bind(&a.value)?;
+        sets.push((target, col - f.scope.tables[m].offset, e));
+    }
+    let filter = bind_opt(u.selection.as_ref(), Some(&f.scope), ctx, "WHERE")?;
+    let (select, targets) = join_dml(f, filter, &members, "UPDATE")?;
+    Ok(Planned::UpdateJoin(JoinDmlPlan {
+        select,
+        targets,
+        sets,
+    }))
+}
+
+/// The join a multi-table UPDATE or DELETE reads, and the tables it changes (FROM indexes
+/// `members`).
+fn join_dml(
+    f: crate::bind::from::From,
+    filter: Option<Expr>,
+    members: &[usize],
+    what: &str,
+) -> Result<(SelectPlan, Vec<JoinTarget>)> {
+    use crate::plan::join::Member;
+    let mut targets = Vec::new();
+    for &m in members {
+        let Member::Table(t) = &f.members[m] else {
+            return Err(SqlError::Unsupported(format!(
+                "{what} of {}",
+                f.scope.tables[m].table
+            )));
+        };
+        let slot = f.members[..m]
+            .iter()
+            .filter(|x| matches!(x, Member::Table(_)))
+            .count();
+        targets.push(JoinTarget {
+            table: (**t).clone(),
+            offset: f.scope.tables[m].offset,
+            slot,
+        });
+    }
+    let mut j = crate::plan::join::plan(&f.scope, &f.members, &f.tree, filter.as_ref());
+    for st in &mut j.steps {
+        st.exclusive = members.contains(&st.member);
+    }
+    let width = f.scope.columns.len();
+    let select = SelectPlan {
+        source: Source::Join(Box::new(j)),
+        access: Access::full_scan(),
+        filter: None,
+        items: (0..width).map(Expr::Column).collect(),
+        item_colls: vec![crate::bind::LITERAL_COLLATION; width],
+        columns: Vec::new(),
+        aggs: Vec::new(),
+        group_by: Vec::new(),
+        group_colls: Vec::new(),
+        having: None,
+        distinct: false,
+        sort: Vec::new(),
+        sort_colls: Vec::new(),
+        limit: None,
+        offset: None,
+        lock: Some(ReadLock::Shared),
+    };
+    Ok((select, targets))
+}
+
 pub fn update(ctx: &Ctx<'_>, u: &sql::Update) -> Result<UpdatePlan> {
     if u.from.is_some() || !u.order_by.is_empty() {
         return Err(SqlError::Unsupported("UPDATE … FROM / ORDER BY".into()));
@@ -938,6 +1078,64 @@ pub fn update(ctx: &Ctx<'_>, u: &sql::Update) -> Result<UpdatePlan> {
         sets,
         limit,
     })
+}
+
+/// Plans a DELETE: of one table, or of tables of a join.
+pub fn delete_stmt(ctx: &Ctx<'_>, d: &sql::Delete) -> Result<Planned> {
+    let from = match &d.from {
+        sql::FromTable::WithFromKeyword(v) | sql::FromTable::WithoutKeyword(v) => v,
+    };
+    let one = d.tables.is_empty()
+        && d.using.is_none()
+        && matches!(from.as_slice(), [twj] if twj.joins.is_empty() && matches!(twj.relation, sql::TableFactor::Table { .. }));
+    if one {
+        return delete(ctx, d).map(Planned::Delete);
+    }
+    if !d.order_by.is_empty() || d.limit.is_some() {
+        return Err(SqlError::Unsupported(
+            "multi-table DELETE with ORDER BY or LIMIT".into(),
+        ));
+    }
+    // `DELETE t1, t2 FROM join` or `DELETE FROM t1, t2 USING join`.
+    let (names, source): (Vec<&sql::ObjectName>, &[sql::TableWithJoins]) = match &d.using {
+        Some(using) => {
+            let mut names = Vec::new();
+            for twj in from {
+                match (&twj.relation, twj.joins.is_empty()) {
+                    (sql::TableFactor::Table { name, .. }, true) => names.push(name),
+                    _ => return Err(SqlError::Unsupported(twj.to_string())),
+                }
+            }
+            (names, using)
+        }
+        None => (d.tables.iter().collect(), from),
+    };
+    let f = crate::bind::from::bind_from(ctx, source)?;
+    let mut members = Vec::new();
+    for n in names {
+        let parts = object_parts(n)?;
+        let (db, q) = match parts.as_slice() {
+            [q] => (None, q.as_str()),
+            [d, q] => (Some(d.as_str()), q.as_str()),
+            _ => return Err(SqlError::Unsupported(n.to_string())),
+        };
+        let m = f
+            .scope
+            .tables
+            .iter()
+            .position(|t| t.named(db, q))
+            .ok_or_else(|| SqlError::UnknownTableInMultiDelete(q.into()))?;
+        if !members.contains(&m) {
+            members.push(m);
+        }
+    }
+    let filter = bind_opt(d.selection.as_ref(), Some(&f.scope), ctx, "WHERE")?;
+    let (select, targets) = join_dml(f, filter, &members, "DELETE")?;
+    Ok(Planned::DeleteJoin(JoinDmlPlan {
+        select,
+        targets,
+        sets: Vec::new(),
+    }))
 }
 
 pub fn delete(ctx: &Ctx<'_>, d: &sql::Delete) -> Result<DeletePlan> {

@@ -188,6 +188,15 @@ fn seq_bound(es: &[Expr], row: &[Value], env: &dyn Env) -> Result<Option<f64>> {
 }
 
 impl JoinRun<'_, '_, '_, '_> {
+    /// The lock step `k` reads with.
+    fn lock_for(&self, k: usize) -> Option<ReadLock> {
+        if self.j.steps[k].exclusive {
+            Some(ReadLock::Exclusive)
+        } else {
+            self.lock
+        }
+    }
+
     /// Extends the row with step `k`'s rows. False: stop (LIMIT reached).
     fn step(&mut self, k: usize) -> Result<bool> {
         let j = self.j;
@@ -324,8 +333,9 @@ impl JoinRun<'_, '_, '_, '_> {
                         table: t.name.clone(),
                     });
                 };
+                let lock = self.lock_for(k);
                 for (lo, hi) in value_ranges(t, &s.access, self.env, &self.row)? {
-                    let rows = open_range(table, t, &s.access, self.txn, self.lock, lo, hi)?;
+                    let rows = open_range(table, t, &s.access, self.txn, lock, lo, hi)?;
                     for r in rows {
                         if !self.candidate(k, &r?)? {
                             return Ok(false);
@@ -394,8 +404,9 @@ impl JoinRun<'_, '_, '_, '_> {
                 table: t.name.clone(),
             });
         };
+        let lock = self.lock_for(k);
         for (lo, hi) in value_ranges(t, &s.access, self.env, &self.row)? {
-            for r in open_range(table, t, &s.access, self.txn, self.lock, lo, hi)? {
+            for r in open_range(table, t, &s.access, self.txn, lock, lo, hi)? {
                 let r = r?;
                 if self.env.interrupted() {
                     return Err(SqlError::Interrupted);

@@ -90,6 +90,9 @@ pub struct JoinStep {
     /// it is still open (its match flags are per row of the steps before), and the output
     /// order does not matter.
     pub blockable: bool,
+    /// Its rows are read with exclusive locks whatever the statement's lock: a table a
+    /// multi-table UPDATE or DELETE changes.
+    pub exclusive: bool,
     /// EXPLAIN's `ref` column and whether it says "Using where".
     pub explain_ref: Option<String>,
     pub explain_where: bool,
@@ -488,6 +491,7 @@ impl Planner<'_> {
                 nest_start,
                 nests_end,
                 blockable,
+                exclusive: false,
                 explain_ref,
                 explain_where,
             });
