@@ -636,7 +636,9 @@ fn for_each_target_row(
                     "UPDATE and DELETE on a table without a primary key".into(),
                 ));
             }
-            let own = &row[t.offset..t.offset + def.columns.len()];
+            let Some(own) = row.get(t.offset..t.offset + def.columns.len()) else {
+                continue;
+            };
             let pk = exec::pk_of(def, own);
             if pk.iter().any(|v| matches!(v, Value::Null)) {
                 continue;
@@ -685,7 +687,10 @@ fn update_join_rows<'d>(
             if matches!(v, Value::Null) && !col.nullable {
                 return Err(SqlError::NullNotAllowed(col.name.clone()));
             }
-            joined[t.offset + c] = types::coerce(
+            let Some(slot) = joined.get_mut(t.offset + c) else {
+                continue;
+            };
+            *slot = types::coerce(
                 v,
                 col,
                 &types::Target {
@@ -695,8 +700,13 @@ fn update_join_rows<'d>(
                 },
             )?;
         }
-        let new = &joined[t.offset..t.offset + n];
-        if new == &row[t.offset..t.offset + n] {
+        let (Some(new), Some(old)) = (
+            joined.get(t.offset..t.offset + n),
+            row.get(t.offset..t.offset + n),
+        ) else {
+            return Ok(());
+        };
+        if new == old {
             return Ok(());
         }
         let table = target_table(mp, tables, i)?;

@@ -389,3 +389,42 @@ fn a_prepared_join_takes_parameters_in_on_and_where_and_reports_its_columns() {
         assert_eq!(c.rows, vec![vec![Value::Int(100), Value::Str("p1".into())]]);
     });
 }
+
+#[test]
+fn kill_query_stops_a_join_at_its_next_row() {
+    with_tables(|inst, _| {
+        let id = std::sync::atomic::AtomicU64::new(0);
+        let done = std::sync::atomic::AtomicBool::new(false);
+        std::thread::scope(|sc| {
+            let join = sc.spawn(|| {
+                let mut b = inst.session("root", "localhost");
+                run(&mut b, "USE j");
+                id.store(b.id(), std::sync::atomic::Ordering::Release);
+                // 10^12 candidate rows: it ends only when killed.
+                let r = q(
+                    &mut b,
+                    "SELECT COUNT(*) FROM seq_1_to_1000000 x JOIN seq_1_to_1000000 y ON x.seq + y.seq = 0",
+                );
+                done.store(true, std::sync::atomic::Ordering::Release);
+                let after = q(&mut b, "SELECT 1");
+                (r, after)
+            });
+            let mut killer = inst.session("root", "localhost");
+            // A KILL QUERY that lands before the statement starts is cleared by it: repeat
+            // until the join has ended.
+            for _ in 0..1200 {
+                if done.load(std::sync::atomic::Ordering::Acquire) {
+                    break;
+                }
+                let target = id.load(std::sync::atomic::Ordering::Acquire);
+                if target != 0 {
+                    run(&mut killer, &format!("KILL QUERY {target}"));
+                }
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            let (r, after) = join.join().expect("join thread");
+            assert!(matches!(r, Err(SqlError::Interrupted)), "{r:?}");
+            assert!(after.is_ok(), "{after:?}");
+        });
+    });
+}

@@ -37,6 +37,9 @@ use crate::types;
 /// `join_buffer_size` when the session cannot say (MariaDB's default).
 const JOIN_BUFFER_DEFAULT: usize = 256 * 1024;
 
+/// What a held row costs in the hash beside itself (its key and the entry), an estimate.
+const HASH_ENTRY_BYTES: usize = 48;
+
 /// A buffered step's rows.
 enum Buf {
     /// Not read yet (read at the first row that reaches the step).
@@ -136,6 +139,18 @@ fn row_bytes(r: &[Value]) -> usize {
         + std::mem::size_of::<Vec<Value>>()
 }
 
+/// Writes a table's row `r` at `offset` of the joined row (`len` columns; a row of another
+/// width, which the plan rules out, is cut or padded with NULLs rather than trusted).
+fn put(row: &mut [Value], offset: usize, len: usize, r: &[Value]) {
+    debug_assert_eq!(r.len(), len, "a row of another width than its table's");
+    let Some(slot) = row.get_mut(offset..offset + len) else {
+        return;
+    };
+    for (i, v) in slot.iter_mut().enumerate() {
+        v.clone_from(r.get(i).unwrap_or(&Value::Null));
+    }
+}
+
 fn truthy(e: &Expr, row: &[Value], env: &dyn Env) -> Result<bool> {
     Ok(types::truthy(&e.eval(
         &Row {
@@ -232,7 +247,7 @@ impl JoinRun<'_, '_, '_, '_> {
             return Err(SqlError::Interrupted);
         }
         let s = &self.j.steps[k];
-        self.row[s.offset..s.offset + s.len].clone_from_slice(r);
+        put(&mut self.row, s.offset, s.len, r);
         if let Some(f) = &s.filter {
             if !truthy(f, &self.row, self.env)? {
                 return Ok(true);
@@ -355,9 +370,14 @@ impl JoinRun<'_, '_, '_, '_> {
         let mut rows = Vec::new();
         let mut bytes = 0;
         let cap = self.cap;
+        let extra = if s.keys.is_empty() {
+            0
+        } else {
+            HASH_ENTRY_BYTES
+        };
         // Stops at the first row past the buffer.
         self.each_own_row(k, &mut |_, r| {
-            bytes += row_bytes(&r);
+            bytes += row_bytes(&r) + extra;
             rows.push(r);
             Ok(bytes <= cap)
         })?;
@@ -373,7 +393,7 @@ impl JoinRun<'_, '_, '_, '_> {
         } else {
             let mut map: HashMap<Vec<u8>, Vec<u32>> = HashMap::new();
             for (i, r) in rows.iter().enumerate() {
-                self.row[s.offset..s.offset + s.len].clone_from_slice(r);
+                put(&mut self.row, s.offset, s.len, r);
                 if let Some(key) =
                     key_of(s.keys.iter().map(|(_, e, c)| (e, *c)), &self.row, self.env)?
                 {
@@ -412,7 +432,7 @@ impl JoinRun<'_, '_, '_, '_> {
                     return Err(SqlError::Interrupted);
                 }
                 if let Some(own) = &s.own_filter {
-                    self.row[s.offset..s.offset + s.len].clone_from_slice(&r);
+                    put(&mut self.row, s.offset, s.len, &r);
                     if !truthy(own, &self.row, self.env)? {
                         continue;
                     }
@@ -496,8 +516,13 @@ impl JoinRun<'_, '_, '_, '_> {
         let mut chunk: Vec<Vec<Value>> = Vec::new();
         let mut chunk_bytes = 0;
         let cap = self.cap;
+        let extra = if self.j.steps[k].keys.is_empty() {
+            0
+        } else {
+            HASH_ENTRY_BYTES
+        };
         let go = self.each_own_row(k, &mut |run, r| {
-            chunk_bytes += row_bytes(&r);
+            chunk_bytes += row_bytes(&r) + extra;
             chunk.push(r);
             if chunk_bytes < cap {
                 return Ok(true);
@@ -537,7 +562,7 @@ impl JoinRun<'_, '_, '_, '_> {
         if !s.keys.is_empty() {
             let mut map: HashMap<Vec<u8>, Vec<u32>> = HashMap::new();
             for (i, r) in chunk.iter().enumerate() {
-                self.row[s.offset..s.offset + s.len].clone_from_slice(r);
+                put(&mut self.row, s.offset, s.len, r);
                 if let Some(key) =
                     key_of(s.keys.iter().map(|(_, e, c)| (e, *c)), &self.row, self.env)?
                 {
