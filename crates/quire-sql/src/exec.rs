@@ -209,12 +209,54 @@ pub(crate) fn value_ranges(
                         )
                     )
             });
+            merge_overlaps(&mut ranges, &colls);
             if access.backward {
                 ranges.reverse();
             }
         }
     }
     Ok(ranges)
+}
+
+/// Merges ranges (sorted by their lower bounds) that may share a key into one that covers
+/// both (`id > 2 OR id = 2`, overlapping BETWEENs): each key is read once. A merged range
+/// may hold keys neither did; WHERE is checked on every row.
+fn merge_overlaps(ranges: &mut Vec<ValueRange>, colls: &[Collation]) {
+    // Whether every key of a range ending at `hi` sorts before every key of one starting
+    // at `lo` (bounds are key prefixes: compared on their common length).
+    let before = |hi: &Bound<Vec<Value>>, lo: &Bound<Vec<Value>>| match (hi, lo) {
+        (Bound::Included(x) | Bound::Excluded(x), Bound::Included(y) | Bound::Excluded(y)) => {
+            let m = x.len().min(y.len());
+            cmp_rows(&x[..m], &y[..m], colls) == Ordering::Less
+        }
+        _ => false,
+    };
+    // The higher of two upper bounds.
+    let higher = |a: Bound<Vec<Value>>, b: Bound<Vec<Value>>| match (&a, &b) {
+        (Bound::Unbounded, _) => a,
+        (_, Bound::Unbounded) => b,
+        (Bound::Included(x) | Bound::Excluded(x), Bound::Included(y) | Bound::Excluded(y)) => {
+            let m = x.len().min(y.len());
+            match cmp_rows(&x[..m], &y[..m], colls) {
+                Ordering::Less => b,
+                Ordering::Greater => a,
+                // Equal on the common prefix: the shorter one reaches the end of the group.
+                Ordering::Equal if x.len() <= y.len() => Bound::Included(x.clone()),
+                Ordering::Equal => Bound::Included(y.clone()),
+            }
+        }
+    };
+    let mut out: Vec<ValueRange> = Vec::with_capacity(ranges.len());
+    for (lo, hi) in ranges.drain(..) {
+        match out.last_mut() {
+            Some(last) if !before(&last.1, &lo) => {
+                let prev = std::mem::replace(&mut last.1, Bound::Unbounded);
+                last.1 = higher(prev, hi);
+            }
+            _ => out.push((lo, hi)),
+        }
+    }
+    *ranges = out;
 }
 
 /// Whether a range is one whole primary key: read with a point get.

@@ -60,6 +60,10 @@ impl JoinTree {
     }
 }
 
+/// MariaDB's limit on the tables of one join (also what bounds the executor's recursion,
+/// one frame per table).
+pub const MAX_TABLES: usize = 61;
+
 /// A bound FROM clause.
 #[derive(Debug, Clone)]
 pub struct From {
@@ -81,14 +85,24 @@ struct FromBinder<'c, 'a> {
     ctx: &'c Ctx<'a>,
     scope: Scope,
     members: Vec<Member>,
+    /// Whether ON conditions are bound (the first pass leaves them out).
+    on: bool,
 }
 
 /// Binds `from` (at least one table).
 pub fn bind_from(ctx: &Ctx<'_>, from: &[sql::TableWithJoins]) -> Result<From> {
+    // MariaDB reports the errors of the tables and of USING / NATURAL before those of any
+    // ON condition: a first pass leaves ON out.
+    bind_pass(ctx, from, false)?;
+    bind_pass(ctx, from, true)
+}
+
+fn bind_pass(ctx: &Ctx<'_>, from: &[sql::TableWithJoins], on: bool) -> Result<From> {
     let mut b = FromBinder {
         ctx,
         scope: Scope::default(),
         members: Vec::new(),
+        on,
     };
     let mut parts = Vec::new();
     let mut visible = Vec::new();
@@ -217,8 +231,11 @@ impl FromBinder<'_, '_> {
         }
     }
 
-    /// Adds a table to the scope; 1066 if its name is taken.
+    /// Adds a table to the scope; 1066 if its name is taken, 1116 past [`MAX_TABLES`].
     fn add(&mut self, member: Member, mut st: ScopeTable) -> Result<Part> {
+        if self.scope.tables.len() >= MAX_TABLES {
+            return Err(SqlError::TooManyTables(MAX_TABLES));
+        }
         if self
             .scope
             .tables
@@ -252,6 +269,9 @@ impl FromBinder<'_, '_> {
     ) -> Result<Part> {
         let (mut conds, visible) = match constraint {
             sql::JoinConstraint::None => (Vec::new(), [left.visible, right.visible].concat()),
+            sql::JoinConstraint::On(_) if !self.on => {
+                (Vec::new(), [left.visible, right.visible].concat())
+            }
             sql::JoinConstraint::On(e) => {
                 // ON sees the tables of its two operands only.
                 let scope = Scope {
