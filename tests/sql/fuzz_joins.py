@@ -8,6 +8,11 @@ LIMIT and aggregates. Rows are compared as sorted multisets (or the error code).
 
     python3 tests/sql/fuzz_joins.py --maria 3311 --quire 3321 --seed 1 --queries 400
     python3 tests/sql/fuzz_joins.py ... --join-buffer 128   # Quire's block nested loops
+    python3 tests/sql/fuzz_joins.py ... --dml                # multi-table UPDATE / DELETE
+
+With --dml the statements are multi-table UPDATEs (order-independent assignments: `t.a =
+t.a + 1`, constants) and DELETEs over numeric columns, compared by affected rows and by
+every table's rows afterwards.
 
 Not run by scripts/test.sh (it needs a MariaDB). Exits 1 if any query differs.
 """
@@ -98,6 +103,32 @@ class Gen:
         return f"SELECT {sel} FROM {sql}{where}"
 
 
+def dml(gen, rnd):
+    """A multi-table UPDATE or DELETE whose outcome does not depend on row order."""
+    names = rnd.sample("pqrs", rnd.randint(2, 3))
+    used = [names[0]]
+    sql = names[0]
+    for t in names[1:]:
+        op = rnd.choice(["JOIN", "LEFT JOIN", "RIGHT JOIN", ","])
+        used.append(t)
+        sql += f", {t}" if op == "," else f" {op} {t} ON {gen.conds(used, 1)}"
+    where = f" WHERE {gen.conds(used, 1)}" if rnd.random() < 0.7 else ""
+    targets = rnd.sample(used, rnd.randint(1, len(used)))
+    if rnd.random() < 0.5:
+        sets = ", ".join(f"{t}.a = {t}.a + 1" if rnd.random() < 0.5
+                         else f"{t}.b = {rnd.choice(['NULL', '7'])}" for t in targets)
+        return f"UPDATE {sql} SET {sets}{where}"
+    return f"DELETE {', '.join(targets)} FROM {sql}{where}"
+
+
+def execute(c, sql):
+    try:
+        with c.cursor() as cur:
+            return ("ok", cur.execute(sql))
+    except pymysql.err.MySQLError as e:
+        return ("error", e.args[0])
+
+
 def connect(port, setup, join_buffer):
     c = pymysql.connect(host="127.0.0.1", port=port, user="root", autocommit=True, conv={},
                         charset="utf8mb4")
@@ -126,14 +157,33 @@ def main():
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--queries", type=int, default=400)
     p.add_argument("--join-buffer", type=int, default=0)
+    p.add_argument("--dml", action="store_true")
     args = p.parse_args()
     rnd = random.Random(args.seed)
     setup = setup_statements(rnd)
     m = connect(args.maria, setup, args.join_buffer)
     q = connect(args.quire, setup, args.join_buffer)
     gen = Gen(rnd)
+    if args.dml:
+        # Numbers only: MariaDB's strict mode fails an UPDATE that compares 'y' with a
+        # number (1292), which Quire does not yet (a gap of its own).
+        gen.col = lambda ts: f"{rnd.choice(ts)}.{rnd.choice(['id', 'a', 'b'])}"
     bad = 0
     for _ in range(args.queries):
+        if args.dml:
+            sql = dml(gen, rnd)
+            a = (execute(m, sql), [rows(m, f"SELECT * FROM {t}") for t in "pqrs"])
+            b = (execute(q, sql), [rows(q, f"SELECT * FROM {t}") for t in "pqrs"])
+            if a != b:
+                bad += 1
+                print("DIFF", sql)
+                print("  mariadb", a)
+                print("  quire  ", b)
+                for c in (m, q):  # start both again from the same rows
+                    with c.cursor() as cur:
+                        for st in setup:
+                            cur.execute(st)
+            continue
         sql = gen.query()
         a, b = rows(m, sql), rows(q, sql)
         if a != b:

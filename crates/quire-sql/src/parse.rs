@@ -67,13 +67,15 @@ fn parse_all(text: &str) -> Result<Vec<Statement>> {
 /// Where each `?` is (line, column) → its parameter number.
 pub type ParamPositions = HashMap<(u64, u64), usize>;
 
-/// MySQL's multi-table `UPDATE t1, t2 SET …`, which sqlparser does not read, as the same
-/// statement with `CROSS JOIN` for the commas of its table list (`None`: not that).
+/// MySQL's multi-table `UPDATE t1, t2 SET …`, which sqlparser does not read, rewritten as
+/// `UPDATE t1 FROM t2 SET …` (sqlparser's form with a FROM list before SET; `None`: not
+/// that statement). The planner joins `t1` and the FROM list as a comma list, so `t2`'s
+/// joins keep their scope.
 fn update_commas(text: &str) -> Option<String> {
     let dialect = MySqlDialect {};
     let toks = Tokenizer::new(&dialect, text).tokenize().ok()?;
-    let mut out = String::with_capacity(text.len() + 16);
-    let (mut depth, mut in_tables, mut seen_update, mut changed) = (0i32, false, false, false);
+    let mut out = String::with_capacity(text.len() + 8);
+    let (mut depth, mut seen_update, mut changed) = (0i32, false, false);
     for t in &toks {
         match t {
             Token::Whitespace(_) => {}
@@ -82,24 +84,56 @@ fn update_commas(text: &str) -> Option<String> {
                     return None;
                 }
                 seen_update = true;
-                in_tables = true;
             }
+            _ if !seen_update => return None,
             Token::LParen => depth += 1,
             Token::RParen => depth -= 1,
-            Token::Word(w) if in_tables && depth == 0 && w.keyword == Keyword::SET => {
-                in_tables = false;
-            }
-            Token::Comma if in_tables && depth == 0 => {
-                out.push_str(" CROSS JOIN ");
+            Token::Word(w) if !changed && depth == 0 && w.keyword == Keyword::SET => return None,
+            Token::Comma if !changed && depth == 0 => {
+                out.push_str(" FROM ");
                 changed = true;
                 continue;
             }
-            _ if !seen_update => return None,
             _ => {}
         }
         out.push_str(&t.to_string());
     }
     changed.then_some(out)
+}
+
+/// MariaDB has no `UPDATE … FROM` (sqlparser reads it): 1064 near the FROM, as MariaDB.
+fn reject_update_from(text: &str, stmt: &Statement) -> Result<()> {
+    let Statement::Update(u) = stmt else {
+        return Ok(());
+    };
+    if u.from.is_none() {
+        return Ok(());
+    }
+    let dialect = MySqlDialect {};
+    let toks = Tokenizer::new(&dialect, text)
+        .tokenize_with_location()
+        .map_err(|e| SqlError::Parse {
+            near: e.to_string(),
+            line: 1,
+        })?;
+    let mut depth = 0i32;
+    for t in toks {
+        match &t.token {
+            Token::LParen => depth += 1,
+            Token::RParen => depth -= 1,
+            Token::Word(w) if depth == 0 && w.keyword == Keyword::FROM => {
+                return Err(SqlError::Parse {
+                    near: near(text, t.span.start.line, t.span.start.column),
+                    line: t.span.start.line,
+                });
+            }
+            _ => {}
+        }
+    }
+    Err(SqlError::Parse {
+        near: String::new(),
+        line: 1,
+    })
 }
 
 /// One statement, the lock a `LOCK IN SHARE MODE` suffix asked for, and the text parsed
@@ -110,7 +144,12 @@ fn parse_text(text: &str) -> Result<(Statement, Option<ReadLock>, std::borrow::C
         None => (text, None),
     };
     let (mut stmts, parsed) = match parse_all(text) {
-        Ok(s) => (s, std::borrow::Cow::Borrowed(text)),
+        Ok(s) => {
+            if let Some(st) = s.first() {
+                reject_update_from(text, st)?;
+            }
+            (s, std::borrow::Cow::Borrowed(text))
+        }
         Err(e) => match update_commas(text) {
             Some(t) => match parse_all(&t) {
                 Ok(s) => (s, std::borrow::Cow::Owned(t)),
@@ -168,16 +207,21 @@ mod tests {
     }
 
     #[test]
-    fn update_with_a_comma_list_of_tables_is_a_cross_join() {
+    fn update_with_a_comma_list_of_tables_reads_the_rest_as_a_from_list() {
         let (stmt, _, p) = parse_prepared(
             "UPDATE a, b SET a.x = ?, b.s = 'x,y' WHERE a.id = b.id AND b.k IN (?, 1)",
         )
         .expect("parses");
         let text = stmt.to_string();
-        assert!(text.starts_with("UPDATE a CROSS JOIN b SET"), "{text}");
+        assert!(text.starts_with("UPDATE a FROM b SET"), "{text}");
         assert!(text.contains("'x,y'"), "{text}");
         assert_eq!(p.len(), 2);
         assert!(parse_one("SELECT a, b FROM t").is_ok());
+        // Written by the client, UPDATE … FROM is MariaDB's syntax error.
+        let Err(SqlError::Parse { near, .. }) = parse_one("UPDATE a SET x = 1 FROM b") else {
+            panic!("UPDATE … FROM parsed");
+        };
+        assert_eq!(near, "FROM b");
         assert!(matches!(
             parse_one("SELEC a, b"),
             Err(SqlError::Parse { .. })

@@ -930,20 +930,27 @@ fn single_table(twj: &sql::TableWithJoins) -> Result<(&sql::ObjectName, Option<S
 
 /// Plans an UPDATE: of one table, or of a join.
 pub fn update_stmt(ctx: &Ctx<'_>, u: &sql::Update) -> Result<Planned> {
-    let one =
-        u.table.joins.is_empty() && matches!(u.table.relation, sql::TableFactor::Table { .. });
+    let one = u.table.joins.is_empty()
+        && u.from.is_none()
+        && matches!(u.table.relation, sql::TableFactor::Table { .. });
     if one {
         return update(ctx, u).map(Planned::Update);
-    }
-    if u.from.is_some() {
-        return Err(SqlError::Unsupported("UPDATE … FROM".into()));
     }
     if !u.order_by.is_empty() || u.limit.is_some() {
         return Err(SqlError::Unsupported(
             "multi-table UPDATE with ORDER BY or LIMIT".into(),
         ));
     }
-    let f = crate::bind::from::bind_from(ctx, std::slice::from_ref(&u.table))?;
+    // `UPDATE a, b …` reaches here as `UPDATE a FROM b …` (parse.rs): one comma list.
+    let mut from = vec![u.table.clone()];
+    match &u.from {
+        Some(sql::UpdateTableFromKind::BeforeSet(rest)) => from.extend(rest.iter().cloned()),
+        Some(sql::UpdateTableFromKind::AfterSet(_)) => {
+            return Err(SqlError::Unsupported("UPDATE … SET … FROM".into()))
+        }
+        None => {}
+    }
+    let f = crate::bind::from::bind_from(ctx, &from)?;
     let mut members: Vec<usize> = Vec::new();
     let mut sets = Vec::new();
     for a in &u.assignments {
