@@ -316,12 +316,7 @@ impl<'d> Session<'d> {
                     values: &[],
                     aggs: &[],
                 },
-                &crate::run::ExecEnv {
-                    params: &[],
-                    sv: &self.sv,
-                    inst: self.inst,
-                    in_trx: false,
-                },
+                &crate::run::ExecEnv::new(&[], &self.sv, self.inst, false),
             )
             .map_err(|_| invalid())?;
         let probe = Column::nullable(column, ty);
@@ -921,12 +916,7 @@ impl<'d> Session<'d> {
                         values: &[],
                         aggs: &[],
                     },
-                    &crate::run::ExecEnv {
-                        params: &[],
-                        sv: &self.sv,
-                        inst: self.inst,
-                        in_trx: self.in_transaction(),
-                    },
+                    &crate::run::ExecEnv::new(&[], &self.sv, self.inst, self.in_transaction()),
                 )?
             }
         };

@@ -193,6 +193,18 @@ pub enum SqlError {
     /// 1690
     #[error("{kind} value is out of range in '{expr}'")]
     ArithmeticOutOfRange { kind: &'static str, expr: String },
+    /// 1525: a `DATE '…'` / `TIMESTAMP '…'` literal that is no date.
+    #[error("Incorrect {kind} value: '{value}'")]
+    IncorrectLiteral { kind: &'static str, value: String },
+    /// 1426
+    #[error("Too big precision specified for '{what}'. Maximum is {max}")]
+    TooBigPrecision { what: String, max: u32 },
+    /// 1427
+    #[error("For float(M,D), double(M,D) or decimal(M,D), M must be >= D (column '{0}')")]
+    ScaleAbovePrecision(String),
+    /// 1139: a regular expression that does not compile (the text after "Regex error ").
+    #[error("Regex error '{0}'")]
+    Regex(String),
     /// 1412: a snapshot older than the table's definition (an index built after the
     /// snapshot was taken).
     #[error("Table definition has changed, please retry transaction")]

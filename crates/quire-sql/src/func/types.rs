@@ -1,0 +1,1 @@
+//! The result column of an expression.
