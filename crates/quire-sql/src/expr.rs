@@ -717,13 +717,27 @@ fn func(f: Func, args: &[Expr], row: &Row<'_>, env: &dyn Env) -> Result<Value> {
             Value::Bytes(b) => Value::Int(b.len() as i64),
             v => Value::Int(types::to_text(v).chars().count() as i64),
         },
-        Func::Upper => match ev(0)? {
+        // One character for one (MariaDB's case tables: 'ß' stays 'ß'); bytes unchanged.
+        Func::Upper | Func::Lower => match ev(0)? {
             Value::Null => Value::Null,
-            v => Value::Str(types::to_text(v).to_uppercase()),
-        },
-        Func::Lower => match ev(0)? {
-            Value::Null => Value::Null,
-            v => Value::Str(types::to_text(v).to_lowercase()),
+            v @ Value::Bytes(_) => v,
+            v => Value::Str(
+                types::to_text(v)
+                    .chars()
+                    .map(|c| {
+                        let mut m: Vec<char> = if f == Func::Upper {
+                            c.to_uppercase().collect()
+                        } else {
+                            c.to_lowercase().collect()
+                        };
+                        if m.len() == 1 {
+                            m.pop().unwrap_or(c)
+                        } else {
+                            c
+                        }
+                    })
+                    .collect(),
+            ),
         },
         Func::Coalesce => {
             for a in args {
@@ -769,16 +783,16 @@ fn func(f: Func, args: &[Expr], row: &Row<'_>, env: &dyn Env) -> Result<Value> {
         },
         Func::Version => Value::Str(VERSION.into()),
         Func::Greatest | Func::Least => {
-            let mut best: Option<Value> = None;
-            for a in args {
-                let v = a.eval(row, env)?;
-                if matches!(v, Value::Null) {
-                    return Ok(Value::Null);
-                }
+            let vals = eval_all(args, row, env)?;
+            if vals.iter().any(|v| matches!(v, Value::Null)) {
+                return Ok(Value::Null);
+            }
+            let mut best: Option<&Value> = None;
+            for v in &vals {
                 best = Some(match best {
                     None => v,
                     Some(b) => {
-                        let o = compare(&v, &b, Collation::Utf8mb4GeneralCi);
+                        let o = compare(v, b, Collation::Utf8mb4GeneralCi);
                         let take = if f == Func::Greatest {
                             o == Ordering::Greater
                         } else {
@@ -792,7 +806,10 @@ fn func(f: Func, args: &[Expr], row: &Row<'_>, env: &dyn Env) -> Result<Value> {
                     }
                 });
             }
-            best.unwrap_or(Value::Null)
+            match best {
+                Some(b) => crate::func::math::in_common_type(b.clone(), &vals),
+                None => Value::Null,
+            }
         }
         Func::Floor | Func::Ceil => {
             let floor = f == Func::Floor;

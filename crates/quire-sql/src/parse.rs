@@ -163,6 +163,21 @@ fn mysql_tokens(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
                 i += 1;
                 continue;
             }
+            // `x REGEXP NULL`: sqlparser wants an expression it can start; `(NULL)` is one.
+            Some("NULL")
+                if out
+                    .iter()
+                    .rev()
+                    .find(|t| !matches!(t.token, Token::Whitespace(_)))
+                    .and_then(word)
+                    .is_some_and(|w| w == "REGEXP" || w == "RLIKE") =>
+            {
+                out.push(mk(Token::LParen));
+                out.push(t.clone());
+                out.push(mk(Token::RParen));
+                i += 1;
+                continue;
+            }
             Some("CHAR") if next_significant(i).is_some_and(|n| n.token == Token::LParen) => {
                 char_calls.push((out.len(), depth + 1));
             }

@@ -282,7 +282,7 @@ pub fn eval(to: CastTo, v: Value, env: &dyn Env) -> Result<Value> {
             };
             match n {
                 Some(n) if s.chars().count() > n as usize => {
-                    env.warn(
+                    super::warn(env, 
                         "Warning",
                         1292,
                         format!("Truncated incorrect CHAR({n}) value: '{s}'"),
@@ -306,7 +306,7 @@ pub fn eval(to: CastTo, v: Value, env: &dyn Env) -> Result<Value> {
             if let Some(n) = n {
                 let n = n as usize;
                 if b.len() > n {
-                    env.warn(
+                    super::warn(env, 
                         "Warning",
                         1292,
                         format!(
@@ -337,7 +337,7 @@ fn cast_signed(v: &Value, env: &dyn Env) -> i64 {
         Value::Double(f) => {
             let r = rint(*f);
             if !(-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&r) {
-                env.warn(
+                super::warn(env, 
                     "Note",
                     1916,
                     format!(
@@ -350,7 +350,7 @@ fn cast_signed(v: &Value, env: &dyn Env) -> i64 {
         }
         Value::UInt(u) => {
             if *u > i64::MAX as u64 {
-                env.warn(
+                super::warn(env, 
                     "Note",
                     1105,
                     "Cast to signed converted positive out-of-range integer to it's negative complement".into(),
@@ -364,7 +364,7 @@ fn cast_signed(v: &Value, env: &dyn Env) -> i64 {
                 // A string that reads as an unsigned BIGINT: its bits, as MySQL gives them.
                 let s = matches!(other, Value::Str(_) | Value::Bytes(_));
                 if s && n != i128::from(u64::MAX) {
-                    env.warn(
+                    super::warn(env, 
                         "Note",
                         1105,
                         "Cast to signed converted positive out-of-range integer to it's negative complement".into(),
@@ -378,7 +378,7 @@ fn cast_signed(v: &Value, env: &dyn Env) -> i64 {
 
 fn cast_unsigned(v: &Value, env: &dyn Env) -> u64 {
     let complement = || {
-        env.warn(
+        super::warn(env, 
             "Note",
             1105,
             "Cast to unsigned converted negative integer to it's positive complement".into(),
@@ -388,7 +388,7 @@ fn cast_unsigned(v: &Value, env: &dyn Env) -> u64 {
         Value::Double(f) => {
             let r = rint(*f);
             if r < 0.0 || r >= 1.844_674_407_370_955_2e19 {
-                env.warn(
+                super::warn(env, 
                     "Note",
                     1916,
                     format!(
@@ -404,7 +404,7 @@ fn cast_unsigned(v: &Value, env: &dyn Env) -> u64 {
             // MySQL clamps a negative decimal to 0 (with 1916).
             let n = round_decimal(*d);
             if n < 0 {
-                env.warn(
+                super::warn(env, 
                     "Note",
                     1916,
                     format!(
@@ -431,7 +431,7 @@ fn cast_unsigned(v: &Value, env: &dyn Env) -> u64 {
 fn cast_decimal(v: &Value, precision: u8, scale: u8, env: &dyn Env) -> Option<Decimal> {
     let d = match v {
         Value::Double(f) if f.abs() >= 1e38 => {
-            env.warn(
+            super::warn(env, 
                 "Warning",
                 1916,
                 "Got overflow when converting '' to DECIMAL. Value truncated".into(),
@@ -444,7 +444,7 @@ fn cast_decimal(v: &Value, precision: u8, scale: u8, env: &dyn Env) -> Option<De
     match types::round_to_scale(d, scale) {
         Some(r) if r.unscaled.abs() <= max => Some(r),
         _ => {
-            env.warn(
+            super::warn(env, 
                 "Warning",
                 1264,
                 "Out of range value for column 'CAST' at row 1".into(),

@@ -262,6 +262,30 @@ fn fraction(b: &[u8]) -> (i64, usize, bool) {
     (us, n, n > 6)
 }
 
+/// A string as MySQL reads a date or datetime (lenient: '2024-2-9', '24/02/29 1:2:3'),
+/// trailing garbage ignored; `None` if it is none.
+pub fn parse_lenient(s: &str) -> Option<DateTime> {
+    parse_str(s).map(|(t, _)| t.dt)
+}
+
+/// A number as MySQL reads a date (20240229, 240229, 20240229131415).
+pub fn number_as_datetime(v: &Value) -> Option<DateTime> {
+    let (n, frac) = match v {
+        Value::Int(i) => (i128::from(*i), 0),
+        Value::UInt(u) => (i128::from(*u), 0),
+        Value::Decimal(d) => {
+            let unit = 10i128.pow(u32::from(d.scale));
+            (d.unscaled / unit, 0)
+        }
+        Value::Double(f) => (f.trunc() as i128, 0),
+        _ => return None,
+    };
+    if n < 0 {
+        return None;
+    }
+    parse_number(n, frac).map(|(t, _)| t.dt)
+}
+
 /// MySQL's `str_to_datetime`, for the forms applications write.
 fn parse_str(s: &str) -> Option<(Temporal, Tail)> {
     let t = s.trim_start_matches([' ', '\t', '\n', '\r']);
@@ -459,7 +483,7 @@ fn has_zero_part(d: &Date) -> bool {
 }
 
 fn incorrect(env: &dyn Env, text: &str) {
-    env.warn(
+    super::warn(env, 
         "Warning",
         1292,
         format!("Incorrect datetime value: '{text}'"),
@@ -525,17 +549,17 @@ pub fn to_temporal(v: &Value, env: &dyn Env, zeros: Zeros, kind: &str) -> Option
     if let Some(text) = &text {
         match tail {
             Tail::Clean => {}
-            Tail::Garbage if matches!(v, Value::Decimal(_) | Value::Double(_)) => env.warn(
+            Tail::Garbage if matches!(v, Value::Decimal(_) | Value::Double(_)) => super::warn(env, 
                 "Note",
                 1292,
                 format!("Truncated incorrect date value: '{text}'"),
             ),
-            Tail::Garbage => env.warn(
+            Tail::Garbage => super::warn(env, 
                 "Warning",
                 1292,
                 format!("Truncated incorrect {kind} value: '{text}'"),
             ),
-            Tail::Fraction => env.warn(
+            Tail::Fraction => super::warn(env, 
                 "Note",
                 1292,
                 format!("Truncated incorrect {kind} value: '{text}'"),
@@ -582,7 +606,7 @@ pub fn to_time(v: &Value, env: &dyn Env) -> Option<TimeOfDay> {
                 if t.has_time {
                     return Some(of(&t.dt));
                 }
-                env.warn(
+                super::warn(env, 
                     "Warning",
                     1292,
                     format!("Truncated incorrect time value: '{s}'"),
@@ -592,7 +616,7 @@ pub fn to_time(v: &Value, env: &dyn Env) -> Option<TimeOfDay> {
             match parse_time_str(&s) {
                 Some(t) => Some(t),
                 None => {
-                    env.warn("Warning", 1292, format!("Incorrect time value: '{s}'"));
+                    super::warn(env, "Warning", 1292, format!("Incorrect time value: '{s}'"));
                     None
                 }
             }
@@ -789,7 +813,7 @@ pub fn interval(v: &Value, unit: Unit, env: &dyn Env) -> Option<Interval> {
         }
     }
     if b[i..].iter().any(|c| c.is_ascii_digit()) {
-        env.warn(
+        super::warn(env, 
             "Warning",
             1292,
             format!("Truncated incorrect INTERVAL value: '{s}'"),
@@ -885,7 +909,7 @@ pub fn add_interval(dt: DateTime, iv: &Interval, sub: bool) -> Option<DateTime> 
 }
 
 fn overflow(env: &dyn Env) {
-    env.warn(
+    super::warn(env, 
         "Warning",
         1441,
         "Datetime function: datetime field overflow".into(),
@@ -1484,7 +1508,7 @@ pub fn eval(f: TimeFn, args: Vec<Value>, env: &dyn Env) -> Result<Value> {
             let fmt = crate::types::to_text(a(1));
             match str_to_date(&s, &fmt) {
                 None => {
-                    env.warn(
+                    super::warn(env, 
                         "Warning",
                         1411,
                         format!("Incorrect datetime value: '{s}' for function str_to_date"),
@@ -1497,14 +1521,9 @@ pub fn eval(f: TimeFn, args: Vec<Value>, env: &dyn Env) -> Result<Value> {
                 },
             }
         }
-        TimeFn::UnixTimestamp if args.is_empty() => int(statement_us(env)?.div_euclid(1_000_000)),
-        TimeFn::UnixTimestamp => {
+        TimeFn::UnixTimestamp(_) if args.is_empty() => int(statement_us(env)?.div_euclid(1_000_000)),
+        TimeFn::UnixTimestamp(scale) => {
             let v = a(0);
-            let scale = match &v {
-                Value::DateTime(dt) if dt.micros != 0 => 6,
-                Value::Str(_) | Value::Bytes(_) => 6,
-                _ => 0,
-            };
             let Some(t) = date_of(&v, Zeros::Allowed) else {
                 return Ok(Value::Null);
             };

@@ -265,6 +265,31 @@ fn conv(n: &Value, from: i64, to: i64, env: &dyn Env) -> Option<String> {
     Some(digits.into_iter().rev().collect())
 }
 
+/// GREATEST / LEAST's result in the type of all its arguments (`func/types.rs`): a double
+/// if any is one or strings meet numbers, a decimal at the largest scale if any is one.
+pub fn in_common_type(v: Value, all: &[Value]) -> Value {
+    let is_str = |x: &Value| matches!(x, Value::Str(_) | Value::Bytes(_));
+    let all_str = all.iter().all(is_str);
+    if all_str {
+        return v;
+    }
+    let any_double = all.iter().any(|x| matches!(x, Value::Double(_)));
+    if any_double || all.iter().any(is_str) {
+        return Value::Double(types::num(&v));
+    }
+    let scale = all
+        .iter()
+        .filter_map(|x| match x {
+            Value::Decimal(d) => Some(d.scale),
+            _ => None,
+        })
+        .max();
+    match (scale, crate::types::to_decimal(&v)) {
+        (Some(s), Some(d)) => Value::Decimal(d.rescale(s).unwrap_or(d)),
+        _ => v,
+    }
+}
+
 pub fn eval(f: MathFn, args: Vec<Value>, env: &dyn Env) -> Result<Value> {
     let a = |i: usize| args.get(i).unwrap_or(&Value::Null);
     if f == MathFn::Pi {

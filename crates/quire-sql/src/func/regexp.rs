@@ -98,8 +98,21 @@ pub fn eval(f: StrFn, coll: Collation, args: &[Value]) -> Result<Value> {
     Ok(match f {
         StrFn::Regexp => Value::Int(i64::from(re.is_match(&s))),
         StrFn::RegexpReplace => {
-            let with = types::to_text(args[2].clone());
-            Value::Str(re.replace_all(&s, replacement(&with).as_str()).into_owned())
+            // MariaDB replaces non-empty matches only ('^' replaces nothing).
+            let with = replacement(&types::to_text(args[2].clone()));
+            let mut out = String::with_capacity(s.len());
+            let mut last = 0;
+            for caps in re.captures_iter(&s) {
+                let Some(m) = caps.get(0) else { continue };
+                if m.is_empty() {
+                    continue;
+                }
+                out.push_str(&s[last..m.start()]);
+                caps.expand(&with, &mut out);
+                last = m.end();
+            }
+            out.push_str(&s[last..]);
+            Value::Str(out)
         }
         StrFn::RegexpSubstr => Value::Str(re.find(&s).map_or(String::new(), |m| m.as_str().into())),
         StrFn::RegexpInstr => Value::Int(

@@ -68,7 +68,7 @@ fn bytes_of(v: &Value) -> Vec<u8> {
 }
 
 fn too_big(env: &dyn Env, f: &str) -> Value {
-    env.warn(
+    super::warn(env, 
         "Warning",
         1301,
         format!(
@@ -119,6 +119,11 @@ fn compare_in(a: &Value, b: &Value, coll: Collation) -> Ordering {
 }
 
 pub fn eval(f: StrFn, coll: Collation, args: Vec<Value>, env: &dyn Env) -> Result<Value> {
+    // SHA2(s, NULL) hashes with length 0, which means 256.
+    let args = match (f, args.as_slice()) {
+        (StrFn::Sha2, [s, Value::Null]) => vec![s.clone(), Value::Int(0)],
+        _ => args,
+    };
     let a = |i: usize| args.get(i).unwrap_or(&Value::Null);
     // Functions with their own NULL rules first.
     match f {
@@ -247,7 +252,11 @@ pub fn eval(f: StrFn, coll: Collation, args: Vec<Value>, env: &dyn Env) -> Resul
             let Some(n) = to_int(a(1), env) else {
                 return Ok(Value::Null);
             };
-            let pad = Text::of(a(2)).chars;
+            let pad = if args.len() > 2 {
+                Text::of(a(2)).chars
+            } else {
+                vec![' ']
+            };
             if n < 0 {
                 return Ok(Value::Null);
             }
@@ -285,7 +294,11 @@ pub fn eval(f: StrFn, coll: Collation, args: Vec<Value>, env: &dyn Env) -> Resul
             if from > hay.len() {
                 return Ok(Value::Int(0));
             }
-            let eq = eq_in(coll, bin);
+            // MariaDB's instr compares the haystack's bytes in runs as long as the
+            // needle's: 'o' finds 'O' but not 'ö' under utf8mb4_general_ci.
+            let eq = |a: char, b: char| {
+                a.len_utf8() == b.len_utf8() && (bin && a == b || !bin && coll.weight(a) == coll.weight(b))
+            };
             Value::Int(find(&hay, &needle, from, &eq).map_or(0, |i| i as i64 + 1))
         }
         StrFn::Reverse => {
@@ -415,13 +428,14 @@ pub fn eval(f: StrFn, coll: Collation, args: Vec<Value>, env: &dyn Env) -> Resul
         StrFn::Sha2 => {
             use sha2::Digest;
             let b = bytes_of(a(0));
+            // A NULL hash length is 0, which means 256.
             match to_i64(a(1), env) {
                 Some(224) => Value::Str(to_hex_lower(&sha2::Sha224::digest(&b))),
                 Some(256) | Some(0) => Value::Str(to_hex_lower(&sha2::Sha256::digest(&b))),
                 Some(384) => Value::Str(to_hex_lower(&sha2::Sha384::digest(&b))),
                 Some(512) => Value::Str(to_hex_lower(&sha2::Sha512::digest(&b))),
                 _ => {
-                    env.warn("Warning", 1210, "Incorrect arguments to sha2".into());
+                    super::warn(env, "Warning", 1210, "Incorrect arguments to sha2".into());
                     Value::Null
                 }
             }

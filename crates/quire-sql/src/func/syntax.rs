@@ -9,7 +9,7 @@ use sqlparser::ast::{self as sql, BinaryOperator, DataType, DateTimeField, Unary
 use super::{
     by_name, cast, datetime, is_time_function, CastTo, MathFn, StrFn, TimeFn, TrimSide, Unit,
 };
-use crate::bind::{derive_collation, Binder};
+use crate::bind::{comparison_collation, derive_collation, Binder};
 use crate::error::{Result, SqlError};
 use crate::expr::{BinOp, Expr, Func};
 
@@ -205,14 +205,16 @@ impl Binder<'_> {
         args.iter().map(|a| self.bind(a)).collect()
     }
 
-    /// A string function with the collation its arguments compare in.
-    fn str_call(&self, f: StrFn, args: Vec<Expr>) -> Expr {
-        let probe = Expr::Func(Func::Str(f, Collation::Utf8mb4GeneralCi), args);
-        let coll = derive_collation(&probe, self.cols()).0;
-        match probe {
-            Expr::Func(_, args) => Expr::Func(Func::Str(f, coll), args),
-            other => other,
-        }
+    /// A string function with the collation its arguments compare in: the first two's, as
+    /// a comparison derives it (two columns of different collations: utf8mb4_bin; 1267
+    /// for two different explicit ones).
+    fn str_call(&self, f: StrFn, args: Vec<Expr>) -> Result<Expr> {
+        let coll = match args.as_slice() {
+            [a, b, ..] => comparison_collation(a, b, self.cols(), &format!("{f:?}").to_lowercase())?,
+            [a] => derive_collation(a, self.cols()).0,
+            [] => Collation::Utf8mb4GeneralCi,
+        };
+        Ok(Expr::Func(Func::Str(f, coll), args))
     }
 
     /// A call of a function `expr.rs` does not know, its arguments still unbound.
@@ -286,6 +288,10 @@ impl Binder<'_> {
             return Err(SqlError::NoSuchFunction(name.into()));
         };
         if n < min || n > max {
+            // Keywords as function names: a wrong count is a syntax error in MariaDB.
+            if matches!(name, "left" | "right" | "insert" | "replace") {
+                return Err(parse_err(")"));
+            }
             return Err(SqlError::WrongParamCount(name.to_uppercase()));
         }
         let mut bound = self.bind_all(args)?;
@@ -294,7 +300,7 @@ impl Binder<'_> {
                 if name == "instr" {
                     bound.swap(0, 1);
                 }
-                self.str_call(f, bound)
+                self.str_call(f, bound)?
             }
             Func::Time(TimeFn::StrToDate) => {
                 if let Some(Expr::Lit(Value::Str(fmt))) = bound.get(1) {
@@ -305,6 +311,11 @@ impl Binder<'_> {
                     }
                 }
                 Expr::Func(func, bound)
+            }
+            Func::Time(TimeFn::UnixTimestamp(_)) if !bound.is_empty() => {
+                let t = super::types::infer(&bound[0], self.cols(), &[]);
+                let dec = super::types::temporal_dec(&bound[0], t);
+                Expr::Func(Func::Time(TimeFn::UnixTimestamp(dec)), bound)
             }
             other => Expr::Func(other, bound),
         })
@@ -330,9 +341,42 @@ impl Binder<'_> {
             let (a, b) = (self.bind(left)?, self.bind(right)?);
             return Ok(Some(Expr::Func(Func::Math(f), vec![a, b])));
         }
+        // A hexadecimal literal is a number in arithmetic (`0xa + 1` is 11).
+        let arith = matches!(
+            op,
+            BinaryOperator::Plus
+                | BinaryOperator::Minus
+                | BinaryOperator::Multiply
+                | BinaryOperator::Divide
+                | BinaryOperator::Modulo
+                | BinaryOperator::MyIntegerDivide
+        );
+        let hex = |e: &sql::Expr| match e {
+            sql::Expr::Value(v) => match &v.value {
+                sql::Value::HexStringLiteral(h) => Some(u64::from_str_radix(h, 16).unwrap_or(u64::MAX)),
+                _ => None,
+            },
+            _ => None,
+        };
+        if arith && (hex(left).is_some() || hex(right).is_some()) {
+            let side = |b: &mut Self, e: &sql::Expr| match hex(e) {
+                Some(n) => Ok(Expr::Lit(Value::UInt(n))),
+                None => b.bind(e),
+            };
+            let (a, b) = (side(self, left)?, side(self, right)?);
+            let op = match op {
+                BinaryOperator::Plus => BinOp::Add,
+                BinaryOperator::Minus => BinOp::Sub,
+                BinaryOperator::Multiply => BinOp::Mul,
+                BinaryOperator::Divide => BinOp::Div,
+                BinaryOperator::Modulo => BinOp::Mod,
+                _ => BinOp::IntDiv,
+            };
+            return Ok(Some(Expr::Binary(op, Box::new(a), Box::new(b))));
+        }
         if matches!(op, BinaryOperator::Regexp) {
             let (a, b) = (self.bind(left)?, self.bind(right)?);
-            return Ok(Some(self.str_call(StrFn::Regexp, vec![a, b])));
+            return Ok(Some(self.str_call(StrFn::Regexp, vec![a, b])?));
         }
         let sub = match op {
             BinaryOperator::Plus => false,
@@ -371,7 +415,7 @@ impl Binder<'_> {
                 if let Some(f) = substring_for {
                     args.push(self.bind(f)?);
                 }
-                self.str_call(StrFn::Substring, args)
+                self.str_call(StrFn::Substring, args)?
             }
             E::Trim {
                 trim_where,
@@ -391,11 +435,11 @@ impl Binder<'_> {
                 if let Some(w) = trim_what {
                     args.push(self.bind(w)?);
                 }
-                self.str_call(StrFn::Trim(side), args)
+                self.str_call(StrFn::Trim(side), args)?
             }
             E::Position { expr, r#in } => {
                 let args = vec![self.bind(expr)?, self.bind(r#in)?];
-                self.str_call(StrFn::Locate, args)
+                self.str_call(StrFn::Locate, args)?
             }
             E::Cast {
                 kind: sql::CastKind::Cast,
@@ -450,7 +494,7 @@ impl Binder<'_> {
                 ..
             } => {
                 let args = vec![self.bind(expr)?, self.bind(pattern)?];
-                let m = self.str_call(StrFn::Regexp, args);
+                let m = self.str_call(StrFn::Regexp, args)?;
                 if *negated {
                     Expr::Not(Box::new(m))
                 } else {
