@@ -299,12 +299,10 @@ pub fn binary_value(buf: &mut Vec<u8>, v: &Value, col: &ColumnMeta) {
         | FieldType::String
         | FieldType::VarString
         | FieldType::Blob
-        | FieldType::LongBlob => {
-            match text_value(v, col) {
-                Some(s) => put_lenenc_str(buf, &s),
-                None => put_lenenc_str(buf, b""),
-            }
-        }
+        | FieldType::LongBlob => match text_value(v, col) {
+            Some(s) => put_lenenc_str(buf, &s),
+            None => put_lenenc_str(buf, b""),
+        },
     }
 }
 

@@ -612,7 +612,7 @@ impl Binder<'_> {
             .iter()
             .map(|a| self.bind(a))
             .collect::<Result<Vec<_>>>()?;
-        Ok(Expr::Func(func, bound))
+        Ok(Expr::Func(func, self.text_args(func, bound)))
     }
 }
 

@@ -851,7 +851,7 @@ fn func(f: Func, args: &[Expr], row: &Row<'_>, env: &dyn Env) -> Result<Value> {
         }
         Func::Math(f) => crate::func::math::eval(f, eval_all(args, row, env)?, env)?,
         Func::Time(f) => crate::func::datetime::eval(f, eval_all(args, row, env)?, env)?,
-        Func::Cast(to) => crate::func::cast::eval(to, ev(0)?, env)?,
+        Func::Cast(to) => crate::func::cast::eval(to, eval_all(args, row, env)?, env)?,
         Func::Sleep => {
             let secs = num(&ev(0)?).clamp(0.0, 3600.0);
             std::thread::sleep(std::time::Duration::from_secs_f64(secs));

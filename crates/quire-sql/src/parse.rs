@@ -110,7 +110,7 @@ fn mysql_tokens(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
             _ => {}
         }
         match w.as_deref() {
-            Some("MOD") if !next_significant(i).is_some_and(|n| n.token == Token::LParen) => {
+            Some("MOD") if next_significant(i).is_none_or(|n| n.token != Token::LParen) => {
                 out.push(mk(Token::Mod));
                 i += 1;
                 continue;
@@ -176,6 +176,56 @@ fn mysql_tokens(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
                 out.push(t.clone());
                 out.push(mk(Token::RParen));
                 i += 1;
+                continue;
+            }
+            // `BINARY x` binds tighter than any operator: `BINARY 'a' = 'A'` compares bytes.
+            Some("BINARY")
+                if next_significant(i).is_some_and(|n| {
+                    matches!(
+                        n.token,
+                        Token::SingleQuotedString(_)
+                            | Token::DoubleQuotedString(_)
+                            | Token::Number(..)
+                            | Token::Word(_)
+                    ) && word(n).is_none_or(|w| !matches!(w.as_str(), "COLLATE" | "CHARACTER"))
+                }) && !out
+                    .iter()
+                    .rev()
+                    .find(|t| !matches!(t.token, Token::Whitespace(_)))
+                    .and_then(word)
+                    .is_some_and(|w| {
+                        matches!(w.as_str(), "AS" | "COLLATE" | "SET" | "USING" | "CHARSET")
+                    }) =>
+            {
+                // CAST(term AS BINARY), the term one token (a literal or a column name,
+                // qualified or not).
+                out.push(mk(Token::make_keyword("CAST")));
+                out.push(mk(Token::LParen));
+                i += 1;
+                while i < tokens.len() && matches!(tokens[i].token, Token::Whitespace(_)) {
+                    i += 1;
+                }
+                if i < tokens.len() {
+                    out.push(tokens[i].clone());
+                    i += 1;
+                }
+                while i + 1 < tokens.len()
+                    && tokens[i].token == Token::Period
+                    && matches!(tokens[i + 1].token, Token::Word(_))
+                {
+                    out.push(tokens[i].clone());
+                    out.push(tokens[i + 1].clone());
+                    i += 2;
+                }
+                for tok in [
+                    Token::Whitespace(sqlparser::tokenizer::Whitespace::Space),
+                    Token::make_keyword("AS"),
+                    Token::Whitespace(sqlparser::tokenizer::Whitespace::Space),
+                    Token::make_keyword("BINARY"),
+                    Token::RParen,
+                ] {
+                    out.push(mk(tok));
+                }
                 continue;
             }
             Some("CHAR") if next_significant(i).is_some_and(|n| n.token == Token::LParen) => {

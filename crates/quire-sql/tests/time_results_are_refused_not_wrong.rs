@@ -68,7 +68,11 @@ fn rand_with_a_constant_seed_gives_mysqls_sequence_across_rows() {
         q(s, "INSERT INTO t VALUES (1), (2), (3)").expect("insert");
         let rows = q(s, "SELECT RAND(1) FROM t").expect("select");
         // MariaDB 10.11: SELECT RAND(1) FROM seq_1_to_3.
-        let want = [0.405_403_537_121_977_24, 0.871_614_180_385_707_1, 0.141_860_321_296_248_9];
+        let want = [
+            0.405_403_537_121_977_24,
+            0.871_614_180_385_707_1,
+            0.141_860_321_296_248_9,
+        ];
         let got: Vec<f64> = rows
             .iter()
             .map(|r| match r[0] {

@@ -260,8 +260,14 @@ fn signed_range(n: i128) -> bool {
     (i128::from(i64::MIN)..=i128::from(i64::MAX)).contains(&n)
 }
 
-/// CAST(v AS to).
-pub fn eval(to: CastTo, v: Value, env: &dyn Env) -> Result<Value> {
+/// CAST(v AS to); `args` is the value, then for DECIMAL the cast's text (for 1264).
+pub fn eval(to: CastTo, args: Vec<Value>, env: &dyn Env) -> Result<Value> {
+    let mut it = args.into_iter();
+    let v = it.next().unwrap_or(Value::Null);
+    let name = match it.next() {
+        Some(Value::Str(s)) => s,
+        _ => "CAST".into(),
+    };
     if matches!(v, Value::Null) {
         return Ok(Value::Null);
     }
@@ -269,7 +275,7 @@ pub fn eval(to: CastTo, v: Value, env: &dyn Env) -> Result<Value> {
         CastTo::Signed => Value::Int(cast_signed(&v, env)),
         CastTo::Unsigned => Value::UInt(cast_unsigned(&v, env)),
         CastTo::Decimal { precision, scale } => {
-            cast_decimal(&v, precision, scale, env).map_or(Value::Null, Value::Decimal)
+            cast_decimal(&v, precision, scale, &name, env).map_or(Value::Null, Value::Decimal)
         }
         CastTo::Double => to_f64(&v, env).map_or(Value::Null, Value::Double),
         CastTo::Float => {
@@ -282,7 +288,8 @@ pub fn eval(to: CastTo, v: Value, env: &dyn Env) -> Result<Value> {
             };
             match n {
                 Some(n) if s.chars().count() > n as usize => {
-                    super::warn(env, 
+                    super::warn(
+                        env,
                         "Warning",
                         1292,
                         format!("Truncated incorrect CHAR({n}) value: '{s}'"),
@@ -306,7 +313,8 @@ pub fn eval(to: CastTo, v: Value, env: &dyn Env) -> Result<Value> {
             if let Some(n) = n {
                 let n = n as usize;
                 if b.len() > n {
-                    super::warn(env, 
+                    super::warn(
+                        env,
                         "Warning",
                         1292,
                         format!(
@@ -337,7 +345,8 @@ fn cast_signed(v: &Value, env: &dyn Env) -> i64 {
         Value::Double(f) => {
             let r = rint(*f);
             if !(-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&r) {
-                super::warn(env, 
+                super::warn(
+                    env,
                     "Note",
                     1916,
                     format!(
@@ -348,23 +357,15 @@ fn cast_signed(v: &Value, env: &dyn Env) -> i64 {
             }
             double_to_i64(*f) as i64
         }
-        Value::UInt(u) => {
-            if *u > i64::MAX as u64 {
-                super::warn(env, 
-                    "Note",
-                    1105,
-                    "Cast to signed converted positive out-of-range integer to it's negative complement".into(),
-                );
-            }
-            *u as i64
-        }
+        // An unsigned BIGINT keeps its bits (MariaDB says nothing).
+        Value::UInt(u) => *u as i64,
         other => {
             let n = to_int(other, env).unwrap_or(0);
             if n > i128::from(i64::MAX) && n <= i128::from(u64::MAX) && !signed_range(n) {
                 // A string that reads as an unsigned BIGINT: its bits, as MySQL gives them.
                 let s = matches!(other, Value::Str(_) | Value::Bytes(_));
                 if s && n != i128::from(u64::MAX) {
-                    super::warn(env, 
+                    super::warn(env,
                         "Note",
                         1105,
                         "Cast to signed converted positive out-of-range integer to it's negative complement".into(),
@@ -378,7 +379,8 @@ fn cast_signed(v: &Value, env: &dyn Env) -> i64 {
 
 fn cast_unsigned(v: &Value, env: &dyn Env) -> u64 {
     let complement = || {
-        super::warn(env, 
+        super::warn(
+            env,
             "Note",
             1105,
             "Cast to unsigned converted negative integer to it's positive complement".into(),
@@ -387,8 +389,9 @@ fn cast_unsigned(v: &Value, env: &dyn Env) -> u64 {
     match v {
         Value::Double(f) => {
             let r = rint(*f);
-            if r < 0.0 || r >= 1.844_674_407_370_955_2e19 {
-                super::warn(env, 
+            if !(0.0..1.844_674_407_370_955_2e19).contains(&r) {
+                super::warn(
+                    env,
                     "Note",
                     1916,
                     format!(
@@ -404,7 +407,8 @@ fn cast_unsigned(v: &Value, env: &dyn Env) -> u64 {
             // MySQL clamps a negative decimal to 0 (with 1916).
             let n = round_decimal(*d);
             if n < 0 {
-                super::warn(env, 
+                super::warn(
+                    env,
                     "Note",
                     1916,
                     format!(
@@ -426,12 +430,13 @@ fn cast_unsigned(v: &Value, env: &dyn Env) -> u64 {
 }
 
 /// CAST(v AS DECIMAL(p, s)): rounded half away from zero to `s`; beyond `p` digits, the
-/// largest value of the type with 1264 (MariaDB's text: "Out of range value for column
-/// 'cast(…)'"; Quire names the column "CAST" for want of the expression's text).
-fn cast_decimal(v: &Value, precision: u8, scale: u8, env: &dyn Env) -> Option<Decimal> {
+/// largest value of the type with 1264 "Out of range value for column 'CAST(…)' at row 1"
+/// (the cast as sqlparser prints it: MariaDB keeps the case the client wrote).
+fn cast_decimal(v: &Value, precision: u8, scale: u8, name: &str, env: &dyn Env) -> Option<Decimal> {
     let d = match v {
         Value::Double(f) if f.abs() >= 1e38 => {
-            super::warn(env, 
+            super::warn(
+                env,
                 "Warning",
                 1916,
                 "Got overflow when converting '' to DECIMAL. Value truncated".into(),
@@ -444,10 +449,11 @@ fn cast_decimal(v: &Value, precision: u8, scale: u8, env: &dyn Env) -> Option<De
     match types::round_to_scale(d, scale) {
         Some(r) if r.unscaled.abs() <= max => Some(r),
         _ => {
-            super::warn(env, 
+            super::warn(
+                env,
                 "Warning",
                 1264,
-                "Out of range value for column 'CAST' at row 1".into(),
+                format!("Out of range value for column '{name}' at row 1"),
             );
             Some(Decimal::new(if d.unscaled < 0 { -max } else { max }, scale))
         }

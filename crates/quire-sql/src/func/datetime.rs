@@ -483,7 +483,8 @@ fn has_zero_part(d: &Date) -> bool {
 }
 
 fn incorrect(env: &dyn Env, text: &str) {
-    super::warn(env, 
+    super::warn(
+        env,
         "Warning",
         1292,
         format!("Incorrect datetime value: '{text}'"),
@@ -549,17 +550,20 @@ pub fn to_temporal(v: &Value, env: &dyn Env, zeros: Zeros, kind: &str) -> Option
     if let Some(text) = &text {
         match tail {
             Tail::Clean => {}
-            Tail::Garbage if matches!(v, Value::Decimal(_) | Value::Double(_)) => super::warn(env, 
+            Tail::Garbage if matches!(v, Value::Decimal(_) | Value::Double(_)) => super::warn(
+                env,
                 "Note",
                 1292,
                 format!("Truncated incorrect date value: '{text}'"),
             ),
-            Tail::Garbage => super::warn(env, 
+            Tail::Garbage => super::warn(
+                env,
                 "Warning",
                 1292,
                 format!("Truncated incorrect {kind} value: '{text}'"),
             ),
-            Tail::Fraction => super::warn(env, 
+            Tail::Fraction => super::warn(
+                env,
                 "Note",
                 1292,
                 format!("Truncated incorrect {kind} value: '{text}'"),
@@ -606,7 +610,8 @@ pub fn to_time(v: &Value, env: &dyn Env) -> Option<TimeOfDay> {
                 if t.has_time {
                     return Some(of(&t.dt));
                 }
-                super::warn(env, 
+                super::warn(
+                    env,
                     "Warning",
                     1292,
                     format!("Truncated incorrect time value: '{s}'"),
@@ -813,7 +818,8 @@ pub fn interval(v: &Value, unit: Unit, env: &dyn Env) -> Option<Interval> {
         }
     }
     if b[i..].iter().any(|c| c.is_ascii_digit()) {
-        super::warn(env, 
+        super::warn(
+            env,
             "Warning",
             1292,
             format!("Truncated incorrect INTERVAL value: '{s}'"),
@@ -909,7 +915,8 @@ pub fn add_interval(dt: DateTime, iv: &Interval, sub: bool) -> Option<DateTime> 
 }
 
 fn overflow(env: &dyn Env) {
-    super::warn(env, 
+    super::warn(
+        env,
         "Warning",
         1441,
         "Datetime function: datetime field overflow".into(),
@@ -1015,7 +1022,7 @@ pub fn date_format(dt: &DateTime, fmt: &str) -> Option<String> {
     let d = &dt.date;
     let mut out = String::with_capacity(fmt.len() * 2);
     let mut it = fmt.chars();
-    let hour12 = |h: u8| if h % 12 == 0 { 12 } else { h % 12 };
+    let hour12 = |h: u8| if h.is_multiple_of(12) { 12 } else { h % 12 };
     let real = !has_zero_part(d);
     while let Some(c) = it.next() {
         if c != '%' {
@@ -1025,13 +1032,11 @@ pub fn date_format(dt: &DateTime, fmt: &str) -> Option<String> {
         let Some(f) = it.next() else {
             break;
         };
-        match f {
-            'a' | 'W' | 'w' | 'U' | 'u' | 'V' | 'v' | 'X' | 'x' | 'j' if !real => {
-                if matches!(f, 'a' | 'W' | 'w') || d.year == 0 {
-                    return None;
-                }
-            }
-            _ => {}
+        // Weekday names need a real day; week numbers a year.
+        let weekday_of_zero = matches!(f, 'a' | 'W' | 'w');
+        let week_of_zero = matches!(f, 'U' | 'u' | 'V' | 'v' | 'X' | 'x' | 'j') && d.year == 0;
+        if !real && (weekday_of_zero || week_of_zero) {
+            return None;
         }
         let n = date_daynr(d);
         match f {
@@ -1508,7 +1513,8 @@ pub fn eval(f: TimeFn, args: Vec<Value>, env: &dyn Env) -> Result<Value> {
             let fmt = crate::types::to_text(a(1));
             match str_to_date(&s, &fmt) {
                 None => {
-                    super::warn(env, 
+                    super::warn(
+                        env,
                         "Warning",
                         1411,
                         format!("Incorrect datetime value: '{s}' for function str_to_date"),
@@ -1521,7 +1527,9 @@ pub fn eval(f: TimeFn, args: Vec<Value>, env: &dyn Env) -> Result<Value> {
                 },
             }
         }
-        TimeFn::UnixTimestamp(_) if args.is_empty() => int(statement_us(env)?.div_euclid(1_000_000)),
+        TimeFn::UnixTimestamp(_) if args.is_empty() => {
+            int(statement_us(env)?.div_euclid(1_000_000))
+        }
         TimeFn::UnixTimestamp(scale) => {
             let v = a(0);
             let Some(t) = date_of(&v, Zeros::Allowed) else {
@@ -1582,6 +1590,10 @@ pub fn eval(f: TimeFn, args: Vec<Value>, env: &dyn Env) -> Result<Value> {
             None => Value::Null,
         },
         TimeFn::Extract(unit) => extract(unit, &a(0), env),
+        TimeFn::Text(fsp) => match a(0) {
+            Value::DateTime(dt) => Value::Str(text(&dt, fsp)),
+            other => other,
+        },
     })
 }
 
@@ -1632,15 +1644,32 @@ fn extract(unit: Unit, v: &Value, env: &dyn Env) -> Value {
     })
 }
 
-/// The number of fractional digits a constant string date has ('… 10:11:12.5' → 1).
+/// The number of fractional digits a constant string date has ('… 10:11:12.5' → 1; six for
+/// a string that is no date, as MariaDB decides at fix time).
 pub fn literal_fraction_digits(s: &str) -> u8 {
     match parse_str(s) {
         Some((t, _)) if t.has_time => match s.trim().rsplit_once('.') {
             Some((_, f)) => f.bytes().take_while(|c| c.is_ascii_digit()).count().min(6) as u8,
             None => 0,
         },
-        _ => 0,
+        Some(_) => 0,
+        None => 6,
     }
+}
+
+/// A DATETIME as text with exactly `fsp` fractional digits (what a DATETIME(fsp) value
+/// is as a string: CONCAT, LENGTH, CAST AS CHAR).
+pub fn text(dt: &DateTime, fsp: u8) -> String {
+    let mut s = format!(
+        "{:04}-{:02}-{:02} {:02}:{:02}:{:02}",
+        dt.date.year, dt.date.month, dt.date.day, dt.hour, dt.minute, dt.second
+    );
+    if fsp > 0 {
+        let f = format!("{:06}", dt.micros);
+        s.push('.');
+        s.push_str(&f[..usize::from(fsp.min(6))]);
+    }
+    s
 }
 
 #[cfg(test)]

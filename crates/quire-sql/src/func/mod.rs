@@ -195,6 +195,9 @@ pub enum TimeFn {
     FromDays,
     /// `EXTRACT(unit FROM d)`.
     Extract(Unit),
+    /// A DATETIME(fsp) argument as the text a string function sees: the binder puts it
+    /// around temporal arguments of string functions (`func/syntax.rs`).
+    Text(u8),
 }
 
 /// The target of CAST / CONVERT.

@@ -68,7 +68,8 @@ fn bytes_of(v: &Value) -> Vec<u8> {
 }
 
 fn too_big(env: &dyn Env, f: &str) -> Value {
-    super::warn(env, 
+    super::warn(
+        env,
         "Warning",
         1301,
         format!(
@@ -297,7 +298,8 @@ pub fn eval(f: StrFn, coll: Collation, args: Vec<Value>, env: &dyn Env) -> Resul
             // MariaDB's instr compares the haystack's bytes in runs as long as the
             // needle's: 'o' finds 'O' but not 'ö' under utf8mb4_general_ci.
             let eq = |a: char, b: char| {
-                a.len_utf8() == b.len_utf8() && (bin && a == b || !bin && coll.weight(a) == coll.weight(b))
+                a.len_utf8() == b.len_utf8()
+                    && (bin && a == b || !bin && coll.weight(a) == coll.weight(b))
             };
             Value::Int(find(&hay, &needle, from, &eq).map_or(0, |i| i as i64 + 1))
         }

@@ -145,9 +145,9 @@ fn cast_target(t: &DataType, arg: &str) -> Result<CastTo> {
             let (precision, scale) = cast::check_decimal(p, s, arg)?;
             CastTo::Decimal { precision, scale }
         }
-        DataType::Double(sql::ExactNumberInfo::None)
-        | DataType::DoublePrecision
-        | DataType::Real => CastTo::Double,
+        DataType::Double(sql::ExactNumberInfo::None) | DataType::DoublePrecision => CastTo::Double,
+        // MariaDB has no CAST AS REAL.
+        DataType::Real => return Err(parse_err("REAL)")),
         DataType::Float(sql::ExactNumberInfo::None) => CastTo::Float,
         DataType::Char(l) | DataType::Character(l) | DataType::Varchar(l) => {
             CastTo::Char(length_of(l)?)
@@ -196,7 +196,44 @@ fn typed_literal(t: &DataType, s: &str) -> Result<Value> {
     })
 }
 
+/// Whether `f` reads its arguments as strings (a DATETIME(n) argument is then its text with
+/// n fractional digits).
+fn takes_text(f: Func) -> bool {
+    match f {
+        Func::Concat
+        | Func::ConcatWs
+        | Func::Length
+        | Func::CharLength
+        | Func::Upper
+        | Func::Lower
+        | Func::Repeat => true,
+        Func::Str(s, _) => !matches!(
+            s,
+            StrFn::Elt | StrFn::Field | StrFn::Char | StrFn::CharUsing
+        ),
+        Func::Cast(CastTo::Char(_) | CastTo::Binary(_) | CastTo::Utf8mb4) => true,
+        _ => false,
+    }
+}
+
 impl Binder<'_> {
+    /// Wraps the DATETIME(n > 0) arguments of a string function in their text form.
+    pub(crate) fn text_args(&self, f: Func, args: Vec<Expr>) -> Vec<Expr> {
+        if !takes_text(f) {
+            return args;
+        }
+        args.into_iter()
+            .map(|a| {
+                let t = super::types::infer(&a, self.cols(), &[]);
+                if t.ft == crate::meta::FieldType::DateTime && (1..=6).contains(&t.dec) {
+                    Expr::Func(Func::Time(TimeFn::Text(t.dec)), vec![a])
+                } else {
+                    a
+                }
+            })
+            .collect()
+    }
+
     fn cols(&self) -> &[Column] {
         self.scope.map_or(&[], |s| s.columns.as_slice())
     }
@@ -210,11 +247,16 @@ impl Binder<'_> {
     /// for two different explicit ones).
     fn str_call(&self, f: StrFn, args: Vec<Expr>) -> Result<Expr> {
         let coll = match args.as_slice() {
-            [a, b, ..] => comparison_collation(a, b, self.cols(), &format!("{f:?}").to_lowercase())?,
+            [a, b, ..] => {
+                comparison_collation(a, b, self.cols(), &format!("{f:?}").to_lowercase())?
+            }
             [a] => derive_collation(a, self.cols()).0,
             [] => Collation::Utf8mb4GeneralCi,
         };
-        Ok(Expr::Func(Func::Str(f, coll), args))
+        Ok(Expr::Func(
+            Func::Str(f, coll),
+            self.text_args(Func::Str(f, coll), args),
+        ))
     }
 
     /// A call of a function `expr.rs` does not know, its arguments still unbound.
@@ -353,7 +395,9 @@ impl Binder<'_> {
         );
         let hex = |e: &sql::Expr| match e {
             sql::Expr::Value(v) => match &v.value {
-                sql::Value::HexStringLiteral(h) => Some(u64::from_str_radix(h, 16).unwrap_or(u64::MAX)),
+                sql::Value::HexStringLiteral(h) => {
+                    Some(u64::from_str_radix(h, 16).unwrap_or(u64::MAX))
+                }
                 _ => None,
             },
             _ => None,
@@ -448,7 +492,13 @@ impl Binder<'_> {
                 format: None,
             } => {
                 let to = cast_target(data_type, &expr.to_string())?;
-                Expr::Func(Func::Cast(to), vec![self.bind(expr)?])
+                let arg = self.bind(expr)?;
+                let mut args = self.text_args(Func::Cast(to), vec![arg]);
+                if matches!(to, CastTo::Decimal { .. }) {
+                    // The name 1264 gives the value: the expression as written.
+                    args.push(Expr::Lit(Value::Str(e.to_string())));
+                }
+                Expr::Func(Func::Cast(to), args)
             }
             E::Convert {
                 is_try: false,
@@ -474,7 +524,8 @@ impl Binder<'_> {
                     }
                     _ => return Err(parse_err(&e.to_string())),
                 };
-                Expr::Func(Func::Cast(to), vec![self.bind(expr)?])
+                let arg = vec![self.bind(expr)?];
+                Expr::Func(Func::Cast(to), self.text_args(Func::Cast(to), arg))
             }
             E::Extract { field, expr, .. } => {
                 let unit = unit_of(Some(field), &e.to_string())?;

@@ -298,7 +298,7 @@ fn unify(a: Ty, b: Ty) -> Ty {
     if a.is_string() || b.is_string() {
         let len = a.char_len().max(b.char_len());
         return Ty {
-            binary: a.binary && b.binary || (a.binary && b.is_string() && !b.binary && false),
+            binary: a.binary && b.binary,
             ..Ty::string(len)
         };
     }
@@ -375,8 +375,14 @@ pub fn infer(e: &Expr, cols: &[Column], aggs: &[AggCall]) -> Ty {
             let t = ty(a);
             match t.ft {
                 _ if t.is_string() => Ty::double(),
-                FieldType::Double | FieldType::Float => Ty { len: t.len + 1, ..t },
-                FieldType::NewDecimal => Ty { len: t.len + 1, ..t },
+                FieldType::Double | FieldType::Float => Ty {
+                    len: t.len + 1,
+                    ..t
+                },
+                FieldType::NewDecimal => Ty {
+                    len: t.len + 1,
+                    ..t
+                },
                 _ => Ty::int(t.len + 1),
             }
         }
@@ -404,9 +410,7 @@ fn binary(op: BinOp, a: Ty, b: Ty) -> Ty {
             _ => Ty::new(FieldType::Double, 17, 0),
         };
     }
-    let real = |t: Ty| {
-        t.is_string() || matches!(t.ft, FieldType::Double | FieldType::Float)
-    };
+    let real = |t: Ty| t.is_string() || matches!(t.ft, FieldType::Double | FieldType::Float);
     if op == IntDiv {
         let p = if real(a) { a.len } else { a.int_part() };
         return Ty {
@@ -456,12 +460,26 @@ fn binary(op: BinOp, a: Ty, b: Ty) -> Ty {
 fn func(f: Func, args: &[Expr], cols: &[Column], aggs: &[AggCall]) -> Ty {
     let ty = |x: &Expr| infer(x, cols, aggs);
     let arg = |i: usize| args.get(i).map_or(Ty::null(), &ty);
-    let sum_len = |from: usize| args[from.min(args.len())..].iter().map(|a| ty(a).char_len()).sum::<u32>();
-    let str_result = |len: u32, binary: bool| if binary { Ty::bytes(len) } else { Ty::string(len) };
+    let sum_len = |from: usize| {
+        args[from.min(args.len())..]
+            .iter()
+            .map(|a| ty(a).char_len())
+            .sum::<u32>()
+    };
+    let str_result = |len: u32, binary: bool| {
+        if binary {
+            Ty::bytes(len)
+        } else {
+            Ty::string(len)
+        }
+    };
     match f {
         Func::Concat => {
             let all_null = args.iter().all(|a| ty(a).ft == FieldType::Null);
-            str_result(sum_len(0), all_null || args.iter().any(|a| ty(a).binary && ty(a).is_string()))
+            str_result(
+                sum_len(0),
+                all_null || args.iter().any(|a| ty(a).binary && ty(a).is_string()),
+            )
         }
         Func::ConcatWs => {
             let sep = arg(0).char_len();
@@ -471,7 +489,10 @@ fn func(f: Func, args: &[Expr], cols: &[Column], aggs: &[AggCall]) -> Ty {
         Func::Length | Func::CharLength => Ty::long(10),
         Func::Upper | Func::Lower => {
             let t = arg(0);
-            str_result(t.char_len(), t.ft == FieldType::Null || t.binary && t.is_string())
+            str_result(
+                t.char_len(),
+                t.ft == FieldType::Null || t.binary && t.is_string(),
+            )
         }
         Func::Coalesce | Func::IfNull => args.iter().map(&ty).fold(Ty::null(), unify),
         Func::Greatest | Func::Least => {
@@ -486,11 +507,18 @@ fn func(f: Func, args: &[Expr], cols: &[Column], aggs: &[AggCall]) -> Ty {
             let t = ts.into_iter().fold(Ty::null(), unify);
             if t.is_int() {
                 // Each argument's length with room for a sign (MariaDB's aggregate).
-                let len = args.iter().map(|a| {
-                    let x = ty(a);
-                    x.precision() + u32::from(!x.unsigned)
-                }).max().unwrap_or(1);
-                return Ty { literal_digits: None, ..Ty::int(len) };
+                let len = args
+                    .iter()
+                    .map(|a| {
+                        let x = ty(a);
+                        x.precision() + u32::from(!x.unsigned)
+                    })
+                    .max()
+                    .unwrap_or(1);
+                return Ty {
+                    literal_digits: None,
+                    ..Ty::int(len)
+                };
             }
             t
         }
@@ -526,12 +554,28 @@ fn func(f: Func, args: &[Expr], cols: &[Column], aggs: &[AggCall]) -> Ty {
                 Some(None) => 0,
                 None => 1 << 22,
             };
-            str_result(t.char_len().saturating_mul(n), t.ft == FieldType::Null || t.binary && t.is_string())
+            str_result(
+                t.char_len().saturating_mul(n),
+                t.ft == FieldType::Null || t.binary && t.is_string(),
+            )
         }
         Func::Str(sf, coll) => string_fn(sf, coll, args, cols, aggs),
         Func::Math(mf) => math_fn(mf, args, cols, aggs),
         Func::Time(tf) => time_fn(tf, args, cols, aggs),
-        Func::Cast(to) => cast_ty(to, arg(0)),
+        Func::Cast(to) => {
+            let neg = match args.first() {
+                Some(Expr::Lit(Value::Int(i))) => *i < 0,
+                Some(Expr::Lit(Value::UInt(_))) => false,
+                Some(Expr::Lit(Value::Str(s))) => s.trim_start().starts_with('-'),
+                Some(Expr::Lit(Value::Null)) => false,
+                _ => {
+                    let t = arg(0);
+                    !(t.unsigned || t.is_string() || t.is_temporal())
+                        || !t.is_int() && !t.is_string() && !t.is_temporal()
+                }
+            };
+            cast_ty(to, arg(0), neg)
+        }
     }
 }
 
@@ -541,14 +585,24 @@ fn string_fn(f: StrFn, _coll: Collation, args: &[Expr], cols: &[Column], aggs: &
     let bin = |t: Ty| t.ft == FieldType::Null || (t.binary && t.is_string());
     let konst = |i: usize| args.get(i).and_then(const_int);
     // MariaDB sizes some results in bytes of the argument (utf8mb4: four a character).
-    let bytes = |t: Ty| if t.binary { t.char_len() } else { t.char_len() * 4 };
+    let bytes = |t: Ty| {
+        if t.binary {
+            t.char_len()
+        } else {
+            t.char_len() * 4
+        }
+    };
     match f {
         StrFn::Substring => {
             let t = arg(0);
             let mut m = bytes(t);
             match konst(1) {
                 Some(Some(p)) if p < 0 => {
-                    m = if p.unsigned_abs() > u64::from(m) { 0 } else { p.unsigned_abs() as u32 }
+                    m = if p.unsigned_abs() > u64::from(m) {
+                        0
+                    } else {
+                        p.unsigned_abs() as u32
+                    }
                 }
                 Some(Some(p)) => m -= (p.max(1) as u32 - 1).min(m),
                 _ => {}
@@ -636,14 +690,22 @@ fn string_fn(f: StrFn, _coll: Collation, args: &[Expr], cols: &[Column], aggs: &
             } else {
                 (t.len * 2).max(16)
             };
-            Ty { dec: 0, ..Ty::string(len) }
+            Ty {
+                dec: 0,
+                ..Ty::string(len)
+            }
         }
         StrFn::Unhex => Ty {
             dec: 0,
             ..Ty::bytes(bytes(arg(0)).div_ceil(2))
         },
         StrFn::Elt => {
-            let len = args.iter().skip(1).map(|a| ty(a).char_len()).max().unwrap_or(0);
+            let len = args
+                .iter()
+                .skip(1)
+                .map(|a| ty(a).char_len())
+                .max()
+                .unwrap_or(0);
             Ty::string(len)
         }
         StrFn::SubstringIndex => {
@@ -801,19 +863,21 @@ fn time_fn(f: TimeFn, args: &[Expr], cols: &[Column], aggs: &[AggCall]) -> Ty {
             Ty::new(FieldType::Date, 10, 0)
         }
         TimeFn::Year => Ty::int(4),
-        TimeFn::Month | TimeFn::Day | TimeFn::Hour | TimeFn::Minute | TimeFn::Second => {
-            Ty::int(2)
-        }
+        TimeFn::Month | TimeFn::Day | TimeFn::Hour | TimeFn::Minute | TimeFn::Second => Ty::int(2),
         TimeFn::Microsecond => Ty::int(6),
         TimeFn::DayOfWeek | TimeFn::Weekday | TimeFn::Quarter => Ty::int(1),
         TimeFn::DayOfYear => Ty::int(3),
         TimeFn::Week | TimeFn::WeekOfYear => Ty::int(2),
         TimeFn::YearWeek => Ty::int(6),
-        TimeFn::MonthName | TimeFn::DayName => Ty { dec: 0, ..Ty::string(9) },
+        TimeFn::MonthName | TimeFn::DayName => Ty {
+            dec: 0,
+            ..Ty::string(9)
+        },
         TimeFn::ToDays => Ty::int(6),
         TimeFn::DateDiff => Ty::int(8),
         TimeFn::TimestampDiff(_) => Ty::new(FieldType::LongLong, 21, 0),
         TimeFn::Extract(_) => Ty::int(11),
+        TimeFn::Text(fsp) => Ty::string(19 + if fsp > 0 { 1 + u32::from(fsp) } else { 0 }),
         TimeFn::AddInterval { unit, .. } | TimeFn::TimestampAdd(unit) => {
             let (d, n) = if matches!(f, TimeFn::TimestampAdd(_)) {
                 (args.get(1), args.first())
@@ -822,8 +886,7 @@ fn time_fn(f: TimeFn, args: &[Expr], cols: &[Column], aggs: &[AggCall]) -> Ty {
             };
             let dt = d.map_or(Ty::null(), &ty);
             let micro = unit.has_micros()
-                || (unit == super::Unit::Second
-                    && n.is_some_and(|n| ty(n).scale() > 0));
+                || (unit == super::Unit::Second && n.is_some_and(|n| ty(n).scale() > 0));
             match dt.ft {
                 FieldType::Date if unit.is_date_only() => Ty::new(FieldType::Date, 10, 0),
                 FieldType::Date => datetime_ty(if micro { 6 } else { 0 }),
@@ -849,7 +912,10 @@ fn time_fn(f: TimeFn, args: &[Expr], cols: &[Column], aggs: &[AggCall]) -> Ty {
                 Some(Expr::Lit(Value::Str(fmt))) => format_len(fmt),
                 _ => 1 << 16,
             };
-            Ty { dec: 0, ..Ty::string(len) }
+            Ty {
+                dec: 0,
+                ..Ty::string(len)
+            }
         }
         TimeFn::StrToDate => match args.get(1) {
             Some(Expr::Lit(Value::Str(fmt))) => match datetime::format_kind(fmt) {
@@ -863,7 +929,7 @@ fn time_fn(f: TimeFn, args: &[Expr], cols: &[Column], aggs: &[AggCall]) -> Ty {
             if dec == 0 {
                 Ty::new(FieldType::LongLong, 17, 0)
             } else {
-                Ty::decimal(17 + u32::from(dec), dec)
+                Ty::decimal(16 + u32::from(dec), dec)
             }
         }
         TimeFn::FromUnixtime => {
@@ -872,7 +938,10 @@ fn time_fn(f: TimeFn, args: &[Expr], cols: &[Column], aggs: &[AggCall]) -> Ty {
                     Some(Expr::Lit(Value::Str(fmt))) => format_len(fmt),
                     _ => 1 << 16,
                 };
-                return Ty { dec: 0, ..Ty::string(len) };
+                return Ty {
+                    dec: 0,
+                    ..Ty::string(len)
+                };
             }
             let t = arg(0);
             if t.is_string() {
@@ -912,7 +981,7 @@ fn format_len(fmt: &str) -> u32 {
     n
 }
 
-fn cast_ty(to: CastTo, a: Ty) -> Ty {
+fn cast_ty(to: CastTo, a: Ty, maybe_negative: bool) -> Ty {
     match to {
         CastTo::Signed | CastTo::Unsigned => {
             let len = if a.is_string() || a.ft == FieldType::Null || a.ft == FieldType::Double {
@@ -921,12 +990,15 @@ fn cast_ty(to: CastTo, a: Ty) -> Ty {
                 a.len.min(20)
             };
             if to == CastTo::Unsigned {
+                // An argument that may be negative wraps to 20 digits.
+                let len = if maybe_negative { 20 } else { len.max(1) };
                 Ty {
                     unsigned: true,
-                    ..Ty::new(FieldType::LongLong, 20, 0)
+                    ..Ty::int(len)
                 }
             } else {
-                Ty::int(len.max(1))
+                // Room for "-0" at least.
+                Ty::int(len.max(2))
             }
         }
         CastTo::Decimal { precision, scale } => Ty::decimal(u32::from(precision), scale),
@@ -934,11 +1006,23 @@ fn cast_ty(to: CastTo, a: Ty) -> Ty {
         CastTo::Float => Ty::new(FieldType::Float, 12, NOT_FIXED_DEC),
         CastTo::Char(n) => {
             let len = n.unwrap_or_else(|| a.char_len());
-            Ty { dec: 0, ..Ty::string(len) }
+            Ty {
+                dec: 0,
+                ..Ty::string(len)
+            }
         }
         CastTo::Binary(n) => {
-            let len = n.unwrap_or_else(|| if a.binary { a.len } else { a.char_len() * 4 });
-            Ty { dec: 0, ..Ty::bytes(len) }
+            let len = n.unwrap_or_else(|| {
+                if a.is_string() && !a.binary {
+                    a.char_len() * 4
+                } else {
+                    a.char_len()
+                }
+            });
+            Ty {
+                dec: 0,
+                ..Ty::bytes(len)
+            }
         }
         CastTo::Date => Ty::new(FieldType::Date, 10, 0),
         CastTo::DateTime(fsp) => datetime_ty(fsp),
