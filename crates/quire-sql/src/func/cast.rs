@@ -26,8 +26,8 @@ enum Rest {
     Garbage,
 }
 
-/// Splits off the longest prefix of `s` (after leading spaces) that `accept` takes one byte at a
-/// time, and says what follows it.
+/// The number `s` starts with (after leading spaces): an integer, or with `float` also a
+/// fraction and an exponent; and what follows it.
 fn number_prefix(s: &str, float: bool) -> (&str, Rest) {
     let t = s.trim_start_matches([' ', '\t', '\n', '\r']);
     let b = t.as_bytes();

@@ -1380,8 +1380,7 @@ fn int(n: i64) -> Value {
     Value::Int(n)
 }
 
-/// Evaluates `f` on its arguments' values. `dec` is, for UNIX_TIMESTAMP, the fractional
-/// digits of the argument's type (its result is a DECIMAL with that scale).
+/// Evaluates `f` on its arguments' values.
 pub fn eval(f: TimeFn, args: Vec<Value>, env: &dyn Env) -> Result<Value> {
     let a = |i: usize| args.get(i).cloned().unwrap_or(Value::Null);
     let date_of = |v: &Value, zeros| to_datetime(v, env, zeros);

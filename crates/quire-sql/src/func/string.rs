@@ -421,7 +421,18 @@ pub fn eval(f: StrFn, coll: Collation, args: Vec<Value>, env: &dyn Env) -> Resul
             };
             Text::value([&s[..start], &new[..], &s[end..]].concat(), bin)
         }
-        StrFn::Format => format(a(0), a(1), env),
+        StrFn::Format => {
+            // Quire formats numbers in en_US only: another locale is 1235, not a wrong text.
+            if let Some(l) = args.get(2) {
+                let l = str_of(l);
+                if !l.eq_ignore_ascii_case("en_US") {
+                    return Err(crate::error::SqlError::Unsupported(format!(
+                        "FORMAT with locale '{l}'"
+                    )));
+                }
+            }
+            format(a(0), a(1), env)
+        }
         StrFn::Md5 => Value::Str(to_hex_lower(&md5(&bytes_of(a(0))))),
         StrFn::Sha1 => {
             use sha1::Digest;
