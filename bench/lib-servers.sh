@@ -63,3 +63,40 @@ sql() { # port statement...
   local port=$1; shift
   mariadb -h 127.0.0.1 -P "$port" -u root -N -B -e "$*"
 }
+
+# PostgreSQL 15 on a private data directory, run as the `postgres` user (it refuses root),
+# with shared_buffers = POOL and max_wal_size = 2 × LOG (the brief's 1 GB / 2 GB), trust
+# authentication on loopback only. sysbench connects as role `sbtest` to database `sbtest`.
+pg_bin=/usr/lib/postgresql/15/bin
+
+ensure_pg() {
+  if [ ! -x "$pg_bin/postgres" ]; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql-15 >/dev/null
+  fi
+}
+
+start_pg() { # port [extra -c name=value ...]
+  local port=$1; shift
+  local pdir="$WORK/pg"
+  if [ ! -f "$pdir/data/PG_VERSION" ]; then
+    mkdir -p "$pdir"
+    chown postgres "$pdir"
+    runuser -u postgres -- "$pg_bin/initdb" -D "$pdir/data" --auth=trust -U postgres >"$pdir/initdb.log" 2>&1
+  fi
+  local opts="-p $port -k $pdir -c listen_addresses=127.0.0.1 -c shared_buffers=$((POOL >> 20))MB"
+  opts="$opts -c max_wal_size=$((2 * LOG >> 20))MB -c max_connections=500"
+  for o in "$@"; do opts="$opts $o"; done
+  runuser -u postgres -- "$pg_bin/pg_ctl" -D "$pdir/data" -l "$pdir/server.log" -w -t 120 -o "$opts" start >/dev/null
+  runuser -u postgres -- "$pg_bin/psql" -h 127.0.0.1 -p "$port" -U postgres -qAt -c \
+    "DO \$\$ BEGIN CREATE ROLE sbtest LOGIN SUPERUSER; EXCEPTION WHEN duplicate_object THEN NULL; END \$\$" >/dev/null
+  PG_PORT=$port
+}
+
+stop_pg() {
+  [ -n "${PG_PORT:-}" ] && runuser -u postgres -- "$pg_bin/pg_ctl" -D "$WORK/pg/data" -m fast -w stop >/dev/null 2>&1
+  PG_PORT=
+}
+
+pgsql() { # port statement
+  runuser -u postgres -- "$pg_bin/psql" -h 127.0.0.1 -p "$1" -U postgres -qAt -c "$2"
+}

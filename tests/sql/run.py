@@ -16,7 +16,8 @@ Format (blocks separated by blank lines; `#` starts a comment line):
     connection NAME                 switch to (or open) another session
     statement ok                    the next line(s) must succeed
     statement error CODE            ... must fail with MySQL error CODE
-    query [rowsort] [types]         the rows, tab-separated, NULL for NULL, after ----;
+    query [rowsort] [types]         the rows, tab-separated, NULL for NULL, after ----
+                                    (a row that is one empty string is written (empty));
                                     with `types`, a first line `types: ...` gives each
                                     column's wire type, length and decimals (see col_type)
 
@@ -115,7 +116,7 @@ def run_block(conns, state, b, args):
         try:
             with c.cursor() as cur:
                 cur.execute(sql)
-                rows = ["\t".join(text(v) for v in r) for r in cur.fetchall()]
+                rows = ["\t".join(text(v) for v in r) or "(empty)" for r in cur.fetchall()]
                 if sort:
                     rows = sorted(rows)
                 if types:

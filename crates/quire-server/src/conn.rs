@@ -199,6 +199,8 @@ pub fn finish_statement(
         }
         Err(e) => match to_wire(&e) {
             Some(w) => {
+                // SHOW WARNINGS lists the error with its code (known here).
+                session.record_error(w.code, &w.message);
                 if let SqlError::Engine(inner) = &e {
                     tracing::warn!(conn_id = session.id(), "engine error: {inner}");
                 }
@@ -236,7 +238,10 @@ impl Conn<'_> {
     /// ERR for a SQL-layer error; a lost client closes the connection.
     pub(crate) fn send_sql_err(&mut self, e: &SqlError) -> Step {
         match to_wire(e) {
-            Some(w) => self.send_err(&w),
+            Some(w) => {
+                self.session.record_error(w.code, &w.message);
+                self.send_err(&w)
+            }
             None => Err(Close),
         }
     }

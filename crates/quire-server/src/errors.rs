@@ -133,17 +133,33 @@ pub fn code_of(e: &SqlError) -> Option<(u16, &'static str)> {
         OperandColumns(_) => (1241, "21000"),
         InvalidGroupFunction => (1111, "HY000"),
         NotInGroupBy(_) => (1055, "42000"),
+        MixOfGroupColumns => (1140, "42000"),
         DivisionByZero => (1365, "22012"),
         ArithmeticOutOfRange { .. } => (1690, "22003"),
         IncorrectLiteral { .. } => (1525, "HY000"),
         TooBigPrecision { .. } => (1426, "42000"),
         ScaleAbovePrecision(_) => (1427, "42000"),
         Regex(_) => (1139, "42000"),
+        Raised { code, .. } => (*code, raised_state(*code)),
         TableDefinitionChanged => (1412, "HY000"),
         ReadOnlyTransaction => (1792, "25006"),
         Engine(_) => (1105, "HY000"),
         Sink(_) => return None,
     })
+}
+
+/// The SQLSTATE of a warning that strict mode raised to an error: its code's, as
+/// MariaDB's `sql_state.h` gives it.
+fn raised_state(code: u16) -> &'static str {
+    match code {
+        1264 | 1690 => "22003",
+        1265 => "01000",
+        1292 | 1366 => "22007",
+        1365 => "22012",
+        1406 => "22001",
+        1048 | 1062 => "23000",
+        _ => "HY000",
+    }
 }
 
 /// The ERR packet for a SQL-layer error; `None` when the client is gone.
@@ -259,6 +275,7 @@ mod tests {
             OperandColumns(1),
             InvalidGroupFunction,
             NotInGroupBy(s()),
+            MixOfGroupColumns,
             DivisionByZero,
             ArithmeticOutOfRange {
                 kind: "BIGINT",
@@ -271,6 +288,10 @@ mod tests {
             TooBigPrecision { what: s(), max: 6 },
             ScaleAbovePrecision(s()),
             Regex(s()),
+            Raised {
+                code: 1265,
+                message: s(),
+            },
             TableDefinitionChanged,
             ReadOnlyTransaction,
             Engine(DbError::NoSuchTable(s())),

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use quire_engine::row::{Collation, Column, Decimal, Value};
 use sqlparser::ast::{self as sql, BinaryOperator, UnaryOperator};
 
+use crate::diag::SqlMode;
 use crate::error::{Result, SqlError};
 use crate::expr::{AggFn, BinOp, Expr, Func, SessionFn};
 use crate::types::{self, Num};
@@ -60,10 +61,37 @@ pub struct Binder<'a> {
     pub aggs: Option<&'a mut Vec<AggCall>>,
     /// For UnknownColumn messages: "field list", "where clause", ...
     pub context: &'static str,
+    /// The session's collation_connection and sql_mode when the statement was bound.
+    pub conn: Conn,
 }
 
-/// The collation of string literals and parameters (MariaDB's `collation_connection` after
-/// `SET NAMES utf8mb4`; a session that changes it still gets this one, docs/sql.md).
+/// What binding takes from the session: string literals and parameters compare in
+/// `collation_connection`, and `sql_mode` changes what some syntax means (PIPES_AS_CONCAT,
+/// ONLY_FULL_GROUP_BY). A plan bound under one `Conn` is not reused under another.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Conn {
+    pub coll: Collation,
+    pub mode: SqlMode,
+}
+
+impl Default for Conn {
+    fn default() -> Conn {
+        Conn {
+            coll: LITERAL_COLLATION,
+            mode: SqlMode::parse(SqlMode::DEFAULT_TEXT).unwrap_or_default(),
+        }
+    }
+}
+
+impl Conn {
+    /// The part of a session's settings a plan depends on (the plan cache's key).
+    pub fn plan_key(self) -> (Collation, u64) {
+        (self.coll, self.mode.0 & SqlMode::PLAN_MODES)
+    }
+}
+
+/// The default `collation_connection` (after `SET NAMES utf8mb4`); sorting and grouping
+/// fall back to it for values of no collation.
 pub const LITERAL_COLLATION: Collation = Collation::Utf8mb4GeneralCi;
 
 /// How strongly an operand's collation binds (MySQL's coercibility: lower wins).
@@ -79,40 +107,47 @@ pub enum Coercibility {
     Numeric = 6,
 }
 
-/// The collation of expression `e` and how strongly it binds, with `columns` the scope's.
-pub fn derive_collation(e: &Expr, columns: &[Column]) -> (Collation, Coercibility) {
+/// The collation of expression `e` and how strongly it binds, with `columns` the scope's
+/// and `lit` the collation of literals and parameters (`collation_connection`).
+pub fn derive_collation(e: &Expr, columns: &[Column], lit: Collation) -> (Collation, Coercibility) {
     match e {
         Expr::Collate(_, c) => (*c, Coercibility::Explicit),
         Expr::Column(i) => match columns.get(*i) {
             Some(c) if c.ty.is_string() => (c.collation, Coercibility::Implicit),
-            _ => (LITERAL_COLLATION, Coercibility::Numeric),
+            _ => (lit, Coercibility::Numeric),
         },
-        Expr::Lit(Value::Str(_)) | Expr::Param(_) => (LITERAL_COLLATION, Coercibility::Coercible),
-        Expr::Func(_, args) => args
+        Expr::Lit(Value::Str(_)) | Expr::Param(_) => (lit, Coercibility::Coercible),
+        Expr::Func(_, args) | Expr::CollFunc(_, args, _) => args
             .iter()
-            .map(|a| derive_collation(a, columns))
+            .map(|a| derive_collation(a, columns, lit))
             .min_by_key(|(_, k)| *k)
-            .unwrap_or((LITERAL_COLLATION, Coercibility::Coercible)),
+            .unwrap_or((lit, Coercibility::Coercible)),
         Expr::Case {
             whens, otherwise, ..
         } => whens
             .iter()
             .map(|(_, t)| t)
             .chain(otherwise.as_deref())
-            .map(|a| derive_collation(a, columns))
+            .map(|a| derive_collation(a, columns, lit))
             .min_by_key(|(_, k)| *k)
-            .unwrap_or((LITERAL_COLLATION, Coercibility::Numeric)),
-        _ => (LITERAL_COLLATION, Coercibility::Numeric),
+            .unwrap_or((lit, Coercibility::Numeric)),
+        _ => (lit, Coercibility::Numeric),
     }
 }
 
 /// The collation two operands compare in: the more strongly bound one's; of two columns,
 /// utf8mb4_bin; two different explicit ones are MySQL's error 1267.
-pub fn comparison_collation(a: &Expr, b: &Expr, columns: &[Column], op: &str) -> Result<Collation> {
-    let (ca, ka) = derive_collation(a, columns);
-    let (cb, kb) = derive_collation(b, columns);
+pub fn comparison_collation(
+    a: &Expr,
+    b: &Expr,
+    columns: &[Column],
+    op: &str,
+    lit: Collation,
+) -> Result<Collation> {
+    let (ca, ka) = derive_collation(a, columns, lit);
+    let (cb, kb) = derive_collation(b, columns, lit);
     if ka == kb && ca != cb && ka != Coercibility::Implicit && ka != Coercibility::Explicit {
-        return Ok(LITERAL_COLLATION);
+        return Ok(lit);
     }
     if ka == kb && ca != cb && ka == Coercibility::Implicit {
         // Two columns of one character set: its _bin collation wins (as in MariaDB).
@@ -287,6 +322,37 @@ impl Binder<'_> {
         self.scope.map_or(&[], |s| s.columns.as_slice())
     }
 
+    /// The collation of literals and parameters here.
+    fn lit(&self) -> Collation {
+        self.conn.coll
+    }
+
+    /// The collation a function of several arguments compares strings in (NULLIF,
+    /// GREATEST, LEAST): that of the most strongly bound arguments, as for a comparison.
+    pub(crate) fn args_collation(&self, args: &[Expr], name: &str) -> Result<Collation> {
+        let derived: Vec<(Collation, Coercibility)> = args
+            .iter()
+            .map(|a| derive_collation(a, self.columns(), self.lit()))
+            .collect();
+        let Some(k) = derived.iter().map(|d| d.1).min() else {
+            return Ok(self.lit());
+        };
+        let mut strongest = derived.iter().filter(|d| d.1 == k).map(|d| d.0);
+        let first = strongest.next().unwrap_or(self.lit());
+        match strongest.find(|c| *c != first) {
+            None => Ok(first),
+            Some(other) => match k {
+                Coercibility::Implicit => Ok(Collation::Utf8mb4Bin),
+                Coercibility::Explicit => Err(SqlError::IllegalMixOfCollations(format!(
+                    "({},EXPLICIT) and ({},EXPLICIT) for operation '{name}'",
+                    first.name(),
+                    other.name()
+                ))),
+                _ => Ok(self.lit()),
+            },
+        }
+    }
+
     fn column(&self, qualifier: Option<&str>, name: &str) -> Result<Expr> {
         match self.scope {
             Some(s) => s.resolve(qualifier, name, self.context).map(Expr::Column),
@@ -344,11 +410,20 @@ impl Binder<'_> {
                     BinaryOperator::And => BinOp::And,
                     BinaryOperator::Or => BinOp::Or,
                     BinaryOperator::Xor => BinOp::Xor,
+                    // `||` is OR, or CONCAT under PIPES_AS_CONCAT.
+                    BinaryOperator::StringConcat
+                        if self.conn.mode.has(SqlMode::PIPES_AS_CONCAT) =>
+                    {
+                        let args = vec![self.bind(left)?, self.bind(right)?];
+                        return Ok(Expr::Func(Func::Concat, args));
+                    }
+                    BinaryOperator::StringConcat => BinOp::Or,
                     other => return Err(SqlError::Unsupported(format!("operator {other}"))),
                 };
                 let (l, r) = (self.bind(left)?, self.bind(right)?);
                 if crate::expr::is_comparison(op) {
-                    let coll = comparison_collation(&l, &r, self.columns(), &op_text(op))?;
+                    let coll =
+                        comparison_collation(&l, &r, self.columns(), &op_text(op), self.lit())?;
                     Expr::Cmp(op, Box::new(l), Box::new(r), coll)
                 } else {
                     Expr::Binary(op, Box::new(l), Box::new(r))
@@ -382,13 +457,13 @@ impl Binder<'_> {
                 BinOp::NullSafeEq,
                 Box::new(Expr::Not(Box::new(Expr::Not(Box::new(self.bind(x)?))))),
                 Box::new(Expr::Lit(Value::Int(1))),
-                LITERAL_COLLATION,
+                self.lit(),
             ),
             E::IsFalse(x) => Expr::Cmp(
                 BinOp::NullSafeEq,
                 Box::new(Expr::Not(Box::new(self.bind(x)?))),
                 Box::new(Expr::Lit(Value::Int(1))),
-                LITERAL_COLLATION,
+                self.lit(),
             ),
             E::Between {
                 expr,
@@ -397,10 +472,11 @@ impl Binder<'_> {
                 high,
             } => {
                 let (e, lo, hi) = (self.bind(expr)?, self.bind(low)?, self.bind(high)?);
-                let c1 = comparison_collation(&e, &lo, self.columns(), "between")?;
-                let c2 = comparison_collation(&e, &hi, self.columns(), "between")?;
-                let coll = if derive_collation(&hi, self.columns()).1
-                    < derive_collation(&lo, self.columns()).1
+                let lit = self.lit();
+                let c1 = comparison_collation(&e, &lo, self.columns(), "between", lit)?;
+                let c2 = comparison_collation(&e, &hi, self.columns(), "between", lit)?;
+                let coll = if derive_collation(&hi, self.columns(), lit).1
+                    < derive_collation(&lo, self.columns(), lit).1
                 {
                     c2
                 } else {
@@ -422,10 +498,11 @@ impl Binder<'_> {
             } => {
                 let e = self.bind(expr)?;
                 let list: Vec<Expr> = list.iter().map(|x| self.bind(x)).collect::<Result<_>>()?;
-                let mut coll = derive_collation(&e, self.columns());
+                let lit = self.lit();
+                let mut coll = derive_collation(&e, self.columns(), lit);
                 for x in &list {
-                    let c = comparison_collation(&e, x, self.columns(), "in")?;
-                    let k = derive_collation(x, self.columns()).1;
+                    let c = comparison_collation(&e, x, self.columns(), "in", lit)?;
+                    let k = derive_collation(x, self.columns(), lit).1;
                     if k < coll.1 {
                         coll = (c, k);
                     }
@@ -458,7 +535,7 @@ impl Binder<'_> {
                     },
                 };
                 let (e, pattern) = (self.bind(expr)?, self.bind(pattern)?);
-                let coll = comparison_collation(&e, &pattern, self.columns(), "like")?;
+                let coll = comparison_collation(&e, &pattern, self.columns(), "like", self.lit())?;
                 Expr::Like {
                     e: Box::new(e),
                     pattern: Box::new(pattern),
@@ -482,8 +559,8 @@ impl Binder<'_> {
                     .map(|w| Ok((self.bind(&w.condition)?, self.bind(&w.result)?)))
                     .collect::<Result<_>>()?;
                 let coll = match &operand {
-                    Some(o) => derive_collation(o, self.columns()).0,
-                    None => LITERAL_COLLATION,
+                    Some(o) => derive_collation(o, self.columns(), self.lit()).0,
+                    None => self.lit(),
                 };
                 Expr::Case {
                     operand,
@@ -559,9 +636,9 @@ impl Binder<'_> {
                 }
                 None => None,
             };
-            let coll = arg
-                .as_ref()
-                .map_or(LITERAL_COLLATION, |a| derive_collation(a, self.columns()).0);
+            let coll = arg.as_ref().map_or(self.lit(), |a| {
+                derive_collation(a, self.columns(), self.lit()).0
+            });
             let Some(aggs) = self.aggs.as_deref_mut() else {
                 return Err(SqlError::InvalidGroupFunction);
             };
@@ -612,6 +689,10 @@ impl Binder<'_> {
             .iter()
             .map(|a| self.bind(a))
             .collect::<Result<Vec<_>>>()?;
+        if matches!(func, Func::NullIf | Func::Greatest | Func::Least) {
+            let coll = self.args_collation(&bound, &name)?;
+            return Ok(Expr::CollFunc(func, bound, coll));
+        }
         Ok(Expr::Func(func, self.text_args(func, bound)))
     }
 }

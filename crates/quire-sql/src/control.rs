@@ -627,14 +627,61 @@ impl<'d> Session<'d> {
                     s("YES"),
                 ]],
             ),
+            "count" => {
+                // SHOW COUNT(*) WARNINGS | ERRORS: @@warning_count / @@error_count.
+                let star = matches!(
+                    toks.get(i..i + 3),
+                    Some([Tok::Punct('('), Tok::Punct('*'), Tok::Punct(')')])
+                );
+                let (name, n) = match (star, word(i + 3).as_str()) {
+                    (true, "warnings") => ("warning_count", self.sv.diag.borrow().total()),
+                    (true, "errors") => ("error_count", self.sv.diag.borrow().errors()),
+                    _ => return Err(syntax(text)),
+                };
+                if toks.len() != i + 4 {
+                    return Err(syntax(text));
+                }
+                let col = format!("@@session.{name}");
+                send_table(
+                    sink,
+                    &[(col.as_str(), FieldType::LongLong)],
+                    vec![vec![Value::UInt(n)]],
+                )
+            }
             "warnings" | "errors" => {
                 let only_errors = what == "errors";
+                // LIMIT [offset,] count
+                let (offset, count) = match (toks.get(i), toks.get(i + 1..)) {
+                    (None, _) => (0, usize::MAX),
+                    (Some(l), Some([Tok::Word(n)])) if l.is("limit") => {
+                        (0, n.parse().map_err(|_| syntax(text))?)
+                    }
+                    (Some(l), Some([Tok::Word(o), Tok::Punct(','), Tok::Word(n)]))
+                        if l.is("limit") =>
+                    {
+                        (
+                            o.parse().map_err(|_| syntax(text))?,
+                            n.parse().map_err(|_| syntax(text))?,
+                        )
+                    }
+                    _ => return Err(syntax(text)),
+                };
                 let rows = self
                     .sv
-                    .warnings
+                    .diag
+                    .borrow()
+                    .conditions()
                     .iter()
-                    .filter(|w| !only_errors || w.0 == "Error")
-                    .map(|(l, c, m)| vec![s(l.clone()), Value::UInt(u64::from(*c)), s(m.clone())])
+                    .filter(|c| !only_errors || c.level == crate::diag::Level::Error)
+                    .skip(offset)
+                    .take(count)
+                    .map(|c| {
+                        vec![
+                            s(c.level.name()),
+                            Value::UInt(u64::from(c.code)),
+                            s(c.message.clone()),
+                        ]
+                    })
                     .collect();
                 send_table(
                     sink,

@@ -11,6 +11,7 @@ use sqlparser::ast as sql;
 
 use crate::bind::{object_parts, Binder};
 use crate::control::send_table;
+use crate::diag::{Level, SqlMode};
 use crate::error::{Result, SqlError};
 use crate::expr::Row;
 use crate::meta::{FieldType, RowSink};
@@ -296,6 +297,7 @@ impl<'d> Session<'d> {
             params: &Default::default(),
             aggs: None,
             context: "field list",
+            conn: self.sv.conn(),
         }
         .bind(e)
         .map_err(|_| invalid())?;
@@ -310,16 +312,20 @@ impl<'d> Session<'d> {
         if !b.is_constant() {
             return Err(invalid());
         }
+        // Strict: a Warning while evaluating or converting the default is its error.
+        let strict = crate::run::ExecEnv::new(&[], &self.sv, self.inst, false, true);
         let v = b
             .eval(
                 &Row {
                     values: &[],
                     aggs: &[],
                 },
-                &crate::run::ExecEnv::new(&[], &self.sv, self.inst, false),
+                &strict,
             )
             .map_err(|_| invalid())?;
         let probe = Column::nullable(column, ty);
+        // A default that does not convert exactly is 1067, as in strict mode (`Quiet` would
+        // let 'abc' on an INT column through as 0).
         let v = types::coerce(
             v,
             &probe,
@@ -327,10 +333,101 @@ impl<'d> Session<'d> {
                 db: "",
                 table: "",
                 row: 0,
+                strict: true,
             },
+            &strict,
         )
         .map_err(|_| invalid())?;
         Ok(literal_sql(&v))
+    }
+
+    /// Raises a condition of the running statement (DDL notes, SET's warnings).
+    pub(crate) fn warn_now(&self, level: Level, code: u16, message: String) {
+        self.sv.raise(self.inst, level, code, message);
+    }
+
+    /// Raises the warnings a `vars` function collected.
+    fn warn_all(&self, w: Vec<(String, u16, String)>) {
+        for (level, code, message) in w {
+            let level = match level.as_str() {
+                "Note" => Level::Note,
+                "Error" => Level::Error,
+                _ => Level::Warning,
+            };
+            self.warn_now(level, code, message);
+        }
+    }
+
+    /// SET NAMES cs [COLLATE c]: a utf8mb4 connection's collation (its default,
+    /// utf8mb4_general_ci, without COLLATE). Quire sends and reads utf8mb4 only: another
+    /// character set is accepted and changes nothing (docs/sql.md).
+    fn set_names(&mut self, charset: &str, collation: Option<&str>) -> Result<()> {
+        let charset = charset.trim_matches(|c| c == '\'' || c == '"' || c == '`');
+        let collation = collation.map(|c| c.trim_matches(|c| c == '\'' || c == '"' || c == '`'));
+        if !charset.eq_ignore_ascii_case("utf8mb4") {
+            if crate::bind::column_collation(Some(charset), None, self.sv.coll)
+                .is_err_and(|e| matches!(e, SqlError::UnknownCharset(_)))
+            {
+                return Err(SqlError::UnknownCharset(charset.into()));
+            }
+            return Ok(());
+        }
+        let coll = match collation {
+            Some(name) => crate::bind::column_collation(Some("utf8mb4"), Some(name), self.sv.coll)?,
+            None => Collation::Utf8mb4GeneralCi,
+        };
+        self.sv.coll = coll;
+        self.sv.vars.insert(
+            "collation_connection".into(),
+            Value::Str(coll.name().into()),
+        );
+        Ok(())
+    }
+
+    /// SET [GLOBAL] sql_mode / collation_connection: checked and kept in canonical form
+    /// (sql_mode's names in MariaDB's order); the session's copy is what statements use.
+    fn set_connection_var(&mut self, var: &str, global: bool, v: &Value) -> Result<()> {
+        let bad = |shown: String| SqlError::WrongValueForVariable {
+            name: var.into(),
+            value: shown,
+        };
+        let text = if var == "sql_mode" {
+            let mode = match v {
+                Value::Null => return Err(bad("NULL".into())),
+                Value::Int(i) if *i >= 0 => {
+                    SqlMode::from_bits(*i as u64).ok_or_else(|| bad(i.to_string()))?
+                }
+                Value::UInt(u) => SqlMode::from_bits(*u).ok_or_else(|| bad(u.to_string()))?,
+                Value::Int(i) => return Err(bad(i.to_string())),
+                Value::Str(t) => SqlMode::parse(t).map_err(bad)?,
+                _ => return Err(SqlError::WrongTypeForVariable(var.into())),
+            };
+            if !global {
+                self.sv.mode = mode;
+            }
+            mode.to_string()
+        } else {
+            let name = match v {
+                Value::Null => return Err(bad("NULL".into())),
+                Value::Str(t) => t.clone(),
+                _ => return Err(SqlError::WrongTypeForVariable(var.into())),
+            };
+            let coll = crate::bind::column_collation(None, Some(&name), self.sv.coll)?;
+            if !global {
+                self.sv.coll = coll;
+            }
+            coll.name().to_string()
+        };
+        if global {
+            self.inst
+                .globals
+                .write()
+                .values
+                .insert(var.into(), Value::Str(text));
+        } else {
+            self.sv.vars.insert(var.into(), Value::Str(text));
+        }
+        Ok(())
     }
 
     fn ddl_begin(&mut self) -> Result<()> {
@@ -510,7 +607,10 @@ impl<'d> Session<'d> {
         let name = object_parts(n)?.join(".");
         match self.inst.db.create_database(&name) {
             Ok(()) => {}
-            Err(DbError::DatabaseExists(_)) if if_not_exists => {}
+            Err(DbError::DatabaseExists(_)) if if_not_exists => {
+                let e = SqlError::DatabaseExists(name.clone());
+                self.warn_now(Level::Note, 1007, e.to_string());
+            }
             Err(e) => return Err(e.into()),
         }
         self.inst.bump_generation();
@@ -565,7 +665,11 @@ impl<'d> Session<'d> {
                     let name = object_parts(n)?.join(".");
                     match self.inst.db.tables(&name) {
                         Ok(ts) => dropped += ts.len() as u64,
-                        Err(_) if if_exists => continue,
+                        Err(_) if if_exists => {
+                            let e = SqlError::DropMissingDatabase(name);
+                            self.warn_now(Level::Note, 1008, e.to_string());
+                            continue;
+                        }
                         Err(_) => return Err(SqlError::DropMissingDatabase(name)),
                     }
                     self.inst.db.drop_database(&name)?;
@@ -592,9 +696,7 @@ impl<'d> Session<'d> {
                     return Err(SqlError::UnknownTable(missing.join(",")));
                 }
                 for m in missing {
-                    self.sv
-                        .warnings
-                        .push(("Note".into(), 1051, format!("Unknown table '{m}'")));
+                    self.warn_now(Level::Note, 1051, format!("Unknown table '{m}'"));
                 }
                 Ok(Outcome::ok(0))
             }
@@ -794,11 +896,7 @@ impl<'d> Session<'d> {
         match self.inst.db.create_table(&db, &name, spec) {
             Ok(_) => Ok(Outcome::ok(0)),
             Err(DbError::TableExists(_)) if ct.if_not_exists => {
-                self.sv.warnings.push((
-                    "Note".into(),
-                    1050,
-                    format!("Table '{name}' already exists"),
-                ));
+                self.warn_now(Level::Note, 1050, format!("Table '{name}' already exists"));
                 Ok(Outcome::ok(0))
             }
             Err(DbError::TableExists(_)) => Err(SqlError::TableExists(name)),
@@ -828,7 +926,11 @@ impl<'d> Session<'d> {
                     self.set_one(a.scope.as_ref(), &name, &a.value)?;
                 }
             }
-            sql::Set::SetNames { .. } | sql::Set::SetNamesDefault {} => {}
+            sql::Set::SetNames {
+                charset_name,
+                collation_name,
+            } => self.set_names(&charset_name.value, collation_name.as_deref())?,
+            sql::Set::SetNamesDefault {} => self.set_names("utf8mb4", None)?,
             sql::Set::SetTransaction { modes, session, .. } => {
                 let _ = session;
                 for m in modes {
@@ -909,6 +1011,7 @@ impl<'d> Session<'d> {
                     params: &Default::default(),
                     aggs: None,
                     context: "field list",
+                    conn: self.sv.conn(),
                 }
                 .bind(e)?;
                 b.eval(
@@ -916,7 +1019,13 @@ impl<'d> Session<'d> {
                         values: &[],
                         aggs: &[],
                     },
-                    &crate::run::ExecEnv::new(&[], &self.sv, self.inst, self.in_transaction()),
+                    &crate::run::ExecEnv::new(
+                        &[],
+                        &self.sv,
+                        self.inst,
+                        self.in_transaction(),
+                        false,
+                    ),
                 )?
             }
         };
@@ -928,7 +1037,10 @@ impl<'d> Session<'d> {
                 return Err(SqlError::ReadOnlyVariable(var));
             }
             if crate::vars::ENGINE_SESSION.contains(&var.as_str()) && !global {
-                let text = crate::vars::engine_value(&var, kind, &v, &mut self.sv.warnings)?;
+                let mut w = Vec::new();
+                let text = crate::vars::engine_value(&var, kind, &v, &mut w);
+                self.warn_all(w);
+                let text = text?;
                 let n: i64 = text
                     .parse()
                     .map_err(|_| SqlError::WrongTypeForVariable(var.clone()))?;
@@ -941,7 +1053,27 @@ impl<'d> Session<'d> {
             return self.set_engine_global(&var, kind, &v);
         }
         let def = crate::vars::find(&var).ok_or_else(|| SqlError::UnknownVariable(var.clone()))?;
+        if var == "sql_mode" || var == "collation_connection" {
+            return self.set_connection_var(&var, global, &v);
+        }
+        let asked = match &v {
+            Value::Int(i) => Some(i128::from(*i)),
+            Value::UInt(u) => Some(i128::from(*u)),
+            Value::Str(t) => t.trim().parse::<i128>().ok(),
+            _ => None,
+        };
+        let shown = types::display(&v);
         let v = crate::vars::normalize(&var, &v)?;
+        if let (crate::vars::Kind::Int { .. }, Some(a), Value::Int(n)) = (def.kind, asked, &v) {
+            if a != i128::from(*n) {
+                // normalize clamped it: MariaDB says so.
+                self.warn_now(
+                    Level::Warning,
+                    1292,
+                    format!("Truncated incorrect {var} value: '{shown}'"),
+                );
+            }
+        }
         if global {
             if def.scope == crate::vars::Scope::Session {
                 return Err(SqlError::SessionOnlyVariable(var));
@@ -971,7 +1103,10 @@ impl<'d> Session<'d> {
         v: &Value,
     ) -> Result<()> {
         let cur = self.inst.db.settings();
-        let changes = crate::vars::engine_changes(name, kind, v, &cur, &mut self.sv.warnings)?;
+        let mut w = Vec::new();
+        let changes = crate::vars::engine_changes(name, kind, v, &cur, &mut w);
+        self.warn_all(w);
+        let changes = changes?;
         let pairs: Vec<(&str, &str)> = changes
             .iter()
             .map(|(n, t)| (n.as_str(), t.as_str()))
@@ -985,7 +1120,7 @@ impl<'d> Session<'d> {
         match self.inst.db.set_globals(&pairs) {
             Ok(notes) => {
                 for n in notes {
-                    self.sv.warnings.push(("Warning".into(), 1210, n));
+                    self.warn_now(Level::Warning, 1210, n);
                 }
                 Ok(())
             }
@@ -998,9 +1133,7 @@ impl<'d> Session<'d> {
             Err(e @ SetError::NotLive { .. }) => {
                 // MariaDB 10.11's answer when it cannot update the buffer pool size: a
                 // warning that says why, and 1231.
-                self.sv
-                    .warnings
-                    .push(("Warning".into(), 1210, e.to_string()));
+                self.warn_now(Level::Warning, 1210, e.to_string());
                 Err(SqlError::WrongValueForVariable {
                     name: name.into(),
                     value: value(),
@@ -1012,7 +1145,7 @@ impl<'d> Session<'d> {
 
     /// EXPLAIN from the text (the keyword dispatch saw EXPLAIN SELECT …).
     pub(crate) fn explain(&mut self, text: &str, sink: &mut dyn RowSink) -> Result<Outcome> {
-        let (stmt, _) = crate::parse::parse_one(text)?;
+        let (stmt, _) = crate::parse::parse_one_in(text, self.sv.mode)?;
         match &stmt {
             sql::Statement::Explain { statement, .. } => self.explain_stmt(statement, sink),
             _ => Err(SqlError::Unsupported("EXPLAIN".into())),
@@ -1022,13 +1155,13 @@ impl<'d> Session<'d> {
     fn explain_stmt(&mut self, stmt: &sql::Statement, sink: &mut dyn RowSink) -> Result<Outcome> {
         let unsupported = || SqlError::Unsupported("EXPLAIN of this statement".into());
         let mut planned = self
-            .plan(stmt, None, &Default::default())?
+            .plan(stmt, None, &Default::default(), self.sv.conn())?
             .ok_or_else(unsupported)?;
         // The path the statement would take now: around indexes newer than the snapshot.
         let hidden = self.indexes_too_new(&planned);
         if !hidden.is_empty() {
             planned = self
-                .plan_hiding(stmt, None, &Default::default(), &hidden)?
+                .plan_hiding(stmt, None, &Default::default(), &hidden, self.sv.conn())?
                 .ok_or_else(unsupported)?;
         }
         let (t, access, filter, sort) = match &planned {

@@ -187,6 +187,9 @@ pub enum SqlError {
     /// 1055
     #[error("'{0}' isn't in GROUP BY")]
     NotInGroupBy(String),
+    /// 1140
+    #[error("Mixing of GROUP columns (MIN(),MAX(),COUNT(),...) with no GROUP columns is illegal if there is no GROUP BY clause")]
+    MixOfGroupColumns,
     /// 1365
     #[error("Division by 0")]
     DivisionByZero,
@@ -205,6 +208,10 @@ pub enum SqlError {
     /// 1139: a regular expression that does not compile (the text after "Regex error ").
     #[error("Regex error '{0}'")]
     Regex(String),
+    /// 1265 (or whichever code the warning has): a warning that strict mode made the
+    /// statement's error (MariaDB's abort_on_warning), with the warning's code and text.
+    #[error("{message}")]
+    Raised { code: u16, message: String },
     /// 1412: a snapshot older than the table's definition (an index built after the
     /// snapshot was taken).
     #[error("Table definition has changed, please retry transaction")]

@@ -17,6 +17,7 @@ use quire_engine::row::{Collation, Column, Decimal, Value};
 use quire_engine::table::{ReadLock, Snapshot, Table, Transaction};
 
 use crate::bind::{AggCall, LITERAL_COLLATION};
+use crate::diag::Level;
 use crate::error::{Result, SqlError};
 use crate::expr::{AggFn, Env, Expr, Row};
 use crate::meta::{ColumnMeta, RowSink};
@@ -86,13 +87,36 @@ pub enum Txn<'s, 'd> {
     Snapshot(Option<Snapshot>),
 }
 
+/// A key bound converted to its column's type, for reading only: a value clamped,
+/// rounded or cut to fit (1264, 1265, 1366) still bounds a superset, so it is kept
+/// silently; a date that is not one (1292) or a string too long (1406) is not.
+struct BoundEnv;
+
+impl Env for BoundEnv {
+    fn param(&self, _: usize) -> Result<Value> {
+        Ok(Value::Null)
+    }
+    fn session(&self, _: &crate::expr::SessionFn) -> Result<Value> {
+        Ok(Value::Null)
+    }
+    fn warn(&self, _: Level, code: u16, message: String) -> Result<()> {
+        match code {
+            1292 | 1406 => Err(SqlError::Raised { code, message }),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// A bound's values: `None` for NULL (a point on it matches nothing); `Err(())` inside
+/// for one that does not convert to its column (the read widens to everything).
+type BoundValues = Option<std::result::Result<Vec<Value>, ()>>;
+
 fn eval_bound(
     b: &Bound<Vec<Expr>>,
     cols: &[&Column],
     env: &dyn Env,
-    point: bool,
-) -> Result<Option<Bound<Vec<Value>>>> {
-    let vals = |es: &Vec<Expr>| -> Result<Option<Vec<Value>>> {
+) -> Result<Option<std::result::Result<Bound<Vec<Value>>, ()>>> {
+    let vals = |es: &Vec<Expr>| -> Result<BoundValues> {
         let mut out = Vec::with_capacity(es.len());
         for (e, c) in es.iter().zip(cols) {
             let v = e.eval(
@@ -105,27 +129,24 @@ fn eval_bound(
             if matches!(v, Value::Null) {
                 return Ok(None);
             }
-            let Ok(v) = types::coerce(
-                v,
-                c,
-                &Target {
-                    db: "",
-                    table: "",
-                    row: 0,
-                },
-            ) else {
-                return Ok(None);
+            let at = Target {
+                db: "",
+                table: "",
+                row: 0,
+                strict: true,
             };
-            out.push(v);
+            match types::coerce(v, c, &at, &BoundEnv) {
+                Ok(v) => out.push(v),
+                Err(_) => return Ok(Some(Err(()))),
+            }
         }
-        Ok(Some(out))
+        Ok(Some(Ok(out)))
     };
     Ok(match b {
-        Bound::Unbounded => Some(Bound::Unbounded),
+        Bound::Unbounded => Some(Ok(Bound::Unbounded)),
         // A coerced bound may have moved (1.5 → 2 on an INT column): ranges are made
         // inclusive so they stay a superset; WHERE is checked on every row anyway.
-        Bound::Included(es) | Bound::Excluded(es) if !point => vals(es)?.map(Bound::Included),
-        Bound::Included(es) | Bound::Excluded(es) => vals(es)?.map(Bound::Included),
+        Bound::Included(es) | Bound::Excluded(es) => vals(es)?.map(|r| r.map(Bound::Included)),
     })
 }
 
@@ -159,14 +180,18 @@ pub fn read_rows<'d>(
     } else {
         for r in &access.ranges {
             let point = r.is_point();
-            match (
-                eval_bound(&r.lo, &cols, env, point)?,
-                eval_bound(&r.hi, &cols, env, point)?,
-            ) {
-                (Some(lo), Some(hi)) => ranges.push((lo, hi)),
-                // A NULL or unconvertible bound: a point matches nothing; for a range,
-                // fall back to reading everything and let WHERE decide.
-                _ if point => {}
+            // A point's two ends are one expression: evaluated once (one warning).
+            let lo = eval_bound(&r.lo, &cols, env)?;
+            let hi = if point {
+                lo.clone()
+            } else {
+                eval_bound(&r.hi, &cols, env)?
+            };
+            match (lo, hi) {
+                (Some(Ok(lo)), Some(Ok(hi))) => ranges.push((lo, hi)),
+                // A NULL point matches nothing; a NULL range bound or a value that does
+                // not convert to the column: read everything and let WHERE decide.
+                (None, _) | (_, None) if point => {}
                 _ => {
                     ranges = vec![(Bound::Unbounded, Bound::Unbounded)];
                     break;
@@ -359,7 +384,7 @@ fn agg_init(c: &AggCall) -> AggState {
     }
 }
 
-fn agg_add(c: &AggCall, s: &mut AggState, v: Option<Value>) -> Result<()> {
+fn agg_add(c: &AggCall, s: &mut AggState, v: Option<Value>, env: &dyn Env) -> Result<()> {
     match (s, v) {
         (AggState::Count(n), None) => *n += 1,
         (_, None) => {}
@@ -367,7 +392,11 @@ fn agg_add(c: &AggCall, s: &mut AggState, v: Option<Value>) -> Result<()> {
         (AggState::Count(n), Some(_)) => *n += 1,
         (AggState::Sum(acc, n), Some(v)) => {
             let v = match v {
-                Value::Str(_) | Value::Bytes(_) => Value::Double(types::num(&v)),
+                Value::Str(ref s) => {
+                    types::check_numeric_string(s, types::NumKind::Double, env)?;
+                    Value::Double(types::num(&v))
+                }
+                Value::Bytes(_) => Value::Double(types::num(&v)),
                 Value::Int(i) => Value::Decimal(Decimal::new(i128::from(i), 0)),
                 Value::UInt(u) => Value::Decimal(Decimal::new(i128::from(u), 0)),
                 other => other,
@@ -524,7 +553,7 @@ impl Pipeline<'_> {
                         }
                     }
                 }
-                agg_add(c, &mut g.states[i], v)?;
+                agg_add(c, &mut g.states[i], v, self.env)?;
             }
             return Ok(true);
         }
@@ -535,7 +564,8 @@ impl Pipeline<'_> {
     fn emit(&mut self, row: &[Value], aggs: &[Value]) -> Result<bool> {
         let r = Row { values: row, aggs };
         if let Some(h) = &self.plan.having {
-            if types::truthy(&h.eval(&r, self.env)?) != Some(true) {
+            let v = h.eval(&r, self.env)?;
+            if crate::expr::condition(&v, self.env)? != Some(true) {
                 return Ok(true);
             }
         }
@@ -745,14 +775,14 @@ fn select_rows_into<'d>(
                 return Err(SqlError::Interrupted);
             }
             if let Some(f) = filter {
-                if types::truthy(&f.eval(
+                let v = f.eval(
                     &Row {
                         values: &row,
                         aggs: &[],
                     },
                     env,
-                )?) != Some(true)
-                {
+                )?;
+                if crate::expr::condition(&v, env)? != Some(true) {
                     return Ok(true);
                 }
             }
@@ -801,31 +831,84 @@ pub fn select_rows<'d>(
     Ok(c.rows)
 }
 
-/// The default of a column for an INSERT that does not name it.
-pub fn column_default(col: &Column, auto: bool) -> Result<Value> {
+/// The default of a column for an INSERT that does not name it: NULL, or for a NOT NULL
+/// column without a DEFAULT 1364 (an error in strict mode) and its implicit default.
+pub fn column_default(col: &Column, auto: bool, env: &dyn Env) -> Result<Value> {
     if auto || col.nullable {
         return Ok(Value::Null);
     }
-    Err(SqlError::NoDefault(col.name.clone()))
+    env.warn(
+        Level::Warning,
+        1364,
+        SqlError::NoDefault(col.name.clone()).to_string(),
+    )?;
+    Ok(implicit_default(col))
 }
 
-/// Converts a full row for `t` (AUTO_INCREMENT: 0 and NULL mean "next").
-pub fn coerce_row(t: &TableRef, row: Vec<Value>, row_no: u64) -> Result<Vec<Value>> {
-    let at = Target {
-        db: &t.db,
-        table: &t.name,
-        row: row_no,
-    };
-    let mut out = Vec::with_capacity(row.len());
-    for (i, (v, c)) in row.into_iter().zip(&t.def.columns).enumerate() {
-        let auto = t.def.auto_increment == Some(i);
-        let v = if auto && is_zero(&v) { Value::Null } else { v };
-        if matches!(v, Value::Null) && !c.nullable && !auto {
-            return Err(SqlError::NullNotAllowed(c.name.clone()));
+/// What a NOT NULL column gets when no value fits: 0, '', the zero date.
+pub fn implicit_default(col: &Column) -> Value {
+    use quire_engine::row::{ColumnType as T, Date, DateTime};
+    match col.ty {
+        T::Int { unsigned: true, .. } => Value::UInt(0),
+        T::Int { .. } => Value::Int(0),
+        T::Float | T::Double => Value::Double(0.0),
+        T::Decimal { scale, .. } => Value::Decimal(Decimal::new(0, scale)),
+        T::Char { .. } | T::VarChar { .. } | T::Text(_) => Value::Str(String::new()),
+        T::Binary { .. } | T::VarBinary { .. } | T::Blob(_) => Value::Bytes(Vec::new()),
+        T::Date => Value::Date(Date::new(0, 0, 0)),
+        T::DateTime { .. } | T::Timestamp { .. } => {
+            Value::DateTime(DateTime::new(Date::new(0, 0, 0), 0, 0, 0, 0))
         }
-        out.push(types::coerce(v, c, &at)?);
     }
-    Ok(out)
+}
+
+/// NULL stored into NOT NULL column `col` where MariaDB makes it a warning (a row of a
+/// multi-row INSERT, INSERT IGNORE, UPDATE): 1048 (an error in strict mode), and the
+/// column's implicit default.
+pub fn null_into_not_null(col: &Column, env: &dyn Env) -> Result<Value> {
+    env.warn(
+        Level::Warning,
+        1048,
+        SqlError::NullNotAllowed(col.name.clone()).to_string(),
+    )?;
+    Ok(implicit_default(col))
+}
+
+/// Converts a full row for `t` (AUTO_INCREMENT: 0 and NULL mean "next"), raising the
+/// conversions' conditions through `env` column by column in `order` (the statement's
+/// column list first, as MariaDB stores them). A column in `missing` was given no value
+/// and has no DEFAULT: [`column_default`]. NULL into a NOT NULL column is 1048: an error
+/// if `null_is_error` (a one-row INSERT), else [`null_into_not_null`].
+pub fn coerce_row(
+    t: &TableRef,
+    mut row: Vec<Value>,
+    order: &[usize],
+    missing: &[bool],
+    at: &Target<'_>,
+    env: &dyn Env,
+    null_is_error: bool,
+) -> Result<Vec<Value>> {
+    for &i in order {
+        let (Some(c), Some(slot)) = (t.def.columns.get(i), row.get_mut(i)) else {
+            continue;
+        };
+        let auto = t.def.auto_increment == Some(i);
+        if missing.get(i) == Some(&true) {
+            *slot = column_default(c, auto, env)?;
+            continue;
+        }
+        let v = std::mem::replace(slot, Value::Null);
+        let v = if auto && is_zero(&v) { Value::Null } else { v };
+        *slot = if matches!(v, Value::Null) && !c.nullable && !auto {
+            if null_is_error {
+                return Err(SqlError::NullNotAllowed(c.name.clone()));
+            }
+            null_into_not_null(c, env)?
+        } else {
+            types::coerce(v, c, at, env)?
+        };
+    }
+    Ok(row)
 }
 
 fn is_zero(v: &Value) -> bool {

@@ -1,13 +1,16 @@
 //! Bound expressions: names resolved to column positions, parameters numbered, functions
 //! known. Evaluation follows MySQL: three-valued logic, numeric promotion (integer →
-//! decimal → double), strings compared with the default collation.
+//! decimal → double), strings compared in the collation the binder derived, and MariaDB's
+//! warnings (division by zero 1365, a string that is not a number 1292) raised through
+//! [`Env::warn`].
 
 use std::cmp::Ordering;
 
 use quire_engine::row::{Collation, Decimal, Value};
 
+pub use crate::diag::Level;
 use crate::error::{Result, SqlError};
-use crate::types::{self, compare, num, to_decimal, truthy};
+use crate::types::{self, compare, num, to_decimal, truthy, NumKind};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BinOp {
@@ -102,6 +105,9 @@ pub enum Expr {
         coll: Collation,
     },
     Func(Func, Vec<Expr>),
+    /// A function that compares strings (NULLIF, GREATEST, LEAST), in the collation the
+    /// binder derived from its arguments.
+    CollFunc(Func, Vec<Expr>, Collation),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -171,9 +177,78 @@ pub trait Env {
     fn interrupted(&self) -> bool {
         false
     }
-    /// A warning or note for SHOW WARNINGS (`level` is "Warning" or "Note"): MySQL's
-    /// conversion warnings (1292, 1411, 1441, …). Where nobody collects them, dropped.
-    fn warn(&self, _level: &'static str, _code: u16, _message: String) {}
+    /// Raises a condition of the running statement (SHOW WARNINGS). `Err` is the statement's
+    /// error instead: strict mode makes a Warning raised while an INSERT or UPDATE runs an
+    /// error (MariaDB's abort_on_warning). The session also drops 1365 unless `sql_mode`
+    /// has ERROR_FOR_DIVISION_BY_ZERO.
+    fn warn(&self, level: Level, code: u16, message: String) -> Result<()> {
+        let _ = (level, code, message);
+        Ok(())
+    }
+}
+
+/// An environment with no parameters, no session and no warnings: constant expressions
+/// evaluated outside a statement.
+pub struct Quiet;
+
+impl Env for Quiet {
+    fn param(&self, _: usize) -> Result<Value> {
+        Err(SqlError::WrongArguments("mysqld_stmt_execute".into()))
+    }
+    fn session(&self, f: &SessionFn) -> Result<Value> {
+        Err(SqlError::Unsupported(format!("{f:?} here")))
+    }
+}
+
+/// Raises 1365 "Division by 0" (the result is NULL).
+fn division_by_zero(env: &dyn Env) -> Result<Value> {
+    env.warn(Level::Warning, 1365, "Division by 0".into())?;
+    Ok(Value::Null)
+}
+
+/// A string operand converted to a number of `kind`: 1292 if it is not one.
+fn check_number(v: &Value, kind: NumKind, env: &dyn Env) -> Result<()> {
+    match v {
+        Value::Str(s) => types::check_numeric_string(s, kind, env),
+        Value::Bytes(b) => types::check_numeric_string(&String::from_utf8_lossy(b), kind, env),
+        _ => Ok(()),
+    }
+}
+
+/// A comparison of a string with a number converts the string: to DECIMAL against an
+/// integer, to DOUBLE against a DECIMAL or DOUBLE (MariaDB 10.11's choice), with 1292 when
+/// it is not a number.
+fn check_compared(x: &Value, y: &Value, env: &dyn Env) -> Result<()> {
+    let is_str = |v: &Value| matches!(v, Value::Str(_) | Value::Bytes(_));
+    let kind = |v: &Value| match v {
+        Value::Int(_) | Value::UInt(_) => Some(NumKind::Decimal),
+        Value::Decimal(_) | Value::Double(_) => Some(NumKind::Double),
+        _ => None,
+    };
+    if is_str(x) {
+        if let Some(k) = kind(y) {
+            return check_number(x, k, env);
+        }
+    } else if is_str(y) {
+        if let Some(k) = kind(x) {
+            return check_number(y, k, env);
+        }
+    }
+    Ok(())
+}
+
+/// Truth of a value in an expression (AND, OR, NOT, IF, CASE WHEN): a string is read as a
+/// DOUBLE, with 1292 when it is not a number.
+pub fn truth(v: &Value, env: &dyn Env) -> Result<Option<bool>> {
+    check_number(v, NumKind::Double, env)?;
+    Ok(truthy(v))
+}
+
+/// Truth of a WHERE or HAVING condition: a string is read as a DECIMAL (MariaDB 10.11's
+/// 1292 names that type there).
+pub fn condition(v: &Value, env: &dyn Env) -> Result<Option<bool>> {
+    check_number(v, NumKind::Decimal, env)?;
+    Ok(truthy(v))
 }
 
 /// Evaluation input: the current row and the aggregates of its group.
@@ -222,7 +297,7 @@ impl Expr {
                     o.walk(f);
                 }
             }
-            Expr::Func(_, args) => args.iter().for_each(|x| x.walk(f)),
+            Expr::Func(_, args) | Expr::CollFunc(_, args, _) => args.iter().for_each(|x| x.walk(f)),
             Expr::Lit(_) | Expr::Param(_) | Expr::Column(_) | Expr::Agg(_) | Expr::Session(_) => {}
         }
     }
@@ -248,6 +323,9 @@ impl Expr {
             Expr::Cmp(op, a, b, coll) => {
                 let x = a.eval(row, env)?;
                 let y = b.eval(row, env)?;
+                if !matches!(x, Value::Null) && !matches!(y, Value::Null) {
+                    check_compared(&x, &y, env)?;
+                }
                 compare_op(*op, &x, &y, *coll)
             }
             Expr::Collate(a, _) => a.eval(row, env)?,
@@ -255,11 +333,11 @@ impl Expr {
                 let x = a.eval(row, env)?;
                 match op {
                     BinOp::And => {
-                        let l = truthy(&x);
+                        let l = truth(&x, env)?;
                         if l == Some(false) {
                             return Ok(Value::Int(0));
                         }
-                        let r = truthy(&b.eval(row, env)?);
+                        let r = truth(&b.eval(row, env)?, env)?;
                         return Ok(match (l, r) {
                             (_, Some(false)) => Value::Int(0),
                             (Some(true), Some(true)) => Value::Int(1),
@@ -267,11 +345,11 @@ impl Expr {
                         });
                     }
                     BinOp::Or => {
-                        let l = truthy(&x);
+                        let l = truth(&x, env)?;
                         if l == Some(true) {
                             return Ok(Value::Int(1));
                         }
-                        let r = truthy(&b.eval(row, env)?);
+                        let r = truth(&b.eval(row, env)?, env)?;
                         return Ok(match (l, r) {
                             (_, Some(true)) => Value::Int(1),
                             (Some(false), Some(false)) => Value::Int(0),
@@ -281,23 +359,23 @@ impl Expr {
                     _ => {}
                 }
                 let y = b.eval(row, env)?;
-                binary(*op, x, y)?
+                binary_in(*op, x, y, env).map_err(|e| self.named_in(e))?
             }
-            Expr::Not(a) => match truthy(&a.eval(row, env)?) {
+            Expr::Not(a) => match truth(&a.eval(row, env)?, env)? {
                 None => Value::Null,
                 Some(t) => Value::Int(i64::from(!t)),
             },
-            Expr::Neg(a) => match a.eval(row, env)? {
+            Expr::Neg(a) => match numeric(a.eval(row, env)?, NumKind::Double, env)? {
                 Value::Null => Value::Null,
                 Value::Int(i) => i
                     .checked_neg()
                     .map(Value::Int)
-                    .ok_or_else(|| range_err("BIGINT", "-"))?,
+                    .ok_or_else(|| self.named_in(range_err("BIGINT", "-")))?,
                 Value::UInt(u) => {
                     if u <= i64::MAX as u64 + 1 {
                         Value::Int((u as i64).wrapping_neg())
                     } else {
-                        return Err(range_err("BIGINT", "-"));
+                        return Err(self.named_in(range_err("BIGINT", "-")));
                     }
                 }
                 Value::Decimal(d) => Value::Decimal(Decimal::new(-d.unscaled, d.scale)),
@@ -321,6 +399,8 @@ impl Expr {
                 {
                     return Ok(Value::Null);
                 }
+                // The operand is converted once, as MariaDB's comparator caches it.
+                check_compared(&v, if types::is_numeric(&l) { &l } else { &h }, env)?;
                 let inside = compare(&v, &l, *coll) != Ordering::Less
                     && compare(&v, &h, *coll) != Ordering::Greater;
                 Value::Int(i64::from(inside != *negated))
@@ -336,8 +416,13 @@ impl Expr {
                     return Ok(Value::Null);
                 }
                 let mut saw_null = false;
+                let mut checked = false;
                 for x in list {
                     let w = x.eval(row, env)?;
+                    if !checked && types::is_numeric(&w) {
+                        check_compared(&v, &w, env)?;
+                        checked = true;
+                    }
                     if matches!(w, Value::Null) {
                         saw_null = true;
                     } else if compare(&v, &w, *coll) == Ordering::Equal {
@@ -379,11 +464,14 @@ impl Expr {
                     let hit = match &op {
                         Some(v) => {
                             let w = w.eval(row, env)?;
-                            !matches!(v, Value::Null)
-                                && !matches!(w, Value::Null)
-                                && compare(v, &w, *coll) == Ordering::Equal
+                            if matches!(v, Value::Null) || matches!(w, Value::Null) {
+                                false
+                            } else {
+                                check_compared(v, &w, env)?;
+                                compare(v, &w, *coll) == Ordering::Equal
+                            }
                         }
-                        None => truthy(&w.eval(row, env)?) == Some(true),
+                        None => truth(&w.eval(row, env)?, env)? == Some(true),
                     };
                     if hit {
                         return t.eval(row, env);
@@ -394,8 +482,107 @@ impl Expr {
                     None => Value::Null,
                 }
             }
-            Expr::Func(f, args) => func(*f, args, row, env)?,
+            Expr::Func(f, args) => func(*f, args, row, env).map_err(|e| self.named_in(e))?,
+            Expr::CollFunc(f, args, coll) => coll_func(*f, args, *coll, row, env)?,
         })
+    }
+
+    /// A 1690 raised by this node's own operation names the expression as MariaDB prints
+    /// it; columns are left as markers for the statement to name ([`name_columns`]).
+    fn named_in(&self, e: SqlError) -> SqlError {
+        match e {
+            SqlError::ArithmeticOutOfRange { kind, expr } if !expr.contains('\u{1}') => {
+                // `expr` is only the operator here: the node knows its operands.
+                let _ = expr;
+                SqlError::ArithmeticOutOfRange {
+                    kind,
+                    expr: self.print(),
+                }
+            }
+            other => other,
+        }
+    }
+
+    /// How tightly the printed form binds (MariaDB's precedence: higher binds tighter).
+    fn precedence(&self) -> u8 {
+        match self {
+            Expr::Binary(BinOp::Add | BinOp::Sub, ..) => 10,
+            Expr::Binary(BinOp::Mul | BinOp::Div | BinOp::IntDiv | BinOp::Mod, ..) => 11,
+            Expr::Binary(..) | Expr::Cmp(..) => 5,
+            Expr::Neg(_) => 13,
+            _ => 20,
+        }
+    }
+
+    fn print_in(&self, parent: u8) -> String {
+        let s = self.print();
+        if self.precedence() < parent {
+            format!("({s})")
+        } else {
+            s
+        }
+    }
+
+    /// The expression as MariaDB's messages print it, with `\u{1}N\u{1}` for column N
+    /// (named by [`name_columns`]).
+    pub fn print(&self) -> String {
+        match self {
+            Expr::Lit(Value::Str(s)) => format!("'{}'", s.replace('\'', "\\'")),
+            Expr::Lit(v) => types::display(v),
+            Expr::Param(_) => "?".into(),
+            Expr::Column(i) => format!("\u{1}{i}\u{1}"),
+            Expr::Binary(op, a, b) => {
+                let p = self.precedence();
+                format!("{} {} {}", a.print_in(p), op_symbol(*op), b.print_in(p + 1))
+            }
+            Expr::Neg(a) => format!("-{}", a.print_in(self.precedence())),
+            Expr::Func(f, args) | Expr::CollFunc(f, args, _) => format!(
+                "{}({})",
+                format!("{f:?}").to_ascii_lowercase(),
+                args.iter().map(Expr::print).collect::<Vec<_>>().join(",")
+            ),
+            Expr::Collate(a, _) => a.print(),
+            _ => "?".into(),
+        }
+    }
+}
+
+/// Names the column markers of a 1690 message ([`Expr::print`]) with `name(i)`: MariaDB
+/// prints a column as `db`.`table`.`column`.
+pub fn name_columns(e: SqlError, name: &dyn Fn(usize) -> String) -> SqlError {
+    match e {
+        SqlError::ArithmeticOutOfRange { kind, expr } if expr.contains('\u{1}') => {
+            let mut out = String::new();
+            for (i, part) in expr.split('\u{1}').enumerate() {
+                match part.parse::<usize>() {
+                    Ok(c) if i % 2 == 1 => out.push_str(&name(c)),
+                    _ => out.push_str(part),
+                }
+            }
+            SqlError::ArithmeticOutOfRange { kind, expr: out }
+        }
+        other => other,
+    }
+}
+
+fn op_symbol(op: BinOp) -> &'static str {
+    match op {
+        BinOp::Add => "+",
+        BinOp::Sub => "-",
+        BinOp::Mul => "*",
+        BinOp::Div => "/",
+        BinOp::IntDiv => "DIV",
+        BinOp::Mod => "%",
+        BinOp::Eq => "=",
+        BinOp::NullSafeEq => "<=>",
+        BinOp::Ne => "<>",
+        BinOp::Lt => "<",
+        BinOp::Le => "<=",
+        BinOp::Gt => ">",
+        BinOp::Ge => ">=",
+        BinOp::And => "and",
+        BinOp::Or => "or",
+        BinOp::Xor => "xor",
     }
 }
 
@@ -429,9 +616,11 @@ fn as_i128(v: &Value) -> i128 {
     }
 }
 
-/// A string operand in arithmetic: its number, integer if it is one.
-fn numeric(v: Value) -> Value {
-    match v {
+/// A string operand in arithmetic: its number, integer if it is one; 1292 (read as
+/// `kind`) if it is not a number.
+fn numeric(v: Value, kind: NumKind, env: &dyn Env) -> Result<Value> {
+    check_number(&v, kind, env)?;
+    Ok(match v {
         Value::Str(ref s) => match types::parse_number(s.trim()) {
             Some(types::Num::Int(i)) => {
                 i64::try_from(i).map_or(Value::Double(i as f64), Value::Int)
@@ -441,7 +630,7 @@ fn numeric(v: Value) -> Value {
         Value::Bytes(_) => Value::Double(num(&v)),
         Value::Date(_) | Value::DateTime(_) => Value::Double(num(&v)),
         other => other,
-    }
+    })
 }
 
 /// A comparison operator on two values, strings compared in `coll`.
@@ -480,7 +669,14 @@ pub fn is_comparison(op: BinOp) -> bool {
     matches!(op, Eq | NullSafeEq | Ne | Lt | Le | Gt | Ge)
 }
 
+/// `x op y` outside a statement: no warnings (aggregates' sums, constant folding).
 pub fn binary(op: BinOp, x: Value, y: Value) -> Result<Value> {
+    binary_in(op, x, y, &Quiet)
+}
+
+/// `x op y`, raising MariaDB's warnings through `env`: 1365 for division by zero, 1292 for
+/// a string operand that is not a number.
+pub fn binary_in(op: BinOp, x: Value, y: Value, env: &dyn Env) -> Result<Value> {
     use BinOp::*;
     match op {
         // The binder makes comparisons `Expr::Cmp`, with their collation; one reaching here
@@ -489,7 +685,7 @@ pub fn binary(op: BinOp, x: Value, y: Value) -> Result<Value> {
             return Ok(compare_op(op, &x, &y, Collation::Utf8mb4GeneralCi));
         }
         Xor => {
-            return Ok(match (truthy(&x), truthy(&y)) {
+            return Ok(match (truth(&x, env)?, truth(&y, env)?) {
                 (Some(a), Some(b)) => Value::Int(i64::from(a != b)),
                 _ => Value::Null,
             })
@@ -511,7 +707,13 @@ pub fn binary(op: BinOp, x: Value, y: Value) -> Result<Value> {
     if matches!(x, Value::Null) || matches!(y, Value::Null) {
         return Ok(Value::Null);
     }
-    let (x, y) = (numeric(x), numeric(y));
+    // DIV reads a string as a DECIMAL, the other operators as a DOUBLE (MariaDB's 1292).
+    let kind = if op == IntDiv {
+        NumKind::Decimal
+    } else {
+        NumKind::Double
+    };
+    let (x, y) = (numeric(x, kind, env)?, numeric(y, kind, env)?);
     let sym = match op {
         Add => "+",
         Sub => "-",
@@ -539,12 +741,12 @@ pub fn binary(op: BinOp, x: Value, y: Value) -> Result<Value> {
             Add => fit(a + b),
             Sub => fit(a - b),
             Mul => a.checked_mul(b).map_or(Err(range_err("BIGINT", sym)), fit),
-            IntDiv | Mod if b == 0 => Ok(Value::Null),
+            IntDiv | Mod if b == 0 => division_by_zero(env),
             IntDiv => fit(a / b),
             Mod => fit(a % b),
             _ => {
                 if b == 0 {
-                    return Ok(Value::Null);
+                    return division_by_zero(env);
                 }
                 // MySQL: integer / integer is DECIMAL with 4 more digits of scale.
                 let d = Decimal::new(a * 10_000, 4);
@@ -570,19 +772,19 @@ pub fn binary(op: BinOp, x: Value, y: Value) -> Result<Value> {
                     .map(|u| Decimal::new(u, a.scale + b.scale)),
                 Div => {
                     if b.unscaled == 0 {
-                        return Ok(Value::Null);
+                        return division_by_zero(env);
                     }
                     Some(div_decimal(a, b, a.scale + 4))
                 }
                 IntDiv => {
                     if b2.unscaled == 0 {
-                        return Ok(Value::Null);
+                        return division_by_zero(env);
                     }
                     return int_result(a2.unscaled / b2.unscaled, sym);
                 }
                 _ => {
                     if b2.unscaled == 0 {
-                        return Ok(Value::Null);
+                        return division_by_zero(env);
                     }
                     Some(Decimal::new(a2.unscaled % b2.unscaled, s))
                 }
@@ -597,7 +799,7 @@ pub fn binary(op: BinOp, x: Value, y: Value) -> Result<Value> {
         Add => a + b,
         Sub => a - b,
         Mul => a * b,
-        Div | IntDiv | Mod if b == 0.0 => return Ok(Value::Null),
+        Div | IntDiv | Mod if b == 0.0 => return division_by_zero(env),
         Div => a / b,
         IntDiv => return int_result((a / b).trunc() as i128, sym),
         _ => a % b,
@@ -753,25 +955,17 @@ fn func(f: Func, args: &[Expr], row: &Row<'_>, env: &dyn Env) -> Result<Value> {
             v => v,
         },
         Func::If => {
-            if truthy(&ev(0)?) == Some(true) {
+            if truth(&ev(0)?, env)? == Some(true) {
                 ev(1)?
             } else {
                 ev(2)?
             }
         }
-        Func::NullIf => {
-            let a = ev(0)?;
-            let b = ev(1)?;
-            if !matches!(a, Value::Null)
-                && !matches!(b, Value::Null)
-                && compare(&a, &b, Collation::Utf8mb4GeneralCi) == Ordering::Equal
-            {
-                Value::Null
-            } else {
-                a
-            }
+        Func::NullIf | Func::Greatest | Func::Least => {
+            // Bound as `Expr::CollFunc`; here only if built without a collation.
+            return coll_func(f, args, Collation::Utf8mb4GeneralCi, row, env);
         }
-        Func::Abs => match numeric(ev(0)?) {
+        Func::Abs => match numeric(ev(0)?, NumKind::Double, env)? {
             Value::Null => Value::Null,
             Value::Int(i) => i
                 .checked_abs()
@@ -782,38 +976,9 @@ fn func(f: Func, args: &[Expr], row: &Row<'_>, env: &dyn Env) -> Result<Value> {
             v => Value::Double(num(&v).abs()),
         },
         Func::Version => Value::Str(VERSION.into()),
-        Func::Greatest | Func::Least => {
-            let vals = eval_all(args, row, env)?;
-            if vals.iter().any(|v| matches!(v, Value::Null)) {
-                return Ok(Value::Null);
-            }
-            let mut best: Option<&Value> = None;
-            for v in &vals {
-                best = Some(match best {
-                    None => v,
-                    Some(b) => {
-                        let o = compare(v, b, Collation::Utf8mb4GeneralCi);
-                        let take = if f == Func::Greatest {
-                            o == Ordering::Greater
-                        } else {
-                            o == Ordering::Less
-                        };
-                        if take {
-                            v
-                        } else {
-                            b
-                        }
-                    }
-                });
-            }
-            match best {
-                Some(b) => crate::func::math::in_common_type(b.clone(), &vals),
-                None => Value::Null,
-            }
-        }
         Func::Floor | Func::Ceil => {
             let floor = f == Func::Floor;
-            match numeric(ev(0)?) {
+            match numeric(ev(0)?, NumKind::Double, env)? {
                 Value::Null => Value::Null,
                 v @ (Value::Int(_) | Value::UInt(_)) => v,
                 Value::Decimal(d) => {
@@ -842,20 +1007,92 @@ fn func(f: Func, args: &[Expr], row: &Row<'_>, env: &dyn Env) -> Result<Value> {
                 }
             }
         },
-        Func::Str(f, coll) => crate::func::string::eval(f, coll, eval_all(args, row, env)?, env)?,
+        Func::Str(f, coll) => {
+            let v = crate::func::string::eval(f, coll, eval_all(args, row, env)?, env)?;
+            crate::func::take_raised()?;
+            v
+        }
         Func::Math(crate::func::MathFn::Rand) => {
             // The arguments' address identifies this call site's sequence (func/math.rs).
             let constant = args.iter().all(Expr::is_constant);
             let vals = eval_all(args, row, env)?;
             crate::func::math::rand(args.as_ptr() as usize, constant, &vals, env)
         }
-        Func::Math(f) => crate::func::math::eval(f, eval_all(args, row, env)?, env)?,
-        Func::Time(f) => crate::func::datetime::eval(f, eval_all(args, row, env)?, env)?,
-        Func::Cast(to) => crate::func::cast::eval(to, eval_all(args, row, env)?, env)?,
+        Func::Math(f) => {
+            let v = crate::func::math::eval(f, eval_all(args, row, env)?, env)?;
+            crate::func::take_raised()?;
+            v
+        }
+        Func::Time(f) => {
+            let v = crate::func::datetime::eval(f, eval_all(args, row, env)?, env)?;
+            crate::func::take_raised()?;
+            v
+        }
+        Func::Cast(to) => {
+            let v = crate::func::cast::eval(to, eval_all(args, row, env)?, env)?;
+            crate::func::take_raised()?;
+            v
+        }
         Func::Sleep => {
             let secs = num(&ev(0)?).clamp(0.0, 3600.0);
             std::thread::sleep(std::time::Duration::from_secs_f64(secs));
             Value::Int(0)
         }
+    })
+}
+
+/// NULLIF, GREATEST and LEAST: strings compared in `coll` (the binder's, from the
+/// arguments' collations).
+fn coll_func(
+    f: Func,
+    args: &[Expr],
+    coll: Collation,
+    row: &Row<'_>,
+    env: &dyn Env,
+) -> Result<Value> {
+    if f == Func::NullIf {
+        let a = args.first().map_or(Ok(Value::Null), |a| a.eval(row, env))?;
+        let b = args.get(1).map_or(Ok(Value::Null), |a| a.eval(row, env))?;
+        if matches!(a, Value::Null) || matches!(b, Value::Null) {
+            return Ok(a);
+        }
+        check_compared(&a, &b, env)?;
+        return Ok(if compare(&a, &b, coll) == Ordering::Equal {
+            Value::Null
+        } else {
+            a
+        });
+    }
+    let vals = args
+        .iter()
+        .map(|a| a.eval(row, env))
+        .collect::<Result<Vec<_>>>()?;
+    if vals.iter().any(|v| matches!(v, Value::Null)) {
+        return Ok(Value::Null);
+    }
+    let mut best: Option<&Value> = None;
+    for v in &vals {
+        best = Some(match best {
+            None => v,
+            Some(b) => {
+                let o = compare(v, b, coll);
+                let take = if f == Func::Greatest {
+                    o == Ordering::Greater
+                } else {
+                    o == Ordering::Less
+                };
+                if take {
+                    v
+                } else {
+                    b
+                }
+            }
+        });
+    }
+    // The result has the type of all the arguments (func/types.rs): 2 of GREATEST(1.5, 2)
+    // is 2.0, LEAST(d, f) of a DECIMAL and a DOUBLE a double.
+    Ok(match best {
+        Some(b) => crate::func::math::in_common_type(b.clone(), &vals),
+        None => Value::Null,
     })
 }

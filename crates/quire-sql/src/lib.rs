@@ -15,6 +15,7 @@
 pub mod bind;
 mod control;
 mod ddl;
+pub mod diag;
 pub mod dispatch;
 pub mod error;
 pub mod exec;

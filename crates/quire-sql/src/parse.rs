@@ -1,5 +1,6 @@
 //! Parsing with sqlparser's MySQL dialect, and MySQL's 1064 message for what fails.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use quire_engine::table::ReadLock;
@@ -8,6 +9,7 @@ use sqlparser::dialect::MySqlDialect;
 use sqlparser::parser::{Parser, ParserError};
 use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer};
 
+use crate::diag::SqlMode;
 use crate::error::{Result, SqlError};
 
 /// MySQL quotes the statement from where parsing failed, up to 80 characters.
@@ -287,6 +289,84 @@ fn mysql_tokens(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
 /// Where each `?` is (line, column) → its parameter number.
 pub type ParamPositions = HashMap<(u64, u64), usize>;
 
+/// The text as sqlparser's MySQL dialect reads it under `mode`: with ANSI_QUOTES a
+/// "double-quoted" name becomes a `backquoted` one; with NO_BACKSLASH_ESCAPES a backslash
+/// in a string is itself (doubled, so the tokenizer's escape gives it back). Comments and
+/// other quotes are copied as they are.
+pub fn for_mode(text: &str, mode: SqlMode) -> Cow<'_, str> {
+    let ansi = mode.has(SqlMode::ANSI_QUOTES);
+    let raw = mode.has(SqlMode::NO_BACKSLASH_ESCAPES);
+    if !(ansi && text.contains('"') || raw && text.contains('\\')) {
+        return Cow::Borrowed(text);
+    }
+    let c: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut i = 0;
+    while i < c.len() {
+        let ch = c[i];
+        let next = c.get(i + 1).copied();
+        if ch == '#' || (ch == '-' && next == Some('-')) {
+            while i < c.len() && c[i] != '\n' {
+                out.push(c[i]);
+                i += 1;
+            }
+        } else if ch == '/' && next == Some('*') {
+            let start = i;
+            i += 2;
+            while i < c.len() && !(c[i] == '*' && c.get(i + 1) == Some(&'/')) {
+                i += 1;
+            }
+            i = (i + 2).min(c.len());
+            out.extend(&c[start..i]);
+        } else if ch == '`' || ch == '\'' || ch == '"' {
+            let ident = ch == '`' || (ansi && ch == '"');
+            // The quoted text, its doubled quotes and (unless raw) escapes kept.
+            let mut body = String::new();
+            i += 1;
+            while i < c.len() {
+                if c[i] == ch && c.get(i + 1) == Some(&ch) {
+                    body.push(ch);
+                    body.push(ch);
+                    i += 2;
+                } else if c[i] == ch {
+                    break;
+                } else if c[i] == '\\' && !ident && raw {
+                    body.push_str("\\\\");
+                    i += 1;
+                } else if c[i] == '\\' && !ident && i + 1 < c.len() {
+                    body.push(c[i]);
+                    body.push(c[i + 1]);
+                    i += 2;
+                } else {
+                    body.push(c[i]);
+                    i += 1;
+                }
+            }
+            i += 1;
+            if ch == '"' && ansi {
+                out.push('`');
+                out.push_str(&body.replace("\"\"", "\"").replace('`', "``"));
+                out.push('`');
+            } else {
+                out.push(ch);
+                out.push_str(&body);
+                if i <= c.len() {
+                    out.push(ch);
+                }
+            }
+        } else {
+            out.push(ch);
+            i += 1;
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// [`parse_one`] of the text as `mode` reads it ([`for_mode`]).
+pub fn parse_one_in(text: &str, mode: SqlMode) -> Result<(Statement, Option<ReadLock>)> {
+    parse_one(&for_mode(text, mode))
+}
+
 /// One statement and the lock a `LOCK IN SHARE MODE` suffix asked for.
 pub fn parse_one(text: &str) -> Result<(Statement, Option<ReadLock>)> {
     let (text, lock) = match crate::dispatch::strip_lock_in_share_mode(text) {
@@ -305,7 +385,11 @@ pub fn parse_one(text: &str) -> Result<(Statement, Option<ReadLock>)> {
 
 /// A statement to prepare: also the positions of its `?` placeholders, numbered in text
 /// order.
-pub fn parse_prepared(text: &str) -> Result<(Statement, Option<ReadLock>, ParamPositions)> {
+pub fn parse_prepared(
+    text: &str,
+    mode: SqlMode,
+) -> Result<(Statement, Option<ReadLock>, ParamPositions)> {
+    let text = &*for_mode(text, mode);
     let (stmt, lock) = parse_one(text)?;
     let stripped = crate::dispatch::strip_lock_in_share_mode(text).unwrap_or(text);
     let dialect = MySqlDialect {};
@@ -340,9 +424,31 @@ mod tests {
 
     #[test]
     fn placeholders_are_numbered_in_text_order() {
-        let (_, _, p) = parse_prepared("SELECT c FROM t WHERE id BETWEEN ? AND ?").expect("parses");
+        let (_, _, p) = parse_prepared(
+            "SELECT c FROM t WHERE id BETWEEN ? AND ?",
+            SqlMode::default(),
+        )
+        .expect("parses");
         let mut v: Vec<_> = p.into_iter().collect();
         v.sort();
         assert_eq!(v.iter().map(|(_, i)| *i).collect::<Vec<_>>(), vec![0, 1]);
+    }
+
+    #[test]
+    fn ansi_quotes_and_no_backslash_escapes_rewrite_only_what_they_change() {
+        let ansi = SqlMode(SqlMode::ANSI_QUOTES);
+        assert_eq!(
+            for_mode(r#"SELECT "a""b", 'x"y' FROM t -- "c""#, ansi),
+            r#"SELECT `a"b`, 'x"y' FROM t -- "c""#
+        );
+        let raw = SqlMode(SqlMode::NO_BACKSLASH_ESCAPES);
+        assert_eq!(
+            for_mode(r"SELECT 'a\nb', 'c\'", raw),
+            r"SELECT 'a\\nb', 'c\\'"
+        );
+        assert_eq!(
+            for_mode(r"SELECT 'a\'b'", SqlMode::default()),
+            r"SELECT 'a\'b'"
+        );
     }
 }

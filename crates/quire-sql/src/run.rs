@@ -9,7 +9,6 @@
 //!   on; a deadlock rolls back the whole transaction.
 
 use quire_engine::trx::Isolation;
-use std::cell::RefCell;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -17,6 +16,8 @@ use quire_engine::catalog::TableDef;
 use quire_engine::row::{DateTime, Value};
 use quire_engine::table::{DbError, ReadLock, Table, Transaction};
 
+use crate::bind::Conn;
+use crate::diag::{Level, SqlMode};
 use crate::error::{Result, SqlError};
 use crate::exec::{self, Txn};
 use crate::expr::{Env, Row, SessionFn};
@@ -34,15 +35,13 @@ pub(crate) struct ExecEnv<'a> {
     pub sv: &'a SessVars,
     pub inst: &'a Instance<'a>,
     pub in_trx: bool,
+    /// Strict mode in an INSERT or UPDATE without IGNORE: a Warning is the statement's
+    /// error (MariaDB's abort_on_warning).
+    pub abort_on_warning: bool,
     /// The statement's start, microseconds since the epoch: NOW(), CURDATE(),
     /// UNIX_TIMESTAMP() and `@@timestamp` all read it, so they agree within a statement.
     pub start_us: i64,
-    /// Warnings the statement's expressions raised (they join the session's after it).
-    pub warnings: RefCell<Vec<(String, u16, String)>>,
 }
-
-/// The most warnings a statement keeps (MariaDB's max_error_count default).
-const MAX_WARNINGS: usize = 64;
 
 impl<'a> ExecEnv<'a> {
     pub fn new(
@@ -50,6 +49,7 @@ impl<'a> ExecEnv<'a> {
         sv: &'a SessVars,
         inst: &'a Instance<'a>,
         in_trx: bool,
+        abort_on_warning: bool,
     ) -> ExecEnv<'a> {
         crate::func::math::new_statement();
         ExecEnv {
@@ -57,10 +57,10 @@ impl<'a> ExecEnv<'a> {
             sv,
             inst,
             in_trx,
+            abort_on_warning,
             start_us: std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_micros() as i64),
-            warnings: RefCell::new(Vec::new()),
         }
     }
 
@@ -82,11 +82,15 @@ impl Env for ExecEnv<'_> {
         self.killed()
     }
 
-    fn warn(&self, level: &'static str, code: u16, message: String) {
-        let mut w = self.warnings.borrow_mut();
-        if w.len() < MAX_WARNINGS {
-            w.push((level.to_string(), code, message));
+    fn warn(&self, level: Level, code: u16, message: String) -> Result<()> {
+        if code == 1365 && !self.sv.mode.has(SqlMode::ERROR_FOR_DIVISION_BY_ZERO) {
+            return Ok(());
         }
+        if level == Level::Warning && self.abort_on_warning {
+            return Err(SqlError::Raised { code, message });
+        }
+        self.sv.raise(self.inst, level, code, message);
+        Ok(())
     }
 
     fn param(&self, i: usize) -> Result<Value> {
@@ -108,10 +112,8 @@ impl Env for ExecEnv<'_> {
             SessionFn::CurDate => Value::Date(self.now().date),
             SessionFn::SysVar { name, global } => {
                 let special = match name.as_str() {
-                    "warning_count" => Some(Value::UInt(self.sv.warnings.len() as u64)),
-                    "error_count" => Some(Value::UInt(
-                        self.sv.warnings.iter().filter(|w| w.0 == "Error").count() as u64,
-                    )),
+                    "warning_count" => Some(Value::UInt(self.sv.diag.borrow().total())),
+                    "error_count" => Some(Value::UInt(self.sv.diag.borrow().errors())),
                     "last_insert_id" | "identity" => Some(Value::UInt(self.sv.last_insert_id)),
                     "in_transaction" => Some(Value::Int(i64::from(self.in_trx))),
                     "pseudo_thread_id" | "thread_id" => Some(Value::UInt(self.sv.conn_id)),
@@ -209,6 +211,7 @@ impl<'d> Session<'d> {
         &mut self,
         params: &[Value],
         writes: bool,
+        abort_on_warning: bool,
         f: impl FnOnce(&mut Transaction<'d>, &ExecEnv<'_>) -> Result<R>,
     ) -> Result<R> {
         if writes && self.read_only {
@@ -225,11 +228,8 @@ impl<'d> Session<'d> {
         };
         tx.set_lock_wait_timeout(timeout);
         tx.begin_statement()?;
-        let env = ExecEnv::new(params, &self.sv, inst, true);
+        let env = ExecEnv::new(params, &self.sv, inst, true, abort_on_warning);
         let r = f(tx, &env);
-        let warnings = env.warnings.take();
-        drop(env);
-        self.sv.warnings.extend(warnings);
         match r {
             Ok(v) => {
                 tx.end_statement();
@@ -329,13 +329,14 @@ impl<'d> Session<'d> {
 
     /// Plans `text` again (a prepared statement's text, or a COM_QUERY's), without the
     /// indexes in `hidden`.
-    fn replan(&self, text: &str, hidden: &[(u64, String)]) -> Result<Planned> {
-        let (stmt, lock, params) = crate::parse::parse_prepared(text)?;
-        self.plan_hiding(&stmt, lock, &params, hidden)?
+    fn replan(&self, text: &str, hidden: &[(u64, String)], conn: Conn) -> Result<Planned> {
+        let (stmt, lock, params) = crate::parse::parse_prepared(text, conn.mode)?;
+        self.plan_hiding(&stmt, lock, &params, hidden, conn)?
             .ok_or_else(|| SqlError::Unsupported(text.chars().take(40).collect()))
     }
 
-    /// Runs a planned statement made from `text` at DDL generation `gen`: metadata locks
+    /// Runs a planned statement made from `text` at DDL generation `gen` under `conn`: it
+    /// clears the diagnostics area if it uses tables (MariaDB's rule); metadata locks
     /// first; then, if a DDL ran since the plan was made, a new plan (the locks now hold
     /// the definitions still); then, inside a transaction whose snapshot predates an index
     /// the plan reads, a plan without it (InnoDB would answer 1412; MariaDB's optimizer
@@ -345,21 +346,37 @@ impl<'d> Session<'d> {
         p: &Arc<Planned>,
         text: &str,
         gen: u64,
+        conn: Conn,
         params: &[Value],
         sink: &mut dyn RowSink,
     ) -> Result<Outcome> {
+        if p.uses_tables() {
+            self.sv.diag.get_mut().start_using_tables();
+        }
         self.lock_tables(p)?;
         let mut p = p.clone();
         if self.inst.generation.load(Ordering::Acquire) != gen {
-            p = Arc::new(self.replan(text, &[])?);
+            p = Arc::new(self.replan(text, &[], conn)?);
             // The same text names the same tables: these are held already.
             self.lock_tables(&p)?;
         }
         let hidden = self.indexes_too_new(&p);
         if !hidden.is_empty() {
-            p = Arc::new(self.replan(text, &hidden)?);
+            p = Arc::new(self.replan(text, &hidden, conn)?);
         }
-        self.execute_plan(&p, params, sink)
+        // A 1690 names the columns of its expression as `db`.`table`.`column`.
+        self.execute_plan(&p, params, sink).map_err(|e| {
+            let t = p.tables()[0].or(p.tables()[1]);
+            crate::expr::name_columns(e, &|c| match t {
+                Some(t) => format!(
+                    "`{}`.`{}`.`{}`",
+                    t.db,
+                    t.name,
+                    t.def.columns.get(c).map_or("?", |c| c.name.as_str())
+                ),
+                None => "`seq`".into(),
+            })
+        })
     }
 
     fn execute_plan(
@@ -390,19 +407,13 @@ impl<'d> Session<'d> {
                                 .clone(),
                         ),
                     };
-                    let env = ExecEnv::new(params, &self.sv, self.inst, true);
-                    let n = exec::select(s, table.as_ref(), &mut Txn::Snapshot(snap), &env, sink);
-                    let warnings = env.warnings.take();
-                    self.sv.warnings.extend(warnings);
-                    n?
+                    let env = ExecEnv::new(params, &self.sv, self.inst, true, false);
+                    exec::select(s, table.as_ref(), &mut Txn::Snapshot(snap), &env, sink)?
                 } else if self.trx.is_none() && s.lock.is_none() && self.autocommit() {
-                    let env = ExecEnv::new(params, &self.sv, self.inst, false);
-                    let n = exec::select(s, table.as_ref(), &mut Txn::None, &env, sink);
-                    let warnings = env.warnings.take();
-                    self.sv.warnings.extend(warnings);
-                    n?
+                    let env = ExecEnv::new(params, &self.sv, self.inst, false, false);
+                    exec::select(s, table.as_ref(), &mut Txn::None, &env, sink)?
                 } else {
-                    self.in_statement(params, false, |tx, env| {
+                    self.in_statement(params, false, false, |tx, env| {
                         exec::select(s, table.as_ref(), &mut Txn::Some(tx), env, sink)
                     })?
                 };
@@ -418,8 +429,9 @@ impl<'d> Session<'d> {
                     },
                     InsertSource::Values(_) => None,
                 };
+                let strict = self.sv.mode.strict() && !ip.ignore;
                 let (affected, first_id, records, dups) =
-                    self.in_statement(params, true, |tx, env| {
+                    self.in_statement(params, true, strict, |tx, env| {
                         let rows: Vec<Vec<Value>> = match &ip.source {
                             InsertSource::Values(rows) => rows
                                 .iter()
@@ -441,13 +453,14 @@ impl<'d> Session<'d> {
                                 exec::select_rows(s, src_table.as_ref(), &mut Txn::Some(tx), env)?
                             }
                         };
-                        insert_rows(ip, &table, tx, rows, env)
+                        insert_rows(ip, &table, tx, rows, env, strict)
                     })?;
                 if let Some(id) = first_id {
                     self.sv.last_insert_id = id;
                 }
+                let warnings = self.sv.diag.get_mut().statement_count();
                 let info = if records > 1 || matches!(ip.source, InsertSource::Select(_)) {
-                    format!("Records: {records}  Duplicates: {dups}  Warnings: 0")
+                    format!("Records: {records}  Duplicates: {dups}  Warnings: {warnings}")
                 } else {
                     String::new()
                 };
@@ -459,7 +472,8 @@ impl<'d> Session<'d> {
             }
             Planned::Update(up) => {
                 let table = self.open_table(&up.table.db, &up.table.name)?;
-                let (matched, changed) = self.in_statement(params, true, |tx, env| {
+                let strict = self.sv.mode.strict();
+                let (matched, changed) = self.in_statement(params, true, strict, |tx, env| {
                     let limit = exec::limit_value(&up.limit, env, "LIMIT")?;
                     let targets = locked_targets(
                         &table,
@@ -484,18 +498,18 @@ impl<'d> Session<'d> {
                                 env,
                             )?;
                             let col = &up.table.def.columns[*c];
-                            if matches!(v, Value::Null) && !col.nullable {
-                                return Err(SqlError::NullNotAllowed(col.name.clone()));
-                            }
-                            new[*c] = types::coerce(
-                                v,
-                                col,
-                                &types::Target {
-                                    db: &up.table.db,
-                                    table: &up.table.name,
-                                    row: n as u64 + 1,
-                                },
-                            )?;
+                            let at = types::Target {
+                                db: &up.table.db,
+                                table: &up.table.name,
+                                row: n as u64 + 1,
+                                strict,
+                            };
+                            new[*c] = if matches!(v, Value::Null) && !col.nullable {
+                                // 1048, and the column's implicit default outside strict mode.
+                                exec::null_into_not_null(col, env)?
+                            } else {
+                                types::coerce(v, col, &at, env)?
+                            };
                         }
                         if new == old {
                             continue;
@@ -509,15 +523,18 @@ impl<'d> Session<'d> {
                     }
                     Ok((matched, changed))
                 })?;
+                let warnings = self.sv.diag.get_mut().statement_count();
                 Ok(Outcome::Ok {
                     affected_rows: changed,
                     last_insert_id: 0,
-                    info: format!("Rows matched: {matched}  Changed: {changed}  Warnings: 0"),
+                    info: format!(
+                        "Rows matched: {matched}  Changed: {changed}  Warnings: {warnings}"
+                    ),
                 })
             }
             Planned::Delete(dp) => {
                 let table = self.open_table(&dp.table.db, &dp.table.name)?;
-                let n = self.in_statement(params, true, |tx, env| {
+                let n = self.in_statement(params, true, false, |tx, env| {
                     let limit = exec::limit_value(&dp.limit, env, "LIMIT")?;
                     let targets = locked_targets(
                         &table,
@@ -573,14 +590,14 @@ fn locked_targets<'d>(
                 return Err(SqlError::Interrupted);
             }
             if let Some(f) = filter {
-                if types::truthy(&f.eval(
+                let v = f.eval(
                     &Row {
                         values: &row,
                         aggs: &[],
                     },
                     env,
-                )?) != Some(true)
-                {
+                )?;
+                if crate::expr::condition(&v, env)? != Some(true) {
                     return Ok(true);
                 }
             }
@@ -599,13 +616,36 @@ fn insert_rows<'d>(
     tx: &mut Transaction<'d>,
     rows: Vec<Vec<Value>>,
     env: &dyn Env,
+    strict: bool,
 ) -> Result<(u64, Option<u64>, u64, u64)> {
     let def = &ip.table.def;
     let (mut affected, mut dups, mut first_id) = (0u64, 0u64, None);
     let records = rows.len() as u64;
+    // NULL into a NOT NULL column is an error in a one-row INSERT … VALUES (without
+    // IGNORE) whatever the sql_mode; otherwise a warning (MariaDB).
+    let null_is_error =
+        !ip.ignore && rows.len() == 1 && matches!(ip.source, InsertSource::Values(_));
+    // Columns are stored in the statement's order, then the others (MariaDB's order of
+    // warnings); a NOT NULL column given nothing and without a DEFAULT is `missing`.
+    let mut order: Vec<usize> = (0..def.columns.len()).collect();
+    order.sort_by_key(|&i| ip.map[i].map_or((1, i), |s| (0, s)));
+    let missing: Vec<bool> = (0..def.columns.len())
+        .map(|i| {
+            ip.map[i].is_none()
+                && ip.defaults[i].is_none()
+                && !def.columns[i].nullable
+                && def.auto_increment != Some(i)
+        })
+        .collect();
     for (n, src) in rows.into_iter().enumerate() {
+        let at = types::Target {
+            db: &ip.table.db,
+            table: &ip.table.name,
+            row: n as u64 + 1,
+            strict,
+        };
         let mut full = Vec::with_capacity(def.columns.len());
-        for (i, col) in def.columns.iter().enumerate() {
+        for i in 0..def.columns.len() {
             full.push(match (ip.map[i], &ip.defaults[i]) {
                 (Some(s), _) => src.get(s).cloned().unwrap_or(Value::Null),
                 (None, Some(d)) => d.eval(
@@ -615,16 +655,21 @@ fn insert_rows<'d>(
                     },
                     env,
                 )?,
-                (None, None) => exec::column_default(col, def.auto_increment == Some(i))?,
+                (None, None) => Value::Null,
             });
         }
-        let row = exec::coerce_row(&ip.table, full, n as u64 + 1)?;
+        let row = exec::coerce_row(&ip.table, full, &order, &missing, &at, env, null_is_error)?;
         let generated = def
             .auto_increment
             .is_some_and(|c| matches!(row.get(c), Some(Value::Null)));
         let stored = match tx.insert(table, row.clone()) {
             Ok(s) => s,
-            Err(DbError::DuplicateKey { .. }) if ip.ignore => {
+            Err(DbError::DuplicateKey { index, entry }) if ip.ignore => {
+                let e = SqlError::DuplicateKey {
+                    value: entry,
+                    key: index,
+                };
+                env.warn(Level::Warning, 1062, e.to_string())?;
                 dups += 1;
                 continue;
             }

@@ -6,6 +6,7 @@
 //! connection threads are scoped inside the server's lifetime of the `Db`, so no handle
 //! outlives it.
 
+use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
@@ -16,6 +17,8 @@ use quire_engine::row::Value;
 use quire_engine::table::{Db, Transaction};
 use quire_engine::trx::Isolation;
 
+use crate::bind::Conn;
+use crate::diag::{Diagnostics, Level, SqlMode};
 use crate::error::{Result, SqlError};
 use crate::meta::{ColumnMeta, RowSink};
 use crate::stmt::Planned;
@@ -192,7 +195,23 @@ impl<'d> Instance<'d> {
             Ok(i) => Value::Int(i),
             Err(_) => Value::Str(value.into()),
         };
-        let v = crate::vars::normalize(&name, &v)?;
+        let v = match name.as_str() {
+            // Kept canonical: sessions start from it.
+            "sql_mode" => Value::Str(
+                SqlMode::parse(value)
+                    .map_err(|bad| SqlError::WrongValueForVariable {
+                        name: name.clone(),
+                        value: bad,
+                    })?
+                    .to_string(),
+            ),
+            "collation_connection" => Value::Str(
+                crate::bind::column_collation(None, Some(value), crate::bind::LITERAL_COLLATION)?
+                    .name()
+                    .to_string(),
+            ),
+            _ => crate::vars::normalize(&name, &v)?,
+        };
         self.globals.write().values.insert(name, v);
         Ok(())
     }
@@ -208,18 +227,36 @@ pub(crate) struct Kept {
     pub planned: Option<Arc<Planned>>,
     pub params: u16,
     pub columns: Vec<ColumnMeta>,
+    /// collation_connection and sql_mode it was bound under: the COM_QUERY cache makes
+    /// the plan again under others; a prepared statement keeps them (MariaDB binds its
+    /// literals at PREPARE), also when a DDL makes it plan again.
+    pub conn: Conn,
 }
 
-/// SHOW WARNINGS, SHOW ERRORS and SHOW COUNT(*) WARNINGS read the last statement's
-/// diagnostics: they must not clear them first.
-fn reads_diagnostics(text: &str) -> bool {
-    let mut w = text.split_whitespace();
-    w.next().is_some_and(|a| a.eq_ignore_ascii_case("show"))
-        && w.next().is_some_and(|b| {
-            ["warnings", "errors", "count(*)"]
-                .iter()
-                .any(|k| b.eq_ignore_ascii_case(k))
-        })
+/// Whether a statement that is not planned (SHOW, DESCRIBE, DDL, SET, …) uses tables:
+/// MariaDB clears the diagnostics area when such a statement starts (docs/sql.md,
+/// "Warnings"). SHOW WARNINGS, SHOW ERRORS, SHOW COUNT(*) and SHOW PROCESSLIST do not;
+/// neither do SET, USE, BEGIN, COMMIT, KILL, CREATE DATABASE and DROP DATABASE.
+fn uses_tables(text: &str) -> bool {
+    let mut words = text
+        .split(|c: char| c.is_whitespace() || c == '(' || c == ';')
+        .filter(|w| !w.is_empty())
+        .map(str::to_ascii_lowercase);
+    let first = words.next().unwrap_or_default();
+    let mut second = words.next().unwrap_or_default();
+    if second == "full" {
+        second = words.next().unwrap_or_default();
+    }
+    match first.as_str() {
+        "show" => !matches!(
+            second.as_str(),
+            "warnings" | "errors" | "count" | "processlist"
+        ),
+        "create" | "drop" => !matches!(second.as_str(), "database" | "schema"),
+        "describe" | "desc" | "explain" | "check" | "analyze" | "optimize" | "flush" | "lock"
+        | "truncate" | "rename" | "alter" | "insert" | "replace" | "update" | "delete" => true,
+        _ => false,
+    }
 }
 
 /// Statements of the plan cache per session (COM_QUERY text → plan).
@@ -237,7 +274,37 @@ pub(crate) struct SessVars {
     pub last_insert_id: u64,
     pub row_count: i64,
     pub found_rows: u64,
-    pub warnings: Vec<(String, u16, String)>,
+    /// SHOW WARNINGS (borrowed mutably while a statement evaluates: `Env::warn`).
+    pub diag: RefCell<Diagnostics>,
+    /// `sql_mode` in force (its text is in `vars` too).
+    pub mode: SqlMode,
+    /// `collation_connection`: string literals and parameters compare in it.
+    pub coll: quire_engine::row::Collation,
+}
+
+impl SessVars {
+    /// `max_error_count`: how many conditions SHOW WARNINGS keeps.
+    pub(crate) fn max_error_count(&self, inst: &Instance<'_>) -> usize {
+        let v = match self.vars.get("max_error_count") {
+            Some(Value::Int(i)) => Some((*i).max(0) as u64),
+            _ => crate::vars::global_u64(inst, "max_error_count"),
+        };
+        v.map_or(crate::diag::MAX_ERROR_COUNT_DEFAULT, |n| n as usize)
+    }
+
+    /// Raises a condition of the running statement.
+    pub(crate) fn raise(&self, inst: &Instance<'_>, level: Level, code: u16, message: String) {
+        let limit = self.max_error_count(inst);
+        self.diag.borrow_mut().push(level, code, message, limit);
+    }
+
+    /// What binding takes from the session now.
+    pub(crate) fn conn(&self) -> Conn {
+        Conn {
+            coll: self.coll,
+            mode: self.mode,
+        }
+    }
 }
 
 /// One connection's SQL state: current database, transaction, variables, prepared
@@ -265,6 +332,19 @@ pub struct Session<'d> {
 
 impl<'d> Session<'d> {
     fn new(inst: &'d Instance<'d>, info: Arc<SessionInfo>) -> Session<'d> {
+        // A session starts with the global sql_mode and collation_connection (MariaDB
+        // copies them at connect; SET GLOBAL later does not change this session's).
+        let mut vars = HashMap::new();
+        let mode = match crate::vars::global(inst, "sql_mode") {
+            Some(Value::Str(t)) => SqlMode::parse(&t).unwrap_or_default(),
+            _ => SqlMode::default(),
+        };
+        vars.insert("sql_mode".to_string(), Value::Str(mode.to_string()));
+        let coll = match crate::vars::global(inst, "collation_connection") {
+            Some(Value::Str(t)) => quire_engine::row::Collation::from_name(&t)
+                .unwrap_or(crate::bind::LITERAL_COLLATION),
+            _ => crate::bind::LITERAL_COLLATION,
+        };
         Session {
             sv: SessVars {
                 info: info.clone(),
@@ -272,11 +352,13 @@ impl<'d> Session<'d> {
                 user: info.user.clone(),
                 host: info.host.clone(),
                 db: None,
-                vars: HashMap::new(),
+                vars,
                 last_insert_id: 0,
                 row_count: -1,
                 found_rows: 0,
-                warnings: Vec::new(),
+                diag: RefCell::new(Diagnostics::default()),
+                mode,
+                coll,
             },
             inst,
             info,
@@ -308,6 +390,7 @@ impl<'d> Session<'d> {
             .trim_end()
             .trim_end_matches(';')
             .trim_end();
+        self.sv.diag.get_mut().start();
         if text.is_empty() {
             return Err(SqlError::EmptyQuery);
         }
@@ -318,23 +401,23 @@ impl<'d> Session<'d> {
 
     fn query_text(&mut self, text: &str, sink: &mut dyn RowSink) -> Result<Outcome> {
         let gen = self.inst.generation.load(Ordering::Acquire);
+        let conn = self.sv.conn();
         if let Some(k) = self.cache.get(text) {
-            if k.generation == gen && k.db == self.sv.db {
+            if k.generation == gen && k.db == self.sv.db && k.conn.plan_key() == conn.plan_key() {
                 if let Some(p) = k.planned.clone() {
-                    self.sv.warnings.clear();
-                    return self.run_planned(&p, text, gen, &[], sink);
+                    return self.run_planned(&p, text, gen, conn, &[], sink);
                 }
             }
         }
-        if !reads_diagnostics(text) {
-            self.sv.warnings.clear();
+        if uses_tables(text) {
+            self.sv.diag.get_mut().start_using_tables();
         }
         if let Some(out) = self.special(text, sink)? {
             return Ok(out);
         }
-        let (stmt, lock) = crate::parse::parse_one(text)?;
+        let (stmt, lock) = crate::parse::parse_one_in(text, conn.mode)?;
         let params = HashMap::new();
-        match self.plan(&stmt, lock, &params)? {
+        match self.plan(&stmt, lock, &params, conn)? {
             Some(planned) => {
                 let planned = Arc::new(planned);
                 if self.cache.len() >= PLAN_CACHE_MAX {
@@ -349,9 +432,10 @@ impl<'d> Session<'d> {
                         planned: Some(planned.clone()),
                         params: 0,
                         columns: Vec::new(),
+                        conn,
                     },
                 );
-                self.run_planned(&planned, text, gen, &[], sink)
+                self.run_planned(&planned, text, gen, conn, &[], sink)
             }
             None => self.utility(&stmt, sink),
         }
@@ -366,13 +450,17 @@ impl<'d> Session<'d> {
         match r {
             Ok(Outcome::Ok { affected_rows, .. }) => self.sv.row_count = *affected_rows as i64,
             Ok(Outcome::ResultSet) => self.sv.row_count = -1,
-            Err(e) => {
-                self.sv.row_count = -1;
-                if !matches!(e, SqlError::Sink(_)) {
-                    self.sv.warnings = vec![("Error".into(), 0, e.to_string())];
-                }
-            }
+            // The error becomes a condition when the server, which knows its code, records
+            // it (`record_error`).
+            Err(_) => self.sv.row_count = -1,
         }
+    }
+
+    /// The statement failed with MySQL error `code` (the server maps errors to codes):
+    /// SHOW WARNINGS and SHOW ERRORS list it, `@@error_count` counts it.
+    pub fn record_error(&self, code: u16, message: &str) {
+        self.sv
+            .raise(self.inst, Level::Error, code, message.to_string());
     }
 
     pub(crate) fn plan(
@@ -380,8 +468,9 @@ impl<'d> Session<'d> {
         stmt: &sqlparser::ast::Statement,
         lock: Option<quire_engine::table::ReadLock>,
         params: &HashMap<(u64, u64), usize>,
+        conn: Conn,
     ) -> Result<Option<Planned>> {
-        self.plan_hiding(stmt, lock, params, &[])
+        self.plan_hiding(stmt, lock, params, &[], conn)
     }
 
     /// [`Session::plan`] without the secondary indexes named in `hidden` (table id, index
@@ -392,6 +481,7 @@ impl<'d> Session<'d> {
         lock: Option<quire_engine::table::ReadLock>,
         params: &HashMap<(u64, u64), usize>,
         hidden: &[(u64, String)],
+        conn: Conn,
     ) -> Result<Option<Planned>> {
         use sqlparser::ast::Statement as S;
         let ctx = crate::stmt::Ctx {
@@ -399,6 +489,7 @@ impl<'d> Session<'d> {
             current_db: self.sv.db.as_deref(),
             params,
             hidden,
+            conn,
         };
         Ok(Some(match stmt {
             S::Query(q) => Planned::Select(crate::stmt::select(&ctx, q, lock)?),
@@ -411,12 +502,13 @@ impl<'d> Session<'d> {
 
     /// COM_STMT_PREPARE.
     pub fn prepare(&mut self, sql: &str) -> Result<PreparedInfo> {
+        self.sv.diag.get_mut().start();
         let text = crate::dispatch::skip_leading_comments(sql)
             .trim_end()
             .trim_end_matches(';')
             .trim_end()
             .to_string();
-        let kept = self.make_kept(&text)?;
+        let kept = self.make_kept(&text, self.sv.conn())?;
         let id = self.next_stmt;
         self.next_stmt = self.next_stmt.wrapping_add(1).max(1);
         let info = PreparedInfo {
@@ -428,13 +520,13 @@ impl<'d> Session<'d> {
         Ok(info)
     }
 
-    fn make_kept(&self, text: &str) -> Result<Kept> {
+    fn make_kept(&self, text: &str, conn: Conn) -> Result<Kept> {
         if text.is_empty() {
             return Err(SqlError::EmptyQuery);
         }
         let gen = self.inst.generation.load(Ordering::Acquire);
-        let (stmt, lock, params) = crate::parse::parse_prepared(text)?;
-        let planned = self.plan(&stmt, lock, &params)?;
+        let (stmt, lock, params) = crate::parse::parse_prepared(text, conn.mode)?;
+        let planned = self.plan(&stmt, lock, &params, conn)?;
         let columns = match &planned {
             Some(Planned::Select(s)) => s.columns.clone(),
             _ => Vec::new(),
@@ -449,6 +541,7 @@ impl<'d> Session<'d> {
             planned: planned.map(Arc::new),
             params: params.len() as u16,
             columns,
+            conn,
         })
     }
 
@@ -466,6 +559,7 @@ impl<'d> Session<'d> {
     ) -> Result<Outcome> {
         self.inst.questions.fetch_add(1, Ordering::Relaxed);
         self.info.clear_kill();
+        self.sv.diag.get_mut().start();
         let Some(k) = self.prepared.get(&id) else {
             return Err(SqlError::UnknownStatement {
                 id,
@@ -478,8 +572,8 @@ impl<'d> Session<'d> {
         let gen = self.inst.generation.load(Ordering::Acquire);
         if k.generation != gen || k.db != self.sv.db {
             // DDL since PREPARE: plan again from the text (the statement may now fail).
-            let sql = k.sql.clone();
-            let fresh = self.make_kept(&sql)?;
+            let (sql, conn) = (k.sql.clone(), k.conn);
+            let fresh = self.make_kept(&sql, conn)?;
             self.prepared.insert(id, fresh);
         }
         let k = self
@@ -490,9 +584,8 @@ impl<'d> Session<'d> {
                 id,
                 what: "mysqld_stmt_execute",
             })?;
-        self.sv.warnings.clear();
         let r = match &k.planned {
-            Some(p) => self.run_planned(p, &k.sql, k.generation, params, sink),
+            Some(p) => self.run_planned(p, &k.sql, k.generation, k.conn, params, sink),
             None => self.query_text(&k.sql, sink),
         };
         self.after_statement(&r);
@@ -571,14 +664,13 @@ impl<'d> Session<'d> {
         self.var_bool("autocommit")
     }
 
-    /// Warnings of the last statement (OK and EOF packets carry the count).
+    /// Conditions the last statement raised (OK and EOF packets carry the count).
     pub fn warning_count(&self) -> u16 {
         self.sv
-            .warnings
-            .iter()
-            .filter(|w| w.0 != "Error")
-            .count()
-            .min(u16::MAX as usize) as u16
+            .diag
+            .borrow()
+            .statement_count()
+            .min(u64::from(u16::MAX)) as u16
     }
 
     /// A session variable as the server needs it (`wait_timeout`, ...).

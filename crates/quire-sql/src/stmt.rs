@@ -49,6 +49,15 @@ impl Planned {
         }
     }
 
+    /// Whether the statement reads or writes a table (a sequence table counts, as in
+    /// MariaDB): it clears the diagnostics area when it starts.
+    pub fn uses_tables(&self) -> bool {
+        match self {
+            Planned::Select(s) => !matches!(s.source, Source::Dual),
+            _ => true,
+        }
+    }
+
     /// The tables read with a consistent (non-locking) read: a SELECT without a locking
     /// clause and INSERT … SELECT's source. Only these read old versions through an index.
     pub fn snapshot_reads(&self) -> Option<&TableRef> {
@@ -112,6 +121,8 @@ pub struct Ctx<'a> {
     /// Secondary indexes the plan must not read, as (table id, index name): built after
     /// the snapshot of the transaction that runs it (docs/sql.md, 1412).
     pub hidden: &'a [(u64, String)],
+    /// collation_connection and sql_mode (a plan is made again under other ones).
+    pub conn: crate::bind::Conn,
 }
 
 impl Ctx<'_> {
@@ -288,6 +299,7 @@ pub fn select(ctx: &Ctx<'_>, q: &sql::Query, lock: Option<ReadLock>) -> Result<S
                 params: ctx.params,
                 aggs: None,
                 context: "where clause",
+                conn: ctx.conn,
             }
             .bind(w)?,
         ),
@@ -325,6 +337,7 @@ pub fn select(ctx: &Ctx<'_>, q: &sql::Query, lock: Option<ReadLock>) -> Result<S
                     params: ctx.params,
                     aggs: Some(&mut aggs),
                     context: "field list",
+                    conn: ctx.conn,
                 }
                 .bind(e)?;
                 let name = alias.clone().unwrap_or_else(|| expr_name(e));
@@ -363,6 +376,7 @@ pub fn select(ctx: &Ctx<'_>, q: &sql::Query, lock: Option<ReadLock>) -> Result<S
                             params: ctx.params,
                             aggs: None,
                             context: "group statement",
+                            conn: ctx.conn,
                         }
                         .bind(e)
                     },
@@ -419,9 +433,15 @@ pub fn select(ctx: &Ctx<'_>, q: &sql::Query, lock: Option<ReadLock>) -> Result<S
         params: ctx.params,
         aggs: None,
         context: "limit clause",
+        conn: ctx.conn,
     };
     let (limit, offset) = limit_exprs(q, &mut b)?;
     let aggregated = !aggs.is_empty() || !group_by.is_empty();
+    if aggregated && ctx.conn.mode.has(crate::diag::SqlMode::ONLY_FULL_GROUP_BY) {
+        if let Some(t) = &tref {
+            full_group_by(t, &items, &group_by, &order)?;
+        }
+    }
     let mut access = match &tref {
         Some(t) => plan::choose_access(&t.def, filter.as_ref()),
         None => Access::full_scan(),
@@ -465,7 +485,7 @@ pub fn select(ctx: &Ctx<'_>, q: &sql::Query, lock: Option<ReadLock>) -> Result<S
     }
     // The collation each sort key, group key and output column compares in.
     let scope_cols: &[Column] = tref.as_ref().map_or(&[], |t| t.def.columns.as_slice());
-    let coll = |e: &Expr| crate::bind::derive_collation(e, scope_cols).0;
+    let coll = |e: &Expr| crate::bind::derive_collation(e, scope_cols, ctx.conn.coll).0;
     let sort_colls = sort.iter().map(|(e, _)| coll(e)).collect();
     let group_colls = group_by.iter().map(coll).collect();
     let item_colls = items.iter().map(coll).collect();
@@ -487,6 +507,49 @@ pub fn select(ctx: &Ctx<'_>, q: &sql::Query, lock: Option<ReadLock>) -> Result<S
         offset,
         lock,
     })
+}
+
+/// ONLY_FULL_GROUP_BY as MariaDB checks it: a select-list column outside an aggregate must
+/// be a GROUP BY expression or in one as a column (1055); with no GROUP BY, any such column
+/// in the select list or ORDER BY is 1140. No functional dependence (MariaDB has none).
+fn full_group_by(
+    t: &TableRef,
+    items: &[Expr],
+    group_by: &[Expr],
+    order: &[(Expr, bool)],
+) -> Result<()> {
+    let check = |e: &Expr| -> Result<()> {
+        if group_by.contains(e) {
+            return Ok(());
+        }
+        let mut bad = None;
+        e.walk(&mut |x| {
+            if let Expr::Column(c) = x {
+                if bad.is_none() && !group_by.contains(x) {
+                    bad = Some(*c);
+                }
+            }
+        });
+        match bad {
+            None => Ok(()),
+            Some(_) if group_by.is_empty() => Err(SqlError::MixOfGroupColumns),
+            Some(c) => Err(SqlError::NotInGroupBy(format!(
+                "{}.{}.{}",
+                t.db,
+                t.alias,
+                t.def.columns.get(c).map_or("?", |c| c.name.as_str())
+            ))),
+        }
+    };
+    for e in items {
+        check(e)?;
+    }
+    if group_by.is_empty() {
+        for (e, _) in order {
+            check(e)?;
+        }
+    }
+    Ok(())
 }
 
 /// ORDER BY 2 / GROUP BY alias: a reference to the select list.
@@ -524,6 +587,7 @@ fn bind_with_aliases(
         params: ctx.params,
         aggs: Some(aggs),
         context,
+        conn: ctx.conn,
     }
     .bind(e);
     match r {
@@ -588,6 +652,7 @@ pub fn insert(ctx: &Ctx<'_>, ins: &sql::Insert) -> Result<InsertPlan> {
                     params: ctx.params,
                     aggs: None,
                     context: "field list",
+                    conn: ctx.conn,
                 }
                 .bind(&a.value)?,
             );
@@ -613,6 +678,7 @@ pub fn insert(ctx: &Ctx<'_>, ins: &sql::Insert) -> Result<InsertPlan> {
                                 params: ctx.params,
                                 aggs: None,
                                 context: "field list",
+                                conn: ctx.conn,
                             }
                             .bind(e)?,
                         );
@@ -660,6 +726,7 @@ fn bind_opt(
             params: ctx.params,
             aggs: None,
             context,
+            conn: ctx.conn,
         }
         .bind(e)
     })
@@ -678,6 +745,7 @@ fn bind_default(text: &str, ctx: &Ctx<'_>) -> Result<Expr> {
         params: ctx.params,
         aggs: None,
         context: "field list",
+        conn: ctx.conn,
     }
     .bind(&e)
 }
@@ -720,6 +788,7 @@ pub fn update(ctx: &Ctx<'_>, u: &sql::Update) -> Result<UpdatePlan> {
             params: ctx.params,
             aggs: None,
             context: "field list",
+            conn: ctx.conn,
         }
         .bind(&a.value)?;
         sets.push((col, e));

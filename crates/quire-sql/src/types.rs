@@ -7,7 +7,9 @@ use quire_engine::row::{
     Collation, Column, ColumnType, Date, DateTime, Decimal, IntWidth, LobSize, Value,
 };
 
+use crate::diag::Level;
 use crate::error::{Result, SqlError};
+use crate::expr::Env;
 use crate::meta::{charset, flags, ColumnMeta, FieldType};
 
 /// The wire type and display length of a column type.
@@ -149,130 +151,356 @@ fn lob_prefix(s: LobSize) -> &'static str {
     }
 }
 
-/// Where a value is being stored: for error messages.
+/// Where a value is being stored: for messages, and how strictly.
 pub struct Target<'a> {
     pub db: &'a str,
     pub table: &'a str,
     pub row: u64,
+    /// Strict mode in an INSERT or UPDATE without IGNORE (MariaDB's abort_on_warning): a
+    /// too-long string is 1406 and a bad date 1292 (the environment makes them errors);
+    /// otherwise both are 1265 "Data truncated".
+    pub strict: bool,
 }
 
-/// Converts `v` into a value of column `col` as MySQL does under strict mode.
-pub fn coerce(v: Value, col: &Column, at: &Target<'_>) -> Result<Value> {
+impl Target<'_> {
+    fn truncated(&self, col: &Column) -> String {
+        format!(
+            "Data truncated for column '{}' at row {}",
+            col.name, self.row
+        )
+    }
+}
+
+/// The number type a string converts to; MariaDB names it in 1292.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NumKind {
+    Double,
+    Decimal,
+}
+
+impl NumKind {
+    fn name(self) -> &'static str {
+        match self {
+            NumKind::Double => "DOUBLE",
+            NumKind::Decimal => "DECIMAL",
+        }
+    }
+}
+
+/// Where the number a string starts with is, after leading white space, as MariaDB reads
+/// '12abc' (12), '1e' (1) and '1.' (1): byte offsets (start, end); `None` if it starts with
+/// none ('', 'abc', '.', '-').
+pub fn number_prefix(s: &str) -> Option<(usize, usize)> {
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() && b[i].is_ascii_whitespace() {
+        i += 1;
+    }
+    let start = i;
+    if i < b.len() && (b[i] == b'+' || b[i] == b'-') {
+        i += 1;
+    }
+    let int_start = i;
+    while i < b.len() && b[i].is_ascii_digit() {
+        i += 1;
+    }
+    let mut digits = i - int_start;
+    if i < b.len() && b[i] == b'.' {
+        let mut k = i + 1;
+        while k < b.len() && b[k].is_ascii_digit() {
+            k += 1;
+        }
+        digits += k - (i + 1);
+        if digits > 0 {
+            i = k;
+        }
+    }
+    if digits == 0 {
+        return None;
+    }
+    if i < b.len() && (b[i] == b'e' || b[i] == b'E') {
+        let mut k = i + 1;
+        if k < b.len() && (b[k] == b'+' || b[k] == b'-') {
+            k += 1;
+        }
+        let e0 = k;
+        while k < b.len() && b[k].is_ascii_digit() {
+            k += 1;
+        }
+        if k > e0 {
+            i = k;
+        }
+    }
+    Some((start, i))
+}
+
+/// What follows a string's number: nothing, white space only, or something else.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Rest {
+    None,
+    Spaces,
+    Garbage,
+}
+
+fn rest_after(s: &str, end: usize) -> Rest {
+    let rest = &s[end..];
+    if rest.is_empty() {
+        Rest::None
+    } else if rest.bytes().all(|b| b.is_ascii_whitespace()) {
+        Rest::Spaces
+    } else {
+        Rest::Garbage
+    }
+}
+
+/// A string read as a number of `kind` in an expression: 1292 "Truncated incorrect DOUBLE
+/// value: 's'", a Note when only white space follows the number, a Warning when anything
+/// else does, when no number starts it, or when it overflows a DOUBLE.
+pub fn check_numeric_string(s: &str, kind: NumKind, env: &dyn Env) -> Result<()> {
+    let level = match number_prefix(s) {
+        None => Some(Level::Warning),
+        Some((start, end)) => match rest_after(s, end) {
+            Rest::Garbage => Some(Level::Warning),
+            _ if kind == NumKind::Double
+                && s[start..end].parse::<f64>().is_ok_and(|f| f.is_infinite()) =>
+            {
+                Some(Level::Warning)
+            }
+            Rest::Spaces => Some(Level::Note),
+            Rest::None => None,
+        },
+    };
+    match level {
+        Some(l) => env.warn(
+            l,
+            1292,
+            format!("Truncated incorrect {} value: '{s}'", kind.name()),
+        ),
+        None => Ok(()),
+    }
+}
+
+/// Whether `v` is a number (not a string, a date or NULL).
+pub fn is_numeric(v: &Value) -> bool {
+    matches!(
+        v,
+        Value::Int(_) | Value::UInt(_) | Value::Decimal(_) | Value::Double(_)
+    )
+}
+
+/// A double as the exact decimal its shortest text is (`1.005e0` is 1.005, as MariaDB
+/// converts it), or `None` past DECIMAL's 38 digits.
+fn double_decimal(f: f64) -> Option<Decimal> {
+    match parse_number(&format!("{f}"))? {
+        Num::Int(i) => Some(Decimal::new(i, 0)),
+        Num::Dec(d) => Some(d),
+        Num::Float(_) => None,
+    }
+}
+
+/// Converts `v` into a value of column `col` as MariaDB does, raising its conditions through
+/// `env`: under strict mode (`at.strict`, with an environment that makes warnings errors)
+/// an out-of-range, truncated or invalid value fails the statement; otherwise the value is
+/// clamped, cut or zeroed with a warning. Notes (a DECIMAL rounded, a time cut from a
+/// DATE, trailing spaces cut) are notes in every mode.
+pub fn coerce(v: Value, col: &Column, at: &Target<'_>, env: &dyn Env) -> Result<Value> {
     if matches!(v, Value::Null) {
         return Ok(v);
     }
-    let out_of_range = || SqlError::OutOfRange {
-        column: col.name.clone(),
-        row: at.row,
+    let out_of_range = || -> Result<()> {
+        env.warn(
+            Level::Warning,
+            1264,
+            SqlError::OutOfRange {
+                column: col.name.clone(),
+                row: at.row,
+            }
+            .to_string(),
+        )
     };
-    let bad_time = |kind: &'static str, v: &Value| SqlError::IncorrectTime {
-        kind,
-        value: display(v),
-        db: at.db.into(),
-        table: at.table.into(),
-        column: col.name.clone(),
-        row: at.row,
+    let truncated = |level: Level| env.warn(level, 1265, at.truncated(col));
+    let incorrect = |kind: &'static str, v: &Value| -> Result<()> {
+        env.warn(
+            Level::Warning,
+            1366,
+            SqlError::IncorrectValue {
+                kind,
+                value: display(v),
+                db: at.db.into(),
+                table: at.table.into(),
+                column: col.name.clone(),
+                row: at.row,
+            }
+            .to_string(),
+        )
     };
-    let incorrect = |kind: &'static str, v: &Value| SqlError::IncorrectValue {
-        kind,
-        value: display(v),
-        db: at.db.into(),
-        table: at.table.into(),
-        column: col.name.clone(),
-        row: at.row,
+    let bad_time = |kind: &'static str, v: &Value| -> Result<()> {
+        if at.strict {
+            env.warn(
+                Level::Warning,
+                1292,
+                SqlError::IncorrectTime {
+                    kind,
+                    value: display(v),
+                    db: at.db.into(),
+                    table: at.table.into(),
+                    column: col.name.clone(),
+                    row: at.row,
+                }
+                .to_string(),
+            )
+        } else {
+            truncated(Level::Warning)
+        }
+    };
+    let too_long = || -> Result<()> {
+        if at.strict {
+            env.warn(
+                Level::Warning,
+                1406,
+                SqlError::DataTooLong {
+                    column: col.name.clone(),
+                    row: at.row,
+                }
+                .to_string(),
+            )
+        } else {
+            truncated(Level::Warning)
+        }
+    };
+    // A string's number and what follows it; `None`: 1366 raised, the value is zero.
+    let string_number = |s: &str, kind: &'static str, v: &Value| -> Result<Option<(Num, Rest)>> {
+        match number_prefix(s) {
+            None => {
+                incorrect(kind, v)?;
+                Ok(None)
+            }
+            Some((start, end)) => {
+                let n = parse_number(&s[start..end])
+                    .or_else(|| s[start..end].parse::<f64>().ok().map(Num::Float))
+                    .unwrap_or(Num::Int(0));
+                Ok(Some((n, rest_after(s, end))))
+            }
+        }
+    };
+    let report_rest = |rest: Rest| -> Result<()> {
+        match rest {
+            Rest::None => Ok(()),
+            Rest::Spaces => truncated(Level::Note),
+            Rest::Garbage => truncated(Level::Warning),
+        }
     };
     match col.ty {
         ColumnType::Int { width, unsigned } => {
-            let n: i128 = match &v {
-                Value::Int(i) => i128::from(*i),
-                Value::UInt(u) => i128::from(*u),
-                Value::Double(d) => {
-                    if !d.is_finite() {
-                        return Err(out_of_range());
-                    }
-                    let r = d.round();
-                    if r.abs() > 1e20 {
-                        return Err(out_of_range());
-                    }
-                    r as i128
-                }
-                Value::Decimal(d) => round_decimal(*d),
-                Value::Str(s) => match parse_number(s.trim()) {
-                    Some(Num::Int(i)) => i,
-                    Some(Num::Dec(d)) => round_decimal(d),
-                    Some(Num::Float(f)) => f.round() as i128,
-                    None => return Err(incorrect("integer", &v)),
+            let (lo, hi): (i128, i128) = if unsigned {
+                (0, i128::from(width.unsigned_max()))
+            } else {
+                let (l, h) = width.signed_range();
+                (i128::from(l), i128::from(h))
+            };
+            let (n, rest): (i128, Rest) = match &v {
+                Value::Int(i) => (i128::from(*i), Rest::None),
+                Value::UInt(u) => (i128::from(*u), Rest::None),
+                Value::Double(d) => (double_to_i128(*d), Rest::None),
+                Value::Decimal(d) => (round_decimal(*d), Rest::None),
+                Value::Str(s) => match string_number(s, "integer", &v)? {
+                    None => (0, Rest::None),
+                    Some((Num::Int(i), r)) => (i, r),
+                    Some((Num::Dec(d), r)) => (round_decimal(d), r),
+                    Some((Num::Float(f), r)) => (double_to_i128(f), r),
                 },
                 Value::Bytes(_) | Value::Date(_) | Value::DateTime(_) => {
-                    return Err(incorrect("integer", &v))
+                    incorrect("integer", &v)?;
+                    (0, Rest::None)
                 }
                 Value::Null => return Ok(Value::Null),
             };
-            if unsigned {
-                let max = width.unsigned_max();
-                if n < 0 || n > i128::from(max) {
-                    return Err(out_of_range());
-                }
-                Ok(Value::UInt(n as u64))
+            let c = n.clamp(lo, hi);
+            if c != n {
+                out_of_range()?;
             } else {
-                let (lo, hi) = width.signed_range();
-                if n < i128::from(lo) || n > i128::from(hi) {
-                    return Err(out_of_range());
-                }
-                Ok(Value::Int(n as i64))
+                report_rest(rest)?;
             }
+            Ok(if unsigned {
+                Value::UInt(c as u64)
+            } else {
+                Value::Int(c as i64)
+            })
         }
         ColumnType::Float | ColumnType::Double => {
-            let f = match &v {
-                Value::Int(i) => *i as f64,
-                Value::UInt(u) => *u as f64,
-                Value::Double(d) => *d,
-                Value::Decimal(d) => decimal_f64(*d),
-                Value::Str(s) => match parse_number(s.trim()) {
-                    Some(n) => n.as_f64(),
-                    None => return Err(incorrect("double", &v)),
-                },
-                _ => return Err(incorrect("double", &v)),
+            let max = if col.ty == ColumnType::Float {
+                f64::from(f32::MAX)
+            } else {
+                f64::MAX
             };
-            if !f.is_finite() || (col.ty == ColumnType::Float && f.abs() > f32::MAX as f64) {
-                return Err(out_of_range());
+            let (f, rest) = match &v {
+                Value::Int(i) => (*i as f64, Rest::None),
+                Value::UInt(u) => (*u as f64, Rest::None),
+                Value::Double(d) => (*d, Rest::None),
+                Value::Decimal(d) => (decimal_f64(*d), Rest::None),
+                Value::Str(s) => match string_number(s, "double", &v)? {
+                    None => (0.0, Rest::None),
+                    Some((n, r)) => (n.as_f64(), r),
+                },
+                _ => {
+                    incorrect("double", &v)?;
+                    (0.0, Rest::None)
+                }
+            };
+            if f.is_nan() {
+                out_of_range()?;
+                return Ok(Value::Double(0.0));
             }
-            Ok(Value::Double(f))
+            let c = f.clamp(-max, max);
+            if c != f {
+                out_of_range()?;
+            } else {
+                report_rest(rest)?;
+            }
+            Ok(Value::Double(c))
         }
         ColumnType::Decimal { precision, scale } => {
-            let d = match &v {
-                Value::Int(i) => Decimal::new(i128::from(*i), 0),
-                Value::UInt(u) => Decimal::new(i128::from(*u), 0),
-                Value::Decimal(d) => *d,
-                Value::Double(f) => {
-                    let s = format!("{:.*}", usize::from(scale), f);
-                    match parse_number(&s) {
-                        Some(Num::Dec(d)) => d,
-                        Some(Num::Int(i)) => Decimal::new(i, 0),
-                        _ => return Err(out_of_range()),
-                    }
-                }
-                Value::Str(s) => match parse_number(s.trim()) {
-                    Some(Num::Int(i)) => Decimal::new(i, 0),
-                    Some(Num::Dec(d)) => d,
-                    Some(Num::Float(f)) => {
-                        let s = format!("{:.*}", usize::from(scale), f);
-                        match parse_number(&s) {
-                            Some(Num::Dec(d)) => d,
-                            Some(Num::Int(i)) => Decimal::new(i, 0),
-                            _ => return Err(out_of_range()),
-                        }
-                    }
-                    None => return Err(incorrect("decimal", &v)),
-                },
-                _ => return Err(incorrect("decimal", &v)),
-            };
-            let d = round_to_scale(d, scale).ok_or_else(out_of_range)?;
             let max = 10i128.pow(u32::from(precision)) - 1;
-            if d.unscaled.abs() > max {
-                return Err(out_of_range());
+            let (d, rest) = match &v {
+                Value::Int(i) => (Some(Decimal::new(i128::from(*i), 0)), Rest::None),
+                Value::UInt(u) => (Some(Decimal::new(i128::from(*u), 0)), Rest::None),
+                Value::Decimal(d) => (Some(*d), Rest::None),
+                Value::Double(f) => (double_decimal(*f), Rest::None),
+                Value::Str(s) => match string_number(s, "decimal", &v)? {
+                    None => (Some(Decimal::new(0, 0)), Rest::None),
+                    Some((Num::Int(i), r)) => (Some(Decimal::new(i, 0)), r),
+                    Some((Num::Dec(d), r)) => (Some(d), r),
+                    Some((Num::Float(f), r)) => (double_decimal(f), r),
+                },
+                _ => {
+                    incorrect("decimal", &v)?;
+                    (Some(Decimal::new(0, 0)), Rest::None)
+                }
+            };
+            let rounded = d.and_then(|d| round_to_scale(d, scale).map(|r| (d, r)));
+            let (exact, r) = match rounded {
+                Some((d, r)) if r.unscaled.abs() <= max => (
+                    compare(
+                        &Value::Decimal(d),
+                        &Value::Decimal(r),
+                        Collation::Utf8mb4Bin,
+                    ) == Ordering::Equal,
+                    r,
+                ),
+                other => {
+                    // Out of range: the largest value of the value's sign.
+                    out_of_range()?;
+                    let neg = other.map_or_else(|| sign(&v) < 0, |(d, _)| d.unscaled < 0);
+                    let m = if neg { -max } else { max };
+                    return Ok(Value::Decimal(Decimal::new(m, scale)));
+                }
+            };
+            if rest != Rest::None {
+                report_rest(rest)?;
+            } else if !exact {
+                truncated(Level::Note)?;
             }
-            Ok(Value::Decimal(d))
+            Ok(Value::Decimal(r))
         }
         ColumnType::Char { max_chars } | ColumnType::VarChar { max_chars } => {
             let mut s = to_text(v);
@@ -281,57 +509,121 @@ pub fn coerce(v: Value, col: &Column, at: &Target<'_>) -> Result<Value> {
                 let t = s.trim_end_matches(' ').len();
                 s.truncate(t);
             }
-            if s.chars().count() > max_chars as usize {
-                return Err(SqlError::DataTooLong {
-                    column: col.name.clone(),
-                    row: at.row,
-                });
+            if let Some((cut, _)) = s.char_indices().nth(max_chars as usize) {
+                if s[cut..].bytes().all(|b| b == b' ') {
+                    truncated(Level::Note)?;
+                } else {
+                    too_long()?;
+                }
+                s.truncate(cut);
             }
             Ok(Value::Str(s))
         }
         ColumnType::Text(_) => {
-            let s = to_text(v);
-            if s.len() as u64 > col.ty.max_bytes() {
-                return Err(SqlError::DataTooLong {
-                    column: col.name.clone(),
-                    row: at.row,
-                });
+            let mut s = to_text(v);
+            let max = col.ty.max_bytes();
+            if s.len() as u64 > max {
+                too_long()?;
+                let mut cut = max as usize;
+                while !s.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                s.truncate(cut);
             }
             Ok(Value::Str(s))
         }
         ColumnType::Binary { .. } | ColumnType::VarBinary { .. } | ColumnType::Blob(_) => {
-            let b = to_bytes(v);
-            if b.len() as u64 > col.ty.max_bytes() {
-                return Err(SqlError::DataTooLong {
-                    column: col.name.clone(),
-                    row: at.row,
-                });
+            let mut b = to_bytes(v);
+            let max = col.ty.max_bytes();
+            if b.len() as u64 > max {
+                too_long()?;
+                b.truncate(max as usize);
             }
             Ok(Value::Bytes(b))
         }
         ColumnType::Date => match v {
             Value::Date(d) => Ok(Value::Date(d)),
-            Value::DateTime(dt) => Ok(Value::Date(dt.date)),
+            Value::DateTime(dt) => {
+                if dt.hour != 0 || dt.minute != 0 || dt.second != 0 || dt.micros != 0 {
+                    truncated(Level::Note)?;
+                }
+                Ok(Value::Date(dt.date))
+            }
+            Value::Int(0) | Value::UInt(0) => Ok(Value::Date(zero_date())),
             ref other => match parse_datetime(&to_text(other.clone())) {
-                Some(dt) => Ok(Value::Date(dt.date)),
-                None => Err(bad_time("date", other)),
+                Some(dt) => {
+                    if dt.hour != 0 || dt.minute != 0 || dt.second != 0 || dt.micros != 0 {
+                        truncated(Level::Note)?;
+                    }
+                    Ok(Value::Date(dt.date))
+                }
+                None => {
+                    bad_time("date", other)?;
+                    Ok(Value::Date(zero_date()))
+                }
             },
         },
         ColumnType::DateTime { fsp } | ColumnType::Timestamp { fsp } => {
-            let dt = match v {
-                Value::DateTime(dt) => dt,
-                Value::Date(d) => DateTime::new(d, 0, 0, 0, 0),
-                ref other => match parse_datetime(&to_text(other.clone())) {
+            let zero = DateTime::new(zero_date(), 0, 0, 0, 0);
+            let dt = match &v {
+                Value::DateTime(dt) => *dt,
+                Value::Date(d) => DateTime::new(*d, 0, 0, 0, 0),
+                Value::Int(0) | Value::UInt(0) => zero,
+                other => match parse_datetime(&to_text(other.clone())) {
                     Some(dt) => dt,
-                    None => return Err(bad_time("datetime", other)),
+                    None => {
+                        bad_time("datetime", other)?;
+                        zero
+                    }
                 },
             };
-            // Round the fraction to the column's precision.
+            let outside = dt != zero
+                && matches!(col.ty, ColumnType::Timestamp { .. })
+                && !(quire_engine::row::TIMESTAMP_MIN..=quire_engine::row::TIMESTAMP_MAX)
+                    .contains(&dt);
+            if outside {
+                // Strict: 1292 quoting the value given; otherwise 1264 and the zero value.
+                if at.strict {
+                    bad_time("datetime", &v)?;
+                } else {
+                    out_of_range()?;
+                }
+                return Ok(Value::DateTime(zero));
+            }
+            // The fraction is cut to the column's precision, silently (MariaDB 10.11
+            // without TIME_ROUND_FRACTIONAL).
             let unit = 10u32.pow(6 - u32::from(fsp.min(6)));
             let mut dt = dt;
             dt.micros = dt.micros / unit * unit;
             Ok(Value::DateTime(dt))
         }
+    }
+}
+
+/// MariaDB's zero date, what a bad date becomes outside strict mode.
+fn zero_date() -> Date {
+    Date::ZERO
+}
+
+/// The sign of a number (for clamping what does not fit a DECIMAL at all).
+fn sign(v: &Value) -> i32 {
+    match v {
+        Value::Int(i) => i.signum() as i32,
+        Value::Double(f) if *f < 0.0 => -1,
+        Value::Str(s) if s.trim_start().starts_with('-') => -1,
+        _ => 1,
+    }
+}
+
+/// A double rounded to an integer, saturating (the range check clamps it after).
+fn double_to_i128(d: f64) -> i128 {
+    let r = d.round();
+    if r >= 1e30 {
+        i128::MAX / 2
+    } else if r <= -1e30 {
+        i128::MIN / 2
+    } else {
+        r as i128
     }
 }
 
@@ -642,7 +934,8 @@ fn leading_number(s: &str) -> f64 {
     }
     while end > 0 {
         if let Ok(f) = s[..end].parse::<f64>() {
-            return f;
+            // '1e400' reads as the largest double, as MariaDB's strtod does.
+            return f.clamp(f64::MIN, f64::MAX);
         }
         end -= 1;
     }
@@ -668,6 +961,24 @@ mod tests {
             db: "d",
             table: "t",
             row: 1,
+            strict: true,
+        }
+    }
+
+    /// Strict mode's environment: a warning is the statement's error.
+    struct Strict;
+    impl Env for Strict {
+        fn param(&self, _: usize) -> Result<Value> {
+            Ok(Value::Null)
+        }
+        fn session(&self, _: &crate::expr::SessionFn) -> Result<Value> {
+            Ok(Value::Null)
+        }
+        fn warn(&self, level: Level, code: u16, message: String) -> Result<()> {
+            if level == Level::Warning {
+                return Err(SqlError::Raised { code, message });
+            }
+            Ok(())
         }
     }
 
@@ -681,20 +992,24 @@ mod tests {
             },
         );
         assert_eq!(
-            coerce(Value::Str("0".into()), &c, &at()).expect("ok"),
+            coerce(Value::Str("0".into()), &c, &at(), &Strict).expect("ok"),
             Value::Int(0)
         );
         assert_eq!(
-            coerce(Value::Str(" 42 ".into()), &c, &at()).expect("ok"),
+            coerce(Value::Str(" 42 ".into()), &c, &at(), &Strict).expect("ok"),
             Value::Int(42)
         );
         assert!(matches!(
-            coerce(Value::Int(1 << 40), &c, &at()),
-            Err(SqlError::OutOfRange { .. })
+            coerce(Value::Int(1 << 40), &c, &at(), &Strict),
+            Err(SqlError::Raised { code: 1264, .. })
         ));
         assert!(matches!(
-            coerce(Value::Str("abc".into()), &c, &at()),
-            Err(SqlError::IncorrectValue { .. })
+            coerce(Value::Str("abc".into()), &c, &at(), &Strict),
+            Err(SqlError::Raised { code: 1366, .. })
+        ));
+        assert!(matches!(
+            coerce(Value::Str("12abc".into()), &c, &at(), &Strict),
+            Err(SqlError::Raised { code: 1265, .. })
         ));
     }
 
@@ -702,16 +1017,16 @@ mod tests {
     fn char_is_pad_space_and_length_is_checked_in_characters() {
         let c = Column::new("c", ColumnType::Char { max_chars: 3 });
         assert_eq!(
-            coerce(Value::Str("ab  ".into()), &c, &at()).expect("ok"),
+            coerce(Value::Str("ab  ".into()), &c, &at(), &Strict).expect("ok"),
             Value::Str("ab".into())
         );
         assert_eq!(
-            coerce(Value::Str("äöü".into()), &c, &at()).expect("ok"),
+            coerce(Value::Str("äöü".into()), &c, &at(), &Strict).expect("ok"),
             Value::Str("äöü".into())
         );
         assert!(matches!(
-            coerce(Value::Str("abcd".into()), &c, &at()),
-            Err(SqlError::DataTooLong { .. })
+            coerce(Value::Str("abcd".into()), &c, &at(), &Strict),
+            Err(SqlError::Raised { code: 1406, .. })
         ));
     }
 
@@ -725,10 +1040,10 @@ mod tests {
             },
         );
         assert_eq!(
-            coerce(Value::Str("1.005".into()), &c, &at()).expect("ok"),
+            coerce(Value::Str("1.005".into()), &c, &at(), &Strict).expect("ok"),
             Value::Decimal(Decimal::new(101, 2))
         );
-        assert!(coerce(Value::Int(1000), &c, &at()).is_err());
+        assert!(coerce(Value::Int(1000), &c, &at(), &Strict).is_err());
         assert_eq!(format_double(1.5), "1.5");
         assert_eq!(format_double(3.0), "3");
     }

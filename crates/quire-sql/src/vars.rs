@@ -148,6 +148,15 @@ pub static VARS: &[Var] = &[
         "16777216",
     ),
     v(
+        "max_error_count",
+        Scope::Both,
+        Kind::Int {
+            min: 0,
+            max: 65_535,
+        },
+        "64",
+    ),
+    v(
         "max_connections",
         Scope::Global,
         Kind::Int {

@@ -343,7 +343,9 @@ impl Column {
             }
             (ColumnType::Timestamp { fsp }, Value::DateTime(dt)) => {
                 dt.check(fsp).map_err(bad)?;
-                if *dt < TIMESTAMP_MIN || *dt > TIMESTAMP_MAX {
+                // The zero timestamp (0000-00-00 00:00:00) is MariaDB's too.
+                let zero = *dt == DateTime::new(Date::ZERO, 0, 0, 0, 0);
+                if !zero && (*dt < TIMESTAMP_MIN || *dt > TIMESTAMP_MAX) {
                     return Err(bad(ValueError::OutOfRange));
                 }
                 Ok(Cow::Borrowed(v))
@@ -450,7 +452,18 @@ impl Date {
     pub fn new(year: u16, month: u8, day: u8) -> Self {
         Date { year, month, day }
     }
+    /// MariaDB's zero date, 0000-00-00: what a date that is not one becomes outside strict
+    /// mode. It packs to 0, so it sorts before every real date.
+    pub const ZERO: Date = Date {
+        year: 0,
+        month: 0,
+        day: 0,
+    };
+
     fn check(self) -> Result<(), ValueError> {
+        if self == Date::ZERO {
+            return Ok(());
+        }
         if self.year > 9999
             || !(1..=12).contains(&self.month)
             || self.day == 0

@@ -364,10 +364,35 @@ pub fn is_time_function(name: &str) -> bool {
     )
 }
 
-/// Every warning the functions raise goes through here (one place to adapt if the
-/// session's diagnostics change how conditions are raised).
+thread_local! {
+    /// A warning that strict mode made the statement's error (`Env::warn` answered `Err`),
+    /// raised deep in a conversion that returns a value: `expr.rs` takes it
+    /// ([`take_raised`]) when the function returns, and fails the statement with it.
+    static RAISED: std::cell::RefCell<Option<crate::error::SqlError>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Every condition the functions raise goes through here: "Warning" or "Note", then
+/// MySQL's code and text.
 pub(crate) fn warn(env: &dyn Env, level: &'static str, code: u16, message: String) {
-    env.warn(level, code, message);
+    let level = if level == "Note" {
+        crate::expr::Level::Note
+    } else {
+        crate::expr::Level::Warning
+    };
+    if let Err(e) = env.warn(level, code, message) {
+        RAISED.with(|r| {
+            r.borrow_mut().get_or_insert(e);
+        });
+    }
+}
+
+/// The error a warning of the function just evaluated became, if any.
+pub(crate) fn take_raised() -> crate::error::Result<()> {
+    match RAISED.with(|r| r.borrow_mut().take()) {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
 }
 
 /// A warning about a value that did not convert whole: MySQL's 1292 with the value quoted.

@@ -3,13 +3,13 @@
 //! s)`, `POSITION(x IN y)`, `CAST`, `CONVERT`, `EXTRACT`, `DATE '…'`, `REGEXP`, `d +
 //! INTERVAL n unit`, the bit operators).
 
-use quire_engine::row::{Collation, Column, Value};
+use quire_engine::row::{Column, Value};
 use sqlparser::ast::{self as sql, BinaryOperator, DataType, DateTimeField, UnaryOperator};
 
 use super::{
     by_name, cast, datetime, is_time_function, CastTo, MathFn, StrFn, TimeFn, TrimSide, Unit,
 };
-use crate::bind::{comparison_collation, derive_collation, Binder};
+use crate::bind::Binder;
 use crate::error::{Result, SqlError};
 use crate::expr::{BinOp, Expr, Func};
 
@@ -242,17 +242,11 @@ impl Binder<'_> {
         args.iter().map(|a| self.bind(a)).collect()
     }
 
-    /// A string function with the collation its arguments compare in: the first two's, as
-    /// a comparison derives it (two columns of different collations: utf8mb4_bin; 1267
-    /// for two different explicit ones).
+    /// A string function with the collation its arguments compare in, derived as for
+    /// NULLIF or GREATEST (two columns of different collations: utf8mb4_bin; 1267 for two
+    /// different explicit ones).
     fn str_call(&self, f: StrFn, args: Vec<Expr>) -> Result<Expr> {
-        let coll = match args.as_slice() {
-            [a, b, ..] => {
-                comparison_collation(a, b, self.cols(), &format!("{f:?}").to_lowercase())?
-            }
-            [a] => derive_collation(a, self.cols()).0,
-            [] => Collation::Utf8mb4GeneralCi,
-        };
+        let coll = self.args_collation(&args, &format!("{f:?}").to_lowercase())?;
         Ok(Expr::Func(
             Func::Str(f, coll),
             self.text_args(Func::Str(f, coll), args),

@@ -394,7 +394,7 @@ pub fn infer(e: &Expr, cols: &[Column], aggs: &[AggCall]) -> Ty {
             .map(|(_, t)| ty(t))
             .chain(otherwise.as_deref().map(&ty))
             .fold(Ty::null(), unify),
-        Expr::Func(f, args) => func(*f, args, cols, aggs),
+        Expr::Func(f, args) | Expr::CollFunc(f, args, _) => func(*f, args, cols, aggs),
     }
 }
 
