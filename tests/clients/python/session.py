@@ -234,6 +234,8 @@ def errors(drv, db, conn):
 
 def big_blob(drv, db, conn):
     (limit,) = one(conn, "SELECT @@max_allowed_packet")
+    if not isinstance(limit, int):
+        raise Mismatch("@@max_allowed_packet: got %r (%s), want an integer" % (limit, type(limit).__name__))
     need = 2 * BLOB_LEN + 1024  # the interpolated statement escapes some bytes
     if limit < need:
         # What an application does: raise the global and reconnect (the session's value is
