@@ -143,6 +143,38 @@ pub fn qualified_name(toks: &[Tok], mut i: usize) -> Option<(Option<String>, Str
     }
 }
 
+/// Splits `s` at its top-level commas (outside quotes and parentheses) into trimmed items;
+/// `None` on an unterminated quote.
+pub fn split_list(s: &str) -> Option<Vec<&str>> {
+    let b = s.as_bytes();
+    let (mut items, mut start, mut depth, mut i) = (Vec::new(), 0, 0usize, 0);
+    while i < b.len() {
+        match b[i] {
+            q @ (b'\'' | b'"' | b'`') => {
+                i += 1;
+                loop {
+                    match *b.get(i)? {
+                        c if c == q && b.get(i + 1) == Some(&q) => i += 2,
+                        c if c == q => break,
+                        b'\\' if q != b'`' => i += 2,
+                        _ => i += 1,
+                    }
+                }
+            }
+            b'(' => depth += 1,
+            b')' => depth = depth.saturating_sub(1),
+            b',' if depth == 0 => {
+                items.push(s[start..i].trim());
+                start = i + 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    items.push(s[start..].trim());
+    Some(items)
+}
+
 /// Removes a trailing `LOCK IN SHARE MODE` (MySQL's old FOR SHARE); returns the rest.
 pub fn strip_lock_in_share_mode(sql: &str) -> Option<&str> {
     let t = sql.trim_end().trim_end_matches(';').trim_end();
@@ -170,6 +202,20 @@ mod tests {
         let t = lex("DESCRIBE shop.items").expect("lexes");
         let (db, name, _) = qualified_name(&t, 1).expect("name");
         assert_eq!((db.as_deref(), name.as_str()), (Some("shop"), "items"));
+    }
+
+    #[test]
+    fn lists_split_at_top_level_commas_only() {
+        assert_eq!(
+            split_list("a = CONCAT(@@a, ',x'), b = 'it''s, \\' ,', NAMES utf8mb4"),
+            Some(vec![
+                "a = CONCAT(@@a, ',x')",
+                "b = 'it''s, \\' ,'",
+                "NAMES utf8mb4"
+            ])
+        );
+        assert_eq!(split_list("`a,b` = 1"), Some(vec!["`a,b` = 1"]));
+        assert_eq!(split_list("a = 'open, "), None);
     }
 
     #[test]

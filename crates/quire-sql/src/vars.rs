@@ -485,6 +485,106 @@ pub fn engine_changes(
     Ok(out)
 }
 
+/// MariaDB 10.11's sql_mode names, in its bit order (which is the order it shows them in).
+const SQL_MODES: [&str; 35] = [
+    "REAL_AS_FLOAT",
+    "PIPES_AS_CONCAT",
+    "ANSI_QUOTES",
+    "IGNORE_SPACE",
+    "IGNORE_BAD_TABLE_OPTIONS",
+    "ONLY_FULL_GROUP_BY",
+    "NO_UNSIGNED_SUBTRACTION",
+    "NO_DIR_IN_CREATE",
+    "POSTGRESQL",
+    "ORACLE",
+    "MSSQL",
+    "DB2",
+    "MAXDB",
+    "NO_KEY_OPTIONS",
+    "NO_TABLE_OPTIONS",
+    "NO_FIELD_OPTIONS",
+    "MYSQL323",
+    "MYSQL40",
+    "ANSI",
+    "NO_AUTO_VALUE_ON_ZERO",
+    "NO_BACKSLASH_ESCAPES",
+    "STRICT_TRANS_TABLES",
+    "STRICT_ALL_TABLES",
+    "NO_ZERO_IN_DATE",
+    "NO_ZERO_DATE",
+    "ALLOW_INVALID_DATES",
+    "ERROR_FOR_DIVISION_BY_ZERO",
+    "TRADITIONAL",
+    "NO_AUTO_CREATE_USER",
+    "HIGH_NOT_PRECEDENCE",
+    "NO_ENGINE_SUBSTITUTION",
+    "PAD_CHAR_TO_FULL_LENGTH",
+    "EMPTY_STRING_IS_NULL",
+    "SIMULTANEOUS_ASSIGNMENT",
+    "TIME_ROUND_FRACTIONAL",
+];
+
+/// The bits of one sql_mode name: its own, and those a combination mode stands for.
+fn mode_bits(name: &str) -> Option<u64> {
+    let bit = |n: &str| {
+        SQL_MODES
+            .iter()
+            .position(|m| m.eq_ignore_ascii_case(n))
+            .map(|i| 1u64 << i)
+    };
+    let all = |names: &[&str]| names.iter().filter_map(|n| bit(n)).fold(0, |a, b| a | b);
+    let own = bit(name)?;
+    let foreign = [
+        "PIPES_AS_CONCAT",
+        "ANSI_QUOTES",
+        "IGNORE_SPACE",
+        "NO_KEY_OPTIONS",
+        "NO_TABLE_OPTIONS",
+        "NO_FIELD_OPTIONS",
+    ];
+    Some(
+        own | match name.to_ascii_uppercase().as_str() {
+            "ANSI" => all(&[
+                "REAL_AS_FLOAT",
+                "PIPES_AS_CONCAT",
+                "ANSI_QUOTES",
+                "IGNORE_SPACE",
+            ]),
+            "TRADITIONAL" => all(&[
+                "STRICT_TRANS_TABLES",
+                "STRICT_ALL_TABLES",
+                "NO_ZERO_IN_DATE",
+                "NO_ZERO_DATE",
+                "ERROR_FOR_DIVISION_BY_ZERO",
+                "NO_AUTO_CREATE_USER",
+                "NO_ENGINE_SUBSTITUTION",
+            ]),
+            "POSTGRESQL" | "MSSQL" | "DB2" => all(&foreign),
+            "MAXDB" => all(&foreign) | all(&["NO_AUTO_CREATE_USER"]),
+            "ORACLE" => all(&foreign) | all(&["NO_AUTO_CREATE_USER", "SIMULTANEOUS_ASSIGNMENT"]),
+            "MYSQL323" | "MYSQL40" => all(&["HIGH_NOT_PRECEDENCE"]),
+            _ => 0,
+        },
+    )
+}
+
+/// A sql_mode value as MariaDB keeps it: names upper-cased, combinations expanded,
+/// duplicates and empty items dropped, in MariaDB's order. `None` if a name is unknown
+/// (items are not trimmed: MariaDB refuses `' ANSI'` too).
+pub fn sql_mode(text: &str) -> Option<String> {
+    let mut bits = 0u64;
+    for m in text.split(',').filter(|m| !m.is_empty()) {
+        bits |= mode_bits(m)?;
+    }
+    let names: Vec<&str> = SQL_MODES
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| bits & (1 << i) != 0)
+        .map(|(_, m)| *m)
+        .collect();
+    Some(names.join(","))
+}
+
 pub fn find(name: &str) -> Option<&'static Var> {
     VARS.iter().find(|v| v.name == name)
 }
@@ -583,6 +683,21 @@ pub fn normalize(name: &str, v: &Value) -> Result<Value> {
         name: name.into(),
         value: crate::types::display(v),
     };
+    if name == "sql_mode" {
+        if let Value::Str(text) = v {
+            return sql_mode(text).map(Value::Str).ok_or_else(|| {
+                // MariaDB names the first mode it does not know.
+                let first = text
+                    .split(',')
+                    .find(|m| !m.is_empty() && mode_bits(m).is_none())
+                    .unwrap_or(text);
+                SqlError::WrongValueForVariable {
+                    name: name.into(),
+                    value: first.into(),
+                }
+            });
+        }
+    }
     if name == "tx_isolation" {
         let s = crate::types::display(v)
             .to_ascii_uppercase()
