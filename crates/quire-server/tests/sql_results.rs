@@ -79,3 +79,55 @@ fn server_settings_show_in_the_variables() {
     let rs = c.read_result_set(&first);
     assert_eq!(rs.rows, vec![b"\x0217\x071048576".to_vec()]);
 }
+
+/// A text row's values (each length-encoded, all shorter than 251 bytes here).
+fn text_values(row: &[u8]) -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < row.len() {
+        let n = usize::from(row[i]);
+        out.push(row[i + 1..i + 1 + n].to_vec());
+        i += 1 + n;
+    }
+    out
+}
+
+#[test]
+fn raw_bytes_quoted_into_a_query_are_stored_as_they_were_sent() {
+    // What mysqlclient, go-sql-driver (interpolateParams) and Connector/J (client-side
+    // prepared statements) send for a BLOB parameter: its bytes between quotes, escaped, as
+    // a plain literal or after `_binary`. The statement text is not UTF-8.
+    let server = TestServer::start();
+    let mut c = server.connect();
+    for sql in [
+        &b"\x03CREATE DATABASE bin"[..],
+        b"\x03CREATE TABLE bin.t (id INT PRIMARY KEY, b LONGBLOB)",
+        b"\x03INSERT INTO bin.t VALUES (1, '\\0\xff\xfe\\'\\\\\\Z'), (2, _binary'\x80''\\\"\xc3'), (3, _binary X'41')",
+    ] {
+        assert!(matches!(c.command(sql).first(), Some(0x00)), "{sql:?}");
+    }
+    let first = c.command(b"\x03SELECT id, b, X'ff00' FROM bin.t ORDER BY id");
+    answered(&first, "the select");
+    let rs = c.read_result_set(&first);
+    let rows: Vec<Vec<Vec<u8>>> = rs.rows.iter().map(|r| text_values(r)).collect();
+    assert_eq!(
+        rows,
+        vec![
+            vec![
+                b"1".to_vec(),
+                b"\x00\xff\xfe'\\\x1a".to_vec(),
+                b"\xff\x00".to_vec()
+            ],
+            vec![b"2".to_vec(), b"\x80'\"\xc3".to_vec(), b"\xff\x00".to_vec()],
+            vec![b"3".to_vec(), b"A".to_vec(), b"\xff\x00".to_vec()],
+        ]
+    );
+    // The byte-string literal's column is binary (charset 63), so drivers give bytes.
+    let def = &rs.columns[2];
+    let charset_at = def.len() - 12;
+    assert_eq!(
+        u16::from_le_bytes([def[charset_at], def[charset_at + 1]]),
+        63,
+        "{def:?}"
+    );
+}

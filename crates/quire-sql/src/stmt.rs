@@ -259,7 +259,15 @@ fn computed_meta(name: String, e: &Expr, scope: Option<&Scope>, aggs: &[AggCall]
         }
         _ => (FieldType::VarString, 255, 0),
     };
-    ColumnMeta::computed(name, ty, len, dec)
+    let mut meta = ColumnMeta::computed(name, ty, len, dec);
+    // A byte string (X'…', _binary'…') is VARBINARY: a driver hands it over as bytes, not
+    // as text to decode.
+    if let Expr::Lit(Value::Bytes(b)) = e {
+        meta.charset = crate::meta::charset::BINARY;
+        meta.flags |= flags::BINARY;
+        meta.length = u32::try_from(b.len()).unwrap_or(u32::MAX);
+    }
+    meta
 }
 
 fn limit_exprs(q: &sql::Query, b: &mut Binder<'_>) -> Result<(Option<Expr>, Option<Expr>)> {
