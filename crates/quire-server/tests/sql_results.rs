@@ -131,3 +131,61 @@ fn raw_bytes_quoted_into_a_query_are_stored_as_they_were_sent() {
         "{def:?}"
     );
 }
+
+/// A column definition's (type, flags, charset).
+fn column_type(def: &[u8]) -> (u8, u16, u16) {
+    let at = def.len() - 12;
+    (
+        def[at + 6],
+        u16::from_le_bytes([def[at + 7], def[at + 8]]),
+        u16::from_le_bytes([def[at], def[at + 1]]),
+    )
+}
+
+#[test]
+fn system_variables_read_as_mariadb_types_them() {
+    // Drivers decode `SELECT @@max_allowed_packet` by its column type: PyMySQL gives an
+    // int only for an integer column, sqlx's u64 needs BIGINT UNSIGNED.
+    let server = TestServer::start();
+    let mut c = server.connect();
+    let first = c.command(
+        b"\x03SELECT @@max_allowed_packet, @@autocommit, @@sql_mode, @@global.innodb_max_dirty_pages_pct, @@session.wait_timeout",
+    );
+    answered(&first, "the select");
+    let rs = c.read_result_set(&first);
+    let types: Vec<(u8, u16, u16)> = rs.columns.iter().map(|d| column_type(d)).collect();
+    // LONGLONG UNSIGNED|BINARY, LONGLONG BINARY (a boolean), VARCHAR utf8mb4, DOUBLE BINARY.
+    assert_eq!(
+        types,
+        vec![
+            (8, 0xa0, 63),
+            (8, 0x80, 63),
+            (253, 0, 45),
+            (5, 0x80, 63),
+            (8, 0xa0, 63)
+        ]
+    );
+    let row = text_values(&rs.rows[0]);
+    assert_eq!(row[0], b"16777216");
+    assert_eq!(row[3], b"90.000000");
+    // MariaDB names the column as written.
+    assert!(rs.columns[4]
+        .windows(22)
+        .any(|w| w == b"@@session.wait_timeout"));
+
+    // The binary protocol sends the integer as 8 bytes.
+    let ok = c.command(b"\x16SELECT @@max_allowed_packet");
+    answered(&ok, "the prepare");
+    let id = u32::from_le_bytes([ok[1], ok[2], ok[3], ok[4]]);
+    c.io.read_message().unwrap();
+    let mut exec = vec![0x17];
+    exec.extend_from_slice(&id.to_le_bytes());
+    exec.push(0);
+    exec.extend_from_slice(&1u32.to_le_bytes());
+    let first = c.command(&exec);
+    let rs = c.read_result_set(&first);
+    assert_eq!(
+        rs.rows,
+        vec![[&[0u8, 0][..], &16_777_216u64.to_le_bytes()].concat()]
+    );
+}

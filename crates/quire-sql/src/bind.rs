@@ -661,6 +661,15 @@ fn op_text(op: BinOp) -> String {
 pub fn expr_name(e: &sql::Expr) -> String {
     match e {
         sql::Expr::Identifier(i) => i.value.clone(),
+        // `@@session.x` keeps its whole name, as MariaDB names the column.
+        sql::Expr::CompoundIdentifier(p)
+            if p.first().is_some_and(|i| i.value.starts_with("@@")) =>
+        {
+            p.iter()
+                .map(|i| i.value.as_str())
+                .collect::<Vec<_>>()
+                .join(".")
+        }
         sql::Expr::CompoundIdentifier(p) => p.last().map(|i| i.value.clone()).unwrap_or_default(),
         sql::Expr::Value(v) => match &v.value {
             sql::Value::SingleQuotedString(s) | sql::Value::DoubleQuotedString(s) => s.clone(),

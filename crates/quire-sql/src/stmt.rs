@@ -236,6 +236,12 @@ fn computed_meta(name: String, e: &Expr, scope: Option<&Scope>, aggs: &[AggCall]
             | SessionFn::RowCount
             | SessionFn::FoundRows,
         ) => (FieldType::LongLong, 21, 0),
+        Expr::Session(SessionFn::SysVar { name, .. }) => match crate::vars::var_type(name) {
+            crate::vars::VarType::Unsigned => (FieldType::LongLong, 21, 0),
+            crate::vars::VarType::Bool => (FieldType::LongLong, 1, 0),
+            crate::vars::VarType::Double => (FieldType::Double, 21, 6),
+            crate::vars::VarType::Text => (FieldType::VarString, 255, 0),
+        },
         Expr::Session(SessionFn::Now) => (FieldType::DateTime, 19, 0),
         Expr::Session(SessionFn::CurDate) => (FieldType::Date, 10, 0),
         Expr::Binary(
@@ -260,6 +266,15 @@ fn computed_meta(name: String, e: &Expr, scope: Option<&Scope>, aggs: &[AggCall]
         _ => (FieldType::VarString, 255, 0),
     };
     let mut meta = ColumnMeta::computed(name, ty, len, dec);
+    if let Expr::Session(SessionFn::SysVar { name, .. }) = e {
+        // MariaDB's system variables are BINARY-flagged numbers (no NUM flag: that one is
+        // the client library's), the integers UNSIGNED.
+        meta.flags = match crate::vars::var_type(name) {
+            crate::vars::VarType::Unsigned => flags::BINARY | flags::UNSIGNED,
+            crate::vars::VarType::Bool | crate::vars::VarType::Double => flags::BINARY,
+            crate::vars::VarType::Text => 0,
+        };
+    }
     // A byte string (X'…', _binary'…') is VARBINARY: a driver hands it over as bytes, not
     // as text to decode.
     if let Expr::Lit(Value::Bytes(b)) = e {
