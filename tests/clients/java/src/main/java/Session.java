@@ -229,8 +229,14 @@ public class Session {
         check("select by timestamp", one(c, "SELECT id FROM t WHERE ts = ?", java.sql.Timestamp.valueOf("2038-01-19 03:14:07")), ids.get(2).intValue());
     }
 
+    // A value the driver must hand over as a number (an integer column).
+    static long number(String what, Object v) {
+        if (!(v instanceof Number n)) throw new Mismatch(what + ": got " + show(v) + ", want a number");
+        return n.longValue();
+    }
+
     static long count(Connection c, String name) throws SQLException {
-        return ((Number) one(c, "SELECT COUNT(*) FROM t WHERE name = ?", name)).longValue();
+        return number("COUNT(*)", one(c, "SELECT COUNT(*) FROM t WHERE name = ?", name));
     }
 
     void transactions() throws SQLException {
@@ -288,7 +294,7 @@ public class Session {
     }
 
     Connection bigBlob(Connection c) throws SQLException {
-        long limit = ((Number) one(c, "SELECT @@max_allowed_packet")).longValue();
+        long limit = number("@@max_allowed_packet", one(c, "SELECT @@max_allowed_packet"));
         // The client-side mode sends the blob escaped in the statement text.
         long need = 2L * BLOB_LEN + 1024;
         if (limit < need) {
@@ -305,7 +311,7 @@ public class Session {
                 id = k.getLong(1);
             }
         }
-        check("blob length on the server", ((Number) one(c, "SELECT LENGTH(data) FROM t WHERE id = ?", id)).longValue(), (long) BLOB_LEN);
+        check("blob length on the server", number("LENGTH(data)", one(c, "SELECT LENGTH(data) FROM t WHERE id = ?", id)), (long) BLOB_LEN);
         check("4 MiB blob", one(c, "SELECT data FROM t WHERE id = ?", id), data);
         return c;
     }
