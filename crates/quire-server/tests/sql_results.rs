@@ -189,3 +189,17 @@ fn system_variables_read_as_mariadb_types_them() {
         vec![[&[0u8, 0][..], &16_777_216u64.to_le_bytes()].concat()]
     );
 }
+
+#[test]
+fn length_reads_as_an_int_column() {
+    // MariaDB types LENGTH() and CHAR_LENGTH() INT(10); PyMySQL, mysql2, Connector/J and
+    // sqlx decode `SELECT LENGTH(blob)` by that type.
+    let server = TestServer::start();
+    let mut c = server.connect();
+    let first = c.command(b"\x03SELECT LENGTH('h\xc3\xa9'), CHAR_LENGTH('h\xc3\xa9')");
+    answered(&first, "the select");
+    let rs = c.read_result_set(&first);
+    let types: Vec<(u8, u16, u16)> = rs.columns.iter().map(|d| column_type(d)).collect();
+    assert_eq!(types, vec![(3, 0x80, 63), (3, 0x80, 63)]);
+    assert_eq!(text_values(&rs.rows[0]), vec![b"3".to_vec(), b"2".to_vec()]);
+}

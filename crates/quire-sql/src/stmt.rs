@@ -11,7 +11,7 @@ use sqlparser::ast as sql;
 use crate::bind::{expr_name, object_parts, AggCall, Binder, Scope};
 use crate::error::{Result, SqlError};
 use crate::exec::{SelectPlan, Source, TableRef};
-use crate::expr::{AggFn, BinOp, Expr, SessionFn};
+use crate::expr::{AggFn, BinOp, Expr, Func, SessionFn};
 use crate::meta::{flags, ColumnMeta, FieldType};
 use crate::plan::{self, Access};
 use crate::types;
@@ -242,6 +242,8 @@ fn computed_meta(name: String, e: &Expr, scope: Option<&Scope>, aggs: &[AggCall]
             crate::vars::VarType::Double => (FieldType::Double, 21, 6),
             crate::vars::VarType::Text => (FieldType::VarString, 255, 0),
         },
+        // MariaDB's INT(10): drivers decode LENGTH(blob) as a number.
+        Expr::Func(Func::Length | Func::CharLength, _) => (FieldType::Long, 10, 0),
         Expr::Session(SessionFn::Now) => (FieldType::DateTime, 19, 0),
         Expr::Session(SessionFn::CurDate) => (FieldType::Date, 10, 0),
         Expr::Binary(
@@ -266,6 +268,9 @@ fn computed_meta(name: String, e: &Expr, scope: Option<&Scope>, aggs: &[AggCall]
         _ => (FieldType::VarString, 255, 0),
     };
     let mut meta = ColumnMeta::computed(name, ty, len, dec);
+    if let Expr::Func(Func::Length | Func::CharLength, _) = e {
+        meta.flags = flags::BINARY;
+    }
     if let Expr::Session(SessionFn::SysVar { name, .. }) = e {
         // MariaDB's system variables are BINARY-flagged numbers (no NUM flag: that one is
         // the client library's), the integers UNSIGNED.
