@@ -524,6 +524,22 @@ const SQL_MODES: [&str; 35] = [
     "TIME_ROUND_FRACTIONAL",
 ];
 
+/// The modes that would change what statements mean or return, which Quire does not do:
+/// refused (1235) rather than recorded and ignored. The others are taken: those that only
+/// make MariaDB more lenient (no STRICT_*, ALLOW_INVALID_DATES, …) leave Quire stricter, and
+/// PIPES_AS_CONCAT's `||` is 1235 either way.
+const NOT_APPLIED: [&str; 9] = [
+    "REAL_AS_FLOAT",
+    "ANSI_QUOTES",
+    "NO_AUTO_VALUE_ON_ZERO",
+    "NO_BACKSLASH_ESCAPES",
+    "HIGH_NOT_PRECEDENCE",
+    "PAD_CHAR_TO_FULL_LENGTH",
+    "EMPTY_STRING_IS_NULL",
+    "SIMULTANEOUS_ASSIGNMENT",
+    "TIME_ROUND_FRACTIONAL",
+];
+
 /// The bits of one sql_mode name: its own, and those a combination mode stands for.
 fn mode_bits(name: &str) -> Option<u64> {
     let bit = |n: &str| {
@@ -738,7 +754,15 @@ pub fn normalize(name: &str, v: &Value) -> Result<Value> {
     };
     if name == "sql_mode" {
         if let Value::Str(text) = v {
-            return sql_mode(text).map(Value::Str).ok_or_else(|| {
+            let modes = sql_mode(text);
+            if let Some(m) = modes.as_deref().and_then(|m| {
+                m.split(',')
+                    .find(|x| NOT_APPLIED.contains(x))
+                    .map(str::to_string)
+            }) {
+                return Err(SqlError::Unsupported(format!("sql_mode {m}")));
+            }
+            return modes.map(Value::Str).ok_or_else(|| {
                 // MariaDB names the first mode it does not know.
                 let first = text
                     .split(',')
@@ -804,6 +828,33 @@ pub fn normalize(name: &str, v: &Value) -> Result<Value> {
 mod tests {
     use super::*;
     use quire_engine::config::Config;
+
+    #[test]
+    fn sql_modes_quire_does_not_apply_are_refused_not_recorded() {
+        let set = |m: &str| normalize("sql_mode", &Value::Str(m.into()));
+        for m in [
+            "ANSI_QUOTES",
+            "ansi",
+            "POSTGRESQL",
+            "NO_BACKSLASH_ESCAPES",
+            "MYSQL40",
+        ] {
+            assert!(matches!(set(m), Err(SqlError::Unsupported(_))), "{m}");
+        }
+        // sqlx's and Connector/J's modes, and the lenient ones, are taken.
+        for m in [
+            "PIPES_AS_CONCAT,NO_ENGINE_SUBSTITUTION",
+            "",
+            "TRADITIONAL",
+            "ALLOW_INVALID_DATES",
+        ] {
+            assert!(set(m).is_ok(), "{m}");
+        }
+        assert!(matches!(
+            set("NO_SUCH"),
+            Err(SqlError::WrongValueForVariable { .. })
+        ));
+    }
 
     #[test]
     fn engine_settings_are_dynamic_exactly_where_the_engine_applies_them() {
