@@ -8,7 +8,7 @@
 # java run twice: with server-side prepared statements and with client-side interpolation.
 # Installs what each driver needs if it is missing (apt, PyPI, the Go module proxy, npm,
 # Maven Central, crates.io), quietly; prints `ok` or `FAIL` per session (a failure with its
-# log's last lines) and ends with `N passed, N failed`; exits 1 on any failure.
+# log's last lines) and ends with `drivers: N passed, N failed`; exits 1 on any failure.
 # CLIENTS_HOST (default 127.0.0.1) names the server's host; CLIENTS_TIMEOUT (default 600)
 # bounds each install and each session, in seconds.
 set -uo pipefail
@@ -116,5 +116,6 @@ for d in "${drivers[@]}"; do
     fi
   done < <(sessions "$d")
 done
-echo "$passed passed, $failed failed"
+# Prefixed, so scripts/test.sh counts it with the other suites' per-file lines.
+echo "drivers: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
