@@ -1,5 +1,8 @@
 //! Binding: sqlparser expressions to [`Expr`], names resolved against the scope of the
-//! statement's table, `?` placeholders numbered in text order, aggregates collected.
+//! statement's tables ([`from`] binds FROM and its joins), `?` placeholders numbered in
+//! text order, aggregates collected.
+
+pub mod from;
 
 use std::collections::HashMap;
 
@@ -11,34 +14,108 @@ use crate::error::{Result, SqlError};
 use crate::expr::{AggFn, BinOp, Expr, Func, SessionFn};
 use crate::types::{self, Num};
 
-/// The columns a statement's expressions can name: one table (joins are step 8).
-#[derive(Debug, Clone)]
+/// The columns a statement's expressions can name: the tables of FROM, their rows
+/// concatenated in FROM order (`Expr::Column(i)` is `columns[i]` of that joined row).
+#[derive(Debug, Clone, Default)]
 pub struct Scope {
-    /// The name the query uses for the table (its alias, or its name).
+    /// Every column of the joined row.
+    pub columns: Vec<Column>,
+    /// The tables in FROM order, each with where its columns start.
+    pub tables: Vec<ScopeTable>,
+    /// The columns an unqualified name resolves against, in `SELECT *` order: a column
+    /// merged by USING or NATURAL appears once (its outer side's).
+    pub visible: Vec<usize>,
+}
+
+/// One table (or sequence) of a [`Scope`].
+#[derive(Debug, Clone)]
+pub struct ScopeTable {
+    /// The name the query uses for it: its alias, or its name.
     pub alias: String,
     pub db: String,
     pub table: String,
-    pub columns: Vec<Column>,
+    /// `alias` is an alias: the table's own name no longer qualifies its columns.
+    pub aliased: bool,
+    /// Its columns are `columns[offset..offset + len]`.
+    pub offset: usize,
+    pub len: usize,
+}
+
+impl ScopeTable {
+    /// Whether `db.q` (or `q`) names this table. Aliases are case-sensitive, as in MariaDB
+    /// with `lower_case_table_names=0`.
+    pub fn named(&self, db: Option<&str>, q: &str) -> bool {
+        match db {
+            Some(d) => !self.aliased && d == self.db && q == self.table,
+            None => q == self.alias,
+        }
+    }
 }
 
 impl Scope {
+    /// The scope of one table.
+    pub fn single(alias: &str, db: &str, table: &str, columns: Vec<Column>) -> Scope {
+        let len = columns.len();
+        Scope {
+            tables: vec![ScopeTable {
+                alias: alias.into(),
+                db: db.into(),
+                table: table.into(),
+                aliased: alias != table,
+                offset: 0,
+                len,
+            }],
+            visible: (0..len).collect(),
+            columns,
+        }
+    }
+
+    /// The table whose columns include joined-row column `col`.
+    pub fn table_of(&self, col: usize) -> Option<usize> {
+        self.tables
+            .iter()
+            .position(|t| col >= t.offset && col < t.offset + t.len)
+    }
+
     pub fn resolve(&self, qualifier: Option<&str>, name: &str, context: &str) -> Result<usize> {
+        self.resolve_in(None, qualifier, name, context)
+    }
+
+    /// `[db.][qualifier.]name`: 1054 if nothing has it, 1052 if an unqualified name is in
+    /// two tables (and not merged by USING / NATURAL).
+    pub fn resolve_in(
+        &self,
+        db: Option<&str>,
+        qualifier: Option<&str>,
+        name: &str,
+        context: &str,
+    ) -> Result<usize> {
         let unknown = || SqlError::UnknownColumn {
-            column: match qualifier {
-                Some(q) => format!("{q}.{name}"),
-                None => name.into(),
+            column: match (db, qualifier) {
+                (Some(d), Some(q)) => format!("{d}.{q}.{name}"),
+                (_, Some(q)) => format!("{q}.{name}"),
+                _ => name.into(),
             },
             context: context.into(),
         };
+        let named = |i: &usize| self.columns[*i].name.eq_ignore_ascii_case(name);
         if let Some(q) = qualifier {
-            if !q.eq_ignore_ascii_case(&self.alias) && !q.eq_ignore_ascii_case(&self.table) {
-                return Err(unknown());
-            }
+            let t = self
+                .tables
+                .iter()
+                .find(|t| t.named(db, q))
+                .ok_or_else(unknown)?;
+            return (t.offset..t.offset + t.len).find(named).ok_or_else(unknown);
         }
-        self.columns
-            .iter()
-            .position(|c| c.name.eq_ignore_ascii_case(name))
-            .ok_or_else(unknown)
+        let mut found = self.visible.iter().filter(|i| named(i));
+        let first = *found.next().ok_or_else(unknown)?;
+        if found.next().is_some() {
+            return Err(SqlError::AmbiguousColumn {
+                column: name.into(),
+                context: context.into(),
+            });
+        }
+        Ok(first)
     }
 }
 
@@ -59,7 +136,7 @@ pub struct Binder<'a> {
     pub params: &'a HashMap<(u64, u64), usize>,
     /// Where aggregates go; `None` where they are not allowed (WHERE, VALUES).
     pub aggs: Option<&'a mut Vec<AggCall>>,
-    /// For UnknownColumn messages: "field list", "where clause", ...
+    /// For UnknownColumn messages, as MariaDB 10.11 names the clause: "SELECT", "WHERE", ...
     pub context: &'static str,
     /// The session's collation_connection and sql_mode when the statement was bound.
     pub conn: Conn,
@@ -353,11 +430,16 @@ impl Binder<'_> {
         }
     }
 
-    fn column(&self, qualifier: Option<&str>, name: &str) -> Result<Expr> {
+    fn column(&self, db: Option<&str>, qualifier: Option<&str>, name: &str) -> Result<Expr> {
         match self.scope {
-            Some(s) => s.resolve(qualifier, name, self.context).map(Expr::Column),
+            Some(s) => s
+                .resolve_in(db, qualifier, name, self.context)
+                .map(Expr::Column),
             None => Err(SqlError::UnknownColumn {
-                column: name.into(),
+                column: match qualifier {
+                    Some(q) => format!("{q}.{name}"),
+                    None => name.into(),
+                },
                 context: self.context.into(),
             }),
         }
@@ -373,7 +455,7 @@ impl Binder<'_> {
                 if i.value.starts_with('@') && i.quote_style.is_none() {
                     return Err(SqlError::Unsupported("user variables".into()));
                 }
-                self.column(None, &ident_name(i))?
+                self.column(None, None, &ident_name(i))?
             }
             E::CompoundIdentifier(parts) => {
                 let names: Vec<String> = parts.iter().map(ident_name).collect();
@@ -382,8 +464,8 @@ impl Binder<'_> {
                         .ok_or_else(|| SqlError::Unsupported(e.to_string()));
                 }
                 match names.as_slice() {
-                    [t, c] => self.column(Some(t), c)?,
-                    [_db, t, c] => self.column(Some(t), c)?,
+                    [t, c] => self.column(None, Some(t), c)?,
+                    [db, t, c] => self.column(Some(db), Some(t), c)?,
                     _ => return Err(SqlError::Unsupported(e.to_string())),
                 }
             }

@@ -315,7 +315,7 @@ impl<'d> Session<'d> {
             scope: None,
             params: &Default::default(),
             aggs: None,
-            context: "field list",
+            context: "VALUES",
             conn: self.sv.conn(),
         }
         .bind(e)
@@ -1032,7 +1032,7 @@ impl<'d> Session<'d> {
                     scope: None,
                     params: &Default::default(),
                     aggs: None,
-                    context: "field list",
+                    context: "VALUES",
                     conn: self.sv.conn(),
                 }
                 .bind(e)?;
@@ -1186,6 +1186,21 @@ impl<'d> Session<'d> {
                 .plan_hiding(stmt, None, &Default::default(), &hidden, self.sv.conn())?
                 .ok_or_else(unsupported)?;
         }
+        let s = |x: &str| Value::Str(x.into());
+        let opt = |x: Option<&str>| x.map_or(Value::Null, s);
+        let join = match &planned {
+            crate::stmt::Planned::Select(sel) => Some(sel),
+            crate::stmt::Planned::UpdateJoin(m) | crate::stmt::Planned::DeleteJoin(m) => {
+                Some(&m.select)
+            }
+            _ => None,
+        };
+        if let Some(sel) = join {
+            if let crate::exec::Source::Join(j) = &sel.source {
+                let rows = explain_join(j, !sel.sort.is_empty());
+                return send_explain(sink, rows);
+            }
+        }
         let (t, access, filter, sort) = match &planned {
             crate::stmt::Planned::Select(s) => match &s.source {
                 crate::exec::Source::Table(t) => (
@@ -1214,8 +1229,11 @@ impl<'d> Session<'d> {
                 false,
                 false,
             ),
+            // Explained as joins above.
+            crate::stmt::Planned::UpdateJoin(_) | crate::stmt::Planned::DeleteJoin(_) => {
+                (None, crate::plan::Access::full_scan(), false, false)
+            }
         };
-        let s = |x: &str| Value::Str(x.into());
         let row = match t {
             None => vec![
                 Value::UInt(1),
@@ -1230,11 +1248,7 @@ impl<'d> Session<'d> {
                 s("No tables used"),
             ],
             Some(t) => {
-                let key = match &access.index {
-                    crate::plan::IndexRef::Primary => "PRIMARY".to_string(),
-                    crate::plan::IndexRef::Secondary(n) => n.clone(),
-                };
-                let used = !access.ranges.is_empty() || access.ordered;
+                let key = crate::plan::join::explain_key(&access);
                 let mut extra = Vec::new();
                 if filter {
                     extra.push("Using where");
@@ -1251,8 +1265,8 @@ impl<'d> Session<'d> {
                     s("SIMPLE"),
                     s(&t.alias),
                     s(access.kind()),
-                    if used { s(&key) } else { Value::Null },
-                    if used { s(&key) } else { Value::Null },
+                    opt(key.as_deref()),
+                    opt(key.as_deref()),
                     Value::Null,
                     if access.kind() == "const" {
                         s("const")
@@ -1268,22 +1282,84 @@ impl<'d> Session<'d> {
                 ]
             }
         };
-        let vs = FieldType::VarString;
-        send_table(
-            sink,
-            &[
-                ("id", FieldType::LongLong),
-                ("select_type", vs),
-                ("table", vs),
-                ("type", vs),
-                ("possible_keys", vs),
-                ("key", vs),
-                ("key_len", vs),
-                ("ref", vs),
-                ("rows", FieldType::LongLong),
-                ("Extra", vs),
-            ],
-            vec![row],
-        )
+        send_explain(sink, vec![row])
     }
+}
+
+/// EXPLAIN's rows for a join: one per table, in join order (MariaDB's columns).
+fn explain_join(j: &crate::plan::join::JoinPlan, sort: bool) -> Vec<Vec<Value>> {
+    use crate::plan::join::{Member, Method};
+    let s = |x: &str| Value::Str(x.into());
+    let opt = |x: Option<&str>| x.map_or(Value::Null, s);
+    let mut buffers = 0;
+    let mut rows = Vec::new();
+    for (k, st) in j.steps.iter().enumerate() {
+        let a = &st.access;
+        let looked_up = st.method == Method::Loop && st.explain_ref.is_some() && k > 0;
+        let kind = match (&j.members[st.member], looked_up) {
+            (Member::Seq { .. }, _) => "ALL",
+            (_, true) if a.unique_points => "eq_ref",
+            (_, true) => "ref",
+            _ => a.kind(),
+        };
+        let key = crate::plan::join::explain_key(a);
+        let mut extra: Vec<String> = Vec::new();
+        if k == 0 && sort {
+            extra.push("Using temporary; Using filesort".into());
+        }
+        if st.explain_where {
+            extra.push("Using where".into());
+        }
+        if a.covering {
+            extra.push("Using index".into());
+        }
+        if st.method == Method::Buffered {
+            // MariaDB's words for its join buffer (join_cache_level 2): the first
+            // buffered table is "flat", later ones "incremental".
+            extra.push(format!(
+                "Using join buffer ({}, BNL join)",
+                if buffers == 0 { "flat" } else { "incremental" }
+            ));
+            buffers += 1;
+        }
+        let nranges = a.ranges.len() as u64;
+        rows.push(vec![
+            Value::UInt(1),
+            s("SIMPLE"),
+            s(&st.alias),
+            s(kind),
+            opt(key.as_deref()),
+            opt(key.as_deref()),
+            Value::Null,
+            opt(st.explain_ref.as_deref()),
+            Value::UInt(nranges.max(1)),
+            if extra.is_empty() {
+                Value::Null
+            } else {
+                s(&extra.join("; "))
+            },
+        ]);
+    }
+    rows
+}
+
+/// Sends EXPLAIN's result set.
+fn send_explain(sink: &mut dyn RowSink, rows: Vec<Vec<Value>>) -> Result<Outcome> {
+    let vs = FieldType::VarString;
+    send_table(
+        sink,
+        &[
+            ("id", FieldType::LongLong),
+            ("select_type", vs),
+            ("table", vs),
+            ("type", vs),
+            ("possible_keys", vs),
+            ("key", vs),
+            ("key_len", vs),
+            ("ref", vs),
+            ("rows", FieldType::LongLong),
+            ("Extra", vs),
+        ],
+        rows,
+    )
 }

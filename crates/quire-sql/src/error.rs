@@ -54,6 +54,15 @@ pub enum SqlError {
     /// 1052
     #[error("Column '{column}' in {context} is ambiguous")]
     AmbiguousColumn { column: String, context: String },
+    /// 1066: two tables of FROM with one name.
+    #[error("Not unique table/alias: '{0}'")]
+    NotUniqueTable(String),
+    /// 1116: more tables in one join than MariaDB allows.
+    #[error("Too many tables; MariaDB can only use {0} tables in a join")]
+    TooManyTables(usize),
+    /// 1109: a multi-table DELETE names a table its FROM does not have (by its alias).
+    #[error("Unknown table '{0}' in MULTI DELETE")]
+    UnknownTableInMultiDelete(String),
     /// 1060
     #[error("Duplicate column name '{0}'")]
     DuplicateColumn(String),

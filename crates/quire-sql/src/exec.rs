@@ -5,7 +5,10 @@
 //!     → WHERE → [group + aggregates | distinct | sort] → OFFSET/LIMIT → projection → sink
 //! ```
 //! Without grouping or sorting nothing is collected: each row goes to the sink as it is
-//! read, and LIMIT stops the scan.
+//! read, and LIMIT stops the scan. A join's rows come from nested loops (`exec/join.rs`)
+//! into the same pipeline.
+
+pub mod join;
 
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashSet};
@@ -36,6 +39,20 @@ pub enum Source {
         step: u64,
     },
     Table(Box<TableRef>),
+    /// Several tables joined (`plan/join.rs`); the SELECT's filter is then `None`: every
+    /// WHERE condition is checked at a step of the join.
+    Join(Box<crate::plan::join::JoinPlan>),
+}
+
+impl Source {
+    /// The tables read, in the order `select` wants them opened.
+    pub fn tables(&self) -> Vec<&TableRef> {
+        match self {
+            Source::Table(t) => vec![t],
+            Source::Join(j) => j.tables().collect(),
+            Source::Dual | Source::Seq { .. } => Vec::new(),
+        }
+    }
 }
 
 /// A table as planned: its definition at plan time (a DDL since re-plans).
@@ -111,17 +128,20 @@ impl Env for BoundEnv {
 /// for one that does not convert to its column (the read widens to everything).
 type BoundValues = Option<std::result::Result<Vec<Value>, ()>>;
 
+/// A key range's bound, evaluated with `row` (a join's earlier tables' values; empty for
+/// one table, whose bounds are constants).
 fn eval_bound(
     b: &Bound<Vec<Expr>>,
     cols: &[&Column],
     env: &dyn Env,
+    row: &[Value],
 ) -> Result<Option<std::result::Result<Bound<Vec<Value>>, ()>>> {
     let vals = |es: &Vec<Expr>| -> Result<BoundValues> {
         let mut out = Vec::with_capacity(es.len());
         for (e, c) in es.iter().zip(cols) {
             let v = e.eval(
                 &Row {
-                    values: &[],
+                    values: row,
                     aggs: &[],
                 },
                 env,
@@ -155,21 +175,14 @@ type ValueRange = (Bound<Vec<Value>>, Bound<Vec<Value>>);
 
 type RowIter<'d> = Box<dyn Iterator<Item = quire_engine::table::Result<Vec<Value>>> + 'd>;
 
-/// Reads the rows of `access` (a superset of what WHERE wants).
-pub fn read_rows<'d>(
-    table: &Table<'d>,
+/// The key ranges of `access` as values (bounds evaluated with `row`), in scan order,
+/// overlapping points read once.
+pub(crate) fn value_ranges(
     t: &TableRef,
     access: &Access,
-    txn: &mut Txn<'_, 'd>,
-    lock: Option<ReadLock>,
     env: &dyn Env,
-    mut each: impl FnMut(Vec<Value>) -> Result<bool>,
-) -> Result<()> {
-    let dir = if access.backward {
-        Direction::Backward
-    } else {
-        Direction::Forward
-    };
+    row: &[Value],
+) -> Result<Vec<ValueRange>> {
     let cols: Vec<&Column> = crate::plan::index_columns(&t.def, &access.index)
         .into_iter()
         .filter_map(|c| t.def.columns.get(c))
@@ -181,11 +194,11 @@ pub fn read_rows<'d>(
         for r in &access.ranges {
             let point = r.is_point();
             // A point's two ends are one expression: evaluated once (one warning).
-            let lo = eval_bound(&r.lo, &cols, env)?;
+            let lo = eval_bound(&r.lo, &cols, env, row)?;
             let hi = if point {
                 lo.clone()
             } else {
-                eval_bound(&r.hi, &cols, env)?
+                eval_bound(&r.hi, &cols, env, row)?
             };
             match (lo, hi) {
                 (Some(Ok(lo)), Some(Ok(hi))) => ranges.push((lo, hi)),
@@ -221,15 +234,86 @@ pub fn read_rows<'d>(
                         )
                     )
             });
+            merge_overlaps(&mut ranges, &colls);
             if access.backward {
                 ranges.reverse();
             }
         }
     }
-    let full_pk = |b: &Bound<Vec<Value>>| matches!(b, Bound::Included(v) if v.len() == t.def.primary_key.len());
+    Ok(ranges)
+}
+
+/// Merges ranges (sorted by their lower bounds) that may share a key into one that covers
+/// both (`id > 2 OR id = 2`, overlapping BETWEENs): each key is read once. A merged range
+/// may hold keys neither did; WHERE is checked on every row.
+fn merge_overlaps(ranges: &mut Vec<ValueRange>, colls: &[Collation]) {
+    // Whether every key of a range ending at `hi` sorts before every key of one starting
+    // at `lo` (bounds are key prefixes: compared on their common length).
+    let before = |hi: &Bound<Vec<Value>>, lo: &Bound<Vec<Value>>| match (hi, lo) {
+        (Bound::Included(x) | Bound::Excluded(x), Bound::Included(y) | Bound::Excluded(y)) => {
+            let m = x.len().min(y.len());
+            cmp_rows(&x[..m], &y[..m], colls) == Ordering::Less
+        }
+        _ => false,
+    };
+    // The higher of two upper bounds.
+    let higher = |a: Bound<Vec<Value>>, b: Bound<Vec<Value>>| match (&a, &b) {
+        (Bound::Unbounded, _) => a,
+        (_, Bound::Unbounded) => b,
+        (Bound::Included(x) | Bound::Excluded(x), Bound::Included(y) | Bound::Excluded(y)) => {
+            let m = x.len().min(y.len());
+            match cmp_rows(&x[..m], &y[..m], colls) {
+                Ordering::Less => b,
+                Ordering::Greater => a,
+                // Equal on the common prefix: the shorter one reaches the end of the group.
+                Ordering::Equal if x.len() <= y.len() => Bound::Included(x.clone()),
+                Ordering::Equal => Bound::Included(y.clone()),
+            }
+        }
+    };
+    let mut out: Vec<ValueRange> = Vec::with_capacity(ranges.len());
+    for (lo, hi) in ranges.drain(..) {
+        match out.last_mut() {
+            Some(last) if !before(&last.1, &lo) => {
+                let prev = std::mem::replace(&mut last.1, Bound::Unbounded);
+                last.1 = higher(prev, hi);
+            }
+            _ => out.push((lo, hi)),
+        }
+    }
+    *ranges = out;
+}
+
+/// Whether a range is one whole primary key: read with a point get.
+fn is_pk_point(
+    t: &TableRef,
+    access: &Access,
+    lo: &Bound<Vec<Value>>,
+    hi: &Bound<Vec<Value>>,
+) -> bool {
+    access.index == IndexRef::Primary
+        && lo == hi
+        && matches!(lo, Bound::Included(v) if v.len() == t.def.primary_key.len())
+}
+
+/// Reads the rows of `access` (a superset of what WHERE wants).
+pub fn read_rows<'d>(
+    table: &Table<'d>,
+    t: &TableRef,
+    access: &Access,
+    txn: &mut Txn<'_, 'd>,
+    lock: Option<ReadLock>,
+    env: &dyn Env,
+    mut each: impl FnMut(Vec<Value>) -> Result<bool>,
+) -> Result<()> {
+    let dir = if access.backward {
+        Direction::Backward
+    } else {
+        Direction::Forward
+    };
+    let ranges = value_ranges(t, access, env, &[])?;
     for (lo, hi) in ranges {
-        let point = lo == hi && full_pk(&lo) && access.index == IndexRef::Primary;
-        if point {
+        if is_pk_point(t, access, &lo, &hi) {
             let Bound::Included(pk) = lo else { continue };
             let row = match (txn.as_mut(), lock) {
                 (None, _) => match txn.snapshot() {
@@ -276,39 +360,118 @@ pub fn read_rows<'d>(
             }
             continue;
         }
-        let it: RowIter<'d> = match (&access.index, txn.as_mut(), lock) {
-            (IndexRef::Primary, None, _) => match txn.snapshot() {
-                Some(snap) => Box::new(table.scan_in_snapshot(lo, hi, dir, snap.cloned())?),
-                None => Box::new(table.scan(lo, hi, dir)?),
-            },
-            (IndexRef::Primary, Some(tx), _) => Box::new(tx.scan(table, lo, hi, dir)?),
-            (IndexRef::Secondary(ix), None, _) => {
-                let rows = match txn.snapshot() {
-                    Some(snap) => table.index_scan_in_snapshot(ix, lo, hi, dir, snap.cloned())?,
-                    None => table.index_scan(ix, lo, hi, dir)?,
-                };
-                Box::new(if access.covering {
-                    rows.index_only()
-                } else {
-                    rows
-                })
-            }
-            (IndexRef::Secondary(ix), Some(tx), _) => {
-                let rows = tx.index_scan(table, ix, lo, hi, dir)?;
-                Box::new(if access.covering {
-                    rows.index_only()
-                } else {
-                    rows
-                })
-            }
-        };
-        for row in it {
+        for row in scan_iter(table, access, txn, lo, hi, dir)? {
             if !each(row?)? {
                 return Ok(());
             }
         }
     }
     Ok(())
+}
+
+/// A consistent (non-locking) read of one range, as an iterator that does not borrow the
+/// transaction.
+fn scan_iter<'d>(
+    table: &Table<'d>,
+    access: &Access,
+    txn: &mut Txn<'_, 'd>,
+    lo: Bound<Vec<Value>>,
+    hi: Bound<Vec<Value>>,
+    dir: Direction,
+) -> Result<RowIter<'d>> {
+    Ok(match (&access.index, txn.as_mut()) {
+        (IndexRef::Primary, None) => match txn.snapshot() {
+            Some(snap) => Box::new(table.scan_in_snapshot(lo, hi, dir, snap.cloned())?),
+            None => Box::new(table.scan(lo, hi, dir)?),
+        },
+        (IndexRef::Primary, Some(tx)) => Box::new(tx.scan(table, lo, hi, dir)?),
+        (IndexRef::Secondary(ix), None) => {
+            let rows = match txn.snapshot() {
+                Some(snap) => table.index_scan_in_snapshot(ix, lo, hi, dir, snap.cloned())?,
+                None => table.index_scan(ix, lo, hi, dir)?,
+            };
+            Box::new(if access.covering {
+                rows.index_only()
+            } else {
+                rows
+            })
+        }
+        (IndexRef::Secondary(ix), Some(tx)) => {
+            let rows = tx.index_scan(table, ix, lo, hi, dir)?;
+            Box::new(if access.covering {
+                rows.index_only()
+            } else {
+                rows
+            })
+        }
+    })
+}
+
+/// The rows of one range of a join's table, owned so that the transaction is free for the
+/// steps after it while they are walked: a locking read collects the range first (its
+/// callback holds the transaction), so under FOR UPDATE a LIMIT stops a join at the end of
+/// a range, not at the row.
+pub(crate) enum RangeRows<'d> {
+    Held(std::vec::IntoIter<Vec<Value>>),
+    Scan(RowIter<'d>),
+}
+
+impl Iterator for RangeRows<'_> {
+    type Item = Result<Vec<Value>>;
+    fn next(&mut self) -> Option<Result<Vec<Value>>> {
+        match self {
+            RangeRows::Held(it) => it.next().map(Ok),
+            RangeRows::Scan(it) => it.next().map(|r| r.map_err(SqlError::from)),
+        }
+    }
+}
+
+/// Opens range `lo..hi` of `access` for a join step.
+pub(crate) fn open_range<'d>(
+    table: &Table<'d>,
+    t: &TableRef,
+    access: &Access,
+    txn: &mut Txn<'_, 'd>,
+    lock: Option<ReadLock>,
+    lo: Bound<Vec<Value>>,
+    hi: Bound<Vec<Value>>,
+) -> Result<RangeRows<'d>> {
+    let dir = if access.backward {
+        Direction::Backward
+    } else {
+        Direction::Forward
+    };
+    if is_pk_point(t, access, &lo, &hi) {
+        let Bound::Included(pk) = lo else {
+            return Ok(RangeRows::Held(Vec::new().into_iter()));
+        };
+        let row = match (txn.as_mut(), lock) {
+            (None, _) => match txn.snapshot() {
+                Some(snap) => table.get_in(&pk, snap)?,
+                None => table.get(&pk)?,
+            },
+            (Some(tx), None) => tx.get(table, &pk)?,
+            (Some(tx), Some(l)) => tx.get_locking(table, &pk, l)?,
+        };
+        return Ok(RangeRows::Held(
+            row.into_iter().collect::<Vec<_>>().into_iter(),
+        ));
+    }
+    if let (Some(tx), Some(l)) = (txn.as_mut(), lock) {
+        let mut rows = Vec::new();
+        let keep = |r: Vec<Value>| {
+            rows.push(r);
+            Ok(true)
+        };
+        match &access.index {
+            IndexRef::Primary => tx.scan_locking_each(table, lo, hi, dir, l, keep)?,
+            IndexRef::Secondary(ix) => {
+                tx.index_scan_locking_each(table, ix, lo, hi, dir, l, keep)?
+            }
+        }
+        return Ok(RangeRows::Held(rows.into_iter()));
+    }
+    Ok(RangeRows::Scan(scan_iter(table, access, txn, lo, hi, dir)?))
 }
 
 impl<'d> Txn<'_, 'd> {
@@ -466,7 +629,7 @@ struct Pipeline<'p> {
 /// A byte key for hashing values as SQL equality sees them (for DISTINCT and GROUP BY).
 /// A byte key equal for rows that are equal in SQL (strings in `colls[i]`): GROUP BY and
 /// DISTINCT.
-fn value_key(vals: &[Value], colls: &[Collation]) -> Vec<u8> {
+pub(crate) fn value_key(vals: &[Value], colls: &[Collation]) -> Vec<u8> {
     let mut k = Vec::new();
     for (i, v) in vals.iter().enumerate() {
         match v {
@@ -729,10 +892,11 @@ impl RowSink for LazyHeader<'_> {
     }
 }
 
-/// Runs a SELECT; returns the number of rows sent.
+/// Runs a SELECT over `tables` (opened in [`Source::tables`] order); returns the number
+/// of rows sent.
 pub fn select<'d>(
     plan: &SelectPlan,
-    table: Option<&Table<'d>>,
+    tables: &[Table<'d>],
     txn: &mut Txn<'_, 'd>,
     env: &dyn Env,
     sink: &mut dyn RowSink,
@@ -741,14 +905,14 @@ pub fn select<'d>(
         sink,
         columns: Some(&plan.columns),
     };
-    let n = select_rows_into(plan, table, txn, env, &mut lazy)?;
+    let n = select_rows_into(plan, tables, txn, env, &mut lazy)?;
     lazy.header()?;
     Ok(n)
 }
 
 fn select_rows_into<'d>(
     plan: &SelectPlan,
-    table: Option<&Table<'d>>,
+    tables: &[Table<'d>],
     txn: &mut Txn<'_, 'd>,
     env: &dyn Env,
     sink: &mut dyn RowSink,
@@ -768,7 +932,9 @@ fn select_rows_into<'d>(
         group_order: Vec::new(),
     };
     // LIMIT 0 reads nothing; otherwise rows stream until the pipeline says stop.
-    if limit != Some(0) {
+    if let (Source::Join(j), false) = (&plan.source, limit == Some(0)) {
+        join::run(j, tables, txn, plan.lock, env, &mut p)?;
+    } else if limit != Some(0) {
         let filter = plan.filter.as_ref();
         let mut each = |row: Vec<Value>| -> Result<bool> {
             if env.interrupted() {
@@ -788,10 +954,12 @@ fn select_rows_into<'d>(
             }
             p.push(row)
         };
-        match (&plan.source, table) {
+        match (&plan.source, tables.first()) {
             (Source::Dual, _) => {
                 each(Vec::new())?;
             }
+            // Ran above.
+            (Source::Join(_), _) => {}
             (Source::Seq { from, to, step }, _) => {
                 let mut v = *from;
                 while v <= *to {
@@ -822,12 +990,12 @@ fn select_rows_into<'d>(
 /// target table.
 pub fn select_rows<'d>(
     plan: &SelectPlan,
-    table: Option<&Table<'d>>,
+    tables: &[Table<'d>],
     txn: &mut Txn<'_, 'd>,
     env: &dyn Env,
 ) -> Result<Vec<Vec<Value>>> {
     let mut c = crate::meta::CollectSink::default();
-    select(plan, table, txn, env, &mut c)?;
+    select(plan, tables, txn, env, &mut c)?;
     Ok(c.rows)
 }
 

@@ -5,9 +5,12 @@
 //!
 //! ```text
 //!   text ──parse──▶ sqlparser AST (or a small dispatch for what sqlparser rejects)
-//!        ──bind───▶ names resolved against the catalog, expressions typed
-//!        ──plan───▶ access path chosen (primary/secondary point or range, covering, order)
+//!        ──bind───▶ names resolved against the catalog, expressions typed (bind/from.rs:
+//!                   FROM's joins and the scope of their concatenated row)
+//!        ──plan───▶ access path chosen (primary/secondary point or range, covering, order);
+//!                   for a join, plan/join.rs: join order, access per table, conditions
 //!        ──exec───▶ engine calls; rows stream into a RowSink, never materialized whole
+//!                   (exec/join.rs: nested loops, hash and block nested-loop joins)
 //! ```
 //!
 //! Errors are typed ([`SqlError`]); the server maps them to MySQL codes in one place.

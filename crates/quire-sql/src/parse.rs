@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use quire_engine::table::ReadLock;
 use sqlparser::ast::Statement;
 use sqlparser::dialect::MySqlDialect;
+use sqlparser::keywords::Keyword;
 use sqlparser::parser::{Parser, ParserError};
 use sqlparser::tokenizer::{Token, Tokenizer};
 
@@ -147,20 +148,109 @@ pub fn parse_one_in(text: &str, mode: SqlMode) -> Result<(Statement, Option<Read
     parse_one(&for_mode(text, mode))
 }
 
-/// One statement and the lock a `LOCK IN SHARE MODE` suffix asked for.
-pub fn parse_one(text: &str) -> Result<(Statement, Option<ReadLock>)> {
+/// MySQL's multi-table `UPDATE t1, t2 SET …`, which sqlparser does not read, rewritten as
+/// `UPDATE t1 FROM t2 SET …` (sqlparser's form with a FROM list before SET; `None`: not
+/// that statement). The planner joins `t1` and the FROM list as a comma list, so `t2`'s
+/// joins keep their scope.
+fn update_commas(text: &str) -> Option<String> {
+    let dialect = MySqlDialect {};
+    let toks = Tokenizer::new(&dialect, text).tokenize().ok()?;
+    let mut out = String::with_capacity(text.len() + 8);
+    let (mut depth, mut seen_update, mut changed) = (0i32, false, false);
+    for t in &toks {
+        match t {
+            Token::Whitespace(_) => {}
+            Token::Word(w) if !seen_update => {
+                if w.keyword != Keyword::UPDATE {
+                    return None;
+                }
+                seen_update = true;
+            }
+            _ if !seen_update => return None,
+            Token::LParen => depth += 1,
+            Token::RParen => depth -= 1,
+            Token::Word(w) if !changed && depth == 0 && w.keyword == Keyword::SET => return None,
+            Token::Comma if !changed && depth == 0 => {
+                out.push_str(" FROM ");
+                changed = true;
+                continue;
+            }
+            _ => {}
+        }
+        out.push_str(&t.to_string());
+    }
+    changed.then_some(out)
+}
+
+/// MariaDB has no `UPDATE … FROM` (sqlparser reads it): 1064 near the FROM, as MariaDB.
+fn reject_update_from(text: &str, stmt: &Statement) -> Result<()> {
+    let Statement::Update(u) = stmt else {
+        return Ok(());
+    };
+    if u.from.is_none() {
+        return Ok(());
+    }
+    let dialect = MySqlDialect {};
+    let toks = Tokenizer::new(&dialect, text)
+        .tokenize_with_location()
+        .map_err(|e| SqlError::Parse {
+            near: e.to_string(),
+            line: 1,
+        })?;
+    let mut depth = 0i32;
+    for t in toks {
+        match &t.token {
+            Token::LParen => depth += 1,
+            Token::RParen => depth -= 1,
+            Token::Word(w) if depth == 0 && w.keyword == Keyword::FROM => {
+                return Err(SqlError::Parse {
+                    near: near(text, t.span.start.line, t.span.start.column),
+                    line: t.span.start.line,
+                });
+            }
+            _ => {}
+        }
+    }
+    Err(SqlError::Parse {
+        near: String::new(),
+        line: 1,
+    })
+}
+
+/// One statement, the lock a `LOCK IN SHARE MODE` suffix asked for, and the text parsed
+/// (placeholder positions are in it).
+fn parse_text(text: &str) -> Result<(Statement, Option<ReadLock>, std::borrow::Cow<'_, str>)> {
     let (text, lock) = match crate::dispatch::strip_lock_in_share_mode(text) {
         Some(rest) => (rest, Some(ReadLock::Shared)),
         None => (text, None),
     };
-    let mut stmts = parse_all(text)?;
+    let (mut stmts, parsed) = match parse_all(text) {
+        Ok(s) => {
+            if let Some(st) = s.first() {
+                reject_update_from(text, st)?;
+            }
+            (s, std::borrow::Cow::Borrowed(text))
+        }
+        Err(e) => match update_commas(text) {
+            Some(t) => match parse_all(&t) {
+                Ok(s) => (s, std::borrow::Cow::Owned(t)),
+                Err(_) => return Err(e),
+            },
+            None => return Err(e),
+        },
+    };
     match stmts.len() {
         0 => Err(SqlError::EmptyQuery),
-        1 => Ok((stmts.remove(0), lock)),
+        1 => Ok((stmts.remove(0), lock, parsed)),
         _ => Err(SqlError::Unsupported(
             "several statements in one query".into(),
         )),
     }
+}
+
+/// One statement and the lock a `LOCK IN SHARE MODE` suffix asked for.
+pub fn parse_one(text: &str) -> Result<(Statement, Option<ReadLock>)> {
+    parse_text(text).map(|(s, l, _)| (s, l))
 }
 
 /// A statement to prepare: also the positions of its `?` placeholders, numbered in text
@@ -170,10 +260,9 @@ pub fn parse_prepared(
     mode: SqlMode,
 ) -> Result<(Statement, Option<ReadLock>, ParamPositions)> {
     let text = &*for_mode(text, mode);
-    let (stmt, lock) = parse_one(text)?;
-    let stripped = crate::dispatch::strip_lock_in_share_mode(text).unwrap_or(text);
+    let (stmt, lock, parsed) = parse_text(text)?;
     let dialect = MySqlDialect {};
-    let toks = Tokenizer::new(&dialect, stripped)
+    let toks = Tokenizer::new(&dialect, &parsed)
         .tokenize_with_location()
         .map_err(|e| SqlError::Parse {
             near: e.to_string(),
@@ -200,6 +289,29 @@ mod tests {
         };
         assert_eq!(line, 1);
         assert!(near.starts_with("SELEC"), "{near}");
+    }
+
+    #[test]
+    fn update_with_a_comma_list_of_tables_reads_the_rest_as_a_from_list() {
+        let (stmt, _, p) = parse_prepared(
+            "UPDATE a, b SET a.x = ?, b.s = 'x,y' WHERE a.id = b.id AND b.k IN (?, 1)",
+            SqlMode::default(),
+        )
+        .expect("parses");
+        let text = stmt.to_string();
+        assert!(text.starts_with("UPDATE a FROM b SET"), "{text}");
+        assert!(text.contains("'x,y'"), "{text}");
+        assert_eq!(p.len(), 2);
+        assert!(parse_one("SELECT a, b FROM t").is_ok());
+        // Written by the client, UPDATE … FROM is MariaDB's syntax error.
+        let Err(SqlError::Parse { near, .. }) = parse_one("UPDATE a SET x = 1 FROM b") else {
+            panic!("UPDATE … FROM parsed");
+        };
+        assert_eq!(near, "FROM b");
+        assert!(matches!(
+            parse_one("SELEC a, b"),
+            Err(SqlError::Parse { .. })
+        ));
     }
 
     #[test]

@@ -1,4 +1,6 @@
-//! The rule-based planner: which index to read and how, for one table.
+//! The rule-based planner: which index to read and how, for one table. A join plans
+//! each of its tables with these rules, in an order and with conditions chosen by
+//! [`join`].
 //!
 //! Rules, in order (each a function below):
 //! 1. [`key_ranges`]: for an index (primary first), the key ranges WHERE allows: equalities
@@ -14,10 +16,12 @@
 //!
 //! WHERE is always re-checked on each row, so a range only has to be a superset.
 
+pub mod join;
+
 use std::ops::Bound;
 
 use quire_engine::catalog::TableDef;
-use quire_engine::row::{Collation, Column};
+use quire_engine::row::{Collation, Column, ColumnType};
 
 use crate::expr::{BinOp, Expr};
 
@@ -129,14 +133,62 @@ fn same_order(columns: &[Column], col: usize, coll: Collation) -> bool {
         .is_none_or(|c| !c.ty.is_string() || c.collation == coll)
 }
 
-fn cond_on(e: &Expr, col: usize, columns: &[Column]) -> Option<Cond> {
+/// Whether index column `col` can be looked up with `v`: a constant always (a value that
+/// does not convert widens or empties the range, and WHERE is checked again); another
+/// table's column only of the same kind of value, as MySQL compares a string with a number
+/// as numbers, which an index of either cannot answer.
+fn lookup_value(columns: &[Column], col: usize, v: &Expr) -> bool {
+    if v.is_constant() {
+        return true;
+    }
+    match (v, columns.get(col)) {
+        (Expr::Column(j), Some(c)) => columns
+            .get(*j)
+            .is_some_and(|o| key_family(o.ty).is_some() && key_family(o.ty) == key_family(c.ty)),
+        _ => false,
+    }
+}
+
+/// Kinds of value whose equality is equality of [`crate::exec`]'s value keys (so a hash
+/// join may match them) and whose index lookups find every equal value: exact numbers,
+/// strings (compared in one collation), byte strings, and each temporal type on its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyFamily {
+    Exact,
+    Text,
+    Bytes,
+    Temporal(ColumnType),
+}
+
+/// The [`KeyFamily`] of a column type (`None`: FLOAT and DOUBLE, where -0 equals 0).
+pub fn key_family(ty: ColumnType) -> Option<KeyFamily> {
+    Some(match ty {
+        ColumnType::Int { .. } | ColumnType::Decimal { .. } => KeyFamily::Exact,
+        ColumnType::Float | ColumnType::Double => return None,
+        t if t.is_string() => KeyFamily::Text,
+        ColumnType::Binary { .. } | ColumnType::VarBinary { .. } | ColumnType::Blob(_) => {
+            KeyFamily::Bytes
+        }
+        t => KeyFamily::Temporal(t),
+    })
+}
+
+/// What conjunct `e` says about column `col`, where `bound` tells which expressions have
+/// a value before the table is read (constants; in a join, also earlier tables' columns).
+fn cond_on(
+    e: &Expr,
+    col: usize,
+    columns: &[Column],
+    bound: &dyn Fn(&Expr) -> bool,
+) -> Option<Cond> {
+    let usable = |v: &Expr| bound(v) && lookup_value(columns, col, v);
     match e {
         Expr::Cmp(_, _, _, coll) if !same_order(columns, col, *coll) => None,
         Expr::Binary(BinOp::Or, a, b) => {
             // k BETWEEN .. OR k BETWEEN .. OR k = ..: several ranges on one column.
             let mut out = Vec::new();
             for side in [a, b] {
-                match cond_on(side, col, columns)? {
+                match cond_on(side, col, columns, bound)? {
                     Cond::Points(ps) => out.extend(
                         ps.into_iter()
                             .map(|p| (Bound::Included(p.clone()), Bound::Included(p))),
@@ -148,14 +200,13 @@ fn cond_on(e: &Expr, col: usize, columns: &[Column]) -> Option<Cond> {
             Some(Cond::Ranges(out))
         }
         Expr::Cmp(op, a, b, _) => {
-            let (c, v, flipped) = if is_col(a, col) && b.is_constant() {
-                (a, b, false)
-            } else if is_col(b, col) && a.is_constant() {
-                (b, a, true)
+            let (v, flipped) = if is_col(a, col) && usable(b) {
+                (b, false)
+            } else if is_col(b, col) && usable(a) {
+                (a, true)
             } else {
                 return None;
             };
-            let _ = c;
             let v = (**v).clone();
             let op = match (op, flipped) {
                 (BinOp::Lt, true) => BinOp::Gt,
@@ -178,10 +229,7 @@ fn cond_on(e: &Expr, col: usize, columns: &[Column]) -> Option<Cond> {
             list,
             negated: false,
             coll,
-        } if is_col(e, col)
-            && same_order(columns, col, *coll)
-            && list.iter().all(Expr::is_constant) =>
-        {
+        } if is_col(e, col) && same_order(columns, col, *coll) && list.iter().all(usable) => {
             Some(Cond::Points(list.clone()))
         }
         Expr::Between {
@@ -190,11 +238,7 @@ fn cond_on(e: &Expr, col: usize, columns: &[Column]) -> Option<Cond> {
             hi,
             negated: false,
             coll,
-        } if is_col(e, col)
-            && same_order(columns, col, *coll)
-            && lo.is_constant()
-            && hi.is_constant() =>
-        {
+        } if is_col(e, col) && same_order(columns, col, *coll) && usable(lo) && usable(hi) => {
             Some(Cond::Range(
                 Bound::Included((**lo).clone()),
                 Bound::Included((**hi).clone()),
@@ -214,13 +258,23 @@ pub fn key_ranges(
     cols: &[usize],
     columns: &[Column],
 ) -> Option<(Vec<KeyRange>, usize)> {
+    key_ranges_in(conds, cols, columns, &Expr::is_constant)
+}
+
+/// [`key_ranges`] where `bound` says which values are known before the table is read.
+pub fn key_ranges_in(
+    conds: &[&Expr],
+    cols: &[usize],
+    columns: &[Column],
+    bound: &dyn Fn(&Expr) -> bool,
+) -> Option<(Vec<KeyRange>, usize)> {
     let mut prefixes: Vec<Vec<Expr>> = vec![Vec::new()];
     let mut eq = 0;
     for &col in cols {
         let mut points: Option<Vec<Expr>> = None;
         let mut range: Option<Cond> = None;
         for c in conds {
-            match cond_on(c, col, columns) {
+            match cond_on(c, col, columns, bound) {
                 Some(Cond::Points(p)) if points.is_none() => points = Some(p),
                 Some(r @ (Cond::Range(..) | Cond::Ranges(_))) if range.is_none() => range = Some(r),
                 _ => {}
@@ -293,10 +347,23 @@ pub fn choose_access(def: &TableDef, filter: Option<&Expr>) -> Access {
     let Some(filter) = filter else {
         return Access::full_scan();
     };
-    let conds = conjuncts(filter);
+    choose_access_in(def, &conjuncts(filter), 0, &def.columns, &Expr::is_constant)
+}
+
+/// [`choose_access`] for a table whose columns start at `offset` in the row `columns`
+/// describes (a join's concatenated row), with `conds` the conjuncts checked on its rows
+/// and `bound` what has a value before it is read.
+pub fn choose_access_in(
+    def: &TableDef,
+    conds: &[&Expr],
+    offset: usize,
+    columns: &[Column],
+    bound: &dyn Fn(&Expr) -> bool,
+) -> Access {
     let mut best: Option<(u32, Access)> = None;
     let mut consider = |index: IndexRef, cols: Vec<usize>, unique: bool, pk: bool| {
-        let Some((ranges, eq)) = key_ranges(&conds, &cols, &def.columns) else {
+        let global: Vec<usize> = cols.iter().map(|c| c + offset).collect();
+        let Some((ranges, eq)) = key_ranges_in(conds, &global, columns, bound) else {
             return;
         };
         let full_eq = eq == cols.len() && !cols.is_empty();

@@ -26,6 +26,24 @@ use crate::session::{Instance, Outcome, SessVars, Session};
 use crate::stmt::{InsertSource, Planned};
 use crate::types;
 
+/// A SELECT's tables, opened: one without an allocation (the single-table path), or a
+/// join's.
+enum Opened<'d> {
+    None,
+    One(Table<'d>),
+    Many(Vec<Table<'d>>),
+}
+
+impl<'d> Opened<'d> {
+    fn as_slice(&self) -> &[Table<'d>] {
+        match self {
+            Opened::None => &[],
+            Opened::One(t) => std::slice::from_ref(t),
+            Opened::Many(v) => v,
+        }
+    }
+}
+
 /// SHOW PROCESSLIST's State while a statement waits for a metadata lock (MariaDB's text).
 pub(crate) const MDL_WAIT_STATE: &str = "Waiting for table metadata lock";
 
@@ -150,6 +168,21 @@ impl<'d> Session<'d> {
         })
     }
 
+    /// The tables a SELECT reads, opened in [`exec::Source::tables`] order.
+    fn open_tables(&self, source: &exec::Source) -> Result<Opened<'d>> {
+        Ok(match source {
+            exec::Source::Table(t) => Opened::One(self.open_table(&t.db, &t.name)?),
+            exec::Source::Join(_) => Opened::Many(
+                source
+                    .tables()
+                    .into_iter()
+                    .map(|t| self.open_table(&t.db, &t.name))
+                    .collect::<Result<_>>()?,
+            ),
+            _ => Opened::None,
+        })
+    }
+
     /// A new engine transaction at the session's isolation level, reachable by KILL; it
     /// keeps the snapshot the transaction has read from so far, if any.
     pub(crate) fn begin_trx(&mut self) -> Result<Transaction<'d>> {
@@ -268,7 +301,7 @@ impl<'d> Session<'d> {
     /// Shared metadata locks on the tables `p` uses, held until the transaction ends (or
     /// the statement, outside one): no DDL changes them meanwhile (docs/sql.md).
     fn lock_tables(&mut self, p: &Planned) -> Result<()> {
-        for t in p.tables().into_iter().flatten() {
+        for t in p.tables() {
             let info = &self.info;
             let timeout = || {
                 let secs = match self.sv.vars.get("lock_wait_timeout") {
@@ -312,21 +345,22 @@ impl<'d> Session<'d> {
     /// Secondary indexes that `p` would read with a consistent read but the open
     /// transaction's snapshot is older than (CREATE INDEX after it): (table id, name).
     pub(crate) fn indexes_too_new(&self, p: &Planned) -> Vec<(u64, String)> {
-        let Some(t) = p.snapshot_reads() else {
-            return Vec::new();
-        };
         // A transaction that has only read holds its snapshot without an engine transaction.
         let readable = |ix: &quire_engine::catalog::IndexDef| match (&self.trx, &self.snap) {
             (Some(tx), _) => tx.can_read_index(ix),
             (None, Some(snap)) => quire_engine::table::index_visible_to(ix, snap),
             (None, None) => true,
         };
-        t.def
-            .indexes
-            .iter()
-            .filter(|ix| !readable(ix))
-            .map(|ix| (t.def.id, ix.name.clone()))
-            .collect()
+        let mut out = Vec::new();
+        for t in p.snapshot_reads() {
+            for ix in t.def.indexes.iter().filter(|ix| !readable(ix)) {
+                let hide = (t.def.id, ix.name.clone());
+                if !out.contains(&hide) {
+                    out.push(hide);
+                }
+            }
+        }
+        out
     }
 
     /// Plans `text` again (a prepared statement's text, or a COM_QUERY's), without the
@@ -368,15 +402,9 @@ impl<'d> Session<'d> {
         }
         // A 1690 names the columns of its expression as `db`.`alias`.`column`.
         self.execute_plan(&p, params, sink).map_err(|e| {
-            let t = p.tables()[0].or(p.tables()[1]);
-            crate::expr::name_columns(e, &|c| match t {
-                Some(t) => format!(
-                    "`{}`.`{}`.`{}`",
-                    t.db,
-                    t.alias,
-                    t.def.columns.get(c).map_or("?", |c| c.name.as_str())
-                ),
-                None => "`seq`".into(),
+            let names = expression_columns(&p);
+            crate::expr::name_columns(e, &|c| {
+                names.get(c).cloned().unwrap_or_else(|| "`seq`".into())
             })
         })
     }
@@ -389,10 +417,8 @@ impl<'d> Session<'d> {
     ) -> Result<Outcome> {
         match p {
             Planned::Select(s) => {
-                let table = match &s.source {
-                    exec::Source::Table(t) => Some(self.open_table(&t.db, &t.name)?),
-                    _ => None,
-                };
+                let opened = self.open_tables(&s.source)?;
+                let tables = opened.as_slice();
                 let iso = self.isolation();
                 let plain =
                     self.trx.is_none() && s.lock.is_none() && iso != Isolation::Serializable;
@@ -416,7 +442,7 @@ impl<'d> Session<'d> {
                         in_trx: true,
                         abort_on_warning: false,
                     };
-                    exec::select(s, table.as_ref(), &mut Txn::Snapshot(snap), &env, sink)?
+                    exec::select(s, tables, &mut Txn::Snapshot(snap), &env, sink)?
                 } else if self.trx.is_none() && s.lock.is_none() && self.autocommit() {
                     let env = ExecEnv {
                         params,
@@ -425,10 +451,16 @@ impl<'d> Session<'d> {
                         in_trx: false,
                         abort_on_warning: false,
                     };
-                    exec::select(s, table.as_ref(), &mut Txn::None, &env, sink)?
+                    // One table reads in one engine call, on a view of its own; a join
+                    // makes many, so they share one snapshot.
+                    let mut txn = match &s.source {
+                        exec::Source::Join(_) => Txn::Snapshot(Some(self.inst.db.snapshot())),
+                        _ => Txn::None,
+                    };
+                    exec::select(s, tables, &mut txn, &env, sink)?
                 } else {
                     self.in_statement(params, false, false, |tx, env| {
-                        exec::select(s, table.as_ref(), &mut Txn::Some(tx), env, sink)
+                        exec::select(s, tables, &mut Txn::Some(tx), env, sink)
                     })?
                 };
                 self.sv.found_rows = n;
@@ -436,12 +468,9 @@ impl<'d> Session<'d> {
             }
             Planned::Insert(ip) => {
                 let table = self.open_table(&ip.table.db, &ip.table.name)?;
-                let src_table = match &ip.source {
-                    InsertSource::Select(s) => match &s.source {
-                        exec::Source::Table(t) => Some(self.open_table(&t.db, &t.name)?),
-                        _ => None,
-                    },
-                    InsertSource::Values(_) => None,
+                let src_tables = match &ip.source {
+                    InsertSource::Select(s) => self.open_tables(&s.source)?,
+                    InsertSource::Values(_) => Opened::None,
                 };
                 let strict = self.sv.mode.strict() && !ip.ignore;
                 let (affected, first_id, records, dups) =
@@ -463,9 +492,12 @@ impl<'d> Session<'d> {
                                         .collect::<Result<Vec<_>>>()
                                 })
                                 .collect::<Result<_>>()?,
-                            InsertSource::Select(s) => {
-                                exec::select_rows(s, src_table.as_ref(), &mut Txn::Some(tx), env)?
-                            }
+                            InsertSource::Select(s) => exec::select_rows(
+                                s,
+                                src_tables.as_slice(),
+                                &mut Txn::Some(tx),
+                                env,
+                            )?,
                         };
                         insert_rows(ip, &table, tx, rows, env, strict)
                     })?;
@@ -572,8 +604,159 @@ impl<'d> Session<'d> {
                 })?;
                 Ok(Outcome::ok(n))
             }
+            Planned::UpdateJoin(mp) => {
+                let opened = self.open_tables(&mp.select.source)?;
+                let tables = opened.as_slice();
+                let strict = self.sv.mode.strict();
+                let (matched, changed) = self.in_statement(params, true, strict, |tx, env| {
+                    let rows = exec::select_rows(&mp.select, tables, &mut Txn::Some(tx), env)?;
+                    update_join_rows(mp, tables, rows, tx, env, strict)
+                })?;
+                Ok(Outcome::Ok {
+                    affected_rows: changed,
+                    last_insert_id: 0,
+                    info: format!("Rows matched: {matched}  Changed: {changed}  Warnings: 0"),
+                })
+            }
+            Planned::DeleteJoin(mp) => {
+                let opened = self.open_tables(&mp.select.source)?;
+                let tables = opened.as_slice();
+                let n = self.in_statement(params, true, false, |tx, env| {
+                    let rows = exec::select_rows(&mp.select, tables, &mut Txn::Some(tx), env)?;
+                    let mut n = 0;
+                    for_each_target_row(mp, &rows, |i, _, pk| {
+                        let table = target_table(mp, tables, i)?;
+                        match tx.delete(table, pk) {
+                            Ok(()) => n += 1,
+                            Err(DbError::RowNotFound) => {}
+                            Err(e) => return Err(e.into()),
+                        }
+                        Ok(())
+                    })?;
+                    Ok(n)
+                })?;
+                Ok(Outcome::ok(n))
+            }
         }
     }
+}
+
+/// The open table of target `i` of a multi-table UPDATE or DELETE.
+fn target_table<'a, 'd>(
+    mp: &crate::stmt::JoinDmlPlan,
+    tables: &'a [Table<'d>],
+    i: usize,
+) -> Result<&'a Table<'d>> {
+    let t = &mp.targets[i];
+    tables.get(t.slot).ok_or_else(|| SqlError::NoSuchTable {
+        db: t.table.db.clone(),
+        table: t.table.name.clone(),
+    })
+}
+
+/// Calls `f(target, joined row, primary key)` once per row of each target table in the
+/// joined `rows`, in join order: a row matched by several joined rows is changed once (by
+/// the first, as MySQL), and a NULL-extended row of a LEFT JOIN is no row.
+fn for_each_target_row(
+    mp: &crate::stmt::JoinDmlPlan,
+    rows: &[Vec<Value>],
+    mut f: impl FnMut(usize, &[Value], &[Value]) -> Result<()>,
+) -> Result<()> {
+    let mut seen: Vec<std::collections::HashSet<Vec<u8>>> =
+        vec![Default::default(); mp.targets.len()];
+    for row in rows {
+        for (i, t) in mp.targets.iter().enumerate() {
+            let def = &t.table.def;
+            if def.primary_key.is_empty() {
+                return Err(SqlError::Unsupported(
+                    "UPDATE and DELETE on a table without a primary key".into(),
+                ));
+            }
+            let Some(own) = row.get(t.offset..t.offset + def.columns.len()) else {
+                continue;
+            };
+            let pk = exec::pk_of(def, own);
+            if pk.iter().any(|v| matches!(v, Value::Null)) {
+                continue;
+            }
+            let colls: Vec<_> = def
+                .primary_key
+                .iter()
+                .map(|&c| def.columns[c].collation)
+                .collect();
+            if seen[i].insert(exec::value_key(&pk, &colls)) {
+                f(i, row, &pk)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Applies a multi-table UPDATE's assignments to the target rows of its joined `rows`;
+/// returns (rows matched, rows changed). Each assignment sees the joined row as read, with
+/// the earlier assignments to the same table applied (MySQL's left-to-right order).
+fn update_join_rows<'d>(
+    mp: &crate::stmt::JoinDmlPlan,
+    tables: &[Table<'d>],
+    rows: Vec<Vec<Value>>,
+    tx: &mut Transaction<'d>,
+    env: &dyn Env,
+    strict: bool,
+) -> Result<(u64, u64)> {
+    let (mut matched, mut changed) = (0u64, 0u64);
+    for_each_target_row(mp, &rows, |i, row, pk| {
+        matched += 1;
+        let t = &mp.targets[i];
+        let n = t.table.def.columns.len();
+        let mut joined = row.to_vec();
+        for (ti, c, e) in &mp.sets {
+            if *ti != i {
+                continue;
+            }
+            let v = e.eval(
+                &Row {
+                    values: &joined,
+                    aggs: &[],
+                },
+                env,
+            )?;
+            let col = &t.table.def.columns[*c];
+            if matches!(v, Value::Null) && !col.nullable {
+                // 1048, and the column's implicit default outside strict mode.
+                joined[t.offset + c] = exec::null_into_not_null(col, env)?;
+                continue;
+            }
+            let Some(slot) = joined.get_mut(t.offset + c) else {
+                continue;
+            };
+            *slot = types::coerce(
+                v,
+                col,
+                &types::Target {
+                    db: &t.table.db,
+                    table: &t.table.name,
+                    row: matched,
+                    strict,
+                },
+                env,
+            )?;
+        }
+        let (Some(new), Some(old)) = (
+            joined.get(t.offset..t.offset + n),
+            row.get(t.offset..t.offset + n),
+        ) else {
+            return Ok(());
+        };
+        if new == old {
+            return Ok(());
+        }
+        let table = target_table(mp, tables, i)?;
+        if tx.update(table, pk, new.to_vec())? {
+            changed += 1;
+        }
+        Ok(())
+    })?;
+    Ok((matched, changed))
 }
 
 /// The rows an UPDATE or DELETE changes, read with X locks at their newest versions.
@@ -744,5 +927,42 @@ impl Instance<'_> {
     /// Marks the catalog changed: plans made before are re-planned.
     pub(crate) fn bump_generation(&self) {
         self.generation.fetch_add(1, Ordering::AcqRel);
+    }
+}
+
+/// The name of each column an expression of `p` can read, as a 1690 message prints it
+/// (`db`.`alias`.`column`): the target table of a write, else the joined row of the source.
+fn expression_columns(p: &Planned) -> Vec<String> {
+    let name = |t: &crate::exec::TableRef, c: &quire_engine::row::Column| {
+        format!("`{}`.`{}`.`{}`", t.db, t.alias, c.name)
+    };
+    let of_table = |t: &crate::exec::TableRef| -> Vec<String> {
+        t.def.columns.iter().map(|c| name(t, c)).collect()
+    };
+    let of_select = |s: &crate::exec::SelectPlan| -> Vec<String> {
+        match &s.source {
+            exec::Source::Table(t) => of_table(t),
+            exec::Source::Join(j) => {
+                let mut out = vec!["`seq`".to_string(); j.width];
+                for st in &j.steps {
+                    if let Some(crate::plan::join::Member::Table(t)) = j.members.get(st.member) {
+                        for (i, c) in t.def.columns.iter().enumerate().take(st.len) {
+                            if let Some(slot) = out.get_mut(st.offset + i) {
+                                *slot = name(t, c);
+                            }
+                        }
+                    }
+                }
+                out
+            }
+            _ => Vec::new(),
+        }
+    };
+    match p {
+        Planned::Select(s) => of_select(s),
+        Planned::Insert(i) => of_table(&i.table),
+        Planned::Update(u) => of_table(&u.table),
+        Planned::Delete(d) => of_table(&d.table),
+        Planned::UpdateJoin(m) | Planned::DeleteJoin(m) => of_select(&m.select),
     }
 }

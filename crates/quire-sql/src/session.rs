@@ -494,8 +494,8 @@ impl<'d> Session<'d> {
         Ok(Some(match stmt {
             S::Query(q) => Planned::Select(crate::stmt::select(&ctx, q, lock)?),
             S::Insert(i) => Planned::Insert(crate::stmt::insert(&ctx, i)?),
-            S::Update(u) => Planned::Update(crate::stmt::update(&ctx, u)?),
-            S::Delete(d) => Planned::Delete(crate::stmt::delete(&ctx, d)?),
+            S::Update(u) => crate::stmt::update_stmt(&ctx, u)?,
+            S::Delete(d) => crate::stmt::delete_stmt(&ctx, d)?,
             _ => return Ok(None),
         }))
     }

@@ -23,30 +23,55 @@ pub enum Planned {
     Insert(InsertPlan),
     Update(UpdatePlan),
     Delete(DeletePlan),
+    /// A multi-table UPDATE (`UPDATE a JOIN b ON … SET a.x = b.y`).
+    UpdateJoin(JoinDmlPlan),
+    /// A multi-table DELETE (`DELETE a FROM a JOIN b …`, `DELETE FROM a USING a JOIN b …`).
+    DeleteJoin(JoinDmlPlan),
+}
+
+/// A multi-table UPDATE or DELETE: its join is read first (every row with a lock, the
+/// changed tables' exclusive, the others' shared, as InnoDB), then each changed table's
+/// rows are changed once each, by primary key.
+#[derive(Debug, Clone)]
+pub struct JoinDmlPlan {
+    /// The join; its items are every column of the joined row.
+    pub select: SelectPlan,
+    pub targets: Vec<JoinTarget>,
+    /// UPDATE's assignments: (index into `targets`, column of that table, value over the
+    /// joined row).
+    pub sets: Vec<(usize, usize, Expr)>,
+}
+
+/// A table a multi-table UPDATE or DELETE changes.
+#[derive(Debug, Clone)]
+pub struct JoinTarget {
+    pub table: TableRef,
+    /// Where its columns start in the joined row.
+    pub offset: usize,
+    /// Its position among the join's tables (as [`Source::tables`] lists them).
+    pub slot: usize,
 }
 
 impl Planned {
     /// The tables the statement uses: the target, then a SELECT's source (metadata locks
-    /// are taken on each).
-    pub fn tables(&self) -> [Option<&TableRef>; 2] {
-        fn source(s: &SelectPlan) -> Option<&TableRef> {
-            match &s.source {
-                Source::Table(t) => Some(t),
-                _ => None,
-            }
-        }
-        match self {
-            Planned::Select(s) => [source(s), None],
-            Planned::Insert(i) => [
+    /// are taken on each; a self-join names a table twice).
+    pub fn tables(&self) -> impl Iterator<Item = &TableRef> {
+        let (target, source): (Option<&TableRef>, Option<&SelectPlan>) = match self {
+            Planned::Select(s) => (None, Some(s)),
+            Planned::Insert(i) => (
                 Some(&i.table),
                 match &i.source {
-                    InsertSource::Select(s) => source(s),
+                    InsertSource::Select(s) => Some(s),
                     InsertSource::Values(_) => None,
                 },
-            ],
-            Planned::Update(u) => [Some(&u.table), None],
-            Planned::Delete(d) => [Some(&d.table), None],
-        }
+            ),
+            Planned::Update(u) => (Some(&u.table), None),
+            Planned::Delete(d) => (Some(&d.table), None),
+            Planned::UpdateJoin(m) | Planned::DeleteJoin(m) => (None, Some(&m.select)),
+        };
+        target
+            .into_iter()
+            .chain(source.into_iter().flat_map(source_tables))
     }
 
     /// Whether the statement reads or writes a table (a sequence table counts, as in
@@ -60,22 +85,31 @@ impl Planned {
 
     /// The tables read with a consistent (non-locking) read: a SELECT without a locking
     /// clause and INSERT … SELECT's source. Only these read old versions through an index.
-    pub fn snapshot_reads(&self) -> Option<&TableRef> {
-        fn source(s: &SelectPlan) -> Option<&TableRef> {
-            match &s.source {
-                Source::Table(t) if s.lock.is_none() => Some(t),
-                _ => None,
-            }
-        }
-        match self {
-            Planned::Select(s) => source(s),
+    pub fn snapshot_reads(&self) -> impl Iterator<Item = &TableRef> {
+        let source = match self {
+            Planned::Select(s) => Some(s),
             Planned::Insert(InsertPlan {
                 source: InsertSource::Select(s),
                 ..
-            }) => source(s),
+            }) => Some(&**s),
             _ => None,
         }
+        .filter(|s| s.lock.is_none());
+        source.into_iter().flat_map(source_tables)
     }
+}
+
+/// The tables a SELECT reads.
+fn source_tables(s: &SelectPlan) -> impl Iterator<Item = &TableRef> {
+    let single = match &s.source {
+        Source::Table(t) => Some(&**t),
+        _ => None,
+    };
+    let join = match &s.source {
+        Source::Join(j) => Some(j.tables()),
+        _ => None,
+    };
+    single.into_iter().chain(join.into_iter().flatten())
 }
 
 #[derive(Debug, Clone)]
@@ -126,7 +160,7 @@ pub struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-    fn table(&self, name: &sql::ObjectName, alias: Option<&str>) -> Result<TableRef> {
+    pub(crate) fn table(&self, name: &sql::ObjectName, alias: Option<&str>) -> Result<TableRef> {
         let parts = object_parts(name)?;
         let (db, t) = match parts.as_slice() {
             [t] => (
@@ -162,16 +196,22 @@ impl Ctx<'_> {
 }
 
 fn scope_of(t: &TableRef) -> Scope {
-    Scope {
-        alias: t.alias.clone(),
-        db: t.db.clone(),
-        table: t.name.clone(),
-        columns: t.def.columns.clone(),
-    }
+    Scope::single(&t.alias, &t.db, &t.name, t.def.columns.clone())
+}
+
+/// The one column of a sequence table.
+pub(crate) fn seq_column() -> Column {
+    Column::new(
+        "seq",
+        ColumnType::Int {
+            width: IntWidth::Big,
+            unsigned: true,
+        },
+    )
 }
 
 /// `seq_1_to_N` / `seq_1_to_N_step_S` (MariaDB's Sequence engine).
-fn seq_table(name: &str) -> Option<(u64, u64, u64)> {
+pub(crate) fn seq_table(name: &str) -> Option<(u64, u64, u64)> {
     let rest = name.strip_prefix("seq_")?;
     let (range, step) = match rest.split_once("_step_") {
         Some((r, s)) => (r, s.parse().ok()?),
@@ -292,6 +332,87 @@ fn limit_exprs(q: &sql::Query, b: &mut Binder<'_>) -> Result<(Option<Expr>, Opti
     })
 }
 
+/// What a SELECT reads from, bound.
+enum Input {
+    Dual,
+    Seq { from: u64, to: u64, step: u64 },
+    Table(TableRef),
+    Join(crate::bind::from::From),
+}
+
+/// Binds FROM: nothing, one table (the single-table path sysbench runs), a sequence, or a
+/// join.
+fn bind_input(ctx: &Ctx<'_>, from: &[sql::TableWithJoins]) -> Result<(Input, Option<Scope>)> {
+    let single = match from {
+        [] => return Ok((Input::Dual, None)),
+        [twj] if twj.joins.is_empty() => match &twj.relation {
+            sql::TableFactor::Table { name, alias, .. } => Some((name, alias)),
+            _ => None,
+        },
+        _ => None,
+    };
+    let Some((name, alias)) = single else {
+        let f = crate::bind::from::bind_from(ctx, from)?;
+        let scope = f.scope.clone();
+        return Ok((Input::Join(f), Some(scope)));
+    };
+    let parts = object_parts(name)?;
+    let last = parts.last().cloned().unwrap_or_default();
+    let alias = alias.as_ref().map(|a| a.name.value.clone());
+    if parts.len() == 1 && last.eq_ignore_ascii_case("dual") {
+        return Ok((Input::Dual, None));
+    }
+    if let Some((from, to, step)) = seq_table(&last) {
+        let db = ctx.current_db.unwrap_or_default();
+        let scope = Scope::single(
+            alias.as_deref().unwrap_or(&last),
+            db,
+            &last,
+            vec![seq_column()],
+        );
+        return Ok((Input::Seq { from, to, step }, Some(scope)));
+    }
+    let t = ctx.table(name, alias.as_deref())?;
+    let scope = scope_of(&t);
+    Ok((Input::Table(t), Some(scope)))
+}
+
+/// The result column of joined-row column `c`, if it is a table's or a sequence's.
+fn column_meta_at(input: &Input, scope: &Scope, c: usize) -> Option<ColumnMeta> {
+    match input {
+        Input::Table(t) => t
+            .def
+            .columns
+            .get(c)
+            .map(|col| types::column_meta(&t.db, &t.name, &t.alias, col, key_flags(t, c))),
+        Input::Join(f) => {
+            let i = scope.table_of(c)?;
+            let st = &scope.tables[i];
+            let local = c - st.offset;
+            match f.members.get(i)? {
+                crate::plan::join::Member::Table(t) => {
+                    let col = t.def.columns.get(local)?;
+                    Some(types::column_meta(
+                        &t.db,
+                        &t.name,
+                        &t.alias,
+                        col,
+                        key_flags(t, local),
+                    ))
+                }
+                crate::plan::join::Member::Seq { .. } => Some(types::column_meta(
+                    &st.db,
+                    &st.table,
+                    &st.alias,
+                    &seq_column(),
+                    flags::PRI_KEY,
+                )),
+            }
+        }
+        Input::Dual | Input::Seq { .. } => None,
+    }
+}
+
 /// Plans a SELECT (the body of a query).
 pub fn select(ctx: &Ctx<'_>, q: &sql::Query, lock: Option<ReadLock>) -> Result<SelectPlan> {
     if q.with.is_some() {
@@ -312,44 +433,9 @@ pub fn select(ctx: &Ctx<'_>, q: &sql::Query, lock: Option<ReadLock>) -> Result<S
     if s.into.is_some() {
         return Err(SqlError::Unsupported("SELECT … INTO".into()));
     }
-    // FROM: nothing, one table, or a sequence table.
-    let (source, tref) = match s.from.as_slice() {
-        [] => (Source::Dual, None),
-        [twj] if twj.joins.is_empty() => match &twj.relation {
-            sql::TableFactor::Table { name, alias, .. } => {
-                let parts = object_parts(name)?;
-                let last = parts.last().cloned().unwrap_or_default();
-                let alias = alias.as_ref().map(|a| a.name.value.clone());
-                if parts.len() == 1 && last.eq_ignore_ascii_case("dual") {
-                    (Source::Dual, None)
-                } else if let Some((from, to, step)) = seq_table(&last) {
-                    (Source::Seq { from, to, step }, None)
-                } else {
-                    let t = ctx.table(name, alias.as_deref())?;
-                    (Source::Table(Box::new(t.clone())), Some(t))
-                }
-            }
-            sql::TableFactor::Derived { .. } => {
-                return Err(SqlError::Unsupported("derived tables".into()))
-            }
-            other => return Err(SqlError::Unsupported(other.to_string())),
-        },
-        _ => return Err(SqlError::Unsupported("joins".into())),
-    };
-    let scope = match (&source, &tref) {
-        (_, Some(t)) => Some(scope_of(t)),
-        (Source::Seq { .. }, None) => Some(Scope {
-            alias: String::new(),
-            db: String::new(),
-            table: String::new(),
-            columns: vec![Column::new(
-                "seq",
-                ColumnType::Int {
-                    width: IntWidth::Big,
-                    unsigned: true,
-                },
-            )],
-        }),
+    let (input, scope) = bind_input(ctx, &s.from)?;
+    let tref = match &input {
+        Input::Table(t) => Some(t.clone()),
         _ => None,
     };
     let mut aggs: Vec<AggCall> = Vec::new();
@@ -360,7 +446,7 @@ pub fn select(ctx: &Ctx<'_>, q: &sql::Query, lock: Option<ReadLock>) -> Result<S
                 scope: scope.as_ref(),
                 params: ctx.params,
                 aggs: None,
-                context: "where clause",
+                context: "WHERE",
                 conn: ctx.conn,
             }
             .bind(w)?,
@@ -374,19 +460,40 @@ pub fn select(ctx: &Ctx<'_>, q: &sql::Query, lock: Option<ReadLock>) -> Result<S
     for it in &s.projection {
         match it {
             sql::SelectItem::Wildcard(_) | sql::SelectItem::QualifiedWildcard(..) => {
-                let Some(t) = &tref else {
+                let Some(sc) = &scope else {
                     return Err(SqlError::Unsupported("* without a table".into()));
                 };
-                for (i, c) in t.def.columns.iter().enumerate() {
-                    items.push(Expr::Column(i));
-                    columns.push(types::column_meta(
-                        &t.db,
-                        &t.name,
-                        &t.alias,
-                        c,
-                        key_flags(t, i),
-                    ));
-                    aliases.push(c.name.clone());
+                let cols: Vec<usize> = match it {
+                    sql::SelectItem::QualifiedWildcard(
+                        sql::SelectItemQualifiedWildcardKind::ObjectName(n),
+                        _,
+                    ) => {
+                        let parts = object_parts(n)?;
+                        let (db, q) = match parts.as_slice() {
+                            [q] => (None, q.as_str()),
+                            [d, q] => (Some(d.as_str()), q.as_str()),
+                            _ => return Err(SqlError::Unsupported(n.to_string())),
+                        };
+                        let t = sc.tables.iter().find(|t| t.named(db, q)).ok_or_else(|| {
+                            SqlError::UnknownTable(format!(
+                                "{}.{q}",
+                                db.or(ctx.current_db).unwrap_or_default()
+                            ))
+                        })?;
+                        (t.offset..t.offset + t.len).collect()
+                    }
+                    sql::SelectItem::QualifiedWildcard(..) => {
+                        return Err(SqlError::Unsupported(it.to_string()))
+                    }
+                    _ => sc.visible.clone(),
+                };
+                for c in cols {
+                    items.push(Expr::Column(c));
+                    let col = &sc.columns[c];
+                    columns.push(column_meta_at(&input, sc, c).unwrap_or_else(|| {
+                        computed_meta(col.name.clone(), &Expr::Column(c), Some(sc), &aggs)
+                    }));
+                    aliases.push(col.name.clone());
                 }
             }
             sql::SelectItem::UnnamedExpr(e) | sql::SelectItem::ExprWithAlias { expr: e, .. } => {
@@ -398,23 +505,19 @@ pub fn select(ctx: &Ctx<'_>, q: &sql::Query, lock: Option<ReadLock>) -> Result<S
                     scope: scope.as_ref(),
                     params: ctx.params,
                     aggs: Some(&mut aggs),
-                    context: "field list",
+                    context: "SELECT",
                     conn: ctx.conn,
                 }
                 .bind(e)?;
                 let name = alias.clone().unwrap_or_else(|| expr_name(e));
-                let meta = match (&bound, &tref) {
-                    (Expr::Column(c), Some(t)) => {
-                        let mut m = types::column_meta(
-                            &t.db,
-                            &t.name,
-                            &t.alias,
-                            &t.def.columns[*c],
-                            key_flags(t, *c),
-                        );
-                        m.name = name.clone();
-                        m
-                    }
+                let meta = match (&bound, &scope) {
+                    (Expr::Column(c), Some(sc)) => match column_meta_at(&input, sc, *c) {
+                        Some(mut m) => {
+                            m.name = name.clone();
+                            m
+                        }
+                        None => computed_meta(name.clone(), &bound, scope.as_ref(), &aggs),
+                    },
                     _ => computed_meta(name.clone(), &bound, scope.as_ref(), &aggs),
                 };
                 columns.push(meta);
@@ -437,7 +540,7 @@ pub fn select(ctx: &Ctx<'_>, q: &sql::Query, lock: Option<ReadLock>) -> Result<S
                             scope: scope.as_ref(),
                             params: ctx.params,
                             aggs: None,
-                            context: "group statement",
+                            context: "GROUP BY",
                             conn: ctx.conn,
                         }
                         .bind(e)
@@ -457,7 +560,7 @@ pub fn select(ctx: &Ctx<'_>, q: &sql::Query, lock: Option<ReadLock>) -> Result<S
             &mut aggs,
             &items,
             &aliases,
-            "having clause",
+            "HAVING",
         )?),
         None => None,
     };
@@ -476,7 +579,7 @@ pub fn select(ctx: &Ctx<'_>, q: &sql::Query, lock: Option<ReadLock>) -> Result<S
                             &mut aggs,
                             &items,
                             &aliases,
-                            "order clause",
+                            "ORDER BY",
                         )?,
                     };
                     order.push((e, desc));
@@ -494,40 +597,19 @@ pub fn select(ctx: &Ctx<'_>, q: &sql::Query, lock: Option<ReadLock>) -> Result<S
         scope: None,
         params: ctx.params,
         aggs: None,
-        context: "limit clause",
+        context: "LIMIT",
         conn: ctx.conn,
     };
     let (limit, offset) = limit_exprs(q, &mut b)?;
     let aggregated = !aggs.is_empty() || !group_by.is_empty();
     if aggregated && ctx.conn.mode.has(crate::diag::SqlMode::ONLY_FULL_GROUP_BY) {
-        if let Some(t) = &tref {
-            full_group_by(t, &items, &group_by, &order)?;
+        if let Some(sc) = &scope {
+            full_group_by(sc, &items, &group_by, &order)?;
         }
     }
-    let mut access = match &tref {
-        Some(t) => plan::choose_access(&t.def, filter.as_ref()),
-        None => Access::full_scan(),
-    };
-    let mut sort = order.clone();
-    if let (Some(t), false, false) = (&tref, aggregated, order.is_empty()) {
-        // The index may deliver ORDER BY, but DISTINCT of other columns would reorder.
-        let cols: Option<Vec<(usize, bool)>> = order
-            .iter()
-            .map(|(e, d)| match e {
-                Expr::Column(c) => Some((*c, *d)),
-                _ => None,
-            })
-            .collect();
-        if let Some(cols) = cols {
-            plan::order_by_index(&t.def, &mut access, &cols, limit.is_some());
-            if access.ordered {
-                sort.clear();
-            }
-        }
-    }
-    if let Some(t) = &tref {
-        // Rule 4: every column the query reads is in the index (and the primary key).
-        let mut needed = Vec::new();
+    // Every column the query reads (rule 4, covering).
+    let mut needed = Vec::new();
+    {
         let mut note = |e: &Expr| {
             e.walk(&mut |x| {
                 if let Expr::Column(c) = x {
@@ -539,14 +621,85 @@ pub fn select(ctx: &Ctx<'_>, q: &sql::Query, lock: Option<ReadLock>) -> Result<S
         filter.iter().for_each(&mut note);
         group_by.iter().for_each(&mut note);
         having.iter().for_each(&mut note);
-        sort.iter().for_each(|(e, _)| note(e));
+        order.iter().for_each(|(e, _)| note(e));
         aggs.iter()
             .filter_map(|a| a.arg.as_ref())
             .for_each(&mut note);
-        access.covering = lock.is_none() && plan::covering(&t.def, &access, &needed);
+        if let Input::Join(f) = &input {
+            on_conditions(&f.tree, &mut note);
+        }
     }
+    // ORDER BY as plain columns (an index may deliver it).
+    let order_cols: Option<Vec<(usize, bool)>> = order
+        .iter()
+        .map(|(e, d)| match e {
+            Expr::Column(c) => Some((*c, *d)),
+            _ => None,
+        })
+        .collect();
+    let mut access = match &tref {
+        Some(t) => plan::choose_access(&t.def, filter.as_ref()),
+        None => Access::full_scan(),
+    };
+    let mut sort = order.clone();
+    let mut filter = filter;
+    let source = match input {
+        Input::Dual => Source::Dual,
+        Input::Seq { from, to, step } => Source::Seq { from, to, step },
+        Input::Table(t) => {
+            if let (false, Some(cols)) = (aggregated, &order_cols) {
+                // The index may deliver ORDER BY, but DISTINCT of other columns would reorder.
+                plan::order_by_index(&t.def, &mut access, cols, limit.is_some());
+                if access.ordered {
+                    sort.clear();
+                }
+            }
+            // Rule 4: every column the query reads is in the index (and the primary key).
+            access.covering = lock.is_none() && plan::covering(&t.def, &access, &needed);
+            Source::Table(Box::new(t))
+        }
+        Input::Join(f) => {
+            let mut j = crate::plan::join::plan(&f.scope, &f.members, &f.tree, filter.as_ref());
+            // Every WHERE condition is checked at a step of the join.
+            filter = None;
+            if let (false, Some(cols), Some(first)) = (aggregated, &order_cols, j.steps.first_mut())
+            {
+                // The first table's index may deliver ORDER BY: rows leave the join in its
+                // order, so LIMIT stops it early.
+                let local: Option<Vec<(usize, bool)>> = cols
+                    .iter()
+                    .map(|&(c, d)| {
+                        (c >= first.offset && c < first.offset + first.len)
+                            .then(|| (c - first.offset, d))
+                    })
+                    .collect();
+                if let (Some(local), crate::plan::join::Member::Table(t)) =
+                    (local, &f.members[first.member])
+                {
+                    plan::order_by_index(&t.def, &mut first.access, &local, limit.is_some());
+                    if first.access.ordered {
+                        sort.clear();
+                        // Blocks would reorder the rows.
+                        j.steps.iter_mut().for_each(|s| s.blockable = false);
+                    }
+                }
+            }
+            for st in &mut j.steps {
+                if let crate::plan::join::Member::Table(t) = &j.members[st.member] {
+                    let local: Vec<usize> = needed
+                        .iter()
+                        .filter(|&&c| c >= st.offset && c < st.offset + st.len)
+                        .map(|c| c - st.offset)
+                        .collect();
+                    st.access.covering =
+                        lock.is_none() && plan::covering(&t.def, &st.access, &local);
+                }
+            }
+            Source::Join(Box::new(j))
+        }
+    };
     // The collation each sort key, group key and output column compares in.
-    let scope_cols: &[Column] = tref.as_ref().map_or(&[], |t| t.def.columns.as_slice());
+    let scope_cols: &[Column] = scope.as_ref().map_or(&[], |s| s.columns.as_slice());
     let coll = |e: &Expr| crate::bind::derive_collation(e, scope_cols, ctx.conn.coll).0;
     let sort_colls = sort.iter().map(|(e, _)| coll(e)).collect();
     let group_colls = group_by.iter().map(coll).collect();
@@ -575,7 +728,7 @@ pub fn select(ctx: &Ctx<'_>, q: &sql::Query, lock: Option<ReadLock>) -> Result<S
 /// be a GROUP BY expression or in one as a column (1055); with no GROUP BY, any such column
 /// in the select list or ORDER BY is 1140. No functional dependence (MariaDB has none).
 fn full_group_by(
-    t: &TableRef,
+    scope: &Scope,
     items: &[Expr],
     group_by: &[Expr],
     order: &[(Expr, bool)],
@@ -595,12 +748,15 @@ fn full_group_by(
         match bad {
             None => Ok(()),
             Some(_) if group_by.is_empty() => Err(SqlError::MixOfGroupColumns),
-            Some(c) => Err(SqlError::NotInGroupBy(format!(
-                "{}.{}.{}",
-                t.db,
-                t.alias,
-                t.def.columns.get(c).map_or("?", |c| c.name.as_str())
-            ))),
+            Some(c) => {
+                let t = scope.table_of(c).and_then(|i| scope.tables.get(i));
+                Err(SqlError::NotInGroupBy(format!(
+                    "{}.{}.{}",
+                    t.map_or("", |t| t.db.as_str()),
+                    t.map_or("", |t| t.alias.as_str()),
+                    scope.columns.get(c).map_or("?", |c| c.name.as_str())
+                )))
+            }
         }
     };
     for e in items {
@@ -612,6 +768,23 @@ fn full_group_by(
         }
     }
     Ok(())
+}
+
+/// Calls `f` with each ON condition of a join tree.
+fn on_conditions(t: &crate::bind::from::JoinTree, f: &mut dyn FnMut(&Expr)) {
+    use crate::bind::from::JoinTree;
+    match t {
+        JoinTree::Leaf(_) => {}
+        JoinTree::Inner(children, conds) => {
+            conds.iter().for_each(&mut *f);
+            children.iter().for_each(|c| on_conditions(c, f));
+        }
+        JoinTree::Left(o, i, conds) => {
+            conds.iter().for_each(&mut *f);
+            on_conditions(o, f);
+            on_conditions(i, f);
+        }
+    }
 }
 
 /// ORDER BY 2 / GROUP BY alias: a reference to the select list.
@@ -680,7 +853,7 @@ pub fn insert(ctx: &Ctx<'_>, ins: &sql::Insert) -> Result<InsertPlan> {
         for c in &ins.columns {
             let parts = object_parts(c)?;
             let last = parts.last().cloned().unwrap_or_default();
-            let i = scope.resolve(None, &last, "field list")?;
+            let i = scope.resolve(None, &last, "INSERT INTO")?;
             if v.contains(&i) {
                 return Err(SqlError::DuplicateColumn(last));
             }
@@ -695,7 +868,7 @@ pub fn insert(ctx: &Ctx<'_>, ins: &sql::Insert) -> Result<InsertPlan> {
                 return Err(SqlError::Unsupported(a.to_string()));
             };
             let parts = object_parts(n)?;
-            v.push(scope.resolve(None, parts.last().map_or("", |s| s.as_str()), "field list")?);
+            v.push(scope.resolve(None, parts.last().map_or("", |s| s.as_str()), "INSERT INTO")?);
         }
         v
     } else {
@@ -713,7 +886,7 @@ pub fn insert(ctx: &Ctx<'_>, ins: &sql::Insert) -> Result<InsertPlan> {
                     scope: None,
                     params: ctx.params,
                     aggs: None,
-                    context: "field list",
+                    context: "VALUES",
                     conn: ctx.conn,
                 }
                 .bind(&a.value)?,
@@ -739,7 +912,7 @@ pub fn insert(ctx: &Ctx<'_>, ins: &sql::Insert) -> Result<InsertPlan> {
                                 scope: None,
                                 params: ctx.params,
                                 aggs: None,
-                                context: "field list",
+                                context: "VALUES",
                                 conn: ctx.conn,
                             }
                             .bind(e)?,
@@ -806,7 +979,7 @@ fn bind_default(text: &str, ctx: &Ctx<'_>) -> Result<Expr> {
         scope: None,
         params: ctx.params,
         aggs: None,
-        context: "field list",
+        context: "VALUES",
         conn: ctx.conn,
     }
     .bind(&e)
@@ -824,6 +997,126 @@ fn single_table(twj: &sql::TableWithJoins) -> Result<(&sql::ObjectName, Option<S
         }
         other => Err(SqlError::Unsupported(other.to_string())),
     }
+}
+
+/// Plans an UPDATE: of one table, or of a join.
+pub fn update_stmt(ctx: &Ctx<'_>, u: &sql::Update) -> Result<Planned> {
+    let one = u.table.joins.is_empty()
+        && u.from.is_none()
+        && matches!(u.table.relation, sql::TableFactor::Table { .. });
+    if one {
+        return update(ctx, u).map(Planned::Update);
+    }
+    if !u.order_by.is_empty() || u.limit.is_some() {
+        return Err(SqlError::Unsupported(
+            "multi-table UPDATE with ORDER BY or LIMIT".into(),
+        ));
+    }
+    // `UPDATE a, b …` reaches here as `UPDATE a FROM b …` (parse.rs): one comma list.
+    let mut from = vec![u.table.clone()];
+    match &u.from {
+        Some(sql::UpdateTableFromKind::BeforeSet(rest)) => from.extend(rest.iter().cloned()),
+        Some(sql::UpdateTableFromKind::AfterSet(_)) => {
+            return Err(SqlError::Unsupported("UPDATE … SET … FROM".into()))
+        }
+        None => {}
+    }
+    let f = crate::bind::from::bind_from(ctx, &from)?;
+    let mut members: Vec<usize> = Vec::new();
+    let mut sets = Vec::new();
+    for a in &u.assignments {
+        let sql::AssignmentTarget::ColumnName(n) = &a.target else {
+            return Err(SqlError::Unsupported(a.to_string()));
+        };
+        let parts = object_parts(n)?;
+        let (db, q, c) = match parts.as_slice() {
+            [c] => (None, None, c.as_str()),
+            [q, c] => (None, Some(q.as_str()), c.as_str()),
+            [d, q, c] => (Some(d.as_str()), Some(q.as_str()), c.as_str()),
+            _ => return Err(SqlError::Unsupported(n.to_string())),
+        };
+        let col = f.scope.resolve_in(db, q, c, "SET")?;
+        let m = f
+            .scope
+            .table_of(col)
+            .ok_or_else(|| SqlError::Unsupported(n.to_string()))?;
+        let target = match members.iter().position(|&x| x == m) {
+            Some(i) => i,
+            None => {
+                members.push(m);
+                members.len() - 1
+            }
+        };
+        let e = Binder {
+            scope: Some(&f.scope),
+            params: ctx.params,
+            aggs: None,
+            context: "SET",
+            conn: ctx.conn,
+        }
+        .bind(&a.value)?;
+        sets.push((target, col - f.scope.tables[m].offset, e));
+    }
+    let filter = bind_opt(u.selection.as_ref(), Some(&f.scope), ctx, "WHERE")?;
+    let (select, targets) = join_dml(f, filter, &members, "UPDATE")?;
+    Ok(Planned::UpdateJoin(JoinDmlPlan {
+        select,
+        targets,
+        sets,
+    }))
+}
+
+/// The join a multi-table UPDATE or DELETE reads, and the tables it changes (FROM indexes
+/// `members`).
+fn join_dml(
+    f: crate::bind::from::From,
+    filter: Option<Expr>,
+    members: &[usize],
+    what: &str,
+) -> Result<(SelectPlan, Vec<JoinTarget>)> {
+    use crate::plan::join::Member;
+    let mut targets = Vec::new();
+    for &m in members {
+        let Member::Table(t) = &f.members[m] else {
+            return Err(SqlError::Unsupported(format!(
+                "{what} of {}",
+                f.scope.tables[m].table
+            )));
+        };
+        let slot = f.members[..m]
+            .iter()
+            .filter(|x| matches!(x, Member::Table(_)))
+            .count();
+        targets.push(JoinTarget {
+            table: (**t).clone(),
+            offset: f.scope.tables[m].offset,
+            slot,
+        });
+    }
+    let mut j = crate::plan::join::plan(&f.scope, &f.members, &f.tree, filter.as_ref());
+    for st in &mut j.steps {
+        st.exclusive = members.contains(&st.member);
+    }
+    let width = f.scope.columns.len();
+    let select = SelectPlan {
+        source: Source::Join(Box::new(j)),
+        access: Access::full_scan(),
+        filter: None,
+        items: (0..width).map(Expr::Column).collect(),
+        item_colls: vec![crate::bind::LITERAL_COLLATION; width],
+        columns: Vec::new(),
+        aggs: Vec::new(),
+        group_by: Vec::new(),
+        group_colls: Vec::new(),
+        having: None,
+        distinct: false,
+        sort: Vec::new(),
+        sort_colls: Vec::new(),
+        limit: None,
+        offset: None,
+        lock: Some(ReadLock::Shared),
+    };
+    Ok((select, targets))
 }
 
 pub fn update(ctx: &Ctx<'_>, u: &sql::Update) -> Result<UpdatePlan> {
@@ -844,19 +1137,19 @@ pub fn update(ctx: &Ctx<'_>, u: &sql::Update) -> Result<UpdatePlan> {
             [q, c] | [_, q, c] => (Some(q.as_str()), c.as_str()),
             _ => return Err(SqlError::Unsupported(n.to_string())),
         };
-        let col = scope.resolve(q, c, "field list")?;
+        let col = scope.resolve(q, c, "SET")?;
         let e = Binder {
             scope: Some(&scope),
             params: ctx.params,
             aggs: None,
-            context: "field list",
+            context: "SET",
             conn: ctx.conn,
         }
         .bind(&a.value)?;
         sets.push((col, e));
     }
-    let filter = bind_opt(u.selection.as_ref(), Some(&scope), ctx, "where clause")?;
-    let limit = bind_opt(u.limit.as_ref(), None, ctx, "limit clause")?;
+    let filter = bind_opt(u.selection.as_ref(), Some(&scope), ctx, "WHERE")?;
+    let limit = bind_opt(u.limit.as_ref(), None, ctx, "LIMIT")?;
     let access = plan::choose_access(&t.def, filter.as_ref());
     Ok(UpdatePlan {
         table: t,
@@ -865,6 +1158,64 @@ pub fn update(ctx: &Ctx<'_>, u: &sql::Update) -> Result<UpdatePlan> {
         sets,
         limit,
     })
+}
+
+/// Plans a DELETE: of one table, or of tables of a join.
+pub fn delete_stmt(ctx: &Ctx<'_>, d: &sql::Delete) -> Result<Planned> {
+    let from = match &d.from {
+        sql::FromTable::WithFromKeyword(v) | sql::FromTable::WithoutKeyword(v) => v,
+    };
+    let one = d.tables.is_empty()
+        && d.using.is_none()
+        && matches!(from.as_slice(), [twj] if twj.joins.is_empty() && matches!(twj.relation, sql::TableFactor::Table { .. }));
+    if one {
+        return delete(ctx, d).map(Planned::Delete);
+    }
+    if !d.order_by.is_empty() || d.limit.is_some() {
+        return Err(SqlError::Unsupported(
+            "multi-table DELETE with ORDER BY or LIMIT".into(),
+        ));
+    }
+    // `DELETE t1, t2 FROM join` or `DELETE FROM t1, t2 USING join`.
+    let (names, source): (Vec<&sql::ObjectName>, &[sql::TableWithJoins]) = match &d.using {
+        Some(using) => {
+            let mut names = Vec::new();
+            for twj in from {
+                match (&twj.relation, twj.joins.is_empty()) {
+                    (sql::TableFactor::Table { name, .. }, true) => names.push(name),
+                    _ => return Err(SqlError::Unsupported(twj.to_string())),
+                }
+            }
+            (names, using)
+        }
+        None => (d.tables.iter().collect(), from),
+    };
+    let f = crate::bind::from::bind_from(ctx, source)?;
+    let mut members = Vec::new();
+    for n in names {
+        let parts = object_parts(n)?;
+        let (db, q) = match parts.as_slice() {
+            [q] => (None, q.as_str()),
+            [d, q] => (Some(d.as_str()), q.as_str()),
+            _ => return Err(SqlError::Unsupported(n.to_string())),
+        };
+        let m = f
+            .scope
+            .tables
+            .iter()
+            .position(|t| t.named(db, q))
+            .ok_or_else(|| SqlError::UnknownTableInMultiDelete(q.into()))?;
+        if !members.contains(&m) {
+            members.push(m);
+        }
+    }
+    let filter = bind_opt(d.selection.as_ref(), Some(&f.scope), ctx, "WHERE")?;
+    let (select, targets) = join_dml(f, filter, &members, "DELETE")?;
+    Ok(Planned::DeleteJoin(JoinDmlPlan {
+        select,
+        targets,
+        sets: Vec::new(),
+    }))
 }
 
 pub fn delete(ctx: &Ctx<'_>, d: &sql::Delete) -> Result<DeletePlan> {
@@ -882,8 +1233,8 @@ pub fn delete(ctx: &Ctx<'_>, d: &sql::Delete) -> Result<DeletePlan> {
     let (name, alias) = single_table(twj)?;
     let t = ctx.table(name, alias.as_deref())?;
     let scope = scope_of(&t);
-    let filter = bind_opt(d.selection.as_ref(), Some(&scope), ctx, "where clause")?;
-    let limit = bind_opt(d.limit.as_ref(), None, ctx, "limit clause")?;
+    let filter = bind_opt(d.selection.as_ref(), Some(&scope), ctx, "WHERE")?;
+    let limit = bind_opt(d.limit.as_ref(), None, ctx, "LIMIT")?;
     let access = plan::choose_access(&t.def, filter.as_ref());
     Ok(DeletePlan {
         table: t,

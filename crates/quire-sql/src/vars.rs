@@ -137,6 +137,15 @@ pub static VARS: &[Var] = &[
         },
         "86400",
     ),
+    v(
+        "join_buffer_size",
+        Scope::Both,
+        Kind::Int {
+            min: 128,
+            max: i64::MAX,
+        },
+        "262144",
+    ),
     v("lower_case_table_names", Scope::Global, Kind::ReadOnly, "0"),
     v(
         "max_allowed_packet",

@@ -183,3 +183,43 @@ fn a_bound_of_another_type_widens_the_range_never_narrows_it() {
         );
     });
 }
+
+#[test]
+fn overlapping_ranges_read_each_row_once() {
+    with_table(|s| {
+        let ids = |rows: Vec<Vec<Value>>| -> Vec<i64> {
+            rows.iter()
+                .map(|r| match r[0] {
+                    Value::Int(i) => i,
+                    ref v => panic!("{v:?}"),
+                })
+                .collect()
+        };
+        assert_eq!(
+            ids(run(
+                s,
+                "SELECT id FROM t WHERE id BETWEEN 1 AND 5 OR id BETWEEN 3 AND 8"
+            )),
+            (1..=8).collect::<Vec<_>>()
+        );
+        assert_eq!(
+            ids(run(s, "SELECT id FROM t WHERE id > 97 OR id = 98")),
+            vec![98, 99, 100]
+        );
+        assert_eq!(
+            ids(run(
+                s,
+                "SELECT id FROM t WHERE id = 7 OR id BETWEEN 5 AND 9 OR id = 50 ORDER BY id DESC"
+            )),
+            vec![50, 9, 8, 7, 6, 5]
+        );
+        // A secondary index: k = id % 10.
+        assert_eq!(
+            run(
+                s,
+                "SELECT COUNT(*) FROM t WHERE k BETWEEN 1 AND 3 OR k BETWEEN 2 AND 4 OR k = 3"
+            ),
+            vec![vec![Value::Int(40)]]
+        );
+    });
+}

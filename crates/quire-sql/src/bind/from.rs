@@ -1,0 +1,410 @@
+//! Binding FROM: its tables, their joins and the scope the rest of the statement names.
+//!
+//! ```text
+//!   a JOIN b ON p, c LEFT JOIN d USING (x)
+//!     ──▶ members [a, b, c, d]          (FROM order; the joined row is their rows, concatenated)
+//!         tree    Inner[Inner[a, b; p], Left(c, d; c.x = d.x)]
+//!         scope   columns of a, b, c, d; `SELECT *` order a.*, b.*, x, c.rest, d.rest
+//! ```
+//!
+//! RIGHT JOIN is a LEFT JOIN with its sides swapped (the joined row keeps FROM order).
+//! USING and NATURAL become equalities, and their columns are merged as MySQL does: the
+//! merged column is the outer side's, and comes first in `SELECT *`.
+
+use sqlparser::ast as sql;
+
+use super::{comparison_collation, object_parts, Binder, Scope, ScopeTable};
+use crate::error::{Result, SqlError};
+use crate::expr::{BinOp, Expr};
+use crate::plan::join::Member;
+use crate::stmt::Ctx;
+
+/// How the tables of FROM are joined.
+#[derive(Debug, Clone, PartialEq)]
+pub enum JoinTree {
+    /// A table: its index in [`From::members`].
+    Leaf(usize),
+    /// Inner joins (comma, JOIN, CROSS JOIN) and their ON conditions.
+    Inner(Vec<JoinTree>, Vec<Expr>),
+    /// `outer LEFT JOIN inner ON conditions`.
+    Left(Box<JoinTree>, Box<JoinTree>, Vec<Expr>),
+}
+
+impl JoinTree {
+    /// The members under this tree.
+    pub fn leaves(&self, out: &mut Vec<usize>) {
+        match self {
+            JoinTree::Leaf(m) => out.push(*m),
+            JoinTree::Inner(children, _) => children.iter().for_each(|c| c.leaves(out)),
+            JoinTree::Left(o, i, _) => {
+                o.leaves(out);
+                i.leaves(out);
+            }
+        }
+    }
+
+    /// Inner joins of inner joins are one inner join.
+    fn inner(parts: Vec<JoinTree>, conds: Vec<Expr>) -> JoinTree {
+        let mut children = Vec::new();
+        let mut all = conds;
+        for p in parts {
+            match p {
+                JoinTree::Inner(c, k) => {
+                    children.extend(c);
+                    all.extend(k);
+                }
+                other => children.push(other),
+            }
+        }
+        JoinTree::Inner(children, all)
+    }
+}
+
+/// MariaDB's limit on the tables of one join (also what bounds the executor's recursion,
+/// one frame per table).
+pub const MAX_TABLES: usize = 61;
+
+/// A bound FROM clause.
+#[derive(Debug, Clone)]
+pub struct From {
+    pub scope: Scope,
+    /// Parallel to `scope.tables`.
+    pub members: Vec<Member>,
+    pub tree: JoinTree,
+}
+
+/// A bound join operand: its tree, the first of its tables in the scope, and the columns
+/// an unqualified name (and `SELECT *`) sees in it.
+struct Part {
+    tree: JoinTree,
+    first_table: usize,
+    visible: Vec<usize>,
+}
+
+struct FromBinder<'c, 'a> {
+    ctx: &'c Ctx<'a>,
+    scope: Scope,
+    members: Vec<Member>,
+    /// Whether ON conditions are bound (the first pass leaves them out).
+    on: bool,
+}
+
+/// Binds `from` (at least one table).
+pub fn bind_from(ctx: &Ctx<'_>, from: &[sql::TableWithJoins]) -> Result<From> {
+    // MariaDB reports the errors of the tables and of USING / NATURAL before those of any
+    // ON condition: a first pass leaves ON out.
+    bind_pass(ctx, from, false)?;
+    bind_pass(ctx, from, true)
+}
+
+fn bind_pass(ctx: &Ctx<'_>, from: &[sql::TableWithJoins], on: bool) -> Result<From> {
+    let mut b = FromBinder {
+        ctx,
+        scope: Scope::default(),
+        members: Vec::new(),
+        on,
+    };
+    let mut parts = Vec::new();
+    let mut visible = Vec::new();
+    for twj in from {
+        let p = b.joined(twj)?;
+        visible.extend(p.visible);
+        parts.push(p.tree);
+    }
+    b.scope.visible = visible;
+    Ok(From {
+        scope: b.scope,
+        members: b.members,
+        tree: JoinTree::inner(parts, Vec::new()),
+    })
+}
+
+impl FromBinder<'_, '_> {
+    fn joined(&mut self, twj: &sql::TableWithJoins) -> Result<Part> {
+        let left = self.factor(&twj.relation)?;
+        self.joins(left, &twj.joins)
+    }
+
+    /// Applies `joins` to `left`, left to right.
+    fn joins(&mut self, mut left: Part, joins: &[sql::Join]) -> Result<Part> {
+        use sql::JoinOperator as J;
+        for j in joins {
+            // sqlparser reads `a JOIN b JOIN c ON p` as `a JOIN (b JOIN c ON p)`; MySQL as
+            // `(a JOIN b) JOIN c ON p`, where p may name a. For inner joins the rows are the
+            // same; the scope of p is MySQL's. (Written with parentheses, MySQL would not
+            // let p name a; we do.)
+            if let (
+                J::Join(sql::JoinConstraint::None)
+                | J::Inner(sql::JoinConstraint::None)
+                | J::CrossJoin(sql::JoinConstraint::None),
+                sql::TableFactor::NestedJoin {
+                    table_with_joins,
+                    alias: None,
+                },
+            ) = (&j.join_operator, &j.relation)
+            {
+                let right = self.factor(&table_with_joins.relation)?;
+                left = self.join(left, right, Kind::Inner, &sql::JoinConstraint::None)?;
+                left = self.joins(left, &table_with_joins.joins)?;
+                continue;
+            }
+            let right = self.factor(&j.relation)?;
+            let (kind, constraint) = match &j.join_operator {
+                J::Join(c) | J::Inner(c) | J::CrossJoin(c) | J::StraightJoin(c) => (Kind::Inner, c),
+                // An outer join needs ON or USING (MariaDB: a syntax error).
+                J::Left(sql::JoinConstraint::None)
+                | J::LeftOuter(sql::JoinConstraint::None)
+                | J::Right(sql::JoinConstraint::None)
+                | J::RightOuter(sql::JoinConstraint::None) => {
+                    return Err(SqlError::Parse {
+                        near: String::new(),
+                        line: 1,
+                    })
+                }
+                J::Left(c) | J::LeftOuter(c) => (Kind::Left, c),
+                J::Right(c) | J::RightOuter(c) => (Kind::Right, c),
+                J::FullOuter(_) => return Err(SqlError::Unsupported("FULL OUTER JOIN".into())),
+                other => {
+                    return Err(SqlError::Unsupported(format!(
+                        "{}",
+                        sql::Join {
+                            relation: j.relation.clone(),
+                            global: false,
+                            join_operator: other.clone(),
+                        }
+                    )))
+                }
+            };
+            left = self.join(left, right, kind, constraint)?;
+        }
+        Ok(left)
+    }
+
+    fn factor(&mut self, f: &sql::TableFactor) -> Result<Part> {
+        match f {
+            sql::TableFactor::Table { name, alias, .. } => {
+                let alias = alias.as_ref().map(|a| a.name.value.clone());
+                let parts = object_parts(name)?;
+                let last = parts.last().cloned().unwrap_or_default();
+                if parts.len() == 1 && last.eq_ignore_ascii_case("dual") {
+                    return Err(SqlError::Unsupported("DUAL in a join".into()));
+                }
+                let (member, st) = match crate::stmt::seq_table(&last) {
+                    Some((from, to, step)) => {
+                        let db = match parts.as_slice() {
+                            [d, _] => d.clone(),
+                            _ => self.ctx.current_db.unwrap_or_default().to_string(),
+                        };
+                        (
+                            Member::Seq { from, to, step },
+                            ScopeTable {
+                                alias: alias.clone().unwrap_or_else(|| last.clone()),
+                                aliased: alias.is_some(),
+                                db,
+                                table: last.clone(),
+                                offset: 0,
+                                len: 1,
+                            },
+                        )
+                    }
+                    None => {
+                        let t = self.ctx.table(name, alias.as_deref())?;
+                        let st = ScopeTable {
+                            alias: t.alias.clone(),
+                            aliased: alias.is_some(),
+                            db: t.db.clone(),
+                            table: t.name.clone(),
+                            offset: 0,
+                            len: t.def.columns.len(),
+                        };
+                        (Member::Table(Box::new(t)), st)
+                    }
+                };
+                self.add(member, st)
+            }
+            sql::TableFactor::NestedJoin {
+                table_with_joins,
+                alias: None,
+            } => self.joined(table_with_joins),
+            sql::TableFactor::Derived { .. } => Err(SqlError::Unsupported("derived tables".into())),
+            other => Err(SqlError::Unsupported(other.to_string())),
+        }
+    }
+
+    /// Adds a table to the scope; 1066 if its name is taken, 1116 past [`MAX_TABLES`].
+    fn add(&mut self, member: Member, mut st: ScopeTable) -> Result<Part> {
+        if self.scope.tables.len() >= MAX_TABLES {
+            return Err(SqlError::TooManyTables(MAX_TABLES));
+        }
+        if self
+            .scope
+            .tables
+            .iter()
+            .any(|b| st.alias == b.alias && (st.aliased || b.aliased || st.db == b.db))
+        {
+            return Err(SqlError::NotUniqueTable(st.alias));
+        }
+        st.offset = self.scope.columns.len();
+        match &member {
+            Member::Table(t) => self.scope.columns.extend(t.def.columns.iter().cloned()),
+            Member::Seq { .. } => self.scope.columns.push(crate::stmt::seq_column()),
+        }
+        let visible = (st.offset..st.offset + st.len).collect();
+        let first_table = self.scope.tables.len();
+        self.scope.tables.push(st);
+        self.members.push(member);
+        Ok(Part {
+            tree: JoinTree::Leaf(first_table),
+            first_table,
+            visible,
+        })
+    }
+
+    fn join(
+        &mut self,
+        left: Part,
+        right: Part,
+        kind: Kind,
+        constraint: &sql::JoinConstraint,
+    ) -> Result<Part> {
+        let (mut conds, visible) = match constraint {
+            sql::JoinConstraint::None => (Vec::new(), [left.visible, right.visible].concat()),
+            sql::JoinConstraint::On(_) if !self.on => {
+                (Vec::new(), [left.visible, right.visible].concat())
+            }
+            sql::JoinConstraint::On(e) => {
+                // ON sees the tables of its two operands only.
+                let scope = Scope {
+                    columns: self.scope.columns.clone(),
+                    tables: self.scope.tables[left.first_table..].to_vec(),
+                    visible: [left.visible.clone(), right.visible.clone()].concat(),
+                };
+                let on = Binder {
+                    scope: Some(&scope),
+                    params: self.ctx.params,
+                    aggs: None,
+                    context: "ON",
+                    conn: self.ctx.conn,
+                }
+                .bind(e)?;
+                (vec![on], scope.visible)
+            }
+            sql::JoinConstraint::Using(names) => {
+                let mut cols = Vec::new();
+                for n in names {
+                    let parts = object_parts(n)?;
+                    let name = parts.last().cloned().unwrap_or_default();
+                    if !cols.iter().any(|c: &String| c.eq_ignore_ascii_case(&name)) {
+                        cols.push(name);
+                    }
+                }
+                self.merge(&left.visible, &right.visible, &cols, kind)?
+            }
+            sql::JoinConstraint::Natural => {
+                let cols: Vec<String> = left
+                    .visible
+                    .iter()
+                    .map(|&i| self.scope.columns[i].name.clone())
+                    .filter(|n| {
+                        right
+                            .visible
+                            .iter()
+                            .any(|&j| self.scope.columns[j].name.eq_ignore_ascii_case(n))
+                    })
+                    .collect();
+                let mut uniq: Vec<String> = Vec::new();
+                for c in cols {
+                    if !uniq.iter().any(|u| u.eq_ignore_ascii_case(&c)) {
+                        uniq.push(c);
+                    }
+                }
+                self.merge(&left.visible, &right.visible, &uniq, kind)?
+            }
+            sql::JoinConstraint::UsingAlias(..) => {
+                return Err(SqlError::Unsupported("USING … AS".into()))
+            }
+        };
+        let tree = match kind {
+            Kind::Inner => JoinTree::inner(vec![left.tree, right.tree], std::mem::take(&mut conds)),
+            Kind::Left => JoinTree::Left(Box::new(left.tree), Box::new(right.tree), conds),
+            Kind::Right => JoinTree::Left(Box::new(right.tree), Box::new(left.tree), conds),
+        };
+        Ok(Part {
+            tree,
+            first_table: left.first_table,
+            visible,
+        })
+    }
+
+    /// USING (`cols`) or NATURAL: an equality per column, and the merged column list.
+    fn merge(
+        &self,
+        left: &[usize],
+        right: &[usize],
+        cols: &[String],
+        kind: Kind,
+    ) -> Result<(Vec<Expr>, Vec<usize>)> {
+        // As MariaDB: a name missing from either side is 1054, then one found twice on a
+        // side is 1052.
+        let hits = |side: &[usize], name: &str| -> Vec<usize> {
+            side.iter()
+                .copied()
+                .filter(|&i| self.scope.columns[i].name.eq_ignore_ascii_case(name))
+                .collect()
+        };
+        let mut pairs = Vec::new();
+        for c in cols {
+            let (l, r) = (hits(left, c), hits(right, c));
+            match (l.as_slice(), r.as_slice()) {
+                ([a], [b]) => pairs.push((*a, *b)),
+                ([], _) | (_, []) => {
+                    return Err(SqlError::UnknownColumn {
+                        column: c.clone(),
+                        context: "FROM".into(),
+                    })
+                }
+                _ => {
+                    return Err(SqlError::AmbiguousColumn {
+                        column: c.clone(),
+                        context: "FROM".into(),
+                    })
+                }
+            }
+        }
+        let mut conds = Vec::new();
+        for &(l, r) in &pairs {
+            let (a, b) = (Expr::Column(l), Expr::Column(r));
+            let coll = comparison_collation(&a, &b, &self.scope.columns, "=", self.ctx.conn.coll)?;
+            conds.push(Expr::Cmp(BinOp::Eq, Box::new(a), Box::new(b), coll));
+        }
+        // The outer side's columns come first and stand for the merged ones (an inner
+        // join's left side is its outer side).
+        let (outer, inner, merged): (&[usize], &[usize], Vec<usize>) = match kind {
+            Kind::Right => {
+                let mut m: Vec<usize> = pairs.iter().map(|p| p.1).collect();
+                m.sort_by_key(|c| right.iter().position(|x| x == c));
+                (right, left, m)
+            }
+            _ => {
+                let mut m: Vec<usize> = pairs.iter().map(|p| p.0).collect();
+                m.sort_by_key(|c| left.iter().position(|x| x == c));
+                (left, right, m)
+            }
+        };
+        let dropped: Vec<usize> = pairs
+            .iter()
+            .map(|p| if kind == Kind::Right { p.0 } else { p.1 })
+            .collect();
+        let mut visible = merged.clone();
+        visible.extend(outer.iter().filter(|c| !merged.contains(c)));
+        visible.extend(inner.iter().filter(|c| !dropped.contains(c)));
+        Ok((conds, visible))
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Inner,
+    Left,
+    Right,
+}
