@@ -16,8 +16,10 @@ Format (blocks separated by blank lines; `#` starts a comment line):
     connection NAME                 switch to (or open) another session
     statement ok                    the next line(s) must succeed
     statement error CODE            ... must fail with MySQL error CODE
-    query [rowsort]                 the rows, tab-separated, NULL for NULL, after ----
-                                    (a row that is one empty string is written (empty))
+    query [rowsort] [types]         the rows, tab-separated, NULL for NULL, after ----
+                                    (a row that is one empty string is written (empty));
+                                    with `types`, a first line `types: ...` gives each
+                                    column's wire type, length and decimals (see col_type)
 
 Each file runs in a fresh database named after it. The last line printed is
 "N passed, N failed".
@@ -27,6 +29,7 @@ import os
 import sys
 
 import pymysql
+from pymysql.constants import FIELD_TYPE, FLAG
 
 
 def connect(args, db=None):
@@ -42,6 +45,23 @@ def text(v):
     if isinstance(v, (bytes, bytearray)):
         v = v.decode("utf-8", "replace")
     return str(v).replace("\\", "\\\\").replace("\n", "\\n").replace("\t", "\\t")
+
+
+FIELD_TYPES = {v: k for k, v in vars(FIELD_TYPE).items() if isinstance(v, int)}
+
+
+def col_type(f):
+    """A result column's metadata as one word: TYPE:length[.decimals][u][b], `u` for
+    UNSIGNED, `b` for a string column of the binary character set."""
+    name = FIELD_TYPES.get(f.type_code, str(f.type_code))
+    s = "%s:%d" % (name, f.length)
+    if f.scale:
+        s += ".%d" % f.scale
+    if f.flags & FLAG.UNSIGNED:
+        s += "u"
+    if f.charsetnr == 63 and name in ("VAR_STRING", "STRING", "BLOB"):
+        s += "b"
+    return s
 
 
 def parse(path):
@@ -86,6 +106,7 @@ def run_block(conns, state, b, args):
         return (None if got == expected else "expected %s, got %s (%s)" % (expected, got, state.get("last_error", ""))), rec
     if kind == "query":
         sort = "rowsort" in head[1:]
+        types = "types" in head[1:]
         try:
             i = b.index("----")
         except ValueError:
@@ -96,11 +117,15 @@ def run_block(conns, state, b, args):
             with c.cursor() as cur:
                 cur.execute(sql)
                 rows = ["\t".join(text(v) for v in r) or "(empty)" for r in cur.fetchall()]
+                if sort:
+                    rows = sorted(rows)
+                if types:
+                    rows.insert(0, "types: " + " ".join(col_type(f) for f in cur._result.fields))
         except pymysql.err.MySQLError as e:
             rows = ["error %d: %s" % (e.args[0], e.args[1] if len(e.args) > 1 else "")]
         if sort:
-            rows = sorted(rows)
-            want = sorted(want)
+            # Recorded rows are sorted already; the `types:` line stays first.
+            want = want[:1] + sorted(want[1:]) if types else sorted(want)
         rec = b[:i] + ["----"] + rows
         if rows != want:
             return "rows differ:\n  want %r\n  got  %r" % (want, rows), rec

@@ -36,6 +36,7 @@ pub fn type_byte(ty: FieldType) -> u8 {
         FieldType::DateTime => 12,
         FieldType::NewDecimal => 246,
         FieldType::Blob => 252,
+        FieldType::LongBlob => 251,
         FieldType::VarString => 253,
         FieldType::String => 254,
     }
@@ -107,6 +108,19 @@ fn shortest(zero: bool, sci: String, plain: impl FnOnce() -> String) -> String {
     }
 }
 
+/// A DOUBLE with `dec` fixed decimals, as MariaDB prints it: rounded when its shortest form
+/// has more decimals, else that form padded with zeros (`PI() + 0.000000000000000000` is
+/// `3.141592653589793000`, not the binary expansion's `…793116`).
+pub fn fixed_decimals(x: f64, dec: usize) -> String {
+    let shortest = format!("{x}");
+    match shortest.split_once('.') {
+        _ if !x.is_finite() => format_double(x),
+        Some((_, frac)) if frac.len() > dec => format!("{x:.dec$}"),
+        Some((_, frac)) => format!("{shortest}{}", "0".repeat(dec - frac.len())),
+        None => format!("{shortest}.{}", "0".repeat(dec)),
+    }
+}
+
 fn push_date(out: &mut String, d: &Date) {
     use std::fmt::Write as _;
     let _ = write!(out, "{:04}-{:02}-{:02}", d.year, d.month, d.day);
@@ -131,7 +145,7 @@ pub fn text_value(v: &Value, col: &ColumnMeta) -> Option<Vec<u8>> {
         Value::UInt(u) => u.to_string(),
         Value::Double(d) => {
             if (1..NOT_FIXED_DEC).contains(&col.decimals) {
-                format!("{:.*}", usize::from(col.decimals), d)
+                fixed_decimals(*d, usize::from(col.decimals))
             } else if col.ty == FieldType::Float {
                 // A FLOAT column holds a single: print the single's digits.
                 format_float(*d as f32)
@@ -281,12 +295,14 @@ pub fn binary_value(buf: &mut Vec<u8>, v: &Value, col: &ColumnMeta) {
             }
         }
         FieldType::Null => {}
-        FieldType::NewDecimal | FieldType::String | FieldType::VarString | FieldType::Blob => {
-            match text_value(v, col) {
-                Some(s) => put_lenenc_str(buf, &s),
-                None => put_lenenc_str(buf, b""),
-            }
-        }
+        FieldType::NewDecimal
+        | FieldType::String
+        | FieldType::VarString
+        | FieldType::Blob
+        | FieldType::LongBlob => match text_value(v, col) {
+            Some(s) => put_lenenc_str(buf, &s),
+            None => put_lenenc_str(buf, b""),
+        },
     }
 }
 

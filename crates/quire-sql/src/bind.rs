@@ -406,7 +406,7 @@ impl Binder<'_> {
 
     /// The collation a function of several arguments compares strings in (NULLIF,
     /// GREATEST, LEAST): that of the most strongly bound arguments, as for a comparison.
-    fn args_collation(&self, args: &[Expr], name: &str) -> Result<Collation> {
+    pub(crate) fn args_collation(&self, args: &[Expr], name: &str) -> Result<Collation> {
         let derived: Vec<(Collation, Coercibility)> = args
             .iter()
             .map(|a| derive_collation(a, self.columns(), self.lit()))
@@ -472,6 +472,9 @@ impl Binder<'_> {
             E::Value(v) => literal(v, self.params)?,
             E::Nested(inner) => self.bind(inner)?,
             E::BinaryOp { left, op, right } => {
+                if let Some(x) = self.bind_operator(left, op, right)? {
+                    return Ok(x);
+                }
                 let op = match op {
                     BinaryOperator::Plus => BinOp::Add,
                     BinaryOperator::Minus => BinOp::Sub,
@@ -524,6 +527,10 @@ impl Binder<'_> {
                     other => Expr::Neg(Box::new(other)),
                 },
                 UnaryOperator::Plus => self.bind(expr)?,
+                UnaryOperator::BitwiseNot => Expr::Func(
+                    Func::Math(crate::func::MathFn::BitNot),
+                    vec![self.bind(expr)?],
+                ),
                 other => return Err(SqlError::Unsupported(format!("operator {other}"))),
             },
             E::IsNull(x) => Expr::IsNull(Box::new(self.bind(x)?), false),
@@ -650,10 +657,10 @@ impl Binder<'_> {
             E::Function(f) => self.function(f)?,
             E::Floor { expr, .. } => Expr::Func(Func::Floor, vec![self.bind(expr)?]),
             E::Ceil { expr, .. } => Expr::Func(Func::Ceil, vec![self.bind(expr)?]),
-            E::TypedString(_) => {
-                return Err(SqlError::Unsupported(format!("{e}")));
-            }
-            other => return Err(SqlError::Unsupported(format!("{other}"))),
+            other => match self.bind_syntax(other)? {
+                Some(x) => x,
+                None => return Err(SqlError::Unsupported(format!("{other}"))),
+            },
         })
     }
 
@@ -743,10 +750,10 @@ impl Binder<'_> {
             "user" | "current_user" | "session_user" | "system_user" => Some(SessionFn::User),
             "connection_id" => Some(SessionFn::ConnectionId),
             "last_insert_id" if args.is_empty() => Some(SessionFn::LastInsertId),
-            "now" | "current_timestamp" | "sysdate" | "localtime" | "localtimestamp" => {
+            "now" | "current_timestamp" | "localtime" | "localtimestamp" if args.is_empty() => {
                 Some(SessionFn::Now)
             }
-            "curdate" | "current_date" => Some(SessionFn::CurDate),
+            "curdate" | "current_date" if args.is_empty() => Some(SessionFn::CurDate),
             "row_count" => Some(SessionFn::RowCount),
             "found_rows" => Some(SessionFn::FoundRows),
             _ => None,
@@ -755,7 +762,7 @@ impl Binder<'_> {
             return Ok(Expr::Session(s));
         }
         let Some((func, min, max)) = Func::by_name(&name) else {
-            return Err(SqlError::NoSuchFunction(name));
+            return self.bind_function(&name, &args);
         };
         if args.len() < min || args.len() > max {
             return Err(SqlError::WrongParamCount(name));
@@ -768,7 +775,7 @@ impl Binder<'_> {
             let coll = self.args_collation(&bound, &name)?;
             return Ok(Expr::CollFunc(func, bound, coll));
         }
-        Ok(Expr::Func(func, bound))
+        Ok(Expr::Func(func, self.text_args(func, bound)))
     }
 }
 

@@ -331,23 +331,20 @@ impl<'d> Session<'d> {
         if !b.is_constant() {
             return Err(invalid());
         }
+        // Strict: a Warning while evaluating or converting the default is its error.
+        let strict = crate::run::ExecEnv::new(&[], &self.sv, self.inst, false, true);
         let v = b
             .eval(
                 &Row {
                     values: &[],
                     aggs: &[],
                 },
-                &crate::run::ExecEnv {
-                    params: &[],
-                    sv: &self.sv,
-                    inst: self.inst,
-                    in_trx: false,
-                    abort_on_warning: true,
-                },
+                &strict,
             )
             .map_err(|_| invalid())?;
         let probe = Column::nullable(column, ty);
-        // A default that does not convert exactly is 1067, as in strict mode.
+        // A default that does not convert exactly is 1067, as in strict mode (`Quiet` would
+        // let 'abc' on an INT column through as 0).
         let v = types::coerce(
             v,
             &probe,
@@ -1041,13 +1038,13 @@ impl<'d> Session<'d> {
                         values: &[],
                         aggs: &[],
                     },
-                    &crate::run::ExecEnv {
-                        params: &[],
-                        sv: &self.sv,
-                        inst: self.inst,
-                        in_trx: self.in_transaction(),
-                        abort_on_warning: false,
-                    },
+                    &crate::run::ExecEnv::new(
+                        &[],
+                        &self.sv,
+                        self.inst,
+                        self.in_transaction(),
+                        false,
+                    ),
                 )?
             }
         };

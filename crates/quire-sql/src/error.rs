@@ -205,6 +205,18 @@ pub enum SqlError {
     /// 1690
     #[error("{kind} value is out of range in '{expr}'")]
     ArithmeticOutOfRange { kind: &'static str, expr: String },
+    /// 1525: a `DATE '…'` / `TIMESTAMP '…'` literal that is no date.
+    #[error("Incorrect {kind} value: '{value}'")]
+    IncorrectLiteral { kind: &'static str, value: String },
+    /// 1426
+    #[error("Too big precision specified for '{what}'. Maximum is {max}")]
+    TooBigPrecision { what: String, max: u32 },
+    /// 1427
+    #[error("For float(M,D), double(M,D) or decimal(M,D), M must be >= D (column '{0}')")]
+    ScaleAbovePrecision(String),
+    /// 1139: a regular expression that does not compile (the text after "Regex error ").
+    #[error("Regex error '{0}'")]
+    Regex(String),
     /// 1265 (or whichever code the warning has): a warning that strict mode made the
     /// statement's error (MariaDB's abort_on_warning), with the warning's code and text.
     #[error("{message}")]

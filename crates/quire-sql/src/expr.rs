@@ -128,9 +128,17 @@ pub enum Func {
     Least,
     Floor,
     Ceil,
-    Round,
     Sleep,
     Repeat,
+    /// A string function (`func/string.rs`); the collation is the one its arguments
+    /// compare in (LOCATE, FIELD, REGEXP, …), derived by the binder.
+    Str(crate::func::StrFn, Collation),
+    /// A numeric function or bit operator (`func/math.rs`).
+    Math(crate::func::MathFn),
+    /// A date and time function (`func/datetime.rs`).
+    Time(crate::func::TimeFn),
+    /// `CAST(x AS type)` / `CONVERT(x, type)` (`func/cast.rs`).
+    Cast(crate::func::CastTo),
 }
 
 impl Func {
@@ -152,7 +160,6 @@ impl Func {
             "least" => (Func::Least, 2, usize::MAX),
             "floor" => (Func::Floor, 1, 1),
             "ceil" | "ceiling" => (Func::Ceil, 1, 1),
-            "round" => (Func::Round, 1, 2),
             "sleep" => (Func::Sleep, 1, 1),
             "repeat" => (Func::Repeat, 2, 2),
             _ => return None,
@@ -874,6 +881,10 @@ pub fn like(s: &str, p: &str, escape: char, coll: Collation) -> bool {
     go(&s, &p, escape, coll)
 }
 
+fn eval_all(args: &[Expr], row: &Row<'_>, env: &dyn Env) -> Result<Vec<Value>> {
+    args.iter().map(|a| a.eval(row, env)).collect()
+}
+
 fn func(f: Func, args: &[Expr], row: &Row<'_>, env: &dyn Env) -> Result<Value> {
     let ev =
         |i: usize| -> Result<Value> { args.get(i).map_or(Ok(Value::Null), |a| a.eval(row, env)) };
@@ -912,13 +923,27 @@ fn func(f: Func, args: &[Expr], row: &Row<'_>, env: &dyn Env) -> Result<Value> {
             Value::Bytes(b) => Value::Int(b.len() as i64),
             v => Value::Int(types::to_text(v).chars().count() as i64),
         },
-        Func::Upper => match ev(0)? {
+        // One character for one (MariaDB's case tables: 'ß' stays 'ß'); bytes unchanged.
+        Func::Upper | Func::Lower => match ev(0)? {
             Value::Null => Value::Null,
-            v => Value::Str(types::to_text(v).to_uppercase()),
-        },
-        Func::Lower => match ev(0)? {
-            Value::Null => Value::Null,
-            v => Value::Str(types::to_text(v).to_lowercase()),
+            v @ Value::Bytes(_) => v,
+            v => Value::Str(
+                types::to_text(v)
+                    .chars()
+                    .map(|c| {
+                        let mut m: Vec<char> = if f == Func::Upper {
+                            c.to_uppercase().collect()
+                        } else {
+                            c.to_lowercase().collect()
+                        };
+                        if m.len() == 1 {
+                            m.pop().unwrap_or(c)
+                        } else {
+                            c
+                        }
+                    })
+                    .collect(),
+            ),
         },
         Func::Coalesce => {
             for a in args {
@@ -973,24 +998,6 @@ fn func(f: Func, args: &[Expr], row: &Row<'_>, env: &dyn Env) -> Result<Value> {
                 }
             }
         }
-        Func::Round => {
-            let digits = match ev(1)? {
-                Value::Null if args.len() > 1 => return Ok(Value::Null),
-                Value::Null => 0,
-                v => num(&v) as i32,
-            };
-            match numeric(ev(0)?, NumKind::Double, env)? {
-                Value::Null => Value::Null,
-                v @ (Value::Int(_) | Value::UInt(_)) if digits >= 0 => v,
-                Value::Decimal(d) if digits >= 0 => {
-                    Value::Decimal(types::round_to_scale(d, digits.min(38) as u8).unwrap_or(d))
-                }
-                v => {
-                    let m = 10f64.powi(digits);
-                    Value::Double((num(&v) * m).round() / m)
-                }
-            }
-        }
         Func::Repeat => match (ev(0)?, ev(1)?) {
             (Value::Null, _) | (_, Value::Null) => Value::Null,
             (s, n) => {
@@ -1004,6 +1011,32 @@ fn func(f: Func, args: &[Expr], row: &Row<'_>, env: &dyn Env) -> Result<Value> {
                 }
             }
         },
+        Func::Str(f, coll) => {
+            let v = crate::func::string::eval(f, coll, eval_all(args, row, env)?, env)?;
+            crate::func::take_raised()?;
+            v
+        }
+        Func::Math(crate::func::MathFn::Rand) => {
+            // The arguments' address identifies this call site's sequence (func/math.rs).
+            let constant = args.iter().all(Expr::is_constant);
+            let vals = eval_all(args, row, env)?;
+            crate::func::math::rand(args.as_ptr() as usize, constant, &vals, env)
+        }
+        Func::Math(f) => {
+            let v = crate::func::math::eval(f, eval_all(args, row, env)?, env)?;
+            crate::func::take_raised()?;
+            v
+        }
+        Func::Time(f) => {
+            let v = crate::func::datetime::eval(f, eval_all(args, row, env)?, env)?;
+            crate::func::take_raised()?;
+            v
+        }
+        Func::Cast(to) => {
+            let v = crate::func::cast::eval(to, eval_all(args, row, env)?, env)?;
+            crate::func::take_raised()?;
+            v
+        }
         Func::Sleep => {
             let secs = num(&ev(0)?).clamp(0.0, 3600.0);
             std::thread::sleep(std::time::Duration::from_secs_f64(secs));
@@ -1047,12 +1080,12 @@ fn coll_func(
             check_number(v, NumKind::Double, env)?;
         }
     }
-    let mut best: Option<Value> = None;
-    for v in vals {
+    let mut best: Option<&Value> = None;
+    for v in &vals {
         best = Some(match best {
             None => v,
             Some(b) => {
-                let o = compare(&v, &b, coll);
+                let o = compare(v, b, coll);
                 let take = if f == Func::Greatest {
                     o == Ordering::Greater
                 } else {
@@ -1066,5 +1099,10 @@ fn coll_func(
             }
         });
     }
-    Ok(best.unwrap_or(Value::Null))
+    // The result has the type of all the arguments (func/types.rs): 2 of GREATEST(1.5, 2)
+    // is 2.0, LEAST(d, f) of a DECIMAL and a DOUBLE a double.
+    Ok(match best {
+        Some(b) => crate::func::math::in_common_type(b.clone(), &vals),
+        None => Value::Null,
+    })
 }

@@ -23,6 +23,7 @@ pub mod dispatch;
 pub mod error;
 pub mod exec;
 pub mod expr;
+pub mod func;
 mod mdl;
 pub mod meta;
 pub mod parse;

@@ -19,6 +19,8 @@ pub enum FieldType {
     /// VARCHAR / VARBINARY and computed strings.
     VarString,
     Blob,
+    /// LONGTEXT / LONGBLOB results (REGEXP_REPLACE's).
+    LongBlob,
     Date,
     DateTime,
     Timestamp,
@@ -66,7 +68,7 @@ impl ColumnMeta {
     /// A computed column (no table), e.g. `SELECT 1`, `COUNT(*)`.
     pub fn computed(name: impl Into<String>, ty: FieldType, length: u32, decimals: u8) -> Self {
         let charset = match ty {
-            FieldType::VarString | FieldType::String | FieldType::Blob => {
+            FieldType::VarString | FieldType::String | FieldType::Blob | FieldType::LongBlob => {
                 charset::UTF8MB4_GENERAL_CI
             }
             _ => charset::BINARY,

@@ -8,7 +8,7 @@ use sqlparser::ast::Statement;
 use sqlparser::dialect::MySqlDialect;
 use sqlparser::keywords::Keyword;
 use sqlparser::parser::{Parser, ParserError};
-use sqlparser::tokenizer::{Token, Tokenizer};
+use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer};
 
 use crate::diag::SqlMode;
 use crate::error::{Result, SqlError};
@@ -60,10 +60,231 @@ fn parse_error(text: &str, e: ParserError) -> SqlError {
 
 fn parse_all(text: &str) -> Result<Vec<Statement>> {
     let dialect = MySqlDialect {};
+    let tokens = Tokenizer::new(&dialect, text)
+        .with_unescape(true)
+        .tokenize_with_location()
+        .map_err(|e| SqlError::Parse {
+            near: e.to_string(),
+            line: 1,
+        })?;
     Parser::new(&dialect)
-        .try_with_sql(text)
-        .and_then(|mut p| p.parse_statements())
+        .with_tokens_with_locations(mysql_tokens(tokens))
+        .parse_statements()
         .map_err(|e| parse_error(text, e))
+}
+
+/// MySQL syntax sqlparser does not parse, rewritten in the token stream into forms it does
+/// (each new token keeps the span of the one it replaces, so placeholders and error
+/// positions stay where the client wrote them):
+/// - `a MOD b` → `a % b`;
+/// - compound INTERVAL units: `DAY_HOUR` → `DAY TO HOUR` (likewise DAY_MINUTE, DAY_SECOND,
+///   HOUR_MINUTE, HOUR_SECOND, MINUTE_SECOND, YEAR_MONTH), and the ones with microseconds
+///   as a fractional precision of 6, which the binder reads back: `X_MICROSECOND` →
+///   `X TO SECOND(6)`, `SECOND_MICROSECOND` → `SECOND(0, 6)`;
+/// - `CHAR(n, … USING utf8mb4)` → `CHAR_USING_UTF8MB4(n, …)`;
+/// - `CAST(x AS CHAR CHARACTER SET utf8mb4)` → `CAST(x AS CHAR)` (utf8mb4 is the only
+///   character set Quire has).
+fn mysql_tokens(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
+    let word = |t: &TokenWithSpan| match &t.token {
+        Token::Word(w) if w.quote_style.is_none() => Some(w.value.to_ascii_uppercase()),
+        _ => None,
+    };
+    let mut out: Vec<TokenWithSpan> = Vec::with_capacity(tokens.len());
+    let mut i = 0;
+    // Open CHAR( calls: the index in `out` of their name token, by parenthesis depth.
+    let mut char_calls: Vec<(usize, usize)> = Vec::new();
+    let mut depth = 0usize;
+    let next_significant = |i: usize| {
+        tokens[i + 1..]
+            .iter()
+            .find(|t| !matches!(t.token, Token::Whitespace(_)))
+    };
+    while i < tokens.len() {
+        let t = &tokens[i];
+        let span = t.span;
+        let mk = |tok: Token| TokenWithSpan { token: tok, span };
+        let w = word(t);
+        match &t.token {
+            Token::LParen => depth += 1,
+            Token::RParen => {
+                char_calls.retain(|(_, d)| *d < depth);
+                depth = depth.saturating_sub(1);
+            }
+            _ => {}
+        }
+        match w.as_deref() {
+            Some("MOD") if next_significant(i).is_none_or(|n| n.token != Token::LParen) => {
+                out.push(mk(Token::Mod));
+                i += 1;
+                continue;
+            }
+            Some(
+                u @ ("DAY_HOUR" | "DAY_MINUTE" | "DAY_SECOND" | "HOUR_MINUTE" | "HOUR_SECOND"
+                | "MINUTE_SECOND" | "YEAR_MONTH"),
+            ) => {
+                let (a, b) = u.split_once('_').unwrap_or((u, u));
+                out.push(mk(Token::make_word(a, None)));
+                out.push(mk(Token::Whitespace(
+                    sqlparser::tokenizer::Whitespace::Space,
+                )));
+                out.push(mk(Token::make_keyword("TO")));
+                out.push(mk(Token::Whitespace(
+                    sqlparser::tokenizer::Whitespace::Space,
+                )));
+                out.push(mk(Token::make_word(b, None)));
+                i += 1;
+                continue;
+            }
+            Some(u @ ("DAY_MICROSECOND" | "HOUR_MICROSECOND" | "MINUTE_MICROSECOND")) => {
+                let a = u.split_once('_').map_or(u, |(a, _)| a);
+                for tok in [
+                    Token::make_word(a, None),
+                    Token::Whitespace(sqlparser::tokenizer::Whitespace::Space),
+                    Token::make_keyword("TO"),
+                    Token::Whitespace(sqlparser::tokenizer::Whitespace::Space),
+                    Token::make_word("SECOND", None),
+                    Token::LParen,
+                    Token::Number("6".into(), false),
+                    Token::RParen,
+                ] {
+                    out.push(mk(tok));
+                }
+                i += 1;
+                continue;
+            }
+            Some("SECOND_MICROSECOND") => {
+                for tok in [
+                    Token::make_word("SECOND", None),
+                    Token::LParen,
+                    Token::Number("0".into(), false),
+                    Token::Comma,
+                    Token::Number("6".into(), false),
+                    Token::RParen,
+                ] {
+                    out.push(mk(tok));
+                }
+                i += 1;
+                continue;
+            }
+            // `x REGEXP NULL`: sqlparser wants an expression it can start; `(NULL)` is one.
+            Some("NULL")
+                if out
+                    .iter()
+                    .rev()
+                    .find(|t| !matches!(t.token, Token::Whitespace(_)))
+                    .and_then(word)
+                    .is_some_and(|w| w == "REGEXP" || w == "RLIKE") =>
+            {
+                out.push(mk(Token::LParen));
+                out.push(t.clone());
+                out.push(mk(Token::RParen));
+                i += 1;
+                continue;
+            }
+            // `BINARY x` binds tighter than any operator: `BINARY 'a' = 'A'` compares bytes.
+            Some("BINARY")
+                if next_significant(i).is_some_and(|n| {
+                    matches!(
+                        n.token,
+                        Token::SingleQuotedString(_)
+                            | Token::DoubleQuotedString(_)
+                            | Token::Number(..)
+                            | Token::Word(_)
+                    ) && word(n).is_none_or(|w| !matches!(w.as_str(), "COLLATE" | "CHARACTER"))
+                }) && !out
+                    .iter()
+                    .rev()
+                    .find(|t| !matches!(t.token, Token::Whitespace(_)))
+                    .and_then(word)
+                    .is_some_and(|w| {
+                        matches!(w.as_str(), "AS" | "COLLATE" | "SET" | "USING" | "CHARSET")
+                    }) =>
+            {
+                // CAST(term AS BINARY), the term one token (a literal or a column name,
+                // qualified or not).
+                out.push(mk(Token::make_keyword("CAST")));
+                out.push(mk(Token::LParen));
+                i += 1;
+                while i < tokens.len() && matches!(tokens[i].token, Token::Whitespace(_)) {
+                    i += 1;
+                }
+                if i < tokens.len() {
+                    out.push(tokens[i].clone());
+                    i += 1;
+                }
+                while i + 1 < tokens.len()
+                    && tokens[i].token == Token::Period
+                    && matches!(tokens[i + 1].token, Token::Word(_))
+                {
+                    out.push(tokens[i].clone());
+                    out.push(tokens[i + 1].clone());
+                    i += 2;
+                }
+                for tok in [
+                    Token::Whitespace(sqlparser::tokenizer::Whitespace::Space),
+                    Token::make_keyword("AS"),
+                    Token::Whitespace(sqlparser::tokenizer::Whitespace::Space),
+                    Token::make_keyword("BINARY"),
+                    Token::RParen,
+                ] {
+                    out.push(mk(tok));
+                }
+                continue;
+            }
+            Some("CHAR") if next_significant(i).is_some_and(|n| n.token == Token::LParen) => {
+                char_calls.push((out.len(), depth + 1));
+            }
+            Some("USING") if char_calls.last().is_some_and(|(_, d)| *d == depth) => {
+                let cs = next_significant(i).and_then(word);
+                if cs.as_deref() == Some("UTF8MB4") {
+                    if let Some((at, _)) = char_calls.pop() {
+                        out[at].token = Token::make_word("CHAR_USING_UTF8MB4", None);
+                    }
+                    // Drop `USING utf8mb4`.
+                    i += 1;
+                    while i < tokens.len() && matches!(tokens[i].token, Token::Whitespace(_)) {
+                        i += 1;
+                    }
+                    i += 1;
+                    continue;
+                }
+            }
+            Some("CHARACTER" | "CHARSET") => {
+                // `CHAR CHARACTER SET utf8mb4` / `CHAR CHARSET utf8mb4` inside CAST.
+                let prev = out
+                    .iter()
+                    .rev()
+                    .find(|t| !matches!(t.token, Token::Whitespace(_)))
+                    .and_then(word);
+                if prev.as_deref() == Some("CHAR") {
+                    let mut j = i + 1;
+                    let mut rest = Vec::new();
+                    while j < tokens.len() && rest.len() < 2 {
+                        if !matches!(tokens[j].token, Token::Whitespace(_)) {
+                            rest.push(j);
+                        }
+                        j += 1;
+                    }
+                    let (set, cs) = if w.as_deref() == Some("CHARSET") {
+                        (None, rest.first().copied())
+                    } else {
+                        (rest.first().copied(), rest.get(1).copied())
+                    };
+                    let set_ok = set.is_none_or(|k| word(&tokens[k]).as_deref() == Some("SET"));
+                    if let Some(k) = cs.filter(|_| set_ok) {
+                        if word(&tokens[k]).as_deref() == Some("UTF8MB4") {
+                            i = k + 1;
+                            continue;
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+        out.push(t.clone());
+        i += 1;
+    }
+    out
 }
 
 /// Where each `?` is (line, column) → its parameter number.

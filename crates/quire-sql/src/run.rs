@@ -13,7 +13,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use quire_engine::catalog::TableDef;
-use quire_engine::row::{Date, DateTime, Value};
+use quire_engine::row::{DateTime, Value};
 use quire_engine::table::{DbError, ReadLock, Table, Transaction};
 
 use crate::bind::Conn;
@@ -56,6 +56,36 @@ pub(crate) struct ExecEnv<'a> {
     /// Strict mode in an INSERT or UPDATE without IGNORE: a Warning is the statement's
     /// error (MariaDB's abort_on_warning).
     pub abort_on_warning: bool,
+    /// The statement's start, microseconds since the epoch: NOW(), CURDATE(),
+    /// UNIX_TIMESTAMP() and `@@timestamp` all read it, so they agree within a statement.
+    pub start_us: i64,
+}
+
+impl<'a> ExecEnv<'a> {
+    pub fn new(
+        params: &'a [Value],
+        sv: &'a SessVars,
+        inst: &'a Instance<'a>,
+        in_trx: bool,
+        abort_on_warning: bool,
+    ) -> ExecEnv<'a> {
+        crate::func::math::new_statement();
+        ExecEnv {
+            params,
+            sv,
+            inst,
+            in_trx,
+            abort_on_warning,
+            start_us: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_micros() as i64),
+        }
+    }
+
+    /// The statement's start as a DATETIME (whole seconds, as NOW() gives it).
+    fn now(&self) -> DateTime {
+        crate::func::datetime::truncate_fsp(crate::func::datetime::from_unix_us(self.start_us), 0)
+    }
 }
 
 impl ExecEnv<'_> {
@@ -63,33 +93,6 @@ impl ExecEnv<'_> {
     fn killed(&self) -> bool {
         self.sv.info.kill_requested() != crate::session::kill::NONE
     }
-}
-
-/// The current UTC time.
-pub fn now_utc() -> DateTime {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0);
-    let days = secs.div_euclid(86_400);
-    let rem = secs.rem_euclid(86_400);
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u8;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u8;
-    let y = (yoe + era * 400 + i64::from(m <= 2)) as u16;
-    DateTime::new(
-        Date::new(y, m, d),
-        (rem / 3600) as u8,
-        (rem / 60 % 60) as u8,
-        (rem % 60) as u8,
-        0,
-    )
 }
 
 impl Env for ExecEnv<'_> {
@@ -123,8 +126,8 @@ impl Env for ExecEnv<'_> {
             SessionFn::LastInsertId => Value::UInt(self.sv.last_insert_id),
             SessionFn::RowCount => Value::Int(self.sv.row_count),
             SessionFn::FoundRows => Value::UInt(self.sv.found_rows),
-            SessionFn::Now => Value::DateTime(now_utc()),
-            SessionFn::CurDate => Value::Date(now_utc().date),
+            SessionFn::Now => Value::DateTime(self.now()),
+            SessionFn::CurDate => Value::Date(self.now().date),
             SessionFn::SysVar { name, global } => {
                 let special = match name.as_str() {
                     "warning_count" => Some(Value::UInt(self.sv.diag.borrow().total())),
@@ -132,6 +135,7 @@ impl Env for ExecEnv<'_> {
                     "last_insert_id" | "identity" => Some(Value::UInt(self.sv.last_insert_id)),
                     "in_transaction" => Some(Value::Int(i64::from(self.in_trx))),
                     "pseudo_thread_id" | "thread_id" => Some(Value::UInt(self.sv.conn_id)),
+                    "timestamp" => Some(Value::Double(self.start_us as f64 / 1e6)),
                     _ => None,
                 };
                 if let Some(v) = special {
@@ -257,13 +261,7 @@ impl<'d> Session<'d> {
         };
         tx.set_lock_wait_timeout(timeout);
         tx.begin_statement()?;
-        let env = ExecEnv {
-            params,
-            sv: &self.sv,
-            inst,
-            in_trx: true,
-            abort_on_warning,
-        };
+        let env = ExecEnv::new(params, &self.sv, inst, true, abort_on_warning);
         let r = f(tx, &env);
         match r {
             Ok(v) => {
@@ -435,22 +433,10 @@ impl<'d> Session<'d> {
                                 .clone(),
                         ),
                     };
-                    let env = ExecEnv {
-                        params,
-                        sv: &self.sv,
-                        inst: self.inst,
-                        in_trx: true,
-                        abort_on_warning: false,
-                    };
+                    let env = ExecEnv::new(params, &self.sv, self.inst, true, false);
                     exec::select(s, tables, &mut Txn::Snapshot(snap), &env, sink)?
                 } else if self.trx.is_none() && s.lock.is_none() && self.autocommit() {
-                    let env = ExecEnv {
-                        params,
-                        sv: &self.sv,
-                        inst: self.inst,
-                        in_trx: false,
-                        abort_on_warning: false,
-                    };
+                    let env = ExecEnv::new(params, &self.sv, self.inst, false, false);
                     // One table reads in one engine call, on a view of its own; a join
                     // makes many, so they share one snapshot.
                     let mut txn = match &s.source {

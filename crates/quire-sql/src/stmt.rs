@@ -4,15 +4,15 @@
 
 use std::collections::HashMap;
 
-use quire_engine::row::{Column, ColumnType, IntWidth, Value};
+use quire_engine::row::{Column, ColumnType, IntWidth};
 use quire_engine::table::{DbInner, ReadLock};
 use sqlparser::ast as sql;
 
 use crate::bind::{expr_name, object_parts, AggCall, Binder, Scope};
 use crate::error::{Result, SqlError};
 use crate::exec::{SelectPlan, Source, TableRef};
-use crate::expr::{AggFn, BinOp, Expr, SessionFn};
-use crate::meta::{flags, ColumnMeta, FieldType};
+use crate::expr::Expr;
+use crate::meta::{flags, ColumnMeta};
 use crate::plan::{self, Access};
 use crate::types;
 
@@ -244,73 +244,11 @@ fn key_flags(t: &TableRef, col: usize) -> u16 {
     f
 }
 
-/// The result column of a computed expression.
+/// The result column of a computed expression (its type as MariaDB types it:
+/// `func/types.rs`).
 fn computed_meta(name: String, e: &Expr, scope: Option<&Scope>, aggs: &[AggCall]) -> ColumnMeta {
-    let (ty, len, dec) = match e {
-        Expr::Lit(Value::Int(_)) | Expr::Lit(Value::UInt(_)) => (FieldType::LongLong, 21, 0),
-        Expr::Lit(Value::Decimal(d)) => (FieldType::NewDecimal, 40, d.scale),
-        Expr::Lit(Value::Double(_)) => (FieldType::Double, 22, 31),
-        Expr::Lit(Value::Null) => (FieldType::Null, 0, 0),
-        Expr::Agg(i) => match aggs.get(*i) {
-            Some(AggCall {
-                f: AggFn::Count | AggFn::CountStar,
-                ..
-            }) => (FieldType::LongLong, 21, 0),
-            Some(AggCall {
-                f: AggFn::Sum | AggFn::Avg,
-                arg,
-                ..
-            }) => {
-                let float = matches!(arg, Some(Expr::Column(c)) if scope.is_some_and(|s| matches!(s.columns.get(*c).map(|c| c.ty), Some(ColumnType::Float | ColumnType::Double))));
-                if float {
-                    (FieldType::Double, 22, 31)
-                } else {
-                    (FieldType::NewDecimal, 42, 4)
-                }
-            }
-            Some(AggCall {
-                arg: Some(Expr::Column(c)),
-                ..
-            }) => {
-                if let Some(col) = scope.and_then(|s| s.columns.get(*c)) {
-                    let (t, l, d) = types::field_type(col.ty);
-                    (t, l, d)
-                } else {
-                    (FieldType::VarString, 255, 0)
-                }
-            }
-            _ => (FieldType::VarString, 255, 0),
-        },
-        Expr::Session(
-            SessionFn::ConnectionId
-            | SessionFn::LastInsertId
-            | SessionFn::RowCount
-            | SessionFn::FoundRows,
-        ) => (FieldType::LongLong, 21, 0),
-        Expr::Session(SessionFn::Now) => (FieldType::DateTime, 19, 0),
-        Expr::Session(SessionFn::CurDate) => (FieldType::Date, 10, 0),
-        Expr::Binary(
-            BinOp::Eq
-            | BinOp::Ne
-            | BinOp::Lt
-            | BinOp::Le
-            | BinOp::Gt
-            | BinOp::Ge
-            | BinOp::And
-            | BinOp::Or,
-            _,
-            _,
-        ) => (FieldType::LongLong, 1, 0),
-        Expr::Column(c) => {
-            if let Some(col) = scope.and_then(|s| s.columns.get(*c)) {
-                types::field_type(col.ty)
-            } else {
-                (FieldType::VarString, 255, 0)
-            }
-        }
-        _ => (FieldType::VarString, 255, 0),
-    };
-    ColumnMeta::computed(name, ty, len, dec)
+    let cols = scope.map_or(&[][..], |s| s.columns.as_slice());
+    crate::func::types::infer(e, cols, aggs).meta(name)
 }
 
 fn limit_exprs(q: &sql::Query, b: &mut Binder<'_>) -> Result<(Option<Expr>, Option<Expr>)> {

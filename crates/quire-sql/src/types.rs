@@ -836,11 +836,22 @@ pub fn compare(a: &Value, b: &Value, coll: Collation) -> Ordering {
         (Str(x), Bytes(y)) => x.as_bytes().cmp(y),
         (Bytes(x), Str(y)) => x.as_slice().cmp(y.as_bytes()),
         (Date(_) | DateTime(_), Date(_) | DateTime(_)) => as_datetime(a).cmp(&as_datetime(b)),
-        (Date(_) | DateTime(_), Str(s)) => match parse_datetime(s) {
+        // A date against a string or a number: the other side read as a date, as MySQL
+        // reads it ('2024-2-9', 20240209); one that is no date compares as text / number.
+        (Date(_) | DateTime(_), Str(s)) => match crate::func::datetime::parse_lenient(s) {
             Some(d) => as_datetime(a).cmp(&d),
             None => display(a).cmp(s),
         },
         (Str(s), Date(_) | DateTime(_)) => compare(b, &Str(s.clone()), coll).reverse(),
+        (Date(_) | DateTime(_), Int(_) | UInt(_) | Decimal(_) | Double(_)) => {
+            match crate::func::datetime::number_as_datetime(b) {
+                Some(d) => as_datetime(a).cmp(&d),
+                None => num(a).partial_cmp(&num(b)).unwrap_or(Ordering::Equal),
+            }
+        }
+        (Int(_) | UInt(_) | Decimal(_) | Double(_), Date(_) | DateTime(_)) => {
+            compare(b, a, coll).reverse()
+        }
         (Decimal(x), Decimal(y)) => {
             let s = x.scale.max(y.scale);
             match (x.rescale(s), y.rescale(s)) {

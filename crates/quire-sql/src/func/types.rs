@@ -1,0 +1,1031 @@
+//! The result column of an expression: its wire type, length and decimals, as MariaDB 10.11
+//! types it (`fix_length_and_dec` of its items). Clients read these: a driver converts a
+//! DATE column to a date and a NEWDECIMAL to a decimal, and the text protocol prints a
+//! DOUBLE with fixed decimals (`PI()` is `3.141593`) or a DATETIME with its fraction from
+//! them.
+//!
+//! Lengths are characters here ([`Ty::len`]); a utf8mb4 string column's length on the wire
+//! is four bytes a character ([`Ty::meta`]). Numbers follow MariaDB's precision arithmetic:
+//! an integer of `p` digits has length `p + 1` (the sign) and is a LONG up to 9 characters,
+//! a LONGLONG beyond; a DECIMAL of precision `p` and scale `s` has length `p + 1 + (s > 0)`.
+//! Where MariaDB's formula depends on a constant argument (`SUBSTRING(s, 5)`,
+//! `LPAD(s, 10)`), the literal's value is used.
+
+use quire_engine::row::{Collation, Column, ColumnType, Value};
+
+use super::{datetime, CastTo, MathFn, StrFn, TimeFn};
+use crate::bind::AggCall;
+use crate::expr::{AggFn, BinOp, Expr, Func, SessionFn};
+use crate::meta::{charset, flags, ColumnMeta, FieldType};
+use crate::types::field_type;
+
+/// MariaDB's decimals of a value without fixed decimals: 31 for numbers, 39 for strings.
+pub const NOT_FIXED_DEC: u8 = 31;
+pub const STRING_DEC: u8 = 39;
+
+/// The type of an expression's values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ty {
+    pub ft: FieldType,
+    /// Characters (digits and sign for numbers).
+    pub len: u32,
+    pub dec: u8,
+    pub unsigned: bool,
+    /// A string of the binary character set (lengths in bytes).
+    pub binary: bool,
+    /// An integer literal's digits (MariaDB's `Item_int::decimal_precision`: its length
+    /// holds no place for a sign it does not have).
+    pub literal_digits: Option<u32>,
+}
+
+impl Ty {
+    fn new(ft: FieldType, len: u32, dec: u8) -> Ty {
+        Ty {
+            ft,
+            len,
+            dec,
+            unsigned: false,
+            binary: false,
+            literal_digits: None,
+        }
+    }
+
+    fn string(len: u32) -> Ty {
+        Ty::new(FieldType::VarString, len, STRING_DEC)
+    }
+
+    fn bytes(len: u32) -> Ty {
+        Ty {
+            binary: true,
+            ..Ty::new(FieldType::VarString, len, STRING_DEC)
+        }
+    }
+
+    fn double() -> Ty {
+        Ty::new(FieldType::Double, 23, NOT_FIXED_DEC)
+    }
+
+    /// An integer of `len` characters: LONG up to 9, LONGLONG beyond (MariaDB's
+    /// `type_handler_long_or_longlong`).
+    fn int(len: u32) -> Ty {
+        let ft = if len <= 9 {
+            FieldType::Long
+        } else {
+            FieldType::LongLong
+        };
+        Ty::new(ft, len, 0)
+    }
+
+    /// A LONG whatever its length (functions MariaDB types INT: LENGTH, LOCATE, CRC32).
+    fn long(len: u32) -> Ty {
+        Ty::new(FieldType::Long, len, 0)
+    }
+
+    fn unsigned_int(len: u32) -> Ty {
+        Ty {
+            unsigned: true,
+            ..Ty::int(len)
+        }
+    }
+
+    /// A DECIMAL of `precision` digits, `scale` of them after the point.
+    fn decimal(precision: u32, scale: u8) -> Ty {
+        let precision = precision.clamp(1, 65);
+        Ty::new(
+            FieldType::NewDecimal,
+            precision + 1 + u32::from(scale > 0),
+            scale,
+        )
+    }
+
+    fn null() -> Ty {
+        Ty {
+            binary: true,
+            ..Ty::new(FieldType::Null, 0, 0)
+        }
+    }
+
+    pub fn is_string(self) -> bool {
+        matches!(
+            self.ft,
+            FieldType::VarString | FieldType::String | FieldType::Blob | FieldType::LongBlob
+        )
+    }
+
+    fn is_int(self) -> bool {
+        matches!(
+            self.ft,
+            FieldType::Tiny
+                | FieldType::Short
+                | FieldType::Int24
+                | FieldType::Long
+                | FieldType::LongLong
+        )
+    }
+
+    fn is_temporal(self) -> bool {
+        matches!(
+            self.ft,
+            FieldType::Date | FieldType::DateTime | FieldType::Timestamp
+        )
+    }
+
+    /// MariaDB's `decimal_precision()`: digits, without sign and point.
+    fn precision(self) -> u32 {
+        if let Some(d) = self.literal_digits {
+            return d;
+        }
+        match self.ft {
+            FieldType::NewDecimal => self.len - 1 - u32::from(self.dec > 0),
+            f if self.is_int() || f == FieldType::Null => {
+                self.len.saturating_sub(u32::from(!self.unsigned)).max(1)
+            }
+            FieldType::Date => 8,
+            FieldType::DateTime | FieldType::Timestamp => 14 + u32::from(self.dec),
+            _ => self.len.min(65),
+        }
+    }
+
+    /// MariaDB's `decimal_int_part()`: digits before the point.
+    fn int_part(self) -> u32 {
+        let dec = if self.dec >= NOT_FIXED_DEC || self.is_string() {
+            0
+        } else {
+            u32::from(self.dec)
+        };
+        self.precision().saturating_sub(dec)
+    }
+
+    /// Decimals as a DECIMAL operand has them.
+    fn scale(self) -> u8 {
+        if self.dec >= NOT_FIXED_DEC || self.is_string() {
+            0
+        } else {
+            self.dec
+        }
+    }
+
+    /// The length of this value printed as a string (CONCAT's argument).
+    fn char_len(self) -> u32 {
+        match self.ft {
+            FieldType::Double | FieldType::Float if self.dec >= NOT_FIXED_DEC => 22,
+            _ => self.len,
+        }
+    }
+
+    /// The column definition of a result column named `name`.
+    pub fn meta(self, name: String) -> ColumnMeta {
+        let mut m = ColumnMeta::computed(name, self.ft, self.len, self.dec);
+        if self.is_string() {
+            if self.binary {
+                m.charset = charset::BINARY;
+                m.flags |= flags::BINARY;
+            } else {
+                m.length = self.len.saturating_mul(4);
+            }
+        }
+        if self.unsigned {
+            m.flags |= flags::UNSIGNED;
+        }
+        m
+    }
+}
+
+/// A column's type.
+fn column_ty(col: &Column) -> Ty {
+    let (ft, len, dec) = field_type(col.ty);
+    let string = col.ty.is_string();
+    let mut t = Ty::new(ft, if string { len / 4 } else { len }, dec);
+    if string {
+        t.dec = 0;
+    }
+    t.unsigned = matches!(col.ty, ColumnType::Int { unsigned: true, .. });
+    t.binary = matches!(
+        col.ty,
+        ColumnType::Binary { .. } | ColumnType::VarBinary { .. } | ColumnType::Blob(_)
+    );
+    if matches!(col.ty, ColumnType::Float | ColumnType::Double) {
+        t.dec = NOT_FIXED_DEC;
+    }
+    t
+}
+
+fn digits(mut n: u128) -> u32 {
+    let mut d = 1;
+    while n >= 10 {
+        n /= 10;
+        d += 1;
+    }
+    d
+}
+
+fn literal(v: &Value) -> Ty {
+    match v {
+        Value::Null => Ty::null(),
+        Value::Int(i) => {
+            let d = digits(u128::from(i.unsigned_abs()));
+            Ty {
+                literal_digits: Some(d),
+                ..Ty::int(d + u32::from(*i < 0))
+            }
+        }
+        Value::UInt(u) => {
+            let len = digits(u128::from(*u));
+            Ty {
+                unsigned: true,
+                literal_digits: Some(len),
+                ..Ty::new(FieldType::LongLong, len, 0)
+            }
+        }
+        Value::Decimal(d) => {
+            // The integer part has at least one digit (0.5 is DECIMAL(2,1)).
+            let int = d.unscaled.unsigned_abs() / 10u128.pow(u32::from(d.scale));
+            Ty::decimal(digits(int) + u32::from(d.scale), d.scale)
+        }
+        Value::Double(f) => Ty::new(
+            FieldType::Double,
+            crate::types::format_double(*f).len() as u32,
+            NOT_FIXED_DEC,
+        ),
+        Value::Str(s) => Ty::string(s.chars().count() as u32),
+        Value::Bytes(b) => Ty::bytes(b.len() as u32),
+        Value::Date(_) => Ty::new(FieldType::Date, 10, 0),
+        Value::DateTime(dt) => {
+            let fsp = if dt.micros == 0 {
+                0
+            } else {
+                let mut f = 6u8;
+                let mut us = dt.micros;
+                while us % 10 == 0 {
+                    us /= 10;
+                    f -= 1;
+                }
+                f
+            };
+            datetime_ty(fsp)
+        }
+    }
+}
+
+fn datetime_ty(fsp: u8) -> Ty {
+    Ty::new(
+        FieldType::DateTime,
+        19 + if fsp > 0 { 1 + u32::from(fsp) } else { 0 },
+        fsp,
+    )
+}
+
+/// The constant integer value of `e`, if it is a literal.
+fn const_int(e: &Expr) -> Option<Option<i64>> {
+    match e {
+        Expr::Lit(Value::Null) => Some(None),
+        Expr::Lit(Value::Int(i)) => Some(Some(*i)),
+        Expr::Lit(Value::UInt(u)) => Some(Some(i64::try_from(*u).unwrap_or(i64::MAX))),
+        Expr::Lit(Value::Decimal(d)) => Some(Some(super::cast::round_decimal(*d) as i64)),
+        Expr::Lit(Value::Str(s)) => Some(Some(s.trim().parse().unwrap_or(0))),
+        _ => None,
+    }
+}
+
+/// The type of two alternatives of one result (CASE, IF, COALESCE, GREATEST, …).
+fn unify(a: Ty, b: Ty) -> Ty {
+    if a.ft == FieldType::Null {
+        return b;
+    }
+    if b.ft == FieldType::Null {
+        return a;
+    }
+    if a.is_string() || b.is_string() {
+        let len = a.char_len().max(b.char_len());
+        return Ty {
+            binary: a.binary && b.binary,
+            ..Ty::string(len)
+        };
+    }
+    if a.is_temporal() && b.is_temporal() {
+        if a.ft == b.ft {
+            return if a.dec >= b.dec { a } else { b };
+        }
+        return datetime_ty(a.dec.max(b.dec));
+    }
+    if a.is_temporal() || b.is_temporal() {
+        return Ty::string(a.char_len().max(b.char_len()));
+    }
+    if matches!(a.ft, FieldType::Double | FieldType::Float)
+        || matches!(b.ft, FieldType::Double | FieldType::Float)
+    {
+        return Ty::double();
+    }
+    if a.ft == FieldType::NewDecimal || b.ft == FieldType::NewDecimal {
+        let scale = a.scale().max(b.scale());
+        return Ty::decimal(a.int_part().max(b.int_part()) + u32::from(scale), scale);
+    }
+    let len = a.len.max(b.len);
+    Ty {
+        unsigned: a.unsigned && b.unsigned,
+        ..Ty::int(len)
+    }
+}
+
+/// The type of `e` with `cols` the scope's columns and `aggs` the query's aggregates.
+pub fn infer(e: &Expr, cols: &[Column], aggs: &[AggCall]) -> Ty {
+    let ty = |x: &Expr| infer(x, cols, aggs);
+    match e {
+        Expr::Lit(v) => literal(v),
+        Expr::Param(_) => Ty::string(255),
+        Expr::Column(i) => cols.get(*i).map_or(Ty::string(255), column_ty),
+        Expr::Agg(i) => match aggs.get(*i) {
+            Some(AggCall {
+                f: AggFn::Count | AggFn::CountStar,
+                ..
+            }) => Ty::new(FieldType::LongLong, 21, 0),
+            Some(AggCall {
+                f: AggFn::Sum | AggFn::Avg,
+                arg,
+                ..
+            }) => {
+                let t = arg.as_ref().map_or(Ty::null(), &ty);
+                if matches!(t.ft, FieldType::Double | FieldType::Float) || t.is_string() {
+                    Ty::double()
+                } else {
+                    Ty::new(FieldType::NewDecimal, 42, 4)
+                }
+            }
+            Some(AggCall { arg: Some(a), .. }) => ty(a),
+            _ => Ty::string(255),
+        },
+        Expr::Session(f) => match f {
+            SessionFn::ConnectionId
+            | SessionFn::LastInsertId
+            | SessionFn::RowCount
+            | SessionFn::FoundRows => Ty::new(FieldType::LongLong, 21, 0),
+            SessionFn::Now => datetime_ty(0),
+            SessionFn::CurDate => Ty::new(FieldType::Date, 10, 0),
+            SessionFn::Database | SessionFn::User => Ty::string(64),
+            SessionFn::SysVar { .. } => Ty::string(255),
+        },
+        Expr::Cmp(..)
+        | Expr::Not(_)
+        | Expr::IsNull(..)
+        | Expr::Between { .. }
+        | Expr::InList { .. }
+        | Expr::Like { .. } => Ty::int(1),
+        Expr::Binary(op, a, b) => binary(*op, ty(a), ty(b)),
+        Expr::Neg(a) => {
+            let t = ty(a);
+            match t.ft {
+                _ if t.is_string() => Ty::double(),
+                FieldType::Double | FieldType::Float => Ty {
+                    len: t.len + 1,
+                    ..t
+                },
+                FieldType::NewDecimal => Ty {
+                    len: t.len + 1,
+                    ..t
+                },
+                _ => Ty::int(t.len + 1),
+            }
+        }
+        Expr::Collate(a, _) => ty(a),
+        Expr::Case {
+            whens, otherwise, ..
+        } => whens
+            .iter()
+            .map(|(_, t)| ty(t))
+            .chain(otherwise.as_deref().map(&ty))
+            .fold(Ty::null(), unify),
+        Expr::Func(f, args) | Expr::CollFunc(f, args, _) => func(*f, args, cols, aggs),
+    }
+}
+
+fn binary(op: BinOp, a: Ty, b: Ty) -> Ty {
+    use BinOp::*;
+    match op {
+        Eq | NullSafeEq | Ne | Lt | Le | Gt | Ge | And | Or | Xor => return Ty::int(1),
+        _ => {}
+    }
+    if a.ft == FieldType::Null || b.ft == FieldType::Null {
+        return match op {
+            IntDiv => Ty::int(1),
+            _ => Ty::new(FieldType::Double, 17, 0),
+        };
+    }
+    let real = |t: Ty| t.is_string() || matches!(t.ft, FieldType::Double | FieldType::Float);
+    if op == IntDiv {
+        let p = if real(a) { a.len } else { a.int_part() };
+        return Ty {
+            unsigned: a.unsigned || b.unsigned,
+            ..Ty::int(p.min(20))
+        };
+    }
+    if real(a) || real(b) {
+        // Fixed decimals survive (PI() + 0.000 prints 3 decimals more than PI()).
+        let fixed = |t: Ty| !t.is_string() && t.dec < NOT_FIXED_DEC;
+        if fixed(a) && fixed(b) && op != Div {
+            let dec = a.dec.max(b.dec);
+            return Ty::new(FieldType::Double, 17 + u32::from(dec), dec);
+        }
+        return Ty::double();
+    }
+    let decimal = a.ft == FieldType::NewDecimal
+        || b.ft == FieldType::NewDecimal
+        || a.is_temporal()
+        || b.is_temporal()
+        || op == Div;
+    let unsigned = a.unsigned || b.unsigned;
+    if !decimal {
+        let p = match op {
+            Add | Sub => a.int_part().max(b.int_part()) + 1,
+            Mul => a.precision() + b.precision(),
+            _ => a.precision().max(b.precision()),
+        };
+        let len = p + u32::from(!unsigned);
+        return if unsigned {
+            Ty::unsigned_int(len)
+        } else {
+            Ty::int(len)
+        };
+    }
+    let (sa, sb) = (u32::from(a.scale()), u32::from(b.scale()));
+    let (scale, int) = match op {
+        Add | Sub => (sa.max(sb), a.int_part().max(b.int_part()) + 1),
+        Mul => (sa + sb, a.int_part() + b.int_part()),
+        Div => (sa + 4, a.int_part() + sb),
+        _ => (sa.max(sb), a.int_part().max(b.int_part())),
+    };
+    let scale = scale.min(38) as u8;
+    Ty::decimal(int + u32::from(scale), scale)
+}
+
+fn func(f: Func, args: &[Expr], cols: &[Column], aggs: &[AggCall]) -> Ty {
+    let ty = |x: &Expr| infer(x, cols, aggs);
+    let arg = |i: usize| args.get(i).map_or(Ty::null(), &ty);
+    let sum_len = |from: usize| {
+        args[from.min(args.len())..]
+            .iter()
+            .map(|a| ty(a).char_len())
+            .sum::<u32>()
+    };
+    let str_result = |len: u32, binary: bool| {
+        if binary {
+            Ty::bytes(len)
+        } else {
+            Ty::string(len)
+        }
+    };
+    match f {
+        Func::Concat => {
+            let all_null = args.iter().all(|a| ty(a).ft == FieldType::Null);
+            str_result(
+                sum_len(0),
+                all_null || args.iter().any(|a| ty(a).binary && ty(a).is_string()),
+            )
+        }
+        Func::ConcatWs => {
+            let sep = arg(0).char_len();
+            let n = args.len().saturating_sub(2) as u32;
+            Ty::string(sep * n + sum_len(1))
+        }
+        Func::Length | Func::CharLength => Ty::long(10),
+        Func::Upper | Func::Lower => {
+            let t = arg(0);
+            str_result(
+                t.char_len(),
+                t.ft == FieldType::Null || t.binary && t.is_string(),
+            )
+        }
+        Func::Coalesce | Func::IfNull => args.iter().map(&ty).fold(Ty::null(), unify),
+        Func::Greatest | Func::Least => {
+            let ts: Vec<Ty> = args.iter().map(&ty).collect();
+            if ts.iter().any(|t| t.ft == FieldType::Null) {
+                return Ty::new(FieldType::Double, 17, 0);
+            }
+            // Strings with numbers compare (and return) as doubles.
+            if ts.iter().any(|t| t.is_string()) && !ts.iter().all(|t| t.is_string()) {
+                return Ty::double();
+            }
+            let t = ts.into_iter().fold(Ty::null(), unify);
+            if t.is_int() {
+                // Each argument's length with room for a sign (MariaDB's aggregate).
+                let len = args
+                    .iter()
+                    .map(|a| {
+                        let x = ty(a);
+                        x.precision() + u32::from(!x.unsigned)
+                    })
+                    .max()
+                    .unwrap_or(1);
+                return Ty {
+                    literal_digits: None,
+                    ..Ty::int(len)
+                };
+            }
+            t
+        }
+        Func::If => unify(arg(1), arg(2)),
+        Func::NullIf => arg(0),
+        Func::Abs => {
+            let t = arg(0);
+            match t.ft {
+                FieldType::Null => Ty::new(FieldType::Double, 17, 0),
+                FieldType::Double | FieldType::Float => Ty::double(),
+                _ if t.is_string() => Ty::double(),
+                _ => Ty {
+                    literal_digits: None,
+                    ..t
+                },
+            }
+        }
+        Func::Version => Ty::string(crate::expr::VERSION.len() as u32),
+        Func::Floor | Func::Ceil => {
+            let t = arg(0);
+            match t.ft {
+                FieldType::NewDecimal => Ty::int(t.int_part() + 2),
+                FieldType::Null => Ty::new(FieldType::Double, 17, 0),
+                _ if t.is_int() => t,
+                _ => Ty::new(FieldType::Double, 17, 0),
+            }
+        }
+        Func::Sleep => Ty::int(1),
+        Func::Repeat => {
+            let t = arg(0);
+            let n = match args.get(1).and_then(const_int) {
+                Some(Some(n)) => n.max(0) as u32,
+                Some(None) => 0,
+                None => 1 << 22,
+            };
+            str_result(
+                t.char_len().saturating_mul(n),
+                t.ft == FieldType::Null || t.binary && t.is_string(),
+            )
+        }
+        Func::Str(sf, coll) => string_fn(sf, coll, args, cols, aggs),
+        Func::Math(mf) => math_fn(mf, args, cols, aggs),
+        Func::Time(tf) => time_fn(tf, args, cols, aggs),
+        Func::Cast(to) => {
+            let neg = match args.first() {
+                Some(Expr::Lit(Value::Int(i))) => *i < 0,
+                Some(Expr::Lit(Value::UInt(_))) => false,
+                Some(Expr::Lit(Value::Str(s))) => s.trim_start().starts_with('-'),
+                Some(Expr::Lit(Value::Null)) => false,
+                _ => {
+                    let t = arg(0);
+                    !(t.unsigned || t.is_string() || t.is_temporal())
+                        || !t.is_int() && !t.is_string() && !t.is_temporal()
+                }
+            };
+            cast_ty(to, arg(0), neg)
+        }
+    }
+}
+
+fn string_fn(f: StrFn, _coll: Collation, args: &[Expr], cols: &[Column], aggs: &[AggCall]) -> Ty {
+    let ty = |x: &Expr| infer(x, cols, aggs);
+    let arg = |i: usize| args.get(i).map_or(Ty::null(), &ty);
+    let bin = |t: Ty| t.ft == FieldType::Null || (t.binary && t.is_string());
+    let konst = |i: usize| args.get(i).and_then(const_int);
+    // MariaDB sizes some results in bytes of the argument (utf8mb4: four a character).
+    let bytes = |t: Ty| {
+        if t.binary {
+            t.char_len()
+        } else {
+            t.char_len() * 4
+        }
+    };
+    match f {
+        StrFn::Substring => {
+            let t = arg(0);
+            let mut m = bytes(t);
+            match konst(1) {
+                Some(Some(p)) if p < 0 => {
+                    m = if p.unsigned_abs() > u64::from(m) {
+                        0
+                    } else {
+                        p.unsigned_abs() as u32
+                    }
+                }
+                Some(Some(p)) => m -= (p.max(1) as u32 - 1).min(m),
+                _ => {}
+            }
+            if let Some(l) = konst(2) {
+                match l {
+                    Some(l) if l > 0 => m = m.min(l as u32),
+                    _ => m = 0,
+                }
+            }
+            if bin(t) {
+                Ty::bytes(m)
+            } else {
+                Ty::string(m)
+            }
+        }
+        StrFn::Left | StrFn::Right => {
+            let t = arg(0);
+            let n = match konst(1) {
+                Some(Some(n)) if n > 0 => (n as u32).min(t.char_len()),
+                Some(_) => 0,
+                None => t.char_len(),
+            };
+            if bin(t) {
+                Ty::bytes(n)
+            } else {
+                Ty::string(n)
+            }
+        }
+        StrFn::Trim(_) | StrFn::Reverse => {
+            let t = arg(0);
+            if bin(t) {
+                Ty::bytes(t.char_len())
+            } else {
+                Ty::string(t.char_len())
+            }
+        }
+        StrFn::Replace => {
+            let t = arg(0);
+            let diff = arg(2).char_len().saturating_sub(1);
+            let len = t.char_len() + t.char_len() * diff;
+            if t.binary && t.is_string() {
+                Ty::bytes(len)
+            } else {
+                Ty::string(len)
+            }
+        }
+        StrFn::LPad | StrFn::RPad => {
+            let n = match konst(1) {
+                Some(Some(n)) if n >= 0 => n as u32,
+                Some(_) => 0,
+                None => 1 << 22,
+            };
+            Ty::string(n)
+        }
+        StrFn::Insert => {
+            let len = arg(0).char_len() + arg(3).char_len();
+            if bin(arg(0)) && args.len() > 3 && bin(arg(3)) {
+                Ty::bytes(len)
+            } else {
+                Ty::string(len)
+            }
+        }
+        StrFn::Space => match konst(0) {
+            Some(Some(n)) => Ty::string(n.max(0) as u32),
+            Some(None) => Ty::string(0),
+            None => Ty::string(1 << 22),
+        },
+        StrFn::Locate | StrFn::RegexpInstr => Ty::long(11),
+        StrFn::Ascii => Ty::int(3),
+        StrFn::Ord => Ty::int(7),
+        StrFn::Strcmp => Ty::int(2),
+        StrFn::Field | StrFn::FindInSet => Ty::int(3),
+        StrFn::BitLength => Ty::new(FieldType::LongLong, 11, 0),
+        StrFn::Crc32 => Ty {
+            unsigned: true,
+            ..Ty::long(10)
+        },
+        StrFn::Char => Ty::bytes(args.len() as u32 * 4),
+        StrFn::CharUsing => Ty::string(args.len() as u32),
+        StrFn::Hex => {
+            let t = arg(0);
+            let len = if t.is_string() || t.ft == FieldType::Null {
+                bytes(t) * 2
+            } else {
+                (t.len * 2).max(16)
+            };
+            Ty {
+                dec: 0,
+                ..Ty::string(len)
+            }
+        }
+        StrFn::Unhex => Ty {
+            dec: 0,
+            ..Ty::bytes(bytes(arg(0)).div_ceil(2))
+        },
+        StrFn::Elt => {
+            let len = args
+                .iter()
+                .skip(1)
+                .map(|a| ty(a).char_len())
+                .max()
+                .unwrap_or(0);
+            Ty::string(len)
+        }
+        StrFn::SubstringIndex => {
+            let t = arg(0);
+            if t.binary && t.is_string() {
+                Ty::bytes(t.char_len())
+            } else {
+                Ty::string(t.char_len())
+            }
+        }
+        StrFn::Format => {
+            // MariaDB's Item_func_format::fix_length_and_dec.
+            let t = arg(0);
+            let mut int = match t.ft {
+                FieldType::Tiny => 3,
+                FieldType::Short => 5,
+                FieldType::Int24 => 8,
+                FieldType::Long => 10,
+                FieldType::LongLong => 19 + u32::from(t.unsigned),
+                FieldType::NewDecimal => t.int_part(),
+                FieldType::Date | FieldType::DateTime | FieldType::Timestamp => 14,
+                _ => 309,
+            };
+            let (dec, extra) = match konst(1) {
+                Some(Some(d)) => {
+                    let d = d.clamp(0, 38) as u32;
+                    (d, d < u32::from(t.dec))
+                }
+                _ => (38, t.dec > 0),
+            };
+            if extra || int == 0 {
+                int += 1;
+            }
+            Ty::string(int + int / 3 + u32::from(dec > 0) + 1 + dec)
+        }
+        StrFn::Quote => {
+            let t = arg(0);
+            if t.ft == FieldType::Null {
+                Ty::bytes(4)
+            } else if t.binary && t.is_string() {
+                Ty::bytes(t.len * 2 + 2)
+            } else {
+                Ty::string(t.char_len() * 2 + 2)
+            }
+        }
+        StrFn::Md5 => Ty::string(32),
+        StrFn::Sha1 => Ty::string(40),
+        StrFn::Sha2 => match konst(1) {
+            Some(Some(224)) => Ty::string(56),
+            Some(Some(256)) | Some(Some(0)) | Some(None) => Ty::string(64),
+            Some(Some(384)) => Ty::string(96),
+            Some(Some(512)) => Ty::string(128),
+            Some(Some(_)) => Ty::bytes(0),
+            None => Ty::string(128),
+        },
+        StrFn::ToBase64 => {
+            let n = bytes(arg(0));
+            let out = n.div_ceil(3) * 4;
+            Ty::string(out + out / 76)
+        }
+        StrFn::FromBase64 => Ty::bytes(bytes(arg(0)) * 3 / 4),
+        StrFn::Charset => Ty::string(64),
+        StrFn::Regexp => Ty::int(1),
+        StrFn::RegexpReplace => Ty {
+            ft: FieldType::LongBlob,
+            ..Ty::string(16_777_216)
+        },
+        StrFn::RegexpSubstr => {
+            let t = arg(0);
+            Ty::string(t.char_len())
+        }
+    }
+}
+
+fn math_fn(f: MathFn, args: &[Expr], cols: &[Column], aggs: &[AggCall]) -> Ty {
+    let ty = |x: &Expr| infer(x, cols, aggs);
+    let arg = |i: usize| args.get(i).map_or(Ty::null(), &ty);
+    match f {
+        MathFn::Pi => Ty::new(FieldType::Double, 8, 6),
+        MathFn::Sign => Ty::int(2),
+        MathFn::BitCount => Ty::int(2),
+        MathFn::BitAnd
+        | MathFn::BitOr
+        | MathFn::BitXor
+        | MathFn::BitNot
+        | MathFn::Shl
+        | MathFn::Shr => Ty {
+            unsigned: true,
+            ..Ty::new(FieldType::LongLong, 21, 0)
+        },
+        MathFn::Conv | MathFn::Bin | MathFn::Oct => Ty::string(65),
+        MathFn::Round | MathFn::Truncate => {
+            let t = arg(0);
+            let truncate = f == MathFn::Truncate;
+            let d = match args.get(1).map(const_int) {
+                None => Some(0),
+                Some(Some(Some(d))) => Some(d),
+                Some(Some(None)) => return Ty::double(),
+                Some(None) => None,
+            };
+            match t.ft {
+                _ if t.is_int() => match d {
+                    Some(d) if d >= 0 => Ty {
+                        literal_digits: None,
+                        ..t
+                    },
+                    _ => Ty {
+                        unsigned: t.unsigned,
+                        ..Ty::int(t.len + u32::from(!truncate))
+                    },
+                },
+                FieldType::NewDecimal => {
+                    let Some(d) = d else {
+                        return t;
+                    };
+                    let scale = d.clamp(0, 38) as u8;
+                    // Rounding to fewer decimals may carry into a new integer digit.
+                    let carry = !truncate && d < i64::from(t.dec);
+                    let int = t.int_part() + u32::from(carry);
+                    Ty::decimal(int + u32::from(scale), scale)
+                }
+                _ => match d {
+                    Some(d) if d > 0 => {
+                        let dec = d.min(30) as u8;
+                        Ty::new(FieldType::Double, 17 + u32::from(dec), dec)
+                    }
+                    Some(_) => Ty::new(FieldType::Double, 17, 0),
+                    None => Ty::double(),
+                },
+            }
+        }
+        MathFn::Rand => Ty::double(),
+        _ => Ty::double(),
+    }
+}
+
+/// Fractional digits of a date argument, as MariaDB derives them for a result (a string
+/// literal's own, six for any other string, a column's precision).
+pub fn temporal_dec(e: &Expr, t: Ty) -> u8 {
+    match e {
+        Expr::Lit(Value::Str(s)) => datetime::literal_fraction_digits(s),
+        _ if t.is_string() => 6,
+        _ if t.is_temporal() => t.dec,
+        _ if t.ft == FieldType::NewDecimal => t.dec.min(6),
+        _ => 0,
+    }
+}
+
+fn time_fn(f: TimeFn, args: &[Expr], cols: &[Column], aggs: &[AggCall]) -> Ty {
+    let ty = |x: &Expr| infer(x, cols, aggs);
+    let arg = |i: usize| args.get(i).map_or(Ty::null(), &ty);
+    match f {
+        TimeFn::Now(fsp) | TimeFn::SysDate(fsp) | TimeFn::UtcTimestamp(fsp) => datetime_ty(fsp),
+        TimeFn::UtcDate | TimeFn::Date | TimeFn::LastDay | TimeFn::MakeDate | TimeFn::FromDays => {
+            Ty::new(FieldType::Date, 10, 0)
+        }
+        TimeFn::Year => Ty::int(4),
+        TimeFn::Month | TimeFn::Day | TimeFn::Hour | TimeFn::Minute | TimeFn::Second => Ty::int(2),
+        TimeFn::Microsecond => Ty::int(6),
+        TimeFn::DayOfWeek | TimeFn::Weekday | TimeFn::Quarter => Ty::int(1),
+        TimeFn::DayOfYear => Ty::int(3),
+        TimeFn::Week | TimeFn::WeekOfYear => Ty::int(2),
+        TimeFn::YearWeek => Ty::int(6),
+        TimeFn::MonthName | TimeFn::DayName => Ty {
+            dec: 0,
+            ..Ty::string(9)
+        },
+        TimeFn::ToDays => Ty::int(6),
+        TimeFn::DateDiff => Ty::int(8),
+        TimeFn::TimestampDiff(_) => Ty::new(FieldType::LongLong, 21, 0),
+        TimeFn::Extract(_) => Ty::int(11),
+        TimeFn::Text(fsp) => Ty::string(19 + if fsp > 0 { 1 + u32::from(fsp) } else { 0 }),
+        TimeFn::AddInterval { unit, .. } | TimeFn::TimestampAdd(unit) => {
+            let (d, n) = if matches!(f, TimeFn::TimestampAdd(_)) {
+                (args.get(1), args.first())
+            } else {
+                (args.first(), args.get(1))
+            };
+            let dt = d.map_or(Ty::null(), &ty);
+            let micro = unit.has_micros()
+                || (unit == super::Unit::Second && n.is_some_and(|n| ty(n).scale() > 0));
+            match dt.ft {
+                FieldType::Date if unit.is_date_only() => Ty::new(FieldType::Date, 10, 0),
+                FieldType::Date => datetime_ty(if micro { 6 } else { 0 }),
+                FieldType::DateTime | FieldType::Timestamp => {
+                    datetime_ty(if micro { 6 } else { dt.dec })
+                }
+                _ => {
+                    let dec = if micro {
+                        6
+                    } else {
+                        d.map_or(0, |e| temporal_dec(e, dt))
+                    };
+                    Ty {
+                        ft: FieldType::String,
+                        dec,
+                        ..Ty::string(19 + if dec > 0 { 1 + u32::from(dec) } else { 0 })
+                    }
+                }
+            }
+        }
+        TimeFn::DateFormat => {
+            let len = match args.get(1) {
+                Some(Expr::Lit(Value::Str(fmt))) => format_len(fmt),
+                _ => 1 << 16,
+            };
+            Ty {
+                dec: 0,
+                ..Ty::string(len)
+            }
+        }
+        TimeFn::StrToDate => match args.get(1) {
+            Some(Expr::Lit(Value::Str(fmt))) => match datetime::format_kind(fmt) {
+                datetime::FormatKind::Date => Ty::new(FieldType::Date, 10, 0),
+                datetime::FormatKind::DateTime { fsp } => datetime_ty(fsp),
+                datetime::FormatKind::Time => Ty::new(FieldType::DateTime, 26, 6),
+            },
+            _ => datetime_ty(6),
+        },
+        TimeFn::UnixTimestamp(dec) => {
+            if dec == 0 {
+                Ty::new(FieldType::LongLong, 17, 0)
+            } else {
+                Ty::decimal(16 + u32::from(dec), dec)
+            }
+        }
+        TimeFn::FromUnixtime => {
+            if args.len() > 1 {
+                let len = match args.get(1) {
+                    Some(Expr::Lit(Value::Str(fmt))) => format_len(fmt),
+                    _ => 1 << 16,
+                };
+                return Ty {
+                    dec: 0,
+                    ..Ty::string(len)
+                };
+            }
+            let t = arg(0);
+            if t.is_string() {
+                // MariaDB: DATETIME(6) long, with decimals "not fixed" (no fraction shown).
+                return Ty::new(FieldType::DateTime, 26, STRING_DEC);
+            }
+            datetime_ty(t.scale().min(6))
+        }
+    }
+}
+
+/// DATE_FORMAT's result length for a format (MariaDB's `format_length`, in characters).
+fn format_len(fmt: &str) -> u32 {
+    let mut n = 0u32;
+    let mut it = fmt.chars().peekable();
+    while let Some(c) = it.next() {
+        if c != '%' || it.peek().is_none() {
+            n += 1;
+            continue;
+        }
+        n += match it.next() {
+            Some('M' | 'W') => 64,
+            Some('a' | 'b') => 32,
+            Some('D' | 'Y' | 'x' | 'X') => 4,
+            Some('j') => 3,
+            Some('k' | 'H') => 7,
+            Some('r') => 11,
+            Some('T') => 8,
+            Some('f') => 6,
+            Some(
+                'U' | 'u' | 'V' | 'v' | 'y' | 'm' | 'd' | 'h' | 'I' | 'i' | 'l' | 'p' | 'S' | 's'
+                | 'c' | 'e',
+            ) => 2,
+            _ => 1,
+        };
+    }
+    n
+}
+
+fn cast_ty(to: CastTo, a: Ty, maybe_negative: bool) -> Ty {
+    match to {
+        CastTo::Signed | CastTo::Unsigned => {
+            let len = if a.is_string() || a.ft == FieldType::Null || a.ft == FieldType::Double {
+                a.char_len().min(20)
+            } else {
+                a.len.min(20)
+            };
+            if to == CastTo::Unsigned {
+                // An argument that may be negative wraps to 20 digits.
+                let len = if maybe_negative { 20 } else { len.max(1) };
+                Ty {
+                    unsigned: true,
+                    ..Ty::int(len)
+                }
+            } else {
+                // Room for "-0" at least.
+                Ty::int(len.max(2))
+            }
+        }
+        CastTo::Decimal { precision, scale } => Ty::decimal(u32::from(precision), scale),
+        CastTo::Double => Ty::new(FieldType::Double, 22, NOT_FIXED_DEC),
+        CastTo::Float => Ty::new(FieldType::Float, 12, NOT_FIXED_DEC),
+        CastTo::Char(n) => {
+            let len = n.unwrap_or_else(|| a.char_len());
+            Ty {
+                dec: 0,
+                ..Ty::string(len)
+            }
+        }
+        CastTo::Binary(n) => {
+            let len = n.unwrap_or_else(|| {
+                if a.is_string() && !a.binary {
+                    a.char_len() * 4
+                } else {
+                    a.char_len()
+                }
+            });
+            Ty {
+                dec: 0,
+                ..Ty::bytes(len)
+            }
+        }
+        CastTo::Date => Ty::new(FieldType::Date, 10, 0),
+        CastTo::DateTime(fsp) => datetime_ty(fsp),
+        CastTo::Utf8mb4 => Ty::string(if a.binary { a.len } else { a.char_len() }),
+    }
+}
