@@ -349,8 +349,8 @@ impl Conn<'_> {
     }
 
     fn com_query(&mut self, body: &[u8]) -> CmdResult {
-        // Statement text that is not UTF-8 (binary literals) is read lossily for now.
-        let sql = String::from_utf8_lossy(body);
+        // Raw bytes quoted into the text (a client's interpolated BLOB) become hex literals.
+        let sql = quire_sql::dispatch::statement_text(body);
         self.run_text(&sql)
     }
 

@@ -55,7 +55,7 @@ fn param_placeholder() -> ColumnMeta {
 
 impl Conn<'_> {
     pub(crate) fn com_stmt_prepare(&mut self, body: &[u8]) -> CmdResult {
-        let sql = String::from_utf8_lossy(body);
+        let sql = quire_sql::dispatch::statement_text(body);
         self.session.info().set_command("Prepare", Some(&sql));
         let info = match self.session.prepare(&sql) {
             Ok(i) => i,

@@ -79,3 +79,127 @@ fn server_settings_show_in_the_variables() {
     let rs = c.read_result_set(&first);
     assert_eq!(rs.rows, vec![b"\x0217\x071048576".to_vec()]);
 }
+
+/// A text row's values (each length-encoded, all shorter than 251 bytes here).
+fn text_values(row: &[u8]) -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < row.len() {
+        let n = usize::from(row[i]);
+        out.push(row[i + 1..i + 1 + n].to_vec());
+        i += 1 + n;
+    }
+    out
+}
+
+#[test]
+fn raw_bytes_quoted_into_a_query_are_stored_as_they_were_sent() {
+    // What mysqlclient, go-sql-driver (interpolateParams) and Connector/J (client-side
+    // prepared statements) send for a BLOB parameter: its bytes between quotes, escaped, as
+    // a plain literal or after `_binary`. The statement text is not UTF-8.
+    let server = TestServer::start();
+    let mut c = server.connect();
+    for sql in [
+        &b"\x03CREATE DATABASE bin"[..],
+        b"\x03CREATE TABLE bin.t (id INT PRIMARY KEY, b LONGBLOB)",
+        b"\x03INSERT INTO bin.t VALUES (1, '\\0\xff\xfe\\'\\\\\\Z'), (2, _binary'\x80''\\\"\xc3'), (3, _binary X'41')",
+    ] {
+        assert!(matches!(c.command(sql).first(), Some(0x00)), "{sql:?}");
+    }
+    let first = c.command(b"\x03SELECT id, b, X'ff00' FROM bin.t ORDER BY id");
+    answered(&first, "the select");
+    let rs = c.read_result_set(&first);
+    let rows: Vec<Vec<Vec<u8>>> = rs.rows.iter().map(|r| text_values(r)).collect();
+    assert_eq!(
+        rows,
+        vec![
+            vec![
+                b"1".to_vec(),
+                b"\x00\xff\xfe'\\\x1a".to_vec(),
+                b"\xff\x00".to_vec()
+            ],
+            vec![b"2".to_vec(), b"\x80'\"\xc3".to_vec(), b"\xff\x00".to_vec()],
+            vec![b"3".to_vec(), b"A".to_vec(), b"\xff\x00".to_vec()],
+        ]
+    );
+    // The byte-string literal's column is binary (charset 63), so drivers give bytes.
+    let def = &rs.columns[2];
+    let charset_at = def.len() - 12;
+    assert_eq!(
+        u16::from_le_bytes([def[charset_at], def[charset_at + 1]]),
+        63,
+        "{def:?}"
+    );
+}
+
+/// A column definition's (type, flags, charset).
+fn column_type(def: &[u8]) -> (u8, u16, u16) {
+    let at = def.len() - 12;
+    (
+        def[at + 6],
+        u16::from_le_bytes([def[at + 7], def[at + 8]]),
+        u16::from_le_bytes([def[at], def[at + 1]]),
+    )
+}
+
+#[test]
+fn system_variables_read_as_mariadb_types_them() {
+    // Drivers decode `SELECT @@max_allowed_packet` by its column type: PyMySQL gives an
+    // int only for an integer column, sqlx's u64 needs BIGINT UNSIGNED.
+    let server = TestServer::start();
+    let mut c = server.connect();
+    let first = c.command(
+        b"\x03SELECT @@max_allowed_packet, @@autocommit, @@sql_mode, @@global.innodb_max_dirty_pages_pct, @@session.wait_timeout",
+    );
+    answered(&first, "the select");
+    let rs = c.read_result_set(&first);
+    let types: Vec<(u8, u16, u16)> = rs.columns.iter().map(|d| column_type(d)).collect();
+    // LONGLONG UNSIGNED|BINARY, LONGLONG BINARY (a boolean), VARCHAR utf8mb4, DOUBLE BINARY.
+    assert_eq!(
+        types,
+        vec![
+            (8, 0xa0, 63),
+            (8, 0x80, 63),
+            (253, 0, 45),
+            (5, 0x80, 63),
+            (8, 0xa0, 63)
+        ]
+    );
+    let row = text_values(&rs.rows[0]);
+    assert_eq!(row[0], b"16777216");
+    assert_eq!(row[3], b"90.000000");
+    // MariaDB names the column as written.
+    assert!(rs.columns[4]
+        .windows(22)
+        .any(|w| w == b"@@session.wait_timeout"));
+
+    // The binary protocol sends the integer as 8 bytes.
+    let ok = c.command(b"\x16SELECT @@max_allowed_packet");
+    answered(&ok, "the prepare");
+    let id = u32::from_le_bytes([ok[1], ok[2], ok[3], ok[4]]);
+    c.io.read_message().unwrap();
+    let mut exec = vec![0x17];
+    exec.extend_from_slice(&id.to_le_bytes());
+    exec.push(0);
+    exec.extend_from_slice(&1u32.to_le_bytes());
+    let first = c.command(&exec);
+    let rs = c.read_result_set(&first);
+    assert_eq!(
+        rs.rows,
+        vec![[&[0u8, 0][..], &16_777_216u64.to_le_bytes()].concat()]
+    );
+}
+
+#[test]
+fn length_reads_as_an_int_column() {
+    // MariaDB types LENGTH() and CHAR_LENGTH() INT(10); PyMySQL, mysql2, Connector/J and
+    // sqlx decode `SELECT LENGTH(blob)` by that type.
+    let server = TestServer::start();
+    let mut c = server.connect();
+    let first = c.command(b"\x03SELECT LENGTH('h\xc3\xa9'), CHAR_LENGTH('h\xc3\xa9')");
+    answered(&first, "the select");
+    let rs = c.read_result_set(&first);
+    let types: Vec<(u8, u16, u16)> = rs.columns.iter().map(|d| column_type(d)).collect();
+    assert_eq!(types, vec![(3, 0x80, 63), (3, 0x80, 63)]);
+    assert_eq!(text_values(&rs.rows[0]), vec![b"3".to_vec(), b"2".to_vec()]);
+}

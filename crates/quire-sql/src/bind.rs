@@ -360,6 +360,36 @@ pub fn literal(v: &sql::ValueWithSpan, params: &HashMap<(u64, u64), usize>) -> R
     }))
 }
 
+/// A string literal with a character set introducer (`_binary'…'`, `_utf8mb4 X'…'`):
+/// Connector/J and go-sql-driver quote binary values as `_binary'…'`. Quire's strings are
+/// utf8mb4, so it takes `_binary` (bytes), `_utf8mb4` and `_utf8mb3`/`_utf8` (text, which
+/// must be UTF-8); other known character sets are 1235, unknown names 1115.
+fn introduced(charset: &str, lit: Expr) -> Result<Expr> {
+    let Expr::Lit(v) = lit else {
+        return Err(SqlError::Unsupported(format!("_{charset}")));
+    };
+    let bytes = match v {
+        Value::Str(s) => s.into_bytes(),
+        Value::Bytes(b) => b,
+        other => return Err(SqlError::Unsupported(format!("_{charset} {other:?}"))),
+    };
+    Ok(Expr::Lit(match charset.to_ascii_lowercase().as_str() {
+        "binary" => Value::Bytes(bytes),
+        "utf8mb4" | "utf8mb3" | "utf8" => match String::from_utf8(bytes) {
+            Ok(s) => Value::Str(s),
+            Err(_) => {
+                return Err(SqlError::Unsupported(format!(
+                    "_{charset} of bytes that are not UTF-8"
+                )))
+            }
+        },
+        other => {
+            column_collation(Some(other), None, Collation::Utf8mb4GeneralCi)?;
+            return Err(SqlError::UnknownCharset(charset.into()));
+        }
+    }))
+}
+
 fn hex(h: &str) -> Result<Vec<u8>> {
     let h = if h.len() % 2 == 1 {
         format!("0{h}")
@@ -470,6 +500,9 @@ impl Binder<'_> {
                 }
             }
             E::Value(v) => literal(v, self.params)?,
+            E::Prefixed { prefix, value } if prefix.value.starts_with('_') => {
+                introduced(&prefix.value[1..], self.bind(value)?)?
+            }
             E::Nested(inner) => self.bind(inner)?,
             E::BinaryOp { left, op, right } => {
                 if let Some(x) = self.bind_operator(left, op, right)? {
@@ -798,6 +831,15 @@ fn op_text(op: BinOp) -> String {
 pub fn expr_name(e: &sql::Expr) -> String {
     match e {
         sql::Expr::Identifier(i) => i.value.clone(),
+        // `@@session.x` keeps its whole name, as MariaDB names the column.
+        sql::Expr::CompoundIdentifier(p)
+            if p.first().is_some_and(|i| i.value.starts_with("@@")) =>
+        {
+            p.iter()
+                .map(|i| i.value.as_str())
+                .collect::<Vec<_>>()
+                .join(".")
+        }
         sql::Expr::CompoundIdentifier(p) => p.last().map(|i| i.value.clone()).unwrap_or_default(),
         sql::Expr::Value(v) => match &v.value {
             sql::Value::SingleQuotedString(s) | sql::Value::DoubleQuotedString(s) => s.clone(),

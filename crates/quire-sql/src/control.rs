@@ -98,8 +98,12 @@ impl<'d> Session<'d> {
                 | "lock"
                 | "analyze"
                 | "optimize"
+                | "set"
         ) {
             return Ok(None);
+        }
+        if first == "set" {
+            return self.set_list(text, sink);
         }
         let toks = lex(text).ok_or_else(|| syntax(text))?;
         let w = |i: usize| {
@@ -303,6 +307,53 @@ impl<'d> Session<'d> {
             }
             _ => Ok(None),
         }
+    }
+
+    /// `SET a = 1, NAMES utf8mb4` and `SET CHARACTER SET x`: MariaDB takes NAMES and
+    /// CHARACTER SET as items of a SET list, sqlparser only as a statement of their own
+    /// (NAMES) or not at all (CHARACTER SET). Connector/J and sqlx send such lists when they
+    /// connect. Each such item runs first as its own `SET NAMES` (so a bad character set or
+    /// collation fails before anything changes), then the other items as one SET, in their
+    /// order. `None`: a SET the parser takes as it is.
+    fn set_list(&mut self, text: &str, sink: &mut dyn RowSink) -> Result<Option<Outcome>> {
+        let body = text.get(3..).unwrap_or("");
+        let Some(items) = crate::dispatch::split_list(body) else {
+            return Ok(None);
+        };
+        // An item as `NAMES …` if it is a NAMES or CHARACTER SET item.
+        let names_item = |item: &str| -> Option<String> {
+            let words: Vec<&str> = item.split_whitespace().collect();
+            let w = |i: usize| words.get(i).map(|w| w.to_ascii_lowercase());
+            match w(0).as_deref() {
+                Some("names") => Some(item.to_string()),
+                Some("charset") => Some(format!("NAMES {}", words[1..].join(" "))),
+                Some("character") if w(1).as_deref() == Some("set") => {
+                    Some(format!("NAMES {}", words[2..].join(" ")))
+                }
+                _ => None,
+            }
+        };
+        let charset_form = items
+            .iter()
+            .any(|i| names_item(i).is_some() && !i.to_ascii_lowercase().starts_with("names"));
+        if !charset_form && (items.len() < 2 || !items.iter().any(|i| names_item(i).is_some())) {
+            return Ok(None);
+        }
+        let mut rest = Vec::new();
+        for item in items {
+            match names_item(item) {
+                Some(names) => {
+                    let (stmt, _) = crate::parse::parse_one(&format!("SET {names}"))?;
+                    self.utility(&stmt, sink)?;
+                }
+                None => rest.push(item),
+            }
+        }
+        if !rest.is_empty() {
+            let (stmt, _) = crate::parse::parse_one(&format!("SET {}", rest.join(", ")))?;
+            self.utility(&stmt, sink)?;
+        }
+        Ok(Some(Outcome::ok(0)))
     }
 
     /// BEGIN: commits an open transaction first (MySQL's implicit commit).

@@ -377,32 +377,6 @@ impl<'d> Session<'d> {
         }
     }
 
-    /// SET NAMES cs [COLLATE c]: a utf8mb4 connection's collation (its default,
-    /// utf8mb4_general_ci, without COLLATE). Quire sends and reads utf8mb4 only: another
-    /// character set is accepted and changes nothing (docs/sql.md).
-    fn set_names(&mut self, charset: &str, collation: Option<&str>) -> Result<()> {
-        let charset = charset.trim_matches(|c| c == '\'' || c == '"' || c == '`');
-        let collation = collation.map(|c| c.trim_matches(|c| c == '\'' || c == '"' || c == '`'));
-        if !charset.eq_ignore_ascii_case("utf8mb4") {
-            if crate::bind::column_collation(Some(charset), None, self.sv.coll)
-                .is_err_and(|e| matches!(e, SqlError::UnknownCharset(_)))
-            {
-                return Err(SqlError::UnknownCharset(charset.into()));
-            }
-            return Ok(());
-        }
-        let coll = match collation {
-            Some(name) => crate::bind::column_collation(Some("utf8mb4"), Some(name), self.sv.coll)?,
-            None => Collation::Utf8mb4GeneralCi,
-        };
-        self.sv.coll = coll;
-        self.sv.vars.insert(
-            "collation_connection".into(),
-            Value::Str(coll.name().into()),
-        );
-        Ok(())
-    }
-
     /// SET [GLOBAL] sql_mode / collation_connection: checked and kept in canonical form
     /// (sql_mode's names in MariaDB's order); the session's copy is what statements use.
     fn set_connection_var(&mut self, var: &str, global: bool, v: &Value) -> Result<()> {
@@ -982,6 +956,77 @@ impl<'d> Session<'d> {
         Ok(Outcome::ok(0))
     }
 
+    /// SET NAMES: the connection's character set. Quire reads and writes utf8mb4 only, so
+    /// it takes utf8mb4 and its BMP subset utf8mb3 (as `utf8` too), refuses the character sets
+    /// it cannot convert (1235) rather than garble their text, and checks names as MariaDB
+    /// does (1115, 1273, 1253). The collation is reported in `collation_connection`; string
+    /// literals still compare in utf8mb4_general_ci (docs/sql.md, "Collations").
+    fn set_names(&mut self, charset: &str, collation: Option<&str>) -> Result<()> {
+        let cs = match charset.to_ascii_lowercase().as_str() {
+            "utf8mb4" => "utf8mb4",
+            "utf8" | "utf8mb3" => "utf8mb3",
+            other => {
+                return Err(
+                    match crate::bind::column_collation(Some(other), None, Default::default()) {
+                        Err(e) => e,
+                        Ok(_) => SqlError::UnknownCharset(charset.into()),
+                    },
+                )
+            }
+        };
+        let coll = match collation {
+            None => format!("{cs}_general_ci"),
+            Some(name) => {
+                let lower = name.to_ascii_lowercase();
+                let of = |c: &str| lower.starts_with(&format!("{c}_"));
+                let own = of(cs) || (cs == "utf8mb3" && of("utf8"));
+                if !own {
+                    // Another character set's collation: 1253; a name nobody has: 1273.
+                    let elsewhere = lower == "binary"
+                        || crate::bind::column_collation(
+                            Some("utf8mb4"),
+                            Some(name),
+                            Default::default(),
+                        )
+                        .is_err_and(|e| !matches!(e, SqlError::UnknownCollation(_)));
+                    return Err(if elsewhere {
+                        SqlError::CollationCharsetMismatch {
+                            collation: name.into(),
+                            charset: charset.into(),
+                        }
+                    } else {
+                        SqlError::UnknownCollation(name.into())
+                    });
+                }
+                // A utf8mb4 collation Quire lacks is still a name MariaDB knows: reported only.
+                let as_mb4 = format!("utf8mb4_{}", lower.split_once('_').map_or("", |(_, r)| r));
+                match crate::bind::collation_named(&as_mb4) {
+                    // MariaDB 10.11 shows utf8's collations under their utf8mb3 names.
+                    Ok(_) | Err(SqlError::Unsupported(_)) if cs == "utf8mb3" => {
+                        format!("utf8mb3_{}", lower.split_once('_').map_or("", |(_, r)| r))
+                    }
+                    Ok(_) | Err(SqlError::Unsupported(_)) => lower,
+                    Err(_) => return Err(SqlError::UnknownCollation(name.into())),
+                }
+            }
+        };
+        for var in [
+            "character_set_client",
+            "character_set_connection",
+            "character_set_results",
+        ] {
+            self.sv.vars.insert(var.into(), Value::Str(cs.into()));
+        }
+        // Literals and parameters compare in the connection's collation (utf8mb3's as its
+        // utf8mb4 twin); one Quire lacks leaves them in utf8mb4_general_ci.
+        let twin = format!("utf8mb4_{}", coll.split_once('_').map_or("", |(_, r)| r));
+        self.sv.coll = crate::bind::collation_named(&twin).unwrap_or(Collation::Utf8mb4GeneralCi);
+        self.sv
+            .vars
+            .insert("collation_connection".into(), Value::Str(coll));
+        Ok(())
+    }
+
     fn set_one(
         &mut self,
         scope: Option<&sql::ContextModifier>,
@@ -1032,7 +1077,7 @@ impl<'d> Session<'d> {
                     context: "VALUES",
                     conn: self.sv.conn(),
                 }
-                .bind(e)?;
+                .bind(lone_select_expr(e).unwrap_or(e))?;
                 b.eval(
                     &Row {
                         values: &[],
@@ -1359,4 +1404,31 @@ fn send_explain(sink: &mut dyn RowSink, rows: Vec<Vec<Value>>) -> Result<Outcome
         ],
         rows,
     )
+}
+
+/// The expression of `(SELECT expr)`, a scalar subquery that reads no table: sqlx sets
+/// `sql_mode=(SELECT CONCAT(@@sql_mode, '…'))` when it connects. Other subqueries: `None`.
+fn lone_select_expr(e: &sql::Expr) -> Option<&sql::Expr> {
+    let sql::Expr::Subquery(q) = e else {
+        return None;
+    };
+    let sql::SetExpr::Select(s) = q.body.as_ref() else {
+        return None;
+    };
+    let simple = q.with.is_none()
+        && q.order_by.is_none()
+        && q.limit_clause.is_none()
+        && s.from.is_empty()
+        && s.selection.is_none()
+        && s.having.is_none()
+        && s.distinct.is_none()
+        && matches!(&s.group_by, sql::GroupByExpr::Expressions(g, _) if g.is_empty());
+    match s.projection.as_slice() {
+        [sql::SelectItem::UnnamedExpr(x) | sql::SelectItem::ExprWithAlias { expr: x, .. }]
+            if simple =>
+        {
+            Some(x)
+        }
+        _ => None,
+    }
 }

@@ -143,6 +143,145 @@ pub fn qualified_name(toks: &[Tok], mut i: usize) -> Option<(Option<String>, Str
     }
 }
 
+/// The text of a statement as it came off the wire. Statement text is utf8mb4, but a
+/// client that quotes a binary value into it (mysqlclient, go-sql-driver with
+/// `interpolateParams`, Connector/J's client-side prepared statements, PHP, …) puts the
+/// value's raw bytes between the quotes: text that is not UTF-8. Each string literal whose
+/// bytes are not UTF-8 becomes the hex literal of the bytes it stands for (its escapes
+/// undone), which is what MariaDB keeps for it; an introducer before it (`_binary`) stays.
+/// Other invalid bytes (outside string literals) are replaced, as before.
+pub fn statement_text(b: &[u8]) -> std::borrow::Cow<'_, str> {
+    if let Ok(s) = std::str::from_utf8(b) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out: Vec<u8> = Vec::with_capacity(b.len() * 2);
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        match c {
+            b'\'' | b'"' => {
+                let start = i;
+                let mut value = Vec::new();
+                let mut j = i + 1;
+                let mut closed = false;
+                while j < b.len() {
+                    match b[j] {
+                        x if x == c && b.get(j + 1) == Some(&c) => {
+                            value.push(c);
+                            j += 2;
+                        }
+                        x if x == c => {
+                            closed = true;
+                            break;
+                        }
+                        b'\\' if j + 1 < b.len() => {
+                            let e = b[j + 1];
+                            match e {
+                                b'0' => value.push(0),
+                                b'b' => value.push(8),
+                                b'n' => value.push(b'\n'),
+                                b'r' => value.push(b'\r'),
+                                b't' => value.push(b'\t'),
+                                b'Z' => value.push(0x1a),
+                                // LIKE's escapes keep their backslash.
+                                b'%' | b'_' => value.extend_from_slice(&[b'\\', e]),
+                                other => value.push(other),
+                            }
+                            j += 2;
+                        }
+                        x => {
+                            value.push(x);
+                            j += 1;
+                        }
+                    }
+                }
+                if !closed {
+                    out.extend_from_slice(&b[start..]);
+                    break;
+                }
+                let raw = &b[start + 1..j];
+                if std::str::from_utf8(raw).is_ok() {
+                    out.extend_from_slice(&b[start..=j]);
+                } else {
+                    // `_binary'…'` must not become the word `_binaryX`.
+                    if out
+                        .last()
+                        .is_some_and(|p| p.is_ascii_alphanumeric() || *p == b'_')
+                    {
+                        out.push(b' ');
+                    }
+                    out.extend_from_slice(b"X'");
+                    for v in value {
+                        out.extend_from_slice(format!("{v:02x}").as_bytes());
+                    }
+                    out.push(b'\'');
+                }
+                i = j + 1;
+            }
+            // Quoted names and comments are copied as they are (a quote in them is no literal).
+            b'`' | b'#' | b'-' | b'/' => {
+                let rest = &b[i..];
+                let end = if c == b'`' {
+                    rest[1..].iter().position(|&x| x == b'`').map(|p| p + 2)
+                } else if c == b'#' || rest.starts_with(b"-- ") {
+                    Some(
+                        rest.iter()
+                            .position(|&x| x == b'\n')
+                            .map_or(rest.len(), |p| p + 1),
+                    )
+                } else if rest.starts_with(b"/*") {
+                    rest.windows(2)
+                        .skip(2)
+                        .position(|w| w == b"*/")
+                        .map(|p| p + 4)
+                } else {
+                    Some(1)
+                };
+                let end = end.unwrap_or(rest.len());
+                out.extend_from_slice(&rest[..end]);
+                i += end;
+            }
+            _ => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    std::borrow::Cow::Owned(String::from_utf8_lossy(&out).into_owned())
+}
+
+/// Splits `s` at its top-level commas (outside quotes and parentheses) into trimmed items;
+/// `None` on an unterminated quote.
+pub fn split_list(s: &str) -> Option<Vec<&str>> {
+    let b = s.as_bytes();
+    let (mut items, mut start, mut depth, mut i) = (Vec::new(), 0, 0usize, 0);
+    while i < b.len() {
+        match b[i] {
+            q @ (b'\'' | b'"' | b'`') => {
+                i += 1;
+                loop {
+                    match *b.get(i)? {
+                        c if c == q && b.get(i + 1) == Some(&q) => i += 2,
+                        c if c == q => break,
+                        b'\\' if q != b'`' => i += 2,
+                        _ => i += 1,
+                    }
+                }
+            }
+            b'(' => depth += 1,
+            b')' => depth = depth.saturating_sub(1),
+            b',' if depth == 0 => {
+                items.push(s[start..i].trim());
+                start = i + 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    items.push(s[start..].trim());
+    Some(items)
+}
+
 /// Removes a trailing `LOCK IN SHARE MODE` (MySQL's old FOR SHARE); returns the rest.
 pub fn strip_lock_in_share_mode(sql: &str) -> Option<&str> {
     let t = sql.trim_end().trim_end_matches(';').trim_end();
@@ -170,6 +309,33 @@ mod tests {
         let t = lex("DESCRIBE shop.items").expect("lexes");
         let (db, name, _) = qualified_name(&t, 1).expect("name");
         assert_eq!((db.as_deref(), name.as_str()), (Some("shop"), "items"));
+    }
+
+    #[test]
+    fn string_literals_of_raw_bytes_become_hex_literals() {
+        // mysqlclient's escaping of b"\x00\xff'\\" with a LIKE escape and a doubled quote.
+        let wire = b"INSERT INTO t VALUES ('\\0\xff\\'\\\\', _binary'\xfe''\\%', 'ok \xc3\xa9', `a'b`) -- it's\n";
+        assert_eq!(
+            statement_text(wire),
+            "INSERT INTO t VALUES (X'00ff275c', _binary X'fe275c25', 'ok \u{e9}', `a'b`) -- it's\n"
+        );
+        assert_eq!(statement_text(b"SELECT 'plain'"), "SELECT 'plain'");
+        // An unterminated literal is left for the parser to refuse.
+        assert_eq!(statement_text(b"SELECT '\xff"), "SELECT '\u{fffd}");
+    }
+
+    #[test]
+    fn lists_split_at_top_level_commas_only() {
+        assert_eq!(
+            split_list("a = CONCAT(@@a, ',x'), b = 'it''s, \\' ,', NAMES utf8mb4"),
+            Some(vec![
+                "a = CONCAT(@@a, ',x')",
+                "b = 'it''s, \\' ,'",
+                "NAMES utf8mb4"
+            ])
+        );
+        assert_eq!(split_list("`a,b` = 1"), Some(vec!["`a,b` = 1"]));
+        assert_eq!(split_list("a = 'open, "), None);
     }
 
     #[test]

@@ -139,7 +139,7 @@ impl Env for ExecEnv<'_> {
                     _ => None,
                 };
                 if let Some(v) = special {
-                    return Ok(v);
+                    return Ok(crate::vars::typed_var(name, v));
                 }
                 let v = if *global {
                     if crate::vars::find(name)
@@ -155,7 +155,10 @@ impl Env for ExecEnv<'_> {
                         .cloned()
                         .or_else(|| crate::vars::global(self.inst, name))
                 };
-                v.ok_or_else(|| SqlError::UnknownVariable(name.clone()))?
+                crate::vars::typed_var(
+                    name,
+                    v.ok_or_else(|| SqlError::UnknownVariable(name.clone()))?,
+                )
             }
         })
     }

@@ -11,7 +11,7 @@ use sqlparser::ast as sql;
 use crate::bind::{expr_name, object_parts, AggCall, Binder, Scope};
 use crate::error::{Result, SqlError};
 use crate::exec::{SelectPlan, Source, TableRef};
-use crate::expr::Expr;
+use crate::expr::{Expr, Func, SessionFn};
 use crate::meta::{flags, ColumnMeta};
 use crate::plan::{self, Access};
 use crate::types;
@@ -248,7 +248,20 @@ fn key_flags(t: &TableRef, col: usize) -> u16 {
 /// `func/types.rs`).
 fn computed_meta(name: String, e: &Expr, scope: Option<&Scope>, aggs: &[AggCall]) -> ColumnMeta {
     let cols = scope.map_or(&[][..], |s| s.columns.as_slice());
-    crate::func::types::infer(e, cols, aggs).meta(name)
+    let mut meta = crate::func::types::infer(e, cols, aggs).meta(name);
+    if let Expr::Func(Func::Length | Func::CharLength, _) = e {
+        meta.flags = flags::BINARY;
+    }
+    if let Expr::Session(SessionFn::SysVar { name, .. }) = e {
+        // MariaDB's system variables are BINARY-flagged numbers (no NUM flag: that one is
+        // the client library's), the integers UNSIGNED.
+        meta.flags = match crate::vars::var_type(name) {
+            crate::vars::VarType::Unsigned => flags::BINARY | flags::UNSIGNED,
+            crate::vars::VarType::Bool | crate::vars::VarType::Double => flags::BINARY,
+            crate::vars::VarType::Text => 0,
+        };
+    }
+    meta
 }
 
 fn limit_exprs(q: &sql::Query, b: &mut Binder<'_>) -> Result<(Option<Expr>, Option<Expr>)> {

@@ -525,6 +525,59 @@ fn parse_default(v: &Var) -> Value {
     }
 }
 
+/// How `@@name` reads, as MariaDB types its result column: integers as BIGINT UNSIGNED,
+/// booleans as a 1-wide BIGINT, the engine's fractional settings as DOUBLE with 6 decimals,
+/// the rest as text. A driver decodes the value by this type (`SELECT @@max_allowed_packet`
+/// is a number to PyMySQL, a `u64` to sqlx).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VarType {
+    Unsigned,
+    Bool,
+    Double,
+    Text,
+}
+
+pub fn var_type(name: &str) -> VarType {
+    match name {
+        "warning_count" | "error_count" | "last_insert_id" | "identity" | "in_transaction"
+        | "pseudo_thread_id" | "thread_id" => return VarType::Unsigned,
+        "performance_schema" => return VarType::Bool,
+        _ => {}
+    }
+    if let Some(v) = find(name) {
+        return match v.kind {
+            Kind::Int { .. } => VarType::Unsigned,
+            Kind::Bool => VarType::Bool,
+            Kind::Str => VarType::Text,
+            Kind::ReadOnly if v.default.parse::<u64>().is_ok() => VarType::Unsigned,
+            Kind::ReadOnly => VarType::Text,
+        };
+    }
+    match engine_kind(name) {
+        EngineKind::Int { .. } => VarType::Unsigned,
+        EngineKind::Float { .. } => VarType::Double,
+        EngineKind::Bool => VarType::Bool,
+        // Fixed at start: typed by what a default configuration holds.
+        EngineKind::ReadOnly => match Config::default().get(name).as_deref() {
+            Some("ON" | "OFF") => VarType::Bool,
+            Some(t) if t.parse::<u64>().is_ok() => VarType::Unsigned,
+            _ => VarType::Text,
+        },
+    }
+}
+
+/// `v`, the value of `@@name`, as a value of its [`VarType`].
+pub fn typed_var(name: &str, v: Value) -> Value {
+    match (var_type(name), v) {
+        (VarType::Unsigned, Value::Int(i)) if i >= 0 => Value::UInt(i as u64),
+        (VarType::Unsigned, Value::Str(s)) => s.parse().map_or(Value::Str(s), Value::UInt),
+        (VarType::Double, Value::Str(s)) => s.parse().map_or(Value::Str(s), Value::Double),
+        (VarType::Text, Value::Int(i)) => Value::Str(i.to_string()),
+        (VarType::Text, Value::UInt(u)) => Value::Str(u.to_string()),
+        (_, v) => v,
+    }
+}
+
 /// A global value: the server's, else the engine's current settings.
 pub fn global(inst: &Instance<'_>, name: &str) -> Option<Value> {
     if let Some(v) = inst.globals.read().values.get(name) {

@@ -142,7 +142,7 @@ fn drop_table_times_out_with_1205_under_a_small_lock_wait_timeout() {
                 &mut b,
                 "SELECT @@lock_wait_timeout, @@global.lock_wait_timeout"
             ),
-            vec![vec![Value::Int(1), Value::Int(86_400)]]
+            vec![vec![Value::UInt(1), Value::UInt(86_400)]]
         );
         let t0 = Instant::now();
         let e = q(&mut b, "DROP TABLE t").expect_err("DROP must time out");

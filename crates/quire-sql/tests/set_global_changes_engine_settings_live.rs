@@ -92,7 +92,7 @@ fn flushing_and_lru_settings_change_live_and_show() {
         );
         assert_eq!(
             one(&mut s, "SELECT @@global.innodb_io_capacity"),
-            Value::Int(300)
+            Value::UInt(300)
         );
         assert_eq!(shown(&mut s, "innodb_io_capacity_max"), "4000");
         assert_eq!(shown(&mut s, "innodb_max_dirty_pages_pct"), "75.000000");
@@ -150,7 +150,7 @@ fn flushing_and_lru_settings_change_live_and_show() {
         let mut t = inst.session("root", "localhost");
         assert_eq!(
             one(&mut t, "SELECT @@global.innodb_max_dirty_pages_pct"),
-            Value::Str("10.000000".into())
+            Value::Double(10.0)
         );
     });
 }
@@ -280,11 +280,11 @@ fn static_settings_are_read_only_and_bad_values_are_refused() {
         // The server's lock_wait_timeout (metadata locks) is global and per session.
         ok(&mut s, "SET GLOBAL lock_wait_timeout = 7");
         let mut t = inst.session("root", "localhost");
-        assert_eq!(one(&mut t, "SELECT @@lock_wait_timeout"), Value::Int(7));
+        assert_eq!(one(&mut t, "SELECT @@lock_wait_timeout"), Value::UInt(7));
         ok(&mut t, "SET lock_wait_timeout = 99999999999");
         assert_eq!(
             one(&mut t, "SELECT @@lock_wait_timeout"),
-            Value::Int(31_536_000)
+            Value::UInt(31_536_000)
         );
     });
 }

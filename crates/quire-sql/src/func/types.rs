@@ -362,7 +362,16 @@ pub fn infer(e: &Expr, cols: &[Column], aggs: &[AggCall]) -> Ty {
             SessionFn::Now => datetime_ty(0),
             SessionFn::CurDate => Ty::new(FieldType::Date, 10, 0),
             SessionFn::Database | SessionFn::User => Ty::string(64),
-            SessionFn::SysVar { .. } => Ty::string(255),
+            // As MariaDB types `@@name` (vars.rs): drivers decode the value by it.
+            SessionFn::SysVar { name, .. } => match crate::vars::var_type(name) {
+                crate::vars::VarType::Unsigned => Ty {
+                    unsigned: true,
+                    ..Ty::new(FieldType::LongLong, 21, 0)
+                },
+                crate::vars::VarType::Bool => Ty::new(FieldType::LongLong, 1, 0),
+                crate::vars::VarType::Double => Ty::new(FieldType::Double, 21, 6),
+                crate::vars::VarType::Text => Ty::string(255),
+            },
         },
         Expr::Cmp(..)
         | Expr::Not(_)
