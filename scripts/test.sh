@@ -51,6 +51,7 @@ suite() { # name command...
 }
 suite "golden SQL scripts" python3 tests/sql/run.py --port "$port" tests/sql/*.test
 suite "mariadb client" python3 tests/server/mariadb_cli.py --port "$port"
+suite "drivers" bash tests/clients/run.sh "$port"
 suite "sysbench" bash tests/sysbench/run.sh "$port" "${QUIRE_SYSBENCH_SECS:-2}"
 kill -TERM "$server" && wait "$server" || { echo "quire serve did not shut down cleanly"; status=1; }
 server=
