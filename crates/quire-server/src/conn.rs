@@ -86,7 +86,13 @@ pub fn run_connection(stream: Stream, shared: &Shared<'_>, conn_id: u64, host: S
     let salt = new_salt();
     // The protocol carries 32 bits of connection id; the session keeps all 64.
     let wire_id = conn_id as u32;
-    let authed = match authenticate(&mut io, wire_id, &salt, &shared.creds, &host) {
+    let tls = shared.cfg.tls.as_ref();
+    let authed = match authenticate(&mut io, wire_id, &salt, &shared.creds, &host, tls) {
+        Ok(_) if shared.require_secure_transport() && !io.stream().is_secure() => {
+            tracing::debug!(conn_id, "refused: require_secure_transport and no TLS");
+            let _ = send_err(&mut io, &proto::secure_transport_required());
+            return;
+        }
         Ok(a) => a,
         Err(HandshakeError::Refused(e)) => {
             tracing::debug!(conn_id, code = e.code, "handshake refused: {}", e.message);
@@ -114,6 +120,7 @@ fn open_session<'a>(
     authed: Authed,
 ) -> Option<Conn<'a>> {
     let mut session = shared.instance.session_with_id(conn_id, &authed.user, host);
+    *session.info().tls.lock() = io.stream().tls_info();
     if let Some(db) = &authed.db {
         if let Err(e) = session.use_database(db) {
             if let Some(w) = to_wire(&e) {

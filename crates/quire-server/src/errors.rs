@@ -41,6 +41,15 @@ pub mod proto {
             format!("Access denied for user '{user}'@'{host}' (using password: {yes})"),
         )
     }
+    /// ER_SECURE_TRANSPORT_REQUIRED: a TCP connection without TLS while
+    /// require_secure_transport is ON.
+    pub fn secure_transport_required() -> WireError {
+        WireError::new(
+            3159,
+            "08004",
+            "Connections using insecure transport are prohibited while --require_secure_transport=ON.",
+        )
+    }
     /// ER_UNKNOWN_COM_ERROR.
     pub fn unknown_command() -> WireError {
         WireError::new(1047, "08S01", "Unknown command")
@@ -117,6 +126,7 @@ pub fn code_of(e: &SqlError) -> Option<(u16, &'static str)> {
         BadDefinition(_) => (1074, "42000"),
         UnknownVariable(_) => (1193, "HY000"),
         ReadOnlyVariable(_) => (1238, "HY000"),
+        NoSecureTransports => (4167, "HY000"),
         SessionOnlyVariable(_) => (1228, "HY000"),
         GlobalOnlyVariable(_) => (1229, "HY000"),
         WrongValueForVariable { .. } => (1231, "42000"),
@@ -258,6 +268,7 @@ mod tests {
             BadDefinition(s()),
             UnknownVariable(s()),
             ReadOnlyVariable(s()),
+            NoSecureTransports,
             SessionOnlyVariable(s()),
             GlobalOnlyVariable(s()),
             WrongValueForVariable {

@@ -1,17 +1,19 @@
-//! The connection phase: greeting (Handshake v10), the client's response, authentication
-//! with mysql_native_password (switching the client to it when it asked for another plugin),
+//! The connection phase: greeting (Handshake v10), the client's response (after an
+//! SslRequest and the TLS upgrade when the client asks for it), authentication with
+//! mysql_native_password (switching the client to it when it asked for another plugin),
 //! then OK or ERR.
 //!
 //! ```text
 //!   server                                  client
 //!   greeting(conn id, salt, caps) ───────▶
+//!                                 ◀─────── [SslRequest, then TLS on the socket]
 //!                                 ◀─────── HandshakeResponse41(user, scramble, db, plugin)
 //!   [AuthSwitchRequest(native, salt) ─────▶                      when plugin ≠ native
 //!                                 ◀─────── scramble]
 //!   OK / ERR 1045 / ERR 1049 ─────────────▶
 //! ```
 
-use std::io::{Read, Write};
+use std::sync::Arc;
 
 use mysql_common::constants::{CapabilityFlags, StatusFlags};
 use mysql_common::io::ParseBuf;
@@ -21,6 +23,7 @@ use rand::Rng;
 use sha1::{Digest, Sha1};
 
 use crate::errors::{proto, WireError};
+use crate::listener::Stream;
 use crate::packet::{FrameError, PacketIo};
 
 /// What the server reports as its version; MariaDB clients strip the `5.5.5-` prefix
@@ -32,8 +35,8 @@ pub const DEFAULT_COLLATION: u8 = 45;
 
 const NATIVE: &[u8] = b"mysql_native_password";
 
-/// The capabilities the server offers; a connection uses their intersection with the
-/// client's. No SSL (TLS is a later step), no LOCAL INFILE.
+/// The capabilities the server offers (SSL as well when TLS is on: [`greeting`]); a
+/// connection uses their intersection with the client's. No LOCAL INFILE.
 pub fn server_capabilities() -> CapabilityFlags {
     CapabilityFlags::CLIENT_LONG_PASSWORD
         | CapabilityFlags::CLIENT_LONG_FLAG
@@ -61,8 +64,8 @@ pub fn new_salt() -> [u8; 20] {
     salt
 }
 
-/// The Handshake v10 packet.
-pub fn greeting(conn_id: u32, salt: &[u8; 20]) -> Vec<u8> {
+/// The Handshake v10 packet; `tls`: SSL is offered.
+pub fn greeting(conn_id: u32, salt: &[u8; 20], tls: bool) -> Vec<u8> {
     let mut part1 = [0u8; 8];
     part1.copy_from_slice(&salt[..8]);
     // The second part is sent NUL-terminated: 12 bytes + NUL (auth data length 21).
@@ -74,7 +77,11 @@ pub fn greeting(conn_id: u32, salt: &[u8; 20]) -> Vec<u8> {
         conn_id,
         part1,
         Some(part2),
-        server_capabilities(),
+        if tls {
+            server_capabilities() | CapabilityFlags::CLIENT_SSL
+        } else {
+            server_capabilities()
+        },
         DEFAULT_COLLATION,
         StatusFlags::SERVER_STATUS_AUTOCOMMIT,
         Some(NATIVE),
@@ -156,19 +163,37 @@ impl From<FrameError> for HandshakeError {
     }
 }
 
+/// The length of an SslRequest: capabilities, max packet, collation and 23 zero bytes.
+const SSL_REQUEST_LEN: usize = 32;
+
 /// Runs the connection phase up to (not including) the final OK, which the caller sends
-/// once the session exists and its database is chosen.
-pub fn authenticate<S: Read + Write>(
-    io: &mut PacketIo<S>,
+/// once the session exists and its database is chosen. With `tls`, SSL is offered and a
+/// client's SslRequest upgrades the stream in place before its real response is read.
+pub fn authenticate(
+    io: &mut PacketIo<Stream>,
     conn_id: u32,
     salt: &[u8; 20],
     creds: &Credentials,
     host: &str,
+    tls: Option<&Arc<rustls::ServerConfig>>,
 ) -> Result<Authed, HandshakeError> {
-    io.write_message(&greeting(conn_id, salt))
+    io.write_message(&greeting(conn_id, salt, tls.is_some()))
         .map_err(FrameError::Io)?;
     io.flush().map_err(FrameError::Io)?;
-    let msg = io.read_message()?;
+    let mut msg = io.read_message()?;
+    // The capabilities are the message's first 4 bytes, little-endian.
+    let ssl_request = msg.len() == SSL_REQUEST_LEN
+        && msg.get(..4).is_some_and(|c| {
+            u32::from_le_bytes([c[0], c[1], c[2], c[3]]) & CapabilityFlags::CLIENT_SSL.bits() != 0
+        });
+    if ssl_request {
+        // An SslRequest when SSL was not offered is a bad handshake (below).
+        if let Some(cfg) = tls {
+            io.stream_mut().start_tls(cfg).map_err(FrameError::Io)?;
+            // Read through TLS: this runs the TLS handshake, then reads the response.
+            msg = io.read_message()?;
+        }
+    }
     let resp: HandshakeResponse<'_> = match ParseBuf(&msg).parse(()) {
         Ok(r) => r,
         Err(_) => return Err(HandshakeError::Refused(proto::bad_handshake())),
@@ -177,8 +202,8 @@ pub fn authenticate<S: Read + Write>(
     if !client_caps.contains(CapabilityFlags::CLIENT_PROTOCOL_41) {
         return Err(HandshakeError::Refused(proto::auth_mode_not_supported()));
     }
-    if client_caps.contains(CapabilityFlags::CLIENT_SSL) {
-        // An SslRequest: TLS was not offered.
+    if client_caps.contains(CapabilityFlags::CLIENT_SSL) && !io.stream().is_tls() {
+        // SSL asked for but not running: not offered, or the response came in the clear.
         return Err(HandshakeError::Refused(proto::bad_handshake()));
     }
     let user = String::from_utf8_lossy(resp.user()).into_owned();
@@ -243,7 +268,7 @@ mod tests {
     #[test]
     fn greeting_parses_back_with_salt_and_capabilities() {
         let salt = new_salt();
-        let g = greeting(42, &salt);
+        let g = greeting(42, &salt, false);
         let p: HandshakePacket<'_> = ParseBuf(&g).parse(()).unwrap();
         assert_eq!(p.connection_id(), 42);
         let mut got = p.scramble_1_ref().to_vec();
@@ -255,5 +280,8 @@ mod tests {
         assert!(!p.capabilities().contains(CapabilityFlags::CLIENT_SSL));
         assert_eq!(p.server_version_ref(), SERVER_VERSION.as_bytes());
         assert_eq!(p.auth_plugin_name_ref(), Some(NATIVE));
+        let g = greeting(42, &salt, true);
+        let p: HandshakePacket<'_> = ParseBuf(&g).parse(()).unwrap();
+        assert!(p.capabilities().contains(CapabilityFlags::CLIENT_SSL));
     }
 }

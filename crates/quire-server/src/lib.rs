@@ -15,6 +15,7 @@
 //! | `resultset`     | column definitions, text and binary rows, the streaming RowSink |
 //! | `errors`        | the one table from `SqlError` to MySQL code + SQLSTATE          |
 //! | `listener`      | TCP / Unix listeners, thread per connection, limits, shutdown   |
+//! | `tls`           | the TLS configuration: ssl_cert / ssl_key, or self-signed       |
 
 // Library code never unwraps (a bad client must not panic the server); unit tests may.
 #![deny(clippy::unwrap_used)]
@@ -29,6 +30,7 @@ pub mod reply;
 pub mod resultset;
 pub mod stmt;
 pub mod stmt_params;
+pub mod tls;
 
 pub use handshake::SERVER_VERSION;
 pub use listener::{serve, serve_on, Listeners, ServerConfig};

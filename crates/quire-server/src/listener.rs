@@ -47,6 +47,16 @@ pub struct ServerConfig {
     pub connect_timeout: Duration,
     /// A client that does not read its results for this long is dropped.
     pub net_write_timeout: Duration,
+    /// `ssl=OFF` turns TLS off; on, the binary fills `tls` (tls.rs).
+    pub ssl: bool,
+    pub ssl_cert: Option<PathBuf>,
+    pub ssl_key: Option<PathBuf>,
+    /// Shown in `@@ssl_ca`; client certificates are not asked for.
+    pub ssl_ca: Option<PathBuf>,
+    /// The TLS configuration connections upgrade with; `None`: SSL is not offered.
+    pub tls: Option<std::sync::Arc<rustls::ServerConfig>>,
+    /// The start-up value of `require_secure_transport` (then `SET GLOBAL`).
+    pub require_secure_transport: bool,
 }
 
 impl ServerConfig {
@@ -72,6 +82,28 @@ impl ServerConfig {
         if let Some(d) = self.wait_timeout {
             v.push(("wait_timeout", d.as_secs().to_string()));
         }
+        let on = self.tls.is_some();
+        let have = if on { "YES" } else { "DISABLED" };
+        v.push(("have_ssl", have.into()));
+        v.push(("have_openssl", have.into()));
+        let path = |p: &Option<PathBuf>| {
+            p.as_ref()
+                .map_or(String::new(), |p| p.display().to_string())
+        };
+        if on {
+            v.push(("ssl_cert", path(&self.ssl_cert)));
+            v.push(("ssl_key", path(&self.ssl_key)));
+            v.push(("ssl_ca", path(&self.ssl_ca)));
+        }
+        v.push((
+            "require_secure_transport",
+            if self.require_secure_transport {
+                "ON"
+            } else {
+                "OFF"
+            }
+            .into(),
+        ));
         v
     }
 }
@@ -87,6 +119,12 @@ impl Default for ServerConfig {
             wait_timeout: None,
             connect_timeout: Duration::from_secs(10),
             net_write_timeout: Duration::from_secs(60),
+            ssl: true,
+            ssl_cert: None,
+            ssl_key: None,
+            ssl_ca: None,
+            tls: None,
+            require_secure_transport: false,
         }
     }
 }
@@ -99,6 +137,11 @@ impl ServerConfig {
         let num = || {
             quire_engine::config::parse_size(value.trim())
                 .ok_or_else(|| format!("{n}: '{value}' is not a number"))
+        };
+        let on_off = || match value.trim().to_ascii_uppercase().as_str() {
+            "ON" | "1" | "TRUE" | "YES" => Ok(true),
+            "OFF" | "0" | "FALSE" | "NO" => Ok(false),
+            other => Err(format!("{n}: '{other}' is not ON or OFF")),
         };
         match n.as_str() {
             "max_connections" => {
@@ -119,17 +162,23 @@ impl ServerConfig {
             "wait_timeout" => self.wait_timeout = Some(Duration::from_secs(num()?.max(1))),
             "connect_timeout" => self.connect_timeout = Duration::from_secs(num()?.max(1)),
             "net_write_timeout" => self.net_write_timeout = Duration::from_secs(num()?.max(1)),
+            "ssl" => self.ssl = on_off()?,
+            "require_secure_transport" => self.require_secure_transport = on_off()?,
+            "ssl_cert" => self.ssl_cert = Some(PathBuf::from(value.trim())),
+            "ssl_key" => self.ssl_key = Some(PathBuf::from(value.trim())),
+            "ssl_ca" => self.ssl_ca = Some(PathBuf::from(value.trim())),
             _ => return Ok(false),
         }
         Ok(true)
     }
 }
 
-/// A client socket, TCP or Unix.
+/// A client socket, TCP or Unix, and once upgraded (tls.rs), TLS over one of them.
 #[derive(Debug)]
 pub enum Stream {
     Tcp(TcpStream),
     Unix(UnixStream),
+    Tls(Box<rustls::StreamOwned<rustls::ServerConnection, Stream>>),
 }
 
 impl Stream {
@@ -137,32 +186,103 @@ impl Stream {
         match self {
             Stream::Tcp(s) => s.set_read_timeout(d),
             Stream::Unix(s) => s.set_read_timeout(d),
+            Stream::Tls(s) => s.sock.set_read_timeout(d),
         }
     }
     pub fn set_write_timeout(&self, d: Option<Duration>) -> io::Result<()> {
         match self {
             Stream::Tcp(s) => s.set_write_timeout(d),
             Stream::Unix(s) => s.set_write_timeout(d),
+            Stream::Tls(s) => s.sock.set_write_timeout(d),
         }
     }
     pub fn shutdown(&self) {
         let _ = match self {
             Stream::Tcp(s) => s.shutdown(Shutdown::Both),
             Stream::Unix(s) => s.shutdown(Shutdown::Both),
+            Stream::Tls(s) => {
+                s.sock.shutdown();
+                Ok(())
+            }
         };
     }
+    /// A second handle on the same socket (the registry's, to shut it down; the TLS
+    /// upgrade's, to wrap). A TLS stream has no second handle: its state is one.
     fn try_clone(&self) -> io::Result<Stream> {
         Ok(match self {
             Stream::Tcp(s) => Stream::Tcp(s.try_clone()?),
             Stream::Unix(s) => Stream::Unix(s.try_clone()?),
+            Stream::Tls(_) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::Unsupported,
+                    "a TLS stream is not cloned",
+                ))
+            }
         })
     }
     fn set_nonblocking(&self, on: bool) -> io::Result<()> {
         match self {
             Stream::Tcp(s) => s.set_nonblocking(on),
             Stream::Unix(s) => s.set_nonblocking(on),
+            Stream::Tls(s) => s.sock.set_nonblocking(on),
         }
     }
+
+    pub fn is_tls(&self) -> bool {
+        matches!(self, Stream::Tls(_))
+    }
+
+    /// Whether the transport is secure for `require_secure_transport`: TLS, or the Unix
+    /// socket (as MariaDB counts it).
+    pub fn is_secure(&self) -> bool {
+        !matches!(self, Stream::Tcp(_))
+    }
+
+    /// Replaces this plain socket with TLS over it (the SslRequest was read). The TLS
+    /// handshake itself runs on the next read, within the socket's timeouts.
+    pub fn start_tls(&mut self, cfg: &std::sync::Arc<rustls::ServerConfig>) -> io::Result<()> {
+        let conn = rustls::ServerConnection::new(cfg.clone())
+            .map_err(io::Error::other)?;
+        // The old handle closes when replaced; the socket lives on in the clone.
+        let inner = self.try_clone()?;
+        *self = Stream::Tls(Box::new(rustls::StreamOwned::new(conn, inner)));
+        Ok(())
+    }
+
+    /// The TLS version and cipher suite, MariaDB's way (`TLSv1.3`, `TLS_AES_256_GCM_SHA384`),
+    /// once the handshake is done; `None` on a plain connection.
+    pub fn tls_info(&self) -> Option<(String, String)> {
+        let Stream::Tls(s) = self else { return None };
+        let version = match s.conn.protocol_version()? {
+            rustls::ProtocolVersion::TLSv1_3 => "TLSv1.3".to_string(),
+            rustls::ProtocolVersion::TLSv1_2 => "TLSv1.2".to_string(),
+            other => format!("{other:?}"),
+        };
+        let suite = s.conn.negotiated_cipher_suite()?;
+        let name = openssl_name(suite.suite().as_str().unwrap_or("unknown"));
+        Some((version, name))
+    }
+}
+
+/// A cipher suite under the name OpenSSL gives it, as MariaDB's Ssl_cipher shows it (rustls
+/// names them as the IANA registry does, with TLS 1.3's prefixed `TLS13_`).
+fn openssl_name(iana: &str) -> String {
+    if let Some(rest) = iana.strip_prefix("TLS13_") {
+        return format!("TLS_{rest}");
+    }
+    let Some(rest) = iana.strip_prefix("TLS_ECDHE_") else {
+        return iana.to_string();
+    };
+    let Some((auth, cipher)) = rest.split_once("_WITH_") else {
+        return iana.to_string();
+    };
+    let cipher = match cipher {
+        "AES_256_GCM_SHA384" => "AES256-GCM-SHA384",
+        "AES_128_GCM_SHA256" => "AES128-GCM-SHA256",
+        "CHACHA20_POLY1305_SHA256" => "CHACHA20-POLY1305",
+        _ => return iana.to_string(),
+    };
+    format!("ECDHE-{auth}-{cipher}")
 }
 
 impl Read for Stream {
@@ -170,6 +290,7 @@ impl Read for Stream {
         match self {
             Stream::Tcp(s) => s.read(buf),
             Stream::Unix(s) => s.read(buf),
+            Stream::Tls(s) => s.read(buf),
         }
     }
 }
@@ -179,12 +300,14 @@ impl Write for Stream {
         match self {
             Stream::Tcp(s) => s.write(buf),
             Stream::Unix(s) => s.write(buf),
+            Stream::Tls(s) => s.write(buf),
         }
     }
     fn flush(&mut self) -> io::Result<()> {
         match self {
             Stream::Tcp(s) => s.flush(),
             Stream::Unix(s) => s.flush(),
+            Stream::Tls(s) => s.flush(),
         }
     }
 }
@@ -298,6 +421,11 @@ impl Shared<'_> {
             .or_else(|| self.instance.global_u64("max_allowed_packet"))
             .unwrap_or(16 << 20);
         usize::try_from(v).unwrap_or(usize::MAX)
+    }
+
+    /// `require_secure_transport` as it is now (SET GLOBAL changes it for new connections).
+    pub fn require_secure_transport(&self) -> bool {
+        self.instance.global_u64("require_secure_transport") == Some(1)
     }
 
     pub fn max_connections(&self) -> usize {

@@ -61,6 +61,16 @@ impl<S: Read + Write> PacketIo<S> {
         &self.stream
     }
 
+    /// The stream itself, to upgrade it to TLS in place: the sequence ids go on across
+    /// the upgrade (docs/protocol.md, "TLS"). Nothing may be buffered either way then.
+    pub fn stream_mut(&mut self) -> &mut S {
+        debug_assert!(
+            self.wbuf.is_empty(),
+            "unflushed writes across a stream change"
+        );
+        &mut self.stream
+    }
+
     /// The next command starts a new exchange (invariant 2).
     pub fn reset_seq(&mut self) {
         self.seq = 0;

@@ -614,6 +614,11 @@ impl<'d> Session<'d> {
                         .load(std::sync::atomic::Ordering::Relaxed)
                         .to_string(),
                 ));
+                // This session's transport (empty on a plain connection), as clients check
+                // that TLS is on.
+                let (version, cipher) = self.info.tls.lock().clone().unwrap_or_default();
+                all.push(("Ssl_version".into(), version));
+                all.push(("Ssl_cipher".into(), cipher));
                 all.sort_by_key(|a| a.0.to_lowercase());
                 let rows = all
                     .into_iter()

@@ -1128,6 +1128,12 @@ impl<'d> Session<'d> {
         };
         let shown = types::display(&v);
         let v = crate::vars::normalize(&var, &v)?;
+        if var == "require_secure_transport"
+            && v == Value::Int(1)
+            && crate::vars::global(self.inst, "have_ssl") != Some(Value::Str("YES".into()))
+        {
+            return Err(SqlError::NoSecureTransports);
+        }
         if let (crate::vars::Kind::Int { .. }, Some(a), Value::Int(n)) = (def.kind, asked, &v) {
             if a != i128::from(*n) {
                 // normalize clamped it: MariaDB says so.

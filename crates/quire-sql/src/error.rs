@@ -135,6 +135,9 @@ pub enum SqlError {
     /// 1238
     #[error("Variable '{0}' is a read only variable")]
     ReadOnlyVariable(String),
+    /// 4167: `SET GLOBAL require_secure_transport=ON` on a server without TLS.
+    #[error("No secure transports are configured, unable to set --require_secure_transport=ON")]
+    NoSecureTransports,
     /// 1228
     #[error("Variable '{0}' is a SESSION variable and can't be used with SET GLOBAL")]
     SessionOnlyVariable(String),

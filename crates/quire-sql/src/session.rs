@@ -81,6 +81,9 @@ pub struct SessionInfo {
     pub killed: AtomicU8,
     /// Set with `killed`: ends a lock wait the session is in (the engine polls it).
     pub interrupt: Arc<AtomicBool>,
+    /// The connection's TLS version and cipher (SHOW STATUS's Ssl_version, Ssl_cipher);
+    /// `None` on a plain connection. Set by the server once, after the handshake.
+    pub tls: Mutex<Option<(String, String)>>,
 }
 
 impl SessionInfo {
@@ -169,6 +172,7 @@ impl<'d> Instance<'d> {
             since: Mutex::new(Instant::now()),
             killed: AtomicU8::new(kill::NONE),
             interrupt: Arc::new(AtomicBool::new(false)),
+            tls: Mutex::new(None),
         });
         self.sessions.lock().insert(id, info.clone());
         Session::new(self, info)
@@ -188,8 +192,16 @@ impl<'d> Instance<'d> {
     /// Sets a server variable's global value at start-up (`quire serve --set`).
     pub fn set_global(&self, name: &str, value: &str) -> Result<()> {
         let name = name.to_ascii_lowercase();
-        if crate::vars::find(&name).is_none() {
+        let Some(def) = crate::vars::find(&name) else {
             return Err(SqlError::UnknownVariable(name));
+        };
+        // Read-only to SET, not to the server's own configuration (have_ssl, ssl_cert, …).
+        if def.kind == crate::vars::Kind::ReadOnly {
+            self.globals
+                .write()
+                .values
+                .insert(name, Value::Str(value.into()));
+            return Ok(());
         }
         let v = match value.parse::<i64>() {
             Ok(i) => Value::Int(i),

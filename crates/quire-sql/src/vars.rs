@@ -115,6 +115,8 @@ pub static VARS: &[Var] = &[
     ),
     v("default_storage_engine", Scope::Both, Kind::Str, "InnoDB"),
     v("foreign_key_checks", Scope::Both, Kind::Bool, "1"),
+    // The server sets these at start from its TLS setup (docs/protocol.md, "TLS").
+    v("have_openssl", Scope::Global, Kind::ReadOnly, "DISABLED"),
     v("have_ssl", Scope::Global, Kind::ReadOnly, "DISABLED"),
     v("hostname", Scope::Global, Kind::ReadOnly, "localhost"),
     v("init_connect", Scope::Global, Kind::Str, ""),
@@ -207,6 +209,10 @@ pub static VARS: &[Var] = &[
     v("protocol_version", Scope::Global, Kind::ReadOnly, "10"),
     v("query_cache_size", Scope::Global, Kind::ReadOnly, "0"),
     v("query_cache_type", Scope::Both, Kind::Str, "OFF"),
+    v("require_secure_transport", Scope::Global, Kind::Bool, "0"),
+    v("ssl_ca", Scope::Global, Kind::ReadOnly, ""),
+    v("ssl_cert", Scope::Global, Kind::ReadOnly, ""),
+    v("ssl_key", Scope::Global, Kind::ReadOnly, ""),
     v("sql_auto_is_null", Scope::Both, Kind::Bool, "0"),
     v(
         "sql_mode",

@@ -61,11 +61,47 @@ fn settings(list: &[String]) -> Result<(Config, ServerConfig), String> {
         engine.set(name.trim(), value.trim()).map_err(|e| {
             format!(
                 "--set {s}: {e} (server settings: max_connections, max_allowed_packet, \
-                 wait_timeout, connect_timeout, net_write_timeout)"
+                 wait_timeout, connect_timeout, net_write_timeout, ssl, ssl_cert, ssl_key, \
+                 ssl_ca, require_secure_transport)"
             )
         })?;
     }
     Ok((engine, server))
+}
+
+/// TLS as configured: `ssl=OFF` none; `ssl_cert` and `ssl_key` loaded; neither, the
+/// self-signed pair in the data directory, made at the first start (docs/protocol.md, "TLS").
+fn setup_tls(server: &mut ServerConfig, data_dir: &std::path::Path) -> Result<(), String> {
+    if !server.ssl {
+        return Ok(());
+    }
+    let (cert, key) = match (&server.ssl_cert, &server.ssl_key) {
+        (Some(c), Some(k)) => (c.clone(), k.clone()),
+        (None, None) => {
+            let (c, k) = quire_server::tls::self_signed(data_dir)?;
+            if server.ssl_ca.is_none() {
+                server.ssl_ca = Some(data_dir.join(quire_server::tls::CA_FILE));
+            }
+            (c, k)
+        }
+        (Some(_), None) => return Err("ssl_cert is set without ssl_key".into()),
+        (None, Some(_)) => return Err("ssl_key is set without ssl_cert".into()),
+    };
+    server.tls = Some(quire_server::tls::load(&cert, &key)?);
+    server.ssl_cert = Some(cert);
+    server.ssl_key = Some(key);
+    Ok(())
+}
+
+/// MariaDB refuses require_secure_transport=ON with no secure transport at all.
+fn check_secure_transport(server: &ServerConfig) -> Result<(), String> {
+    if server.require_secure_transport && server.tls.is_none() && server.socket.is_none() {
+        return Err(
+            "No secure transports are configured, unable to set --require_secure_transport=ON"
+                .into(),
+        );
+    }
+    Ok(())
 }
 
 pub fn main(opts: Options) -> ExitCode {
@@ -93,6 +129,13 @@ pub fn main(opts: Options) -> ExitCode {
             return ExitCode::from(1);
         }
     };
+    if let Err(e) =
+        setup_tls(&mut server, &opts.data_dir).and_then(|()| check_secure_transport(&server))
+    {
+        eprintln!("quire serve: {e}");
+        let _ = db.shutdown();
+        return ExitCode::from(1);
+    }
     let listeners = match Listeners::bind(&server) {
         Ok(l) => l,
         Err(e) => {
