@@ -35,6 +35,9 @@ pub const DEFAULT_COLLATION: u8 = 45;
 
 const NATIVE: &[u8] = b"mysql_native_password";
 
+/// caching_sha2_password's AuthMoreData: the fast path succeeded (OK follows).
+const SHA2_FAST_AUTH_SUCCESS: [u8; 2] = [0x01, 0x03];
+
 /// The capabilities the server offers (SSL as well when TLS is on: [`greeting`]); a
 /// connection uses their intersection with the client's. No LOCAL INFILE.
 pub fn server_capabilities() -> CapabilityFlags {
@@ -91,21 +94,45 @@ pub fn greeting(conn_id: u32, salt: &[u8; 20], tls: bool) -> Vec<u8> {
     buf
 }
 
-/// The password check, holding SHA1(SHA1(password)) as MySQL's `mysql.user` does, never
-/// the password itself.
+/// The password check, holding SHA1(SHA1(password)) as MySQL's `mysql.user` does for
+/// mysql_native_password, and SHA256(SHA256(password)) as caching_sha2_password's cache
+/// does, never the password itself.
 #[derive(Clone)]
 pub struct Credentials {
     /// `None`: the empty password.
     root_stage2: Option<[u8; 20]>,
+    root_sha2_stage2: Option<[u8; 32]>,
+}
+
+/// SHA256 of the parts, one after the other.
+fn sha256(parts: &[&[u8]]) -> [u8; 32] {
+    use sha2::Digest as _;
+    let mut h = sha2::Sha256::new();
+    for p in parts {
+        h.update(p);
+    }
+    let mut out = [0u8; 32];
+    out.copy_from_slice(&h.finalize());
+    out
+}
+
+/// Compares every byte (no early exit on the first difference).
+fn same(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 impl Credentials {
     pub fn new(root_password: Option<&str>) -> Self {
-        let root_stage2 = root_password.filter(|p| !p.is_empty()).map(|p| {
+        let pw = root_password.filter(|p| !p.is_empty());
+        let root_stage2 = pw.map(|p| {
             let stage1: [u8; 20] = Sha1::digest(p.as_bytes()).into();
             Sha1::digest(stage1).into()
         });
-        Credentials { root_stage2 }
+        let root_sha2_stage2 = pw.map(|p| sha256(&[&sha256(&[p.as_bytes()])]));
+        Credentials {
+            root_stage2,
+            root_sha2_stage2,
+        }
     }
 
     /// mysql_native_password: the client sent SHA1(pw) XOR SHA1(salt + SHA1(SHA1(pw))).
@@ -127,12 +154,31 @@ impl Credentials {
                     stage1[i] = response[i] ^ mask[i];
                 }
                 let candidate: [u8; 20] = Sha1::digest(stage1).into();
-                // Compare every byte (no early exit on the first difference).
-                candidate
-                    .iter()
-                    .zip(stage2.iter())
-                    .fold(0u8, |acc, (a, b)| acc | (a ^ b))
-                    == 0
+                same(&candidate, stage2)
+            }
+            (Some(_), _) => false,
+        }
+    }
+
+    /// caching_sha2_password's fast path: the client sent SHA256(pw) XOR
+    /// SHA256(SHA256(SHA256(pw)) + salt). XOR with SHA256(stage2 + salt) gives SHA256(pw)
+    /// back; its SHA256 must be stage2.
+    pub fn check_sha2(&self, user: &str, salt: &[u8; 20], response: &[u8]) -> bool {
+        if user != "root" {
+            return false;
+        }
+        match (&self.root_sha2_stage2, response.len()) {
+            // An empty password: some clients send nothing, some a lone NUL.
+            (None, 0) => true,
+            (None, 1) => response == [0],
+            (None, _) | (Some(_), 0) => false,
+            (Some(stage2), 32) => {
+                let mask = sha256(&[stage2, salt]);
+                let mut stage1 = [0u8; 32];
+                for i in 0..32 {
+                    stage1[i] = response[i] ^ mask[i];
+                }
+                same(&sha256(&[&stage1]), stage2)
             }
             (Some(_), _) => false,
         }
@@ -212,27 +258,48 @@ pub fn authenticate(
         .filter(|d| !d.is_empty())
         .map(|d| String::from_utf8_lossy(d).into_owned());
     let caps = client_caps & server_capabilities();
-    let mut response = resp.scramble_buf().to_vec();
-    let wants_switch = match resp.auth_plugin() {
-        None | Some(AuthPlugin::MysqlNativePassword) => false,
-        Some(_) => caps.contains(CapabilityFlags::CLIENT_PLUGIN_AUTH),
+    let response = resp.scramble_buf().to_vec();
+    let plugin = resp.auth_plugin();
+    let refused = |response: &[u8]| {
+        HandshakeError::Refused(proto::access_denied(&user, host, !response.is_empty()))
     };
-    if wants_switch {
-        // MySQL 8 clients start with caching_sha2_password: ask for native instead.
-        let mut data = salt.to_vec();
-        data.push(0);
-        let mut buf = Vec::with_capacity(48);
-        AuthSwitchRequest::new(NATIVE, data).serialize(&mut buf);
-        io.write_message(&buf).map_err(FrameError::Io)?;
-        io.flush().map_err(FrameError::Io)?;
-        response = io.read_message()?;
-    }
-    if !creds.check(&user, salt, &response) {
-        return Err(HandshakeError::Refused(proto::access_denied(
-            &user,
-            host,
-            !response.is_empty(),
-        )));
+    match plugin {
+        None | Some(AuthPlugin::MysqlNativePassword) => {
+            if !creds.check(&user, salt, &response) {
+                return Err(refused(&response));
+            }
+        }
+        // MySQL 8's default: its fast path, checked against SHA256(SHA256(pw)); MySQL sends
+        // AuthMoreData(fast_auth_success) before the OK. An empty password gets the OK alone.
+        Some(AuthPlugin::CachingSha2Password)
+            if caps.contains(CapabilityFlags::CLIENT_PLUGIN_AUTH) =>
+        {
+            if !creds.check_sha2(&user, salt, &response) {
+                return Err(refused(&response));
+            }
+            if !matches!(response.as_slice(), [] | [0]) {
+                io.write_message(&SHA2_FAST_AUTH_SUCCESS)
+                    .map_err(FrameError::Io)?;
+            }
+        }
+        Some(_) if caps.contains(CapabilityFlags::CLIENT_PLUGIN_AUTH) => {
+            // Another plugin (sha256_password, client_ed25519, …): ask for native instead.
+            let mut data = salt.to_vec();
+            data.push(0);
+            let mut buf = Vec::with_capacity(48);
+            AuthSwitchRequest::new(NATIVE, data).serialize(&mut buf);
+            io.write_message(&buf).map_err(FrameError::Io)?;
+            io.flush().map_err(FrameError::Io)?;
+            let response = io.read_message()?;
+            if !creds.check(&user, salt, &response) {
+                return Err(refused(&response));
+            }
+        }
+        Some(_) => {
+            if !creds.check(&user, salt, &response) {
+                return Err(refused(&response));
+            }
+        }
     }
     Ok(Authed { user, db, caps })
 }

@@ -241,8 +241,7 @@ impl Stream {
     /// Replaces this plain socket with TLS over it (the SslRequest was read). The TLS
     /// handshake itself runs on the next read, within the socket's timeouts.
     pub fn start_tls(&mut self, cfg: &std::sync::Arc<rustls::ServerConfig>) -> io::Result<()> {
-        let conn = rustls::ServerConnection::new(cfg.clone())
-            .map_err(io::Error::other)?;
+        let conn = rustls::ServerConnection::new(cfg.clone()).map_err(io::Error::other)?;
         // The old handle closes when replaced; the socket lives on in the clone.
         let inner = self.try_clone()?;
         *self = Stream::Tls(Box::new(rustls::StreamOwned::new(conn, inner)));

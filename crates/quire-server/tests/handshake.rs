@@ -69,28 +69,36 @@ fn unknown_user_is_refused_with_1045() {
 }
 
 #[test]
-fn caching_sha2_client_is_switched_to_native_password() {
+fn caching_sha2_client_authenticates_by_its_fast_path() {
     let server = TestServer::start_with(ServerConfig {
         root_password: Some("pw".into()),
         ..ServerConfig::default()
     });
-    let mut c = Client::connect_as(
-        server.addr,
-        "root",
-        "pw",
-        None,
-        AuthPlugin::CachingSha2Password,
-    )
-    .unwrap();
+    let sha2 = AuthPlugin::CachingSha2Password;
+    let mut c = Client::connect_as(server.addr, "root", "pw", None, sha2.clone()).unwrap();
     assert!(matches!(c.ping(), Reply::Ok { .. }));
-    let bad = Client::connect_as(
-        server.addr,
-        "root",
-        "px",
-        None,
-        AuthPlugin::CachingSha2Password,
-    )
-    .map(|_| ());
+    for (user, pw) in [("root", "px"), ("root", ""), ("bob", "pw")] {
+        let bad = Client::connect_as(server.addr, user, pw, None, sha2.clone()).map(|_| ());
+        assert_eq!(bad.unwrap_err().err_code(), Some(1045), "{user}/{pw}");
+    }
+    // Without a password, the empty response is the whole exchange.
+    let open = TestServer::start();
+    let mut c = Client::connect_as(open.addr, "root", "", None, sha2.clone()).unwrap();
+    assert!(matches!(c.ping(), Reply::Ok { .. }));
+    let bad = Client::connect_as(open.addr, "root", "pw", None, sha2).map(|_| ());
+    assert_eq!(bad.unwrap_err().err_code(), Some(1045));
+}
+
+#[test]
+fn a_client_with_another_plugin_is_switched_to_native_password() {
+    let server = TestServer::start_with(ServerConfig {
+        root_password: Some("pw".into()),
+        ..ServerConfig::default()
+    });
+    let ed = AuthPlugin::Other(std::borrow::Cow::Borrowed(b"client_ed25519"));
+    let mut c = Client::connect_as(server.addr, "root", "pw", None, ed.clone()).unwrap();
+    assert!(matches!(c.ping(), Reply::Ok { .. }));
+    let bad = Client::connect_as(server.addr, "root", "px", None, ed).map(|_| ());
     assert_eq!(bad.unwrap_err().err_code(), Some(1045));
 }
 

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use mysql_common::auth::plugins::caching_sha2_password::scramble_sha256;
 use mysql_common::auth::plugins::mysql_native_password::scramble_native;
 use mysql_common::constants::CapabilityFlags;
 use mysql_common::io::ParseBuf;
@@ -247,6 +248,13 @@ impl Client {
             AuthPlugin::MysqlNativePassword => scramble_native(&salt, password.as_bytes())
                 .map(|s| s.to_vec())
                 .unwrap_or_default(),
+            AuthPlugin::CachingSha2Password => {
+                let mut nonce = [0u8; 20];
+                nonce.copy_from_slice(&salt[..20]);
+                scramble_sha256(&nonce, password.as_bytes())
+                    .map(|s| s.to_vec())
+                    .unwrap_or_default()
+            }
             // Not a native scramble: whatever the other plugin would send.
             _ => vec![0xAB; 32],
         };
@@ -266,6 +274,10 @@ impl Client {
         io.write_message(&buf).unwrap();
         io.flush().unwrap();
         let mut p = io.read_message().unwrap();
+        if p == [0x01, 0x03] {
+            // caching_sha2_password's fast_auth_success: the OK follows.
+            p = io.read_message().unwrap();
+        }
         if p.first() == Some(&0xFE) && p.len() > 7 {
             let sw: AuthSwitchRequest<'_> = ParseBuf(&p).parse(()).unwrap();
             assert_eq!(sw.auth_plugin(), AuthPlugin::MysqlNativePassword);
