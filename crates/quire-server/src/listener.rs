@@ -57,6 +57,9 @@ pub struct ServerConfig {
     pub tls: Option<std::sync::Arc<rustls::ServerConfig>>,
     /// The start-up value of `require_secure_transport` (then `SET GLOBAL`).
     pub require_secure_transport: bool,
+    /// Start-up values of the SQL layer's variables (`--set sql_mode=…`, an option file's
+    /// `collation_server`): applied with `Instance::set_global`; a bad one stops the start.
+    pub globals: Vec<(String, String)>,
 }
 
 impl ServerConfig {
@@ -81,6 +84,12 @@ impl ServerConfig {
         }
         if let Some(d) = self.wait_timeout {
             v.push(("wait_timeout", d.as_secs().to_string()));
+        }
+        if let Some(port) = self.bind.as_deref().and_then(|b| b.rsplit_once(':')) {
+            v.push(("port", port.1.to_string()));
+        }
+        if let Some(path) = &self.socket {
+            v.push(("socket", path.display().to_string()));
         }
         let on = self.tls.is_some();
         let have = if on { "YES" } else { "DISABLED" };
@@ -125,6 +134,7 @@ impl Default for ServerConfig {
             ssl_ca: None,
             tls: None,
             require_secure_transport: false,
+            globals: Vec::new(),
         }
     }
 }
@@ -167,6 +177,14 @@ impl ServerConfig {
             "ssl_cert" => self.ssl_cert = Some(PathBuf::from(value.trim())),
             "ssl_key" => self.ssl_key = Some(PathBuf::from(value.trim())),
             "ssl_ca" => self.ssl_ca = Some(PathBuf::from(value.trim())),
+            // The engine's settings are the engine's (the caller's next stop).
+            _ if quire_sql::is_server_variable(&n)
+                && !quire_engine::config::Config::NAMES.contains(&n.as_str()) =>
+            {
+                // Checked now, so a bad value stops the start before it listens.
+                quire_sql::startup_value(&n, value.trim()).map_err(|e| format!("{n}: {e}"))?;
+                self.globals.push((n, value.trim().to_string()));
+            }
             _ => return Ok(false),
         }
         Ok(true)
@@ -457,6 +475,11 @@ pub fn serve_on(
         if let Err(e) = instance.set_global(name, &value) {
             tracing::warn!("{name}={value} is not shown in SHOW VARIABLES: {e}");
         }
+    }
+    for (name, value) in &cfg.globals {
+        instance.set_global(name, value).map_err(|e| {
+            io::Error::new(io::ErrorKind::InvalidInput, format!("{name}={value}: {e}"))
+        })?;
     }
     let shared = Shared {
         instance,

@@ -37,4 +37,10 @@ mod vars;
 pub use error::SqlError;
 pub use meta::{charset, flags, CollectSink, ColumnMeta, FieldType, RowSink, SinkError};
 pub use quire_engine::row::Value;
-pub use session::{kill, Instance, Outcome, PreparedInfo, Session, SessionInfo};
+pub use session::{kill, startup_value, Instance, Outcome, PreparedInfo, Session, SessionInfo};
+
+/// Whether `name` is one of the SQL layer's server variables (SHOW VARIABLES, `SET GLOBAL`):
+/// the server passes these from its configuration to [`Instance::set_global`].
+pub fn is_server_variable(name: &str) -> bool {
+    vars::find(&name.to_ascii_lowercase()).is_some()
+}

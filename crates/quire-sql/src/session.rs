@@ -191,42 +191,45 @@ impl<'d> Instance<'d> {
 
     /// Sets a server variable's global value at start-up (`quire serve --set`).
     pub fn set_global(&self, name: &str, value: &str) -> Result<()> {
-        let name = name.to_ascii_lowercase();
-        let Some(def) = crate::vars::find(&name) else {
-            return Err(SqlError::UnknownVariable(name));
-        };
-        // Read-only to SET, not to the server's own configuration (have_ssl, ssl_cert, …).
-        if def.kind == crate::vars::Kind::ReadOnly {
-            self.globals
-                .write()
-                .values
-                .insert(name, Value::Str(value.into()));
-            return Ok(());
-        }
-        let v = match value.parse::<i64>() {
-            Ok(i) => Value::Int(i),
-            Err(_) => Value::Str(value.into()),
-        };
-        let v = match name.as_str() {
-            // Kept canonical: sessions start from it.
-            "sql_mode" => Value::Str(
-                SqlMode::parse(value)
-                    .map_err(|bad| SqlError::WrongValueForVariable {
-                        name: name.clone(),
-                        value: bad,
-                    })?
-                    .to_string(),
-            ),
-            "collation_connection" => Value::Str(
-                crate::bind::column_collation(None, Some(value), crate::bind::LITERAL_COLLATION)?
-                    .name()
-                    .to_string(),
-            ),
-            _ => crate::vars::normalize(&name, &v)?,
-        };
+        let (name, v) = startup_value(name, value)?;
         self.globals.write().values.insert(name, v);
         Ok(())
     }
+}
+
+/// A server variable's start-up value (`quire serve --set`, an option file) as it is kept:
+/// its name lower-cased and its value checked and canonical, or the error SET would give.
+pub fn startup_value(name: &str, value: &str) -> Result<(String, Value)> {
+    let name = name.to_ascii_lowercase();
+    let Some(def) = crate::vars::find(&name) else {
+        return Err(SqlError::UnknownVariable(name));
+    };
+    // Read-only to SET, not to the server's own configuration (have_ssl, ssl_cert, …).
+    if def.kind == crate::vars::Kind::ReadOnly {
+        return Ok((name, Value::Str(value.into())));
+    }
+    let v = match value.parse::<i64>() {
+        Ok(i) => Value::Int(i),
+        Err(_) => Value::Str(value.into()),
+    };
+    let v = match name.as_str() {
+        // Kept canonical: sessions start from it.
+        "sql_mode" => Value::Str(
+            SqlMode::parse(value)
+                .map_err(|bad| SqlError::WrongValueForVariable {
+                    name: name.clone(),
+                    value: bad,
+                })?
+                .to_string(),
+        ),
+        "collation_connection" => Value::Str(
+            crate::bind::column_collation(None, Some(value), crate::bind::LITERAL_COLLATION)?
+                .name()
+                .to_string(),
+        ),
+        _ => crate::vars::normalize(&name, &v)?,
+    };
+    Ok((name, v))
 }
 
 /// A statement kept for re-execution: a prepared statement or a COM_QUERY cache entry.

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod bench;
+mod options;
 mod serve;
 
 #[derive(Parser, Debug)]
@@ -23,13 +24,19 @@ struct Cli {
 enum Cmd {
     /// Serve the MySQL wire protocol on a data directory.
     Serve {
-        #[arg(long, default_value = "./quire-data")]
-        data_dir: PathBuf,
-        #[arg(long, default_value_t = 3307)]
-        port: u16,
-        /// The address to listen on.
-        #[arg(long, default_value = "127.0.0.1")]
-        bind: String,
+        /// The data directory [default: ./quire-data].
+        #[arg(long)]
+        data_dir: Option<PathBuf>,
+        /// [default: 3307]
+        #[arg(long)]
+        port: Option<u16>,
+        /// The address to listen on [default: 127.0.0.1].
+        #[arg(long)]
+        bind: Option<String>,
+        /// A my.cnf-style option file: its [mysqld], [server], [mariadb] and [quire] groups
+        /// (port, bind-address, socket, datadir and any setting); the command line wins.
+        #[arg(long = "defaults-file", value_name = "FILE")]
+        defaults_file: Option<PathBuf>,
         /// Also listen on this Unix socket.
         #[arg(long)]
         socket: Option<PathBuf>,
@@ -93,6 +100,7 @@ fn main() -> ExitCode {
             data_dir,
             port,
             bind,
+            defaults_file,
             socket,
             set,
             root_password,
@@ -100,6 +108,7 @@ fn main() -> ExitCode {
             data_dir,
             port,
             bind,
+            defaults_file,
             socket,
             settings: set,
             root_password,

@@ -11,9 +11,10 @@ use quire_engine::table::Db;
 use quire_server::{serve_on, Listeners, ServerConfig};
 
 pub struct Options {
-    pub data_dir: PathBuf,
-    pub port: u16,
-    pub bind: String,
+    pub data_dir: Option<PathBuf>,
+    pub port: Option<u16>,
+    pub bind: Option<String>,
+    pub defaults_file: Option<PathBuf>,
     pub socket: Option<PathBuf>,
     pub settings: Vec<String>,
     pub root_password: Option<String>,
@@ -104,7 +105,71 @@ fn check_secure_transport(server: &ServerConfig) -> Result<(), String> {
     Ok(())
 }
 
-pub fn main(opts: Options) -> ExitCode {
+/// The option file's entries under the command line's: the file's port, bind-address,
+/// socket and datadir where the command line has none; its settings before the command
+/// line's `--set`s (which win, coming later). An unknown setting is a warning naming it
+/// (none for `loose-`); a bad value stops the start, naming file, line and value.
+fn merge_option_file(opts: &mut Options) -> Result<(), String> {
+    let Some(path) = opts.defaults_file.clone() else {
+        return Ok(());
+    };
+    let mut from_file = Vec::new();
+    // The file's last word on each (later lines win), under the command line's.
+    let (mut port, mut bind, mut socket, mut data_dir) = (None, None, None, None);
+    for o in crate::options::read(&path)? {
+        let at = &o.at;
+        match o.name.as_str() {
+            "port" => {
+                let p = o
+                    .value
+                    .trim()
+                    .parse::<u16>()
+                    .map_err(|_| format!("{at}: port: '{}' is not a port number", o.value))?;
+                port = Some(p);
+            }
+            "bind_address" => bind = Some(o.value.clone()),
+            "socket" => socket = Some(PathBuf::from(&o.value)),
+            "datadir" => data_dir = Some(PathBuf::from(&o.value)),
+            name => {
+                // Tried alone: unknown and bad values are told apart, and named.
+                let item = format!("{name}={}", o.value);
+                let known = match ServerConfig::default().set(name, &o.value) {
+                    Ok(true) => true,
+                    Ok(false) => match Config::default().set(name, &o.value) {
+                        Ok(()) => true,
+                        Err(quire_engine::config::ConfigError::Unknown(_)) => false,
+                        Err(e) => return Err(format!("{at}: {e}")),
+                    },
+                    Err(e) => return Err(format!("{at}: {e}")),
+                };
+                if known {
+                    from_file.push(item);
+                } else if !o.loose {
+                    eprintln!("quire serve: {at}: unknown setting '{name}' ignored");
+                }
+            }
+        }
+    }
+    opts.port = opts.port.or(port);
+    opts.bind = opts.bind.take().or(bind);
+    opts.socket = opts.socket.take().or(socket);
+    opts.data_dir = opts.data_dir.take().or(data_dir);
+    from_file.append(&mut opts.settings);
+    opts.settings = from_file;
+    Ok(())
+}
+
+pub fn main(mut opts: Options) -> ExitCode {
+    if let Err(e) = merge_option_file(&mut opts) {
+        eprintln!("quire serve: {e}");
+        return ExitCode::from(2);
+    }
+    let data_dir = opts
+        .data_dir
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("./quire-data"));
+    let port = opts.port.unwrap_or(3307);
+    let bind = opts.bind.clone().unwrap_or_else(|| "127.0.0.1".to_string());
     let (config, mut server) = match settings(&opts.settings) {
         Ok(c) => c,
         Err(e) => {
@@ -113,24 +178,23 @@ pub fn main(opts: Options) -> ExitCode {
         }
     };
     // An IPv6 address needs brackets before the port.
-    server.bind = Some(if opts.bind.contains(':') {
-        format!("[{}]:{}", opts.bind, opts.port)
+    server.bind = Some(if bind.contains(':') {
+        format!("[{bind}]:{port}")
     } else {
-        format!("{}:{}", opts.bind, opts.port)
+        format!("{bind}:{port}")
     });
     server.socket = opts.socket;
     server.root_password = opts.root_password;
     install_signal_handlers();
 
-    let db = match Db::open(&opts.data_dir, config) {
+    let db = match Db::open(&data_dir, config) {
         Ok(db) => db,
         Err(e) => {
-            eprintln!("quire serve: {}: {e}", opts.data_dir.display());
+            eprintln!("quire serve: {}: {e}", data_dir.display());
             return ExitCode::from(1);
         }
     };
-    if let Err(e) =
-        setup_tls(&mut server, &opts.data_dir).and_then(|()| check_secure_transport(&server))
+    if let Err(e) = setup_tls(&mut server, &data_dir).and_then(|()| check_secure_transport(&server))
     {
         eprintln!("quire serve: {e}");
         let _ = db.shutdown();
