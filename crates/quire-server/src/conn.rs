@@ -40,6 +40,8 @@ pub mod cmd {
     pub const INIT_DB: u8 = 0x02;
     pub const QUERY: u8 = 0x03;
     pub const FIELD_LIST: u8 = 0x04;
+    pub const REFRESH: u8 = 0x07;
+    pub const SHUTDOWN: u8 = 0x08;
     pub const STATISTICS: u8 = 0x09;
     pub const PROCESS_KILL: u8 = 0x0C;
     pub const PING: u8 = 0x0E;
@@ -325,6 +327,15 @@ impl Conn<'_> {
             cmd::QUERY => self.com_query(body),
             cmd::FIELD_LIST => self.com_field_list(body),
             cmd::STATISTICS => self.com_statistics(),
+            // mariadb-admin refresh / flush-*: Quire keeps no grant cache, host cache or
+            // logs to reopen, and its table handles need no closing, so every flag is done.
+            cmd::REFRESH => self.send_ok(0, 0, "").map_err(Into::into),
+            // mariadb-admin shutdown: OK (MariaDB sends EOF; clients take either), then the
+            // accept loop stops the server as on SIGTERM.
+            cmd::SHUTDOWN => {
+                self.shared.instance.request_shutdown();
+                self.send_ok(0, 0, "").map_err(Into::into)
+            }
             cmd::PROCESS_KILL => self.com_process_kill(body),
             cmd::PING => self.send_ok(0, 0, "").map_err(Into::into),
             cmd::STMT_PREPARE => self.com_stmt_prepare(body),

@@ -516,7 +516,7 @@ fn accept_loop(
     shutdown: &AtomicBool,
     mut spawn: impl FnMut(Stream, u64, String),
 ) -> io::Result<()> {
-    while !shutdown.load(Ordering::Acquire) {
+    while !shutdown.load(Ordering::Acquire) && !shared.instance.shutdown_requested() {
         let (stream, host) = match listeners.accept() {
             Ok(Some(c)) => c,
             Ok(None) => {

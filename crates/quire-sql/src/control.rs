@@ -99,6 +99,7 @@ impl<'d> Session<'d> {
                 | "analyze"
                 | "optimize"
                 | "set"
+                | "shutdown"
         ) {
             return Ok(None);
         }
@@ -271,6 +272,13 @@ impl<'d> Session<'d> {
                 ok
             }
             "unlock" => ok,
+            // As MariaDB: OK, then the server stops as on SIGTERM (open transactions roll
+            // back). root is the only account, and it has the SHUTDOWN privilege.
+            "shutdown" if toks.len() == 1 => {
+                self.inst.request_shutdown();
+                ok
+            }
+            "shutdown" => Err(syntax(text)),
             "lock" => Err(SqlError::Unsupported("LOCK TABLES".into())),
             "analyze" | "optimize" => {
                 let op = first.clone();

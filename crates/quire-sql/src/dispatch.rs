@@ -48,14 +48,56 @@ pub fn skip_leading_comments(mut s: &str) -> &str {
     }
 }
 
-/// Splits `s` into tokens; `None` on an unterminated quote.
+/// The server version executable comments compare with (`/*!40101 …*/` runs here, as in
+/// MariaDB 10.11; `/*!110000 …*/` is a comment).
+const COMMENT_VERSION: u32 = 101199;
+
+/// Splits `s` into tokens; `None` on an unterminated quote. Comments are skipped, except the
+/// text of an executable comment (`/*!NNNNN text */`, `/*M!NNNNNN text */`) whose version
+/// is not above the server's, which is read as statement text (mariadb-admin sends
+/// `show /*!40003 GLOBAL */ variables`, dumps `/*!40101 SET … */`).
 pub fn lex(s: &str) -> Option<Vec<Tok>> {
     let mut out = Vec::new();
     let b: Vec<char> = s.chars().collect();
     let mut i = 0;
+    let mut in_hint = false;
     while i < b.len() {
         let c = b[i];
-        if c.is_whitespace() {
+        if in_hint && c == '*' && b.get(i + 1) == Some(&'/') {
+            in_hint = false;
+            i += 2;
+        } else if c == '/' && b.get(i + 1) == Some(&'*') {
+            let mut j = i + 2;
+            if b.get(j) == Some(&'M') && b.get(j + 1) == Some(&'!') {
+                j += 1;
+            }
+            if b.get(j) == Some(&'!') && !in_hint {
+                j += 1;
+                let start = j;
+                while j < b.len() && b[j].is_ascii_digit() && j - start < 6 {
+                    j += 1;
+                }
+                let version: u32 = b[start..j].iter().collect::<String>().parse().unwrap_or(0);
+                if version <= COMMENT_VERSION {
+                    in_hint = true;
+                    i = j;
+                    continue;
+                }
+            }
+            // A comment (or a hint for a later version): to its end.
+            match (i + 2..b.len().saturating_sub(1)).find(|&k| b[k] == '*' && b[k + 1] == '/') {
+                Some(k) => i = k + 2,
+                None => i = b.len(),
+            }
+        } else if c == '#'
+            || (c == '-'
+                && b.get(i + 1) == Some(&'-')
+                && b.get(i + 2).is_none_or(|n| n.is_whitespace()))
+        {
+            while i < b.len() && b[i] != '\n' {
+                i += 1;
+            }
+        } else if c.is_whitespace() {
             i += 1;
         } else if c == '`' || c == '\'' || c == '"' {
             let mut v = String::new();
@@ -346,5 +388,25 @@ mod tests {
         );
         assert_eq!(strip_lock_in_share_mode("SELECT 1"), None);
         assert_eq!(skip_leading_comments("/* x */ -- y\n SELECT 1"), "SELECT 1");
+        let words = |s: &str| -> Vec<String> {
+            lex(s)
+                .unwrap_or_default()
+                .into_iter()
+                .map(|t| match t {
+                    Tok::Word(w) | Tok::Quoted(w) | Tok::Str(w) => w,
+                    Tok::Punct(c) => c.to_string(),
+                })
+                .collect()
+        };
+        assert_eq!(
+            words("show /*!40003 GLOBAL */ variables"),
+            ["show", "GLOBAL", "variables"]
+        );
+        assert_eq!(
+            words("SET /*M!100000 x=1 */ # gone"),
+            ["SET", "x", "=", "1"]
+        );
+        assert_eq!(words("show /* GLOBAL */ -- x\n status"), ["show", "status"]);
+        assert_eq!(words("show /*!110000 GLOBAL */ status"), ["show", "status"]);
     }
 }

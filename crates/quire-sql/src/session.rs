@@ -132,6 +132,8 @@ pub struct Instance<'d> {
     pub(crate) questions: AtomicU64,
     /// Metadata locks: DDL waits for the transactions that use its tables (`mdl.rs`).
     pub(crate) mdl: crate::mdl::Mdl,
+    /// SHUTDOWN (or COM_SHUTDOWN) asked the server to stop; its accept loop polls this.
+    shutdown_requested: std::sync::atomic::AtomicBool,
 }
 
 impl<'d> Instance<'d> {
@@ -145,7 +147,17 @@ impl<'d> Instance<'d> {
             generation: AtomicU64::new(0),
             questions: AtomicU64::new(0),
             mdl: crate::mdl::Mdl::default(),
+            shutdown_requested: std::sync::atomic::AtomicBool::new(false),
         }
+    }
+
+    /// The server is asked to shut down as on SIGTERM (SHUTDOWN, COM_SHUTDOWN).
+    pub fn request_shutdown(&self) {
+        self.shutdown_requested.store(true, Ordering::Release);
+    }
+
+    pub fn shutdown_requested(&self) -> bool {
+        self.shutdown_requested.load(Ordering::Acquire)
     }
 
     /// A new session for a connection that has authenticated as `user` from `host`.
