@@ -15,6 +15,7 @@
 //! | `resultset`     | column definitions, text and binary rows, the streaming RowSink |
 //! | `errors`        | the one table from `SqlError` to MySQL code + SQLSTATE          |
 //! | `listener`      | TCP / Unix listeners, thread per connection, limits, shutdown   |
+//! | `metrics`       | `/metrics` for Prometheus on `metrics_port`                      |
 //! | `tls`           | the TLS configuration: ssl_cert / ssl_key, or self-signed       |
 
 // Library code never unwraps (a bad client must not panic the server); unit tests may.
@@ -25,6 +26,7 @@ pub mod conn;
 pub mod errors;
 pub mod handshake;
 pub mod listener;
+pub mod metrics;
 pub mod packet;
 pub mod reply;
 pub mod resultset;

@@ -57,6 +57,8 @@ pub struct ServerConfig {
     pub tls: Option<std::sync::Arc<rustls::ServerConfig>>,
     /// The start-up value of `require_secure_transport` (then `SET GLOBAL`).
     pub require_secure_transport: bool,
+    /// `/metrics` (Prometheus) on this port, on the TCP listener's address (metrics.rs).
+    pub metrics_port: Option<u16>,
     /// Start-up values of the SQL layer's variables (`--set sql_mode=…`, an option file's
     /// `collation_server`): applied with `Instance::set_global`; a bad one stops the start.
     pub globals: Vec<(String, String)>,
@@ -135,6 +137,7 @@ impl Default for ServerConfig {
             tls: None,
             require_secure_transport: false,
             globals: Vec::new(),
+            metrics_port: None,
         }
     }
 }
@@ -173,6 +176,11 @@ impl ServerConfig {
             "connect_timeout" => self.connect_timeout = Duration::from_secs(num()?.max(1)),
             "net_write_timeout" => self.net_write_timeout = Duration::from_secs(num()?.max(1)),
             "ssl" => self.ssl = on_off()?,
+            "metrics_port" => {
+                let v = num()?;
+                self.metrics_port =
+                    Some(u16::try_from(v).map_err(|_| format!("{n}: {v} is not a port"))?);
+            }
             "require_secure_transport" => self.require_secure_transport = on_off()?,
             "ssl_cert" => self.ssl_cert = Some(PathBuf::from(value.trim())),
             "ssl_key" => self.ssl_key = Some(PathBuf::from(value.trim())),
@@ -335,6 +343,7 @@ impl Write for Stream {
 pub struct Listeners {
     tcp: Option<TcpListener>,
     unix: Option<(UnixListener, PathBuf)>,
+    metrics: Option<TcpListener>,
 }
 
 impl Listeners {
@@ -360,7 +369,22 @@ impl Listeners {
                 "neither a TCP address nor a socket path to listen on",
             ));
         }
-        Ok(Listeners { tcp, unix })
+        let metrics =
+            match cfg.metrics_port {
+                Some(port) => {
+                    // The SQL listener's host (brackets kept for IPv6), else loopback.
+                    let host = cfg
+                        .bind
+                        .as_deref()
+                        .and_then(|b| b.rsplit_once(':'))
+                        .map_or("127.0.0.1", |(h, _)| h);
+                    Some(TcpListener::bind(format!("{host}:{port}")).map_err(|e| {
+                        io::Error::new(e.kind(), format!("metrics_port {port}: {e}"))
+                    })?)
+                }
+                None => None,
+            };
+        Ok(Listeners { tcp, unix, metrics })
     }
 
     /// A listener the caller bound.
@@ -368,11 +392,16 @@ impl Listeners {
         Listeners {
             tcp: Some(listener),
             unix: None,
+            metrics: None,
         }
     }
 
     pub fn tcp_addr(&self) -> Option<SocketAddr> {
         self.tcp.as_ref().and_then(|l| l.local_addr().ok())
+    }
+
+    pub fn metrics_addr(&self) -> Option<SocketAddr> {
+        self.metrics.as_ref().and_then(|l| l.local_addr().ok())
     }
 
     /// One pending connection, if any (non-blocking).
@@ -489,6 +518,21 @@ pub fn serve_on(
     };
     let shared = &shared;
     let result = std::thread::scope(|scope| -> io::Result<()> {
+        if let Some(m) = &listeners.metrics {
+            let instance = &shared.instance;
+            let spawned = std::thread::Builder::new()
+                .name("quire-metrics".into())
+                .spawn_scoped(scope, move || {
+                    crate::metrics::serve(
+                        m,
+                        instance,
+                        &crate::metrics::stop_when(shutdown, instance),
+                    )
+                });
+            if let Err(e) = spawned {
+                tracing::error!("cannot start the metrics thread: {e}");
+            }
+        }
         let r = accept_loop(&listeners, shared, shutdown, |stream, conn_id, host| {
             let spawned = std::thread::Builder::new()
                 .name(format!("quire-conn-{conn_id}"))

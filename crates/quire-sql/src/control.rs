@@ -604,24 +604,10 @@ impl<'d> Session<'d> {
                 let pat = like_at(toks, i)?;
                 let mut all: Vec<(String, String)> = self
                     .inst
-                    .db
-                    .stats()
+                    .global_status()
                     .into_iter()
                     .map(|(n, v)| (n, v.to_string()))
                     .collect();
-                let uptime = self.inst.started.elapsed().as_secs();
-                all.push(("Uptime".into(), uptime.to_string()));
-                all.push((
-                    "Threads_connected".into(),
-                    self.inst.sessions.lock().len().to_string(),
-                ));
-                all.push((
-                    "Questions".into(),
-                    self.inst
-                        .questions
-                        .load(std::sync::atomic::Ordering::Relaxed)
-                        .to_string(),
-                ));
                 // This session's transport (empty on a plain connection), as clients check
                 // that TLS is on.
                 let (version, cipher) = self.info.tls.lock().clone().unwrap_or_default();

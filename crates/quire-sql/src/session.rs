@@ -151,6 +151,19 @@ impl<'d> Instance<'d> {
         }
     }
 
+    /// The server's counters and gauges: the engine's (`Db::stats`) and the server's own
+    /// (Uptime, Threads_connected, Questions), as SHOW GLOBAL STATUS and `/metrics` give them.
+    pub fn global_status(&self) -> Vec<(String, u64)> {
+        let mut all: Vec<(String, u64)> = self.db.stats();
+        all.push(("Uptime".into(), self.started.elapsed().as_secs()));
+        all.push((
+            "Threads_connected".into(),
+            self.sessions.lock().len() as u64,
+        ));
+        all.push(("Questions".into(), self.questions.load(Ordering::Relaxed)));
+        all
+    }
+
     /// The server is asked to shut down as on SIGTERM (SHUTDOWN, COM_SHUTDOWN).
     pub fn request_shutdown(&self) {
         self.shutdown_requested.store(true, Ordering::Release);

@@ -63,7 +63,7 @@ fn settings(list: &[String]) -> Result<(Config, ServerConfig), String> {
             format!(
                 "--set {s}: {e} (server settings: max_connections, max_allowed_packet, \
                  wait_timeout, connect_timeout, net_write_timeout, ssl, ssl_cert, ssl_key, \
-                 ssl_ca, require_secure_transport)"
+                 ssl_ca, require_secure_transport, metrics_port)"
             )
         })?;
     }
@@ -213,6 +213,9 @@ pub fn main(mut opts: Options) -> ExitCode {
     }
     if let Some(path) = &server.socket {
         eprintln!("quire: ready for connections on {}", path.display());
+    }
+    if let Some(addr) = listeners.metrics_addr() {
+        eprintln!("quire: metrics on http://{addr}/metrics");
     }
     let served = serve_on(&db, listeners, &server, &SHUTDOWN);
     eprintln!("quire: shutting down");
