@@ -89,7 +89,18 @@ pub fn run_connection(stream: Stream, shared: &Shared<'_>, conn_id: u64, host: S
     // The protocol carries 32 bits of connection id; the session keeps all 64.
     let wire_id = conn_id as u32;
     let tls = shared.cfg.tls.as_ref();
-    let authed = match authenticate(&mut io, wire_id, &salt, &shared.creds, &host, tls) {
+    let result = authenticate(&mut io, wire_id, &salt, &shared.creds, &host, tls);
+    // Repeated failures from this host: every answer to it waits (connection_control).
+    let delay = shared.login_delay(&host);
+    if !delay.is_zero() {
+        std::thread::sleep(delay);
+    }
+    match &result {
+        Ok(_) => shared.login_result(&host, true),
+        Err(HandshakeError::Refused(e)) if e.code == 1045 => shared.login_result(&host, false),
+        Err(_) => {}
+    }
+    let authed = match result {
         Ok(_) if shared.require_secure_transport() && !io.stream().is_secure() => {
             tracing::debug!(conn_id, "refused: require_secure_transport and no TLS");
             let _ = send_err(&mut io, &proto::secure_transport_required());
@@ -121,6 +132,23 @@ fn open_session<'a>(
     host: &str,
     authed: Authed,
 ) -> Option<Conn<'a>> {
+    // max_user_connections (0: no limit) counts the user's sessions already open.
+    let limit = shared
+        .instance
+        .global_u64("max_user_connections")
+        .unwrap_or(0);
+    if limit > 0 {
+        let open = shared
+            .instance
+            .sessions()
+            .iter()
+            .filter(|s| s.user == authed.user)
+            .count() as u64;
+        if open >= limit {
+            let _ = send_err(&mut io, &proto::too_many_user_connections(&authed.user));
+            return None;
+        }
+    }
     let mut session = shared.instance.session_with_id(conn_id, &authed.user, host);
     *session.info().tls.lock() = io.stream().tls_info();
     if let Some(db) = &authed.db {

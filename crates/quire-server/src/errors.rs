@@ -50,6 +50,14 @@ pub mod proto {
             "Connections using insecure transport are prohibited while --require_secure_transport=ON.",
         )
     }
+    /// ER_TOO_MANY_USER_CONNECTIONS: over max_user_connections.
+    pub fn too_many_user_connections(user: &str) -> WireError {
+        WireError::new(
+            1203,
+            "42000",
+            format!("User {user} already has more than 'max_user_connections' active connections"),
+        )
+    }
     /// ER_UNKNOWN_COM_ERROR.
     pub fn unknown_command() -> WireError {
         WireError::new(1047, "08S01", "Unknown command")

@@ -59,6 +59,11 @@ pub struct ServerConfig {
     pub require_secure_transport: bool,
     /// `/metrics` (Prometheus) on this port, on the TCP listener's address (metrics.rs).
     pub metrics_port: Option<u16>,
+    /// connection_control: consecutive failed logins from one host after which its logins
+    /// are answered late (0: never), and the delay's bounds.
+    pub login_delay_threshold: u32,
+    pub login_delay_min: Duration,
+    pub login_delay_max: Duration,
     /// Start-up values of the SQL layer's variables (`--set sql_mode=…`, an option file's
     /// `collation_server`): applied with `Instance::set_global`; a bad one stops the start.
     pub globals: Vec<(String, String)>,
@@ -138,6 +143,9 @@ impl Default for ServerConfig {
             require_secure_transport: false,
             globals: Vec::new(),
             metrics_port: None,
+            login_delay_threshold: 3,
+            login_delay_min: Duration::from_secs(1),
+            login_delay_max: Duration::from_secs(30),
         }
     }
 }
@@ -176,6 +184,15 @@ impl ServerConfig {
             "connect_timeout" => self.connect_timeout = Duration::from_secs(num()?.max(1)),
             "net_write_timeout" => self.net_write_timeout = Duration::from_secs(num()?.max(1)),
             "ssl" => self.ssl = on_off()?,
+            "connection_control_failed_connections_threshold" => {
+                self.login_delay_threshold = u32::try_from(num()?).unwrap_or(u32::MAX)
+            }
+            "connection_control_min_connection_delay" => {
+                self.login_delay_min = Duration::from_millis(num()?)
+            }
+            "connection_control_max_connection_delay" => {
+                self.login_delay_max = Duration::from_millis(num()?)
+            }
             "metrics_port" => {
                 let v = num()?;
                 self.metrics_port =
@@ -457,9 +474,39 @@ pub struct Shared<'d> {
     pub creds: Credentials,
     /// Live connections by id (a clone of each socket, to shut it down).
     conns: Mutex<HashMap<u64, Stream>>,
+    /// Consecutive failed logins per client host (connection_control, below).
+    failed_logins: Mutex<HashMap<String, u32>>,
 }
 
 impl Shared<'_> {
+    /// How long to hold the answer to a login from `host`: nothing until its consecutive
+    /// failures reach `connection_control_failed_connections_threshold`, then the minimum
+    /// delay, one second more per further failure, up to the maximum (MySQL's
+    /// connection_control). It slows password guessing without locking the owner out.
+    pub fn login_delay(&self, host: &str) -> Duration {
+        let failures = self.failed_logins.lock().get(host).copied().unwrap_or(0);
+        let c = &self.cfg;
+        if c.login_delay_threshold == 0 || failures < c.login_delay_threshold {
+            return Duration::ZERO;
+        }
+        let extra = Duration::from_secs(u64::from(failures - c.login_delay_threshold));
+        (c.login_delay_min + extra).min(c.login_delay_max)
+    }
+
+    /// Records the outcome of a login from `host`: a success clears its failures.
+    pub fn login_result(&self, host: &str, ok: bool) {
+        let mut m = self.failed_logins.lock();
+        if ok {
+            m.remove(host);
+        } else {
+            // Bounded: a flood of hosts cannot grow the map without limit.
+            if m.len() >= 100_000 && !m.contains_key(host) {
+                m.clear();
+            }
+            *m.entry(host.to_string()).or_insert(0) += 1;
+        }
+    }
+
     pub fn max_allowed_packet(&self) -> usize {
         let v = self
             .cfg
@@ -515,6 +562,7 @@ pub fn serve_on(
         cfg: cfg.clone(),
         creds: Credentials::new(cfg.root_password.as_deref()),
         conns: Mutex::new(HashMap::new()),
+        failed_logins: Mutex::new(HashMap::new()),
     };
     let shared = &shared;
     let result = std::thread::scope(|scope| -> io::Result<()> {

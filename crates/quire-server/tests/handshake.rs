@@ -153,3 +153,72 @@ fn shutdown_closes_open_connections() {
     c.send(&[0x0E]);
     assert!(c.io.read_message().is_err());
 }
+
+#[test]
+fn repeated_failed_logins_from_a_host_are_answered_late_until_one_succeeds() {
+    let server = TestServer::start_with(ServerConfig {
+        root_password: Some("pw".into()),
+        login_delay_threshold: 2,
+        login_delay_min: std::time::Duration::from_millis(400),
+        login_delay_max: std::time::Duration::from_millis(900),
+        ..ServerConfig::default()
+    });
+    let timed = |pw: &str| {
+        let start = std::time::Instant::now();
+        let ok = Client::connect(server.addr, "root", pw, None).is_ok();
+        (ok, start.elapsed())
+    };
+    // Below the threshold nothing waits on purpose (no lower bound to check), then each
+    // answer waits at least the delay, growing by a second per failure up to the maximum.
+    assert!(!timed("x").0);
+    assert!(!timed("y").0);
+    let (ok, t) = timed("z");
+    assert!(!ok && t >= std::time::Duration::from_millis(400), "{t:?}");
+    let (ok, t) = timed("w");
+    assert!(!ok && t >= std::time::Duration::from_millis(900), "{t:?}");
+    // The right password also waits, then clears the count.
+    let (ok, t) = timed("pw");
+    assert!(ok && t >= std::time::Duration::from_millis(900), "{t:?}");
+    let (ok, _) = timed("pw");
+    assert!(ok);
+    assert!(!timed("again").0);
+}
+
+#[test]
+fn max_user_connections_refuses_the_next_one_with_1203() {
+    let server = TestServer::start();
+    let mut admin = server.connect();
+    assert!(matches!(
+        admin.query("SET GLOBAL max_user_connections = 2"),
+        Reply::Ok { .. }
+    ));
+    let second = server.connect();
+    match Client::connect(server.addr, "root", "", None).map(|_| ()) {
+        Err(Reply::Err {
+            code,
+            state,
+            message,
+        }) => {
+            assert_eq!((code, state.as_str()), (1203, "42000"));
+            assert_eq!(
+                message,
+                "User root already has more than 'max_user_connections' active connections"
+            );
+        }
+        other => panic!("expected 1203, got {other:?}"),
+    }
+    drop(second);
+    // A slot frees when a session ends (its thread removes it shortly after the close).
+    let start = std::time::Instant::now();
+    while Client::connect(server.addr, "root", "", None).is_err() {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(10),
+            "no slot freed"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(matches!(
+        admin.query("SET GLOBAL max_user_connections = 0"),
+        Reply::Ok { .. }
+    ));
+}

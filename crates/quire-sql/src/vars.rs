@@ -178,6 +178,15 @@ pub static VARS: &[Var] = &[
     ),
     v("max_execution_time", Scope::Both, INT, "0"),
     v(
+        "max_user_connections",
+        Scope::Global,
+        Kind::Int {
+            min: 0,
+            max: 4_294_967_295,
+        },
+        "0",
+    ),
+    v(
         "net_buffer_length",
         Scope::Both,
         Kind::Int {
