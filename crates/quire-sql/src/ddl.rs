@@ -312,6 +312,7 @@ impl<'d> Session<'d> {
     fn default_literal(&self, e: &sql::Expr, ty: ColumnType, column: &str) -> Result<String> {
         let invalid = || SqlError::InvalidDefault(column.into());
         let b = Binder {
+            sub: None,
             scope: None,
             params: &Default::default(),
             aggs: None,
@@ -1071,6 +1072,7 @@ impl<'d> Session<'d> {
             }
             e => {
                 let b = Binder {
+                    sub: None,
                     scope: None,
                     params: &Default::default(),
                     aggs: None,

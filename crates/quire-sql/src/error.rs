@@ -57,6 +57,15 @@ pub enum SqlError {
     /// 1066: two tables of FROM with one name.
     #[error("Not unique table/alias: '{0}'")]
     NotUniqueTable(String),
+    /// 1242: a scalar subquery gave more than one row.
+    #[error("Subquery returns more than 1 row")]
+    SubqueryRows,
+    /// 1248: a derived table without an alias.
+    #[error("Every derived table must have its own alias")]
+    DerivedAlias,
+    /// 1093: a statement changes a table a subquery of it reads.
+    #[error("Table '{table}' is specified twice, both as a target for '{op}' and as a separate source for data")]
+    SpecifiedTwice { table: String, op: String },
     /// 1116: more tables in one join than MariaDB allows.
     #[error("Too many tables; MariaDB can only use {0} tables in a join")]
     TooManyTables(usize),

@@ -87,6 +87,8 @@ struct FromBinder<'c, 'a> {
     members: Vec<Member>,
     /// Whether ON conditions are bound (the first pass leaves them out).
     on: bool,
+    /// The columns of the derived table being added.
+    derived_columns: Option<Vec<quire_engine::row::Column>>,
 }
 
 /// Binds `from` (at least one table).
@@ -103,6 +105,7 @@ fn bind_pass(ctx: &Ctx<'_>, from: &[sql::TableWithJoins], on: bool) -> Result<Fr
         scope: Scope::default(),
         members: Vec::new(),
         on,
+        derived_columns: None,
     };
     let mut parts = Vec::new();
     let mut visible = Vec::new();
@@ -226,7 +229,57 @@ impl FromBinder<'_, '_> {
                 table_with_joins,
                 alias: None,
             } => self.joined(table_with_joins),
-            sql::TableFactor::Derived { .. } => Err(SqlError::Unsupported("derived tables".into())),
+            sql::TableFactor::Derived {
+                lateral,
+                subquery,
+                alias,
+                ..
+            } => {
+                if *lateral {
+                    return Err(SqlError::Unsupported("LATERAL".into()));
+                }
+                let Some(alias) = alias else {
+                    return Err(SqlError::DerivedAlias);
+                };
+                if !alias.columns.is_empty() {
+                    return Err(SqlError::Unsupported(
+                        "a derived table's column list".into(),
+                    ));
+                }
+                let name = alias.name.value.clone();
+                // A derived table sees no enclosing query (MariaDB has no LATERAL).
+                let plan = crate::stmt::select_in(self.ctx, subquery, None, None)?;
+                let mut columns = Vec::with_capacity(plan.items.len());
+                for (i, meta) in plan.columns.iter().enumerate() {
+                    if columns.iter().any(|c: &quire_engine::row::Column| {
+                        c.name.eq_ignore_ascii_case(&meta.name)
+                    }) {
+                        return Err(SqlError::DuplicateColumn(meta.name.clone()));
+                    }
+                    let ty = plan.item_tys.get(i).copied().unwrap_or_else(|| {
+                        crate::func::types::infer(
+                            &Expr::Lit(quire_engine::row::Value::Null),
+                            &[],
+                            &[],
+                        )
+                    });
+                    let coll = plan.item_derived.get(i).map_or(self.ctx.conn.coll, |d| d.0);
+                    columns.push(crate::func::types::ty_column(&meta.name, ty, coll));
+                }
+                let st = ScopeTable {
+                    alias: name.clone(),
+                    aliased: true,
+                    db: self.ctx.current_db.unwrap_or_default().to_string(),
+                    table: name.clone(),
+                    offset: 0,
+                    len: columns.len(),
+                };
+                self.derived_columns = Some(columns);
+                self.add(
+                    Member::Derived(Box::new(crate::plan::join::Derived { alias: name, plan })),
+                    st,
+                )
+            }
             other => Err(SqlError::Unsupported(other.to_string())),
         }
     }
@@ -248,6 +301,10 @@ impl FromBinder<'_, '_> {
         match &member {
             Member::Table(t) => self.scope.columns.extend(t.def.columns.iter().cloned()),
             Member::Seq { .. } => self.scope.columns.push(crate::stmt::seq_column()),
+            Member::Derived(_) => self
+                .scope
+                .columns
+                .extend(self.derived_columns.take().unwrap_or_default()),
         }
         let visible = (st.offset..st.offset + st.len).collect();
         let first_table = self.scope.tables.len();
@@ -280,6 +337,7 @@ impl FromBinder<'_, '_> {
                     visible: [left.visible.clone(), right.visible.clone()].concat(),
                 };
                 let on = Binder {
+                    sub: None,
                     scope: Some(&scope),
                     params: self.ctx.params,
                     aggs: None,
