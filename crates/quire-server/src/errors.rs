@@ -101,7 +101,6 @@ pub fn code_of(e: &SqlError) -> Option<(u16, &'static str)> {
         UnknownTableInMultiDelete(_) => (1109, "42S02"),
         TooManyTables(_) => (1116, "HY000"),
         SubqueryRows => (1242, "21000"),
-        DerivedAlias => (1248, "42000"),
         SpecifiedTwice { .. } => (1093, "HY000"),
         DuplicateColumn(_) => (1060, "42S21"),
         DuplicateKeyName(_) => (1061, "42000"),
@@ -218,7 +217,6 @@ mod tests {
             UnknownTableInMultiDelete(s()),
             TooManyTables(61),
             SubqueryRows,
-            DerivedAlias,
             SpecifiedTwice {
                 table: s(),
                 op: s(),

@@ -60,9 +60,6 @@ pub enum SqlError {
     /// 1242: a scalar subquery gave more than one row.
     #[error("Subquery returns more than 1 row")]
     SubqueryRows,
-    /// 1248: a derived table without an alias.
-    #[error("Every derived table must have its own alias")]
-    DerivedAlias,
     /// 1093: a statement changes a table a subquery of it reads.
     #[error("Table '{table}' is specified twice, both as a target for '{op}' and as a separate source for data")]
     SpecifiedTwice { table: String, op: String },

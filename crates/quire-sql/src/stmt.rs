@@ -343,7 +343,11 @@ enum Input {
 
 /// Binds FROM: nothing, one table (the single-table path sysbench runs), a sequence, or a
 /// join.
-fn bind_input(ctx: &Ctx<'_>, from: &[sql::TableWithJoins]) -> Result<(Input, Option<Scope>)> {
+fn bind_input(
+    ctx: &Ctx<'_>,
+    from: &[sql::TableWithJoins],
+    sub: Option<&SubCtx<'_>>,
+) -> Result<(Input, Option<Scope>)> {
     let single = match from {
         [] => return Ok((Input::Dual, None)),
         [twj] if twj.joins.is_empty() => match &twj.relation {
@@ -353,7 +357,7 @@ fn bind_input(ctx: &Ctx<'_>, from: &[sql::TableWithJoins]) -> Result<(Input, Opt
         _ => None,
     };
     let Some((name, alias)) = single else {
-        let f = crate::bind::from::bind_from(ctx, from)?;
+        let f = crate::bind::from::bind_from(ctx, from, sub)?;
         let scope = f.scope.clone();
         return Ok((Input::Join(f), Some(scope)));
     };
@@ -470,7 +474,7 @@ pub(crate) fn select_core(
     }
     let subctx = SubCtx::new(ctx, outer);
     let sub = Some(&subctx);
-    let (input, scope) = bind_input(ctx, &s.from)?;
+    let (input, scope) = bind_input(ctx, &s.from, sub)?;
     let tref = match &input {
         Input::Table(t) => Some(t.clone()),
         _ => None,
@@ -1085,8 +1089,8 @@ pub fn update_stmt(ctx: &Ctx<'_>, u: &sql::Update) -> Result<Planned> {
         }
         None => {}
     }
-    let f = crate::bind::from::bind_from(ctx, &from)?;
     let subctx = SubCtx::new(ctx, None);
+    let f = crate::bind::from::bind_from(ctx, &from, Some(&subctx))?;
     let mut members: Vec<usize> = Vec::new();
     let mut sets = Vec::new();
     for a in &u.assignments {
@@ -1275,7 +1279,8 @@ pub fn delete_stmt(ctx: &Ctx<'_>, d: &sql::Delete) -> Result<Planned> {
         }
         None => (d.tables.iter().collect(), from),
     };
-    let f = crate::bind::from::bind_from(ctx, source)?;
+    let subctx = SubCtx::new(ctx, None);
+    let f = crate::bind::from::bind_from(ctx, source, Some(&subctx))?;
     let mut members = Vec::new();
     for n in names {
         let parts = object_parts(n)?;
@@ -1294,7 +1299,6 @@ pub fn delete_stmt(ctx: &Ctx<'_>, d: &sql::Delete) -> Result<Planned> {
             members.push(m);
         }
     }
-    let subctx = SubCtx::new(ctx, None);
     let filter = bind_opt(
         Some(&subctx),
         d.selection.as_ref(),

@@ -13,7 +13,7 @@
 
 use sqlparser::ast as sql;
 
-use super::{comparison_collation, object_parts, Binder, Scope, ScopeTable};
+use super::{comparison_collation, object_parts, Binder, Scope, ScopeTable, SubCtx};
 use crate::error::{Result, SqlError};
 use crate::expr::{BinOp, Expr};
 use crate::plan::join::Member;
@@ -82,6 +82,7 @@ struct Part {
 }
 
 struct FromBinder<'c, 'a> {
+    sub: Option<&'c SubCtx<'c>>,
     ctx: &'c Ctx<'a>,
     scope: Scope,
     members: Vec<Member>,
@@ -92,15 +93,27 @@ struct FromBinder<'c, 'a> {
 }
 
 /// Binds `from` (at least one table).
-pub fn bind_from(ctx: &Ctx<'_>, from: &[sql::TableWithJoins]) -> Result<From> {
+/// `sub` is the statement level's subquery context: subqueries in ON conditions are
+/// bound in it.
+pub fn bind_from(
+    ctx: &Ctx<'_>,
+    from: &[sql::TableWithJoins],
+    sub: Option<&SubCtx<'_>>,
+) -> Result<From> {
     // MariaDB reports the errors of the tables and of USING / NATURAL before those of any
     // ON condition: a first pass leaves ON out.
-    bind_pass(ctx, from, false)?;
-    bind_pass(ctx, from, true)
+    bind_pass(ctx, from, false, sub)?;
+    bind_pass(ctx, from, true, sub)
 }
 
-fn bind_pass(ctx: &Ctx<'_>, from: &[sql::TableWithJoins], on: bool) -> Result<From> {
+fn bind_pass(
+    ctx: &Ctx<'_>,
+    from: &[sql::TableWithJoins],
+    on: bool,
+    sub: Option<&SubCtx<'_>>,
+) -> Result<From> {
     let mut b = FromBinder {
+        sub,
         ctx,
         scope: Scope::default(),
         members: Vec::new(),
@@ -238,8 +251,12 @@ impl FromBinder<'_, '_> {
                 if *lateral {
                     return Err(SqlError::Unsupported("LATERAL".into()));
                 }
+                // MariaDB 10.11's grammar requires the alias: a syntax error without one.
                 let Some(alias) = alias else {
-                    return Err(SqlError::DerivedAlias);
+                    return Err(SqlError::Parse {
+                        near: String::new(),
+                        line: 1,
+                    });
                 };
                 if !alias.columns.is_empty() {
                     return Err(SqlError::Unsupported(
@@ -337,7 +354,7 @@ impl FromBinder<'_, '_> {
                     visible: [left.visible.clone(), right.visible.clone()].concat(),
                 };
                 let on = Binder {
-                    sub: None,
+                    sub: self.sub,
                     scope: Some(&scope),
                     params: self.ctx.params,
                     aggs: None,

@@ -405,6 +405,11 @@ pub fn infer(e: &Expr, cols: &[Column], aggs: &[AggCall]) -> Ty {
             .fold(Ty::null(), unify),
         Expr::Func(f, args) | Expr::CollFunc(f, args, _) => func(*f, args, cols, aggs),
         Expr::Outer(_, col) => column_ty(col),
+        // MariaDB's subquery item keeps a string's decimals "not fixed".
+        Expr::Sub(crate::subquery::SubKind::Scalar, q) if q.ty.is_string() => Ty {
+            dec: STRING_DEC,
+            ..q.ty
+        },
         Expr::Sub(crate::subquery::SubKind::Scalar, q) => q.ty,
         Expr::Sub(..) => Ty::int(1),
     }

@@ -105,6 +105,34 @@ pub fn plan(
                 })
         })
         .collect();
+    // MariaDB's union of types differs from CASE's in three places: integers of one type
+    // keep it (INT with INT stays INT), a string result has no "not fixed" decimals, and a
+    // DOUBLE made of other types is 22 long.
+    let tys: Vec<Ty> = tys
+        .into_iter()
+        .enumerate()
+        .map(|(i, mut t)| {
+            let member_fts: Vec<_> = plans
+                .iter()
+                .filter_map(|p| p.item_tys.get(i).map(|m| m.ft))
+                .collect();
+            let one_ft = member_fts.iter().all(|f| Some(f) == member_fts.first());
+            if one_ft {
+                if let Some(f) = member_fts.first() {
+                    if t.ft != *f && t.len <= 11 {
+                        t.ft = *f;
+                    }
+                }
+            }
+            if t.is_string() {
+                t.dec = 0;
+            }
+            if t.ft == crate::meta::FieldType::Double && !one_ft {
+                t.len = 22;
+            }
+            t
+        })
+        .collect();
     let item_derived: Vec<_> = (0..n)
         .map(|i| {
             first
