@@ -81,7 +81,7 @@ impl<'a> ExecEnv<'a> {
             start_us: std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_micros() as i64),
-            subq: crate::subquery::SubRunner::new(inst.db),
+            subq: crate::subquery::SubRunner::new(inst.db, Some(&inst.subquery_runs)),
         }
     }
 

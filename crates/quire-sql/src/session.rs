@@ -127,11 +127,19 @@ pub struct Instance<'d> {
     /// Bumped by every DDL: cached and prepared plans made before it are re-planned.
     pub(crate) generation: AtomicU64,
     pub(crate) questions: AtomicU64,
+    /// Runs of subquery plans, all sessions (a cached answer is no run): what shows that
+    /// an uncorrelated subquery runs once per statement (`subquery.rs`).
+    pub(crate) subquery_runs: AtomicU64,
     /// Metadata locks: DDL waits for the transactions that use its tables (`mdl.rs`).
     pub(crate) mdl: crate::mdl::Mdl,
 }
 
 impl<'d> Instance<'d> {
+    /// How many times a subquery's plan has been run since the instance started.
+    pub fn subquery_runs(&self) -> u64 {
+        self.subquery_runs.load(Ordering::Relaxed)
+    }
+
     pub fn new(db: &'d Db) -> Instance<'d> {
         Instance {
             db,
@@ -141,6 +149,7 @@ impl<'d> Instance<'d> {
             globals: RwLock::new(Globals::default()),
             generation: AtomicU64::new(0),
             questions: AtomicU64::new(0),
+            subquery_runs: AtomicU64::new(0),
             mdl: crate::mdl::Mdl::default(),
         }
     }

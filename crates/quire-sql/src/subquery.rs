@@ -315,11 +315,14 @@ pub struct SubRunner<'d> {
     tables: RefCell<HashMap<usize, Rc<Vec<Table<'d>>>>>,
     cache: RefCell<HashMap<CacheKey, Rc<Materialized>>>,
     runs: Cell<u64>,
+    /// The instance's count of runs.
+    total: Option<&'d std::sync::atomic::AtomicU64>,
 }
 
 impl<'d> SubRunner<'d> {
-    pub fn new(db: &'d Db) -> SubRunner<'d> {
+    pub fn new(db: &'d Db, total: Option<&'d std::sync::atomic::AtomicU64>) -> SubRunner<'d> {
         SubRunner {
+            total,
             db,
             view: RefCell::new(None),
             tables: RefCell::new(HashMap::new()),
@@ -399,6 +402,9 @@ impl<'d> SubRunner<'d> {
             }
         }
         self.runs.set(self.runs.get() + 1);
+        if let Some(t) = self.total {
+            t.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
         let m = Rc::new(Materialized {
             rows: sink.rows,
             set: OnceCell::new(),
