@@ -101,6 +101,8 @@ pub fn code_of(e: &SqlError) -> Option<(u16, &'static str)> {
         UnknownTableInMultiDelete(_) => (1109, "42S02"),
         TooManyTables(_) => (1116, "HY000"),
         SubqueryRows => (1242, "21000"),
+        DuplicateQueryName(_) => (4004, "HY000"),
+        CteColumns => (4002, "HY000"),
         SpecifiedTwice { .. } => (1093, "HY000"),
         DuplicateColumn(_) => (1060, "42S21"),
         DuplicateKeyName(_) => (1061, "42000"),
@@ -217,6 +219,8 @@ mod tests {
             UnknownTableInMultiDelete(s()),
             TooManyTables(61),
             SubqueryRows,
+            DuplicateQueryName(s()),
+            CteColumns,
             SpecifiedTwice {
                 table: s(),
                 op: s(),

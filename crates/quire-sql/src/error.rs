@@ -57,6 +57,12 @@ pub enum SqlError {
     /// 1066: two tables of FROM with one name.
     #[error("Not unique table/alias: '{0}'")]
     NotUniqueTable(String),
+    /// 4002: a CTE's column list and its query's columns differ in number.
+    #[error("WITH column list and SELECT field list have different column counts")]
+    CteColumns,
+    /// 4004: a WITH clause names two queries alike.
+    #[error("Duplicate query name `{0}` in WITH clause")]
+    DuplicateQueryName(String),
     /// 1242: a scalar subquery gave more than one row.
     #[error("Subquery returns more than 1 row")]
     SubqueryRows,

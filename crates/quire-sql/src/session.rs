@@ -499,6 +499,7 @@ impl<'d> Session<'d> {
             params,
             hidden,
             conn,
+            ctes: None,
         };
         Ok(Some(match stmt {
             S::Query(q) => Planned::Select(crate::stmt::select(&ctx, q, lock)?),

@@ -204,6 +204,50 @@ pub struct Ctx<'a> {
     pub hidden: &'a [(u64, String)],
     /// collation_connection and sql_mode (a plan is made again under other ones).
     pub conn: crate::bind::Conn,
+    /// The common table expressions (WITH) in scope, innermost first.
+    pub ctes: Option<&'a Ctes<'a>>,
+}
+
+/// A CTE: its name, its column list (empty: the query's names) and its query.
+pub type CteDef<'a> = (String, Vec<String>, &'a sql::Query);
+
+/// The CTEs of one WITH clause, and the enclosing WITH's.
+pub struct Ctes<'a> {
+    /// In the order written.
+    pub defs: Vec<CteDef<'a>>,
+    pub up: Option<&'a Ctes<'a>>,
+    /// WITH RECURSIVE: the definition being planned may name itself and the CTEs after
+    /// it, which Quire cannot run yet (1235, never a table of that name).
+    pub recursive: bool,
+    pub pending: Vec<String>,
+}
+
+impl<'a> Ctes<'a> {
+    /// The CTE `name` names here: its definition, and the scope its query is planned in
+    /// (the CTEs written before it, and the enclosing ones: a CTE is not recursive).
+    pub fn find(&self, name: &str) -> Option<(&CteDef<'a>, Ctes<'a>)> {
+        match self.defs.iter().position(|d| d.0 == name) {
+            Some(i) => Some((
+                &self.defs[i],
+                Ctes {
+                    defs: self.defs[..i].to_vec(),
+                    up: self.up,
+                    recursive: false,
+                    pending: if self.recursive {
+                        self.defs[i..].iter().map(|d| d.0.clone()).collect()
+                    } else {
+                        Vec::new()
+                    },
+                },
+            )),
+            None => self.up.and_then(|u| u.find(name)),
+        }
+    }
+
+    /// Whether `name` is a recursive reference (see `pending`).
+    pub fn is_pending(&self, name: &str) -> bool {
+        self.pending.iter().any(|p| p == name) || self.up.is_some_and(|u| u.is_pending(name))
+    }
 }
 
 impl Ctx<'_> {
@@ -356,6 +400,11 @@ fn bind_input(
         },
         _ => None,
     };
+    // A CTE's name is a derived table (bound with the joins).
+    let cte = single.is_some_and(|(name, _)| {
+        matches!(object_parts(name).as_deref(), Ok([n]) if ctx.ctes.is_some_and(|c| c.find(n).is_some() || c.is_pending(n)))
+    });
+    let single = single.filter(|_| !cte);
     let Some((name, alias)) = single else {
         let f = crate::bind::from::bind_from(ctx, from, sub)?;
         let scope = f.scope.clone();
@@ -432,8 +481,39 @@ pub fn select_in(
     lock: Option<ReadLock>,
     outer: Option<&Outer<'_>>,
 ) -> Result<SelectPlan> {
-    if q.with.is_some() {
-        return Err(SqlError::Unsupported("WITH".into()));
+    if let Some(with) = &q.with {
+        let mut defs: Vec<CteDef<'_>> = Vec::new();
+        for c in &with.cte_tables {
+            let name = c.alias.name.value.clone();
+            // MariaDB: 4004 "Duplicate query name" for a name given twice.
+            if defs.iter().any(|d| d.0 == name) {
+                return Err(SqlError::DuplicateQueryName(name));
+            }
+            let cols = c
+                .alias
+                .columns
+                .iter()
+                .map(|d| d.name.value.clone())
+                .collect();
+            defs.push((name, cols, &c.query));
+        }
+        let scope = Ctes {
+            defs,
+            up: ctx.ctes,
+            recursive: with.recursive,
+            pending: Vec::new(),
+        };
+        let inner = Ctx {
+            db: ctx.db,
+            current_db: ctx.current_db,
+            params: ctx.params,
+            hidden: ctx.hidden,
+            conn: ctx.conn,
+            ctes: Some(&scope),
+        };
+        let mut body = q.clone();
+        body.with = None;
+        return select_in(&inner, &body, lock, outer);
     }
     let lock = lock.or_else(|| {
         q.locks.first().map(|l| match l.lock_type {

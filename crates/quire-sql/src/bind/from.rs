@@ -202,6 +202,27 @@ impl FromBinder<'_, '_> {
                 let alias = alias.as_ref().map(|a| a.name.value.clone());
                 let parts = object_parts(name)?;
                 let last = parts.last().cloned().unwrap_or_default();
+                if parts.len() == 1 && self.ctx.ctes.is_some_and(|c| c.is_pending(&last)) {
+                    return Err(SqlError::Unsupported(
+                        "a recursive common table expression".into(),
+                    ));
+                }
+                // A CTE in scope: a derived table of its query, named by it (or the alias).
+                if let (1, Some((def, scope))) =
+                    (parts.len(), self.ctx.ctes.and_then(|c| c.find(&last)))
+                {
+                    let inner = Ctx {
+                        db: self.ctx.db,
+                        current_db: self.ctx.current_db,
+                        params: self.ctx.params,
+                        hidden: self.ctx.hidden,
+                        conn: self.ctx.conn,
+                        ctes: Some(&scope),
+                    };
+                    let plan = crate::stmt::select_in(&inner, def.2, None, None)?;
+                    let names = def.1.clone();
+                    return self.derived(alias.unwrap_or(last), plan, &names);
+                }
                 if parts.len() == 1 && last.eq_ignore_ascii_case("dual") {
                     return Err(SqlError::Unsupported("DUAL in a join".into()));
                 }
@@ -266,39 +287,55 @@ impl FromBinder<'_, '_> {
                 let name = alias.name.value.clone();
                 // A derived table sees no enclosing query (MariaDB has no LATERAL).
                 let plan = crate::stmt::select_in(self.ctx, subquery, None, None)?;
-                let mut columns = Vec::with_capacity(plan.items.len());
-                for (i, meta) in plan.columns.iter().enumerate() {
-                    if columns.iter().any(|c: &quire_engine::row::Column| {
-                        c.name.eq_ignore_ascii_case(&meta.name)
-                    }) {
-                        return Err(SqlError::DuplicateColumn(meta.name.clone()));
-                    }
-                    let ty = plan.item_tys.get(i).copied().unwrap_or_else(|| {
-                        crate::func::types::infer(
-                            &Expr::Lit(quire_engine::row::Value::Null),
-                            &[],
-                            &[],
-                        )
-                    });
-                    let coll = plan.item_derived.get(i).map_or(self.ctx.conn.coll, |d| d.0);
-                    columns.push(crate::func::types::ty_column(&meta.name, ty, coll));
-                }
-                let st = ScopeTable {
-                    alias: name.clone(),
-                    aliased: true,
-                    db: self.ctx.current_db.unwrap_or_default().to_string(),
-                    table: name.clone(),
-                    offset: 0,
-                    len: columns.len(),
-                };
-                self.derived_columns = Some(columns);
-                self.add(
-                    Member::Derived(Box::new(crate::plan::join::Derived { alias: name, plan })),
-                    st,
-                )
+                self.derived(name, plan, &[])
             }
             other => Err(SqlError::Unsupported(other.to_string())),
         }
+    }
+
+    /// Adds derived table `name` of `plan`, its columns named `names` (a CTE's column
+    /// list) or as the query names them (1060 for a name twice).
+    fn derived(
+        &mut self,
+        name: String,
+        mut plan: crate::exec::SelectPlan,
+        names: &[String],
+    ) -> Result<Part> {
+        if !names.is_empty() {
+            if names.len() != plan.columns.len() {
+                return Err(SqlError::CteColumns);
+            }
+            for (m, n) in plan.columns.iter_mut().zip(names) {
+                m.name = n.clone();
+            }
+        }
+        let mut columns = Vec::with_capacity(plan.items.len());
+        for (i, meta) in plan.columns.iter().enumerate() {
+            if columns
+                .iter()
+                .any(|c: &quire_engine::row::Column| c.name.eq_ignore_ascii_case(&meta.name))
+            {
+                return Err(SqlError::DuplicateColumn(meta.name.clone()));
+            }
+            let ty = plan.item_tys.get(i).copied().unwrap_or_else(|| {
+                crate::func::types::infer(&Expr::Lit(quire_engine::row::Value::Null), &[], &[])
+            });
+            let coll = plan.item_derived.get(i).map_or(self.ctx.conn.coll, |d| d.0);
+            columns.push(crate::func::types::ty_column(&meta.name, ty, coll));
+        }
+        let st = ScopeTable {
+            alias: name.clone(),
+            aliased: true,
+            db: self.ctx.current_db.unwrap_or_default().to_string(),
+            table: name.clone(),
+            offset: 0,
+            len: columns.len(),
+        };
+        self.derived_columns = Some(columns);
+        self.add(
+            Member::Derived(Box::new(crate::plan::join::Derived { alias: name, plan })),
+            st,
+        )
     }
 
     /// Adds a table to the scope; 1066 if its name is taken, 1116 past [`MAX_TABLES`].
