@@ -129,8 +129,37 @@ pub struct AggCall {
     pub coll: Collation,
 }
 
+/// What binding a subquery needs: the statement's context, and the query levels around
+/// the one being bound (`None` at the top level).
+pub struct SubCtx<'a> {
+    pub ctx: &'a crate::stmt::Ctx<'a>,
+    pub outer: Option<&'a crate::subquery::Outer<'a>>,
+    /// The subqueries bound at this level, in text order (their tables are the
+    /// statement's too: metadata locks, EXPLAIN).
+    pub found: std::cell::RefCell<Vec<std::sync::Arc<crate::subquery::Subquery>>>,
+}
+
+impl<'a> SubCtx<'a> {
+    pub fn new(
+        ctx: &'a crate::stmt::Ctx<'a>,
+        outer: Option<&'a crate::subquery::Outer<'a>>,
+    ) -> SubCtx<'a> {
+        SubCtx {
+            ctx,
+            outer,
+            found: Default::default(),
+        }
+    }
+
+    pub fn take(&self) -> Vec<std::sync::Arc<crate::subquery::Subquery>> {
+        std::mem::take(&mut *self.found.borrow_mut())
+    }
+}
+
 /// Binds expressions of one statement.
 pub struct Binder<'a> {
+    /// Where subqueries may appear: their context (`None`: 1235 for a subquery here).
+    pub sub: Option<&'a SubCtx<'a>>,
     pub scope: Option<&'a Scope>,
     /// Placeholder positions (line, column) → parameter number, from the tokenizer.
     pub params: &'a HashMap<(u64, u64), usize>,
@@ -193,6 +222,13 @@ pub fn derive_collation(e: &Expr, columns: &[Column], lit: Collation) -> (Collat
             Some(c) if c.ty.is_string() => (c.collation, Coercibility::Implicit),
             _ => (lit, Coercibility::Numeric),
         },
+        Expr::Outer(_, c) if c.ty.is_string() => (c.collation, Coercibility::Implicit),
+        Expr::Sub(crate::subquery::SubKind::Scalar, q) => q
+            .plan
+            .item_derived
+            .first()
+            .copied()
+            .unwrap_or((lit, Coercibility::Numeric)),
         Expr::Lit(Value::Str(_)) | Expr::Param(_) => (lit, Coercibility::Coercible),
         Expr::Func(_, args) | Expr::CollFunc(_, args, _) => args
             .iter()
@@ -461,18 +497,119 @@ impl Binder<'_> {
     }
 
     fn column(&self, db: Option<&str>, qualifier: Option<&str>, name: &str) -> Result<Expr> {
-        match self.scope {
+        let r = match self.scope {
             Some(s) => s
                 .resolve_in(db, qualifier, name, self.context)
                 .map(Expr::Column),
             None => Err(SqlError::UnknownColumn {
-                column: match qualifier {
-                    Some(q) => format!("{q}.{name}"),
-                    None => name.into(),
+                column: match (db, qualifier) {
+                    (Some(d), Some(q)) => format!("{d}.{q}.{name}"),
+                    (_, Some(q)) => format!("{q}.{name}"),
+                    _ => name.into(),
                 },
                 context: self.context.into(),
             }),
+        };
+        // Inside a subquery, a name its own FROM lacks may be an enclosing query's.
+        match (r, self.sub.and_then(|s| s.outer)) {
+            (Err(e @ SqlError::UnknownColumn { .. }), Some(outer)) => {
+                match outer.capture(db, qualifier, name, self.context)? {
+                    Some(x) => Ok(x),
+                    None => Err(e),
+                }
+            }
+            (r, _) => r,
         }
+    }
+
+    /// Plans subquery `q` as one level below this binder's.
+    fn subquery(&self, q: &sql::Query) -> Result<std::sync::Arc<crate::subquery::Subquery>> {
+        let Some(sub) = self.sub else {
+            return Err(SqlError::Unsupported("a subquery here".into()));
+        };
+        let outer = crate::subquery::Outer::new(self.scope, sub.outer);
+        let plan = crate::stmt::select_in(sub.ctx, q, None, Some(&outer))?;
+        let ty = plan
+            .item_tys
+            .first()
+            .copied()
+            .unwrap_or_else(|| crate::func::types::infer(&Expr::Lit(Value::Null), &[], &[]));
+        let s = std::sync::Arc::new(crate::subquery::Subquery {
+            plan,
+            captures: outer.captures.into_inner(),
+            ty,
+        });
+        sub.found.borrow_mut().push(s.clone());
+        Ok(s)
+    }
+
+    /// A subquery used as a value or a set: one column (1241 otherwise).
+    fn one_column(&self, q: &sql::Query) -> Result<std::sync::Arc<crate::subquery::Subquery>> {
+        let s = self.subquery(q)?;
+        if s.plan.items.len() != 1 {
+            return Err(SqlError::OperandColumns(1));
+        }
+        Ok(s)
+    }
+
+    /// `e IN (SELECT …)` and `e op ANY | ALL (SELECT …)`.
+    fn set_comparison(
+        &mut self,
+        e: &sql::Expr,
+        q: &sql::Query,
+        op: Option<(BinOp, bool)>,
+    ) -> Result<Expr> {
+        let left = self.bind(e)?;
+        if matches!(e, sql::Expr::Tuple(_)) {
+            return Err(SqlError::Unsupported("a row IN a subquery".into()));
+        }
+        let s = self.one_column(q)?;
+        // The collation: the two operands' as for a comparison (the subquery's column is
+        // a column of its scope, so derive it from its type's collation).
+        let coll = self.subquery_collation(&left, &s, op.map_or(BinOp::Eq, |o| o.0))?;
+        let kind = match op {
+            None => crate::subquery::SubKind::In {
+                e: Box::new(left),
+                coll,
+            },
+            Some((op, all)) => crate::subquery::SubKind::Quantified {
+                e: Box::new(left),
+                op,
+                all,
+                coll,
+            },
+        };
+        Ok(Expr::Sub(kind, s))
+    }
+
+    /// The collation `left` compares with subquery `s`'s column in.
+    fn subquery_collation(
+        &self,
+        left: &Expr,
+        s: &crate::subquery::Subquery,
+        op: BinOp,
+    ) -> Result<Collation> {
+        let (coll, k) = s
+            .plan
+            .item_derived
+            .first()
+            .copied()
+            .unwrap_or((self.lit(), Coercibility::Numeric));
+        // Stand the subquery's column in as a column of that collation.
+        let mut cols: Vec<Column> = self.columns().to_vec();
+        let stand_in = match k {
+            Coercibility::Implicit => {
+                let mut c =
+                    Column::new("", quire_engine::row::ColumnType::VarChar { max_chars: 1 });
+                c.collation = coll;
+                cols.push(c);
+                Expr::Column(cols.len() - 1)
+            }
+            Coercibility::Explicit => Expr::Collate(Box::new(Expr::Lit(Value::Null)), coll),
+            Coercibility::Coercible => Expr::Lit(Value::Str(String::new())),
+            Coercibility::Numeric => Expr::Lit(Value::Int(0)),
+        };
+        comparison_collation(left, &stand_in, &cols, &op_text(op), self.lit())
     }
 
     pub fn bind(&mut self, e: &sql::Expr) -> Result<Expr> {
@@ -686,6 +823,55 @@ impl Binder<'_> {
                     },
                     coll,
                 }
+            }
+            E::Subquery(q) => Expr::Sub(crate::subquery::SubKind::Scalar, self.one_column(q)?),
+            E::Exists { subquery, negated } => {
+                let s = self.subquery(subquery)?;
+                let x = Expr::Sub(crate::subquery::SubKind::Exists, s);
+                if *negated {
+                    Expr::Not(Box::new(x))
+                } else {
+                    x
+                }
+            }
+            E::In {
+                expr,
+                target: sql::InTarget::Subquery(q),
+                negated,
+                ..
+            } => {
+                let x = self.set_comparison(expr, q, None)?;
+                if *negated {
+                    Expr::Not(Box::new(x))
+                } else {
+                    x
+                }
+            }
+            E::AnyOp {
+                left,
+                compare_op,
+                right,
+                ..
+            }
+            | E::AllOp {
+                left,
+                compare_op,
+                right,
+            } => {
+                let all = matches!(e, E::AllOp { .. });
+                let sql::Expr::Subquery(q) = right.as_ref() else {
+                    return Err(SqlError::Unsupported(format!("{e}")));
+                };
+                let op = match compare_op {
+                    BinaryOperator::Eq => BinOp::Eq,
+                    BinaryOperator::NotEq => BinOp::Ne,
+                    BinaryOperator::Lt => BinOp::Lt,
+                    BinaryOperator::LtEq => BinOp::Le,
+                    BinaryOperator::Gt => BinOp::Gt,
+                    BinaryOperator::GtEq => BinOp::Ge,
+                    other => return Err(SqlError::Unsupported(format!("{other} ANY"))),
+                };
+                self.set_comparison(left, q, Some((op, all)))?
             }
             E::Function(f) => self.function(f)?,
             E::Floor { expr, .. } => Expr::Func(Func::Floor, vec![self.bind(expr)?]),

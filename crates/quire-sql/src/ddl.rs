@@ -312,6 +312,7 @@ impl<'d> Session<'d> {
     fn default_literal(&self, e: &sql::Expr, ty: ColumnType, column: &str) -> Result<String> {
         let invalid = || SqlError::InvalidDefault(column.into());
         let b = Binder {
+            sub: None,
             scope: None,
             params: &Default::default(),
             aggs: None,
@@ -1071,6 +1072,7 @@ impl<'d> Session<'d> {
             }
             e => {
                 let b = Binder {
+                    sub: None,
                     scope: None,
                     params: &Default::default(),
                     aggs: None,
@@ -1234,104 +1236,199 @@ impl<'d> Session<'d> {
                 .plan_hiding(stmt, None, &Default::default(), &hidden, self.sv.conn())?
                 .ok_or_else(unsupported)?;
         }
-        let s = |x: &str| Value::Str(x.into());
-        let opt = |x: Option<&str>| x.map_or(Value::Null, s);
-        let join = match &planned {
-            crate::stmt::Planned::Select(sel) => Some(sel),
-            crate::stmt::Planned::UpdateJoin(m) | crate::stmt::Planned::DeleteJoin(m) => {
-                Some(&m.select)
+        let mut rows = Vec::new();
+        let mut next = 2;
+        use crate::stmt::Planned;
+        let (subqueries, top): (&[std::sync::Arc<crate::subquery::Subquery>], _) = match &planned {
+            Planned::Select(sel) => {
+                let simple = !matches!(sel.source, crate::exec::Source::Union(_))
+                    && !crate::subquery::has_subqueries(sel)
+                    && !has_derived(sel);
+                let kind = if simple { "SIMPLE" } else { "PRIMARY" };
+                explain_select(sel, 1, kind, &mut next, &mut rows);
+                (&[][..], None)
             }
-            _ => None,
+            Planned::UpdateJoin(m) | Planned::DeleteJoin(m) => {
+                let kind = if m.select.subqueries.is_empty() {
+                    "SIMPLE"
+                } else {
+                    "PRIMARY"
+                };
+                explain_select(&m.select, 1, kind, &mut next, &mut rows);
+                (&[][..], None)
+            }
+            Planned::Update(u) => (
+                &u.subqueries[..],
+                Some(table_row(&u.table, &u.access, u.filter.is_some(), false)),
+            ),
+            Planned::Delete(d) => (
+                &d.subqueries[..],
+                Some(table_row(&d.table, &d.access, d.filter.is_some(), false)),
+            ),
+            Planned::Insert(i) => (
+                &i.subqueries[..],
+                Some(table_row(
+                    &i.table,
+                    &crate::plan::Access::full_scan(),
+                    false,
+                    false,
+                )),
+            ),
         };
-        if let Some(sel) = join {
-            if let crate::exec::Source::Join(j) = &sel.source {
-                let rows = explain_join(j, !sel.sort.is_empty());
-                return send_explain(sink, rows);
+        if let Some(mut row) = top {
+            if !subqueries.is_empty() {
+                row[1] = Value::Str("PRIMARY".into());
             }
+            rows.push(row);
+            explain_subqueries(subqueries, &mut next, &mut rows);
         }
-        let (t, access, filter, sort) = match &planned {
-            crate::stmt::Planned::Select(s) => match &s.source {
-                crate::exec::Source::Table(t) => (
-                    Some((**t).clone()),
-                    s.access.clone(),
-                    s.filter.is_some(),
-                    !s.sort.is_empty(),
-                ),
-                _ => (None, s.access.clone(), false, false),
-            },
-            crate::stmt::Planned::Update(u) => (
-                Some(u.table.clone()),
-                u.access.clone(),
-                u.filter.is_some(),
-                false,
-            ),
-            crate::stmt::Planned::Delete(d) => (
-                Some(d.table.clone()),
-                d.access.clone(),
-                d.filter.is_some(),
-                false,
-            ),
-            crate::stmt::Planned::Insert(i) => (
-                Some(i.table.clone()),
-                crate::plan::Access::full_scan(),
-                false,
-                false,
-            ),
-            // Explained as joins above.
-            crate::stmt::Planned::UpdateJoin(_) | crate::stmt::Planned::DeleteJoin(_) => {
-                (None, crate::plan::Access::full_scan(), false, false)
-            }
-        };
-        let row = match t {
-            None => vec![
-                Value::UInt(1),
-                s("SIMPLE"),
-                Value::Null,
-                Value::Null,
-                Value::Null,
-                Value::Null,
-                Value::Null,
-                Value::Null,
-                Value::Null,
-                s("No tables used"),
-            ],
-            Some(t) => {
-                let key = crate::plan::join::explain_key(&access);
-                let mut extra = Vec::new();
-                if filter {
-                    extra.push("Using where");
-                }
-                if access.covering {
-                    extra.push("Using index");
-                }
-                if sort {
-                    extra.push("Using filesort");
-                }
-                let nranges = access.ranges.len() as u64;
-                vec![
-                    Value::UInt(1),
-                    s("SIMPLE"),
-                    s(&t.alias),
-                    s(access.kind()),
-                    opt(key.as_deref()),
-                    opt(key.as_deref()),
-                    Value::Null,
-                    if access.kind() == "const" {
-                        s("const")
-                    } else {
-                        Value::Null
-                    },
-                    Value::UInt(nranges.max(1)),
-                    if extra.is_empty() {
-                        Value::Null
-                    } else {
-                        s(&extra.join("; "))
-                    },
-                ]
-            }
-        };
-        send_explain(sink, vec![row])
+        send_explain(sink, rows)
     }
+}
+
+/// Whether a SELECT reads a derived table (EXPLAIN calls it PRIMARY then).
+fn has_derived(p: &crate::exec::SelectPlan) -> bool {
+    match &p.source {
+        crate::exec::Source::Join(j) => j
+            .members
+            .iter()
+            .any(|m| matches!(m, crate::plan::join::Member::Derived(_))),
+        _ => false,
+    }
+}
+
+/// EXPLAIN's rows of SELECT `p` numbered `id` with `kind` (SIMPLE, PRIMARY, SUBQUERY,
+/// DEPENDENT SUBQUERY, DERIVED, UNION), then its derived tables' and subqueries'
+/// (`next` numbers them), as MariaDB lists them.
+fn explain_select(
+    p: &crate::exec::SelectPlan,
+    id: u64,
+    kind: &str,
+    next: &mut u64,
+    rows: &mut Vec<Vec<Value>>,
+) {
+    use crate::exec::Source;
+    use crate::plan::join::Member;
+    let s = |x: &str| Value::Str(x.into());
+    let mut derived = Vec::new();
+    let mut own = match &p.source {
+        Source::Union(u) => {
+            let mut ids = Vec::new();
+            for (i, m) in u.members.iter().enumerate() {
+                let (mid, k) = if i == 0 {
+                    (id, kind)
+                } else {
+                    *next += 1;
+                    (*next - 1, "UNION")
+                };
+                ids.push(mid.to_string());
+                explain_select(m, mid, k, next, rows);
+            }
+            let mut r = vec![Value::Null; 10];
+            r[1] = s("UNION RESULT");
+            r[2] = s(&format!("<union{}>", ids.join(",")));
+            r[3] = s("ALL");
+            if !p.sort.is_empty() {
+                r[9] = s("Using filesort");
+            }
+            rows.push(r);
+            explain_subqueries(&p.subqueries, next, rows);
+            return;
+        }
+        Source::Join(j) => {
+            let mut out = explain_join(j, !p.sort.is_empty());
+            for (k, st) in j.steps.iter().enumerate() {
+                if let (Member::Derived(d), Some(r)) = (&j.members[st.member], out.get_mut(k)) {
+                    let n = *next;
+                    *next += 1;
+                    r[2] = s(&format!("<derived{n}>"));
+                    derived.push((n, &d.plan));
+                }
+            }
+            out
+        }
+        Source::Table(t) => vec![table_row(
+            t,
+            &p.access,
+            p.filter.is_some(),
+            !p.sort.is_empty(),
+        )],
+        Source::Dual | Source::Seq { .. } => {
+            let mut r = vec![Value::Null; 10];
+            r[9] = s("No tables used");
+            vec![r]
+        }
+    };
+    for r in &mut own {
+        r[0] = Value::UInt(id);
+        r[1] = s(kind);
+    }
+    rows.extend(own);
+    for (n, plan) in derived {
+        explain_select(plan, n, "DERIVED", next, rows);
+    }
+    explain_subqueries(&p.subqueries, next, rows);
+}
+
+/// The rows of subqueries (numbered in text order, listed last first as MariaDB does).
+fn explain_subqueries(
+    subqueries: &[std::sync::Arc<crate::subquery::Subquery>],
+    next: &mut u64,
+    rows: &mut Vec<Vec<Value>>,
+) {
+    let first = *next;
+    *next += subqueries.len() as u64;
+    for (i, q) in subqueries.iter().enumerate().rev() {
+        let kind = if q.correlated() {
+            "DEPENDENT SUBQUERY"
+        } else {
+            "SUBQUERY"
+        };
+        explain_select(&q.plan, first + i as u64, kind, next, rows);
+    }
+}
+
+/// EXPLAIN's row for one table read through `access`.
+fn table_row(
+    t: &crate::exec::TableRef,
+    access: &crate::plan::Access,
+    filter: bool,
+    sort: bool,
+) -> Vec<Value> {
+    let s = |x: &str| Value::Str(x.into());
+    let opt = |x: Option<&str>| x.map_or(Value::Null, s);
+    let key = crate::plan::join::explain_key(access);
+    let mut extra = Vec::new();
+    if filter {
+        extra.push("Using where");
+    }
+    if access.covering {
+        extra.push("Using index");
+    }
+    if sort {
+        extra.push("Using filesort");
+    }
+    let nranges = access.ranges.len() as u64;
+    vec![
+        Value::UInt(1),
+        s("SIMPLE"),
+        s(&t.alias),
+        s(access.kind()),
+        opt(key.as_deref()),
+        opt(key.as_deref()),
+        Value::Null,
+        if access.kind() == "const" {
+            s("const")
+        } else {
+            Value::Null
+        },
+        Value::UInt(nranges.max(1)),
+        if extra.is_empty() {
+            Value::Null
+        } else {
+            s(&extra.join("; "))
+        },
+    ]
 }
 
 /// EXPLAIN's rows for a join: one per table, in join order (MariaDB's columns).

@@ -57,6 +57,18 @@ pub enum SqlError {
     /// 1066: two tables of FROM with one name.
     #[error("Not unique table/alias: '{0}'")]
     NotUniqueTable(String),
+    /// 4002: a CTE's column list and its query's columns differ in number.
+    #[error("WITH column list and SELECT field list have different column counts")]
+    CteColumns,
+    /// 4004: a WITH clause names two queries alike.
+    #[error("Duplicate query name `{0}` in WITH clause")]
+    DuplicateQueryName(String),
+    /// 1242: a scalar subquery gave more than one row.
+    #[error("Subquery returns more than 1 row")]
+    SubqueryRows,
+    /// 1093: a statement changes a table a subquery of it reads.
+    #[error("Table '{table}' is specified twice, both as a target for '{op}' and as a separate source for data")]
+    SpecifiedTwice { table: String, op: String },
     /// 1116: more tables in one join than MariaDB allows.
     #[error("Too many tables; MariaDB can only use {0} tables in a join")]
     TooManyTables(usize),

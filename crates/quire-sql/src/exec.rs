@@ -42,14 +42,19 @@ pub enum Source {
     /// Several tables joined (`plan/join.rs`); the SELECT's filter is then `None`: every
     /// WHERE condition is checked at a step of the join.
     Join(Box<crate::plan::join::JoinPlan>),
+    /// A UNION's members (`stmt/union.rs`): their rows are this SELECT's.
+    Union(Box<crate::stmt::union::UnionPlan>),
 }
 
 impl Source {
     /// The tables read, in the order `select` wants them opened.
+    /// A derived table's and a union member's tables come where they are read; the
+    /// tables of subqueries in expressions are not here (`subquery::SubRunner` opens them).
     pub fn tables(&self) -> Vec<&TableRef> {
         match self {
             Source::Table(t) => vec![t],
             Source::Join(j) => j.tables().collect(),
+            Source::Union(u) => u.members.iter().flat_map(|m| m.source.tables()).collect(),
             Source::Dual | Source::Seq { .. } => Vec::new(),
         }
     }
@@ -72,6 +77,13 @@ pub struct SelectPlan {
     pub items: Vec<Expr>,
     /// The collation of each item (DISTINCT compares rows in them).
     pub item_colls: Vec<Collation>,
+    /// The type of each item, and its collation with how strongly it binds (what a
+    /// subquery, a derived table or a UNION makes of it).
+    pub item_tys: Vec<crate::func::types::Ty>,
+    pub item_derived: Vec<(Collation, crate::bind::Coercibility)>,
+    /// The subqueries bound in this SELECT's expressions (not those of its derived
+    /// tables or union members, which their own plans hold).
+    pub subqueries: Vec<std::sync::Arc<crate::subquery::Subquery>>,
     pub columns: Vec<ColumnMeta>,
     pub aggs: Vec<AggCall>,
     pub group_by: Vec<Expr>,
@@ -960,6 +972,30 @@ fn select_rows_into<'d>(
             }
             // Ran above.
             (Source::Join(_), _) => {}
+            (Source::Union(u), _) => {
+                let mut seen = HashSet::new();
+                let mut at = 0;
+                'members: for (i, m) in u.members.iter().enumerate() {
+                    let n = m.source.tables().len();
+                    let mine = tables.get(at..at + n).unwrap_or(&[]);
+                    at += n;
+                    for r in select_rows(m, mine, txn, env)? {
+                        let r: Vec<Value> = r
+                            .into_iter()
+                            .zip(&u.tys)
+                            .map(|(v, t)| conform(v, t))
+                            .collect();
+                        if u.distinct_until.is_some_and(|d| i <= d)
+                            && !seen.insert(value_key(&r, &plan.item_colls))
+                        {
+                            continue;
+                        }
+                        if !each(r)? {
+                            break 'members;
+                        }
+                    }
+                }
+            }
             (Source::Seq { from, to, step }, _) => {
                 let mut v = *from;
                 while v <= *to {
@@ -984,6 +1020,26 @@ fn select_rows_into<'d>(
         }
     }
     p.finish()
+}
+
+/// A member's value as the union's column type has it (`SELECT 1 UNION SELECT 2.5` is
+/// DECIMAL(2,1): 1.0).
+fn conform(v: Value, t: &crate::func::types::Ty) -> Value {
+    use crate::meta::FieldType as F;
+    match (t.ft, v) {
+        (_, Value::Null) => Value::Null,
+        (F::NewDecimal, v @ (Value::Int(_) | Value::UInt(_) | Value::Decimal(_))) => {
+            match types::to_decimal(&v).and_then(|d| d.rescale(t.dec)) {
+                Some(d) => Value::Decimal(d),
+                None => v,
+            }
+        }
+        (F::Double | F::Float, v) if types::is_numeric(&v) => Value::Double(types::num(&v)),
+        (_, v) if t.is_string() && !matches!(v, Value::Str(_) | Value::Bytes(_)) => {
+            Value::Str(types::display(&v))
+        }
+        (_, v) => v,
+    }
 }
 
 /// The rows of a SELECT as values (INSERT … SELECT), collected: the source may be the

@@ -108,6 +108,15 @@ pub enum Expr {
     /// A function that compares strings (NULLIF, GREATEST, LEAST), in the collation the
     /// binder derived from its arguments.
     CollFunc(Func, Vec<Expr>, Collation),
+    /// Inside a subquery: the k-th value the enclosing query passes in (a column of an
+    /// outer query, `subquery.rs`); constant for one run of the subquery.
+    /// The column is the outer value's type and collation (as the outer query sees it).
+    Outer(usize, Box<quire_engine::row::Column>),
+    /// A subquery used as a value, a set or a test (`subquery.rs`).
+    Sub(
+        crate::subquery::SubKind,
+        std::sync::Arc<crate::subquery::Subquery>,
+    ),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -185,6 +194,22 @@ pub trait Env {
         let _ = (level, code, message);
         Ok(())
     }
+    /// The k-th outer value of the subquery being run ([`Expr::Outer`]).
+    fn outer(&self, k: usize) -> Result<Value> {
+        let _ = k;
+        Err(SqlError::Unsupported("an outer reference here".into()))
+    }
+    /// Runs subquery `q` with `outer` as its outer values, or answers from the statement's
+    /// cache; `need` rows are enough (EXISTS: 1, a scalar: 2; `usize::MAX`: all).
+    fn subquery(
+        &self,
+        q: &crate::subquery::Subquery,
+        outer: Vec<Value>,
+        need: usize,
+    ) -> Result<std::rc::Rc<crate::subquery::Materialized>> {
+        let _ = (q, outer, need);
+        Err(SqlError::Unsupported("subqueries here".into()))
+    }
 }
 
 /// An environment with no parameters, no session and no warnings: constant expressions
@@ -218,7 +243,7 @@ fn check_number(v: &Value, kind: NumKind, env: &dyn Env) -> Result<()> {
 /// A comparison of a string with a number converts the string: to DECIMAL against an
 /// integer, to DOUBLE against a DECIMAL or DOUBLE (MariaDB 10.11's choice), with 1292 when
 /// it is not a number.
-fn check_compared(x: &Value, y: &Value, env: &dyn Env) -> Result<()> {
+pub(crate) fn check_compared(x: &Value, y: &Value, env: &dyn Env) -> Result<()> {
     let is_str = |v: &Value| matches!(v, Value::Str(_) | Value::Bytes(_));
     let kind = |v: &Value| match v {
         Value::Int(_) | Value::UInt(_) => Some(NumKind::Decimal),
@@ -298,7 +323,18 @@ impl Expr {
                 }
             }
             Expr::Func(_, args) | Expr::CollFunc(_, args, _) => args.iter().for_each(|x| x.walk(f)),
-            Expr::Lit(_) | Expr::Param(_) | Expr::Column(_) | Expr::Agg(_) | Expr::Session(_) => {}
+            // The outer values a subquery reads are expressions of this row; its own
+            // expressions are over its own rows.
+            Expr::Sub(kind, q) => {
+                kind.walk(f);
+                q.captures.iter().for_each(|x| x.walk(f));
+            }
+            Expr::Lit(_)
+            | Expr::Param(_)
+            | Expr::Column(_)
+            | Expr::Agg(_)
+            | Expr::Session(_)
+            | Expr::Outer(..) => {}
         }
     }
 
@@ -488,6 +524,8 @@ impl Expr {
             }
             Expr::Func(f, args) => func(*f, args, row, env).map_err(|e| self.named_in(e))?,
             Expr::CollFunc(f, args, coll) => coll_func(*f, args, *coll, row, env)?,
+            Expr::Outer(k, _) => env.outer(*k)?,
+            Expr::Sub(kind, q) => crate::subquery::eval(kind, q, row, env)?,
         })
     }
 

@@ -31,6 +31,7 @@ pub mod plan;
 mod run;
 pub mod session;
 pub mod stmt;
+pub mod subquery;
 pub mod types;
 mod vars;
 

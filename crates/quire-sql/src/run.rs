@@ -59,6 +59,8 @@ pub(crate) struct ExecEnv<'a> {
     /// The statement's start, microseconds since the epoch: NOW(), CURDATE(),
     /// UNIX_TIMESTAMP() and `@@timestamp` all read it, so they agree within a statement.
     pub start_us: i64,
+    /// Runs and caches the statement's subqueries (`subquery.rs`).
+    pub subq: crate::subquery::SubRunner<'a>,
 }
 
 impl<'a> ExecEnv<'a> {
@@ -79,6 +81,7 @@ impl<'a> ExecEnv<'a> {
             start_us: std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_micros() as i64),
+            subq: crate::subquery::SubRunner::new(inst.db, Some(&inst.subquery_runs)),
         }
     }
 
@@ -109,6 +112,15 @@ impl Env for ExecEnv<'_> {
         }
         self.sv.raise(self.inst, level, code, message);
         Ok(())
+    }
+
+    fn subquery(
+        &self,
+        q: &crate::subquery::Subquery,
+        outer: Vec<Value>,
+        need: usize,
+    ) -> Result<std::rc::Rc<crate::subquery::Materialized>> {
+        self.subq.run(q, outer, need, self)
     }
 
     fn param(&self, i: usize) -> Result<Value> {
@@ -179,7 +191,7 @@ impl<'d> Session<'d> {
     fn open_tables(&self, source: &exec::Source) -> Result<Opened<'d>> {
         Ok(match source {
             exec::Source::Table(t) => Opened::One(self.open_table(&t.db, &t.name)?),
-            exec::Source::Join(_) => Opened::Many(
+            exec::Source::Join(_) | exec::Source::Union(_) => Opened::Many(
                 source
                     .tables()
                     .into_iter()
@@ -242,12 +254,14 @@ impl<'d> Session<'d> {
     }
 
     /// Runs `f` as one statement of the session's transaction (begun if needed), with
-    /// statement atomicity and autocommit.
-    fn in_statement<R>(
+    /// statement atomicity and autocommit; with `subqueries`, the statement's subqueries
+    /// read through the transaction's read view (`subquery.rs`, invariant 3).
+    fn in_statement_with<R>(
         &mut self,
         params: &[Value],
         writes: bool,
         abort_on_warning: bool,
+        subqueries: bool,
         f: impl FnOnce(&mut Transaction<'d>, &ExecEnv<'_>) -> Result<R>,
     ) -> Result<R> {
         if writes && self.read_only {
@@ -265,6 +279,9 @@ impl<'d> Session<'d> {
         tx.set_lock_wait_timeout(timeout);
         tx.begin_statement()?;
         let env = ExecEnv::new(params, &self.sv, inst, true, abort_on_warning);
+        if subqueries {
+            env.subq.set_view(tx.read_view());
+        }
         let r = f(tx, &env);
         match r {
             Ok(v) => {
@@ -416,6 +433,7 @@ impl<'d> Session<'d> {
         params: &[Value],
         sink: &mut dyn RowSink,
     ) -> Result<Outcome> {
+        let sq = p.has_subqueries();
         match p {
             Planned::Select(s) => {
                 let opened = self.open_tables(&s.source)?;
@@ -437,18 +455,24 @@ impl<'d> Session<'d> {
                         ),
                     };
                     let env = ExecEnv::new(params, &self.sv, self.inst, true, false);
+                    env.subq.set_view(snap.clone());
                     exec::select(s, tables, &mut Txn::Snapshot(snap), &env, sink)?
                 } else if self.trx.is_none() && s.lock.is_none() && self.autocommit() {
                     let env = ExecEnv::new(params, &self.sv, self.inst, false, false);
-                    // One table reads in one engine call, on a view of its own; a join
-                    // makes many, so they share one snapshot.
-                    let mut txn = match &s.source {
-                        exec::Source::Join(_) => Txn::Snapshot(Some(self.inst.db.snapshot())),
-                        _ => Txn::None,
+                    // One table reads in one engine call, on a view of its own; a join,
+                    // a union or subqueries make many, so they share one snapshot.
+                    let many = matches!(&s.source, exec::Source::Join(_) | exec::Source::Union(_))
+                        || p.has_subqueries();
+                    let mut txn = if many {
+                        let snap = self.inst.db.snapshot();
+                        env.subq.set_view(Some(snap.clone()));
+                        Txn::Snapshot(Some(snap))
+                    } else {
+                        Txn::None
                     };
                     exec::select(s, tables, &mut txn, &env, sink)?
                 } else {
-                    self.in_statement(params, false, false, |tx, env| {
+                    self.in_statement_with(params, false, false, sq, |tx, env| {
                         exec::select(s, tables, &mut Txn::Some(tx), env, sink)
                     })?
                 };
@@ -463,7 +487,7 @@ impl<'d> Session<'d> {
                 };
                 let strict = self.sv.mode.strict() && !ip.ignore;
                 let (affected, first_id, records, dups) =
-                    self.in_statement(params, true, strict, |tx, env| {
+                    self.in_statement_with(params, true, strict, sq, |tx, env| {
                         let rows: Vec<Vec<Value>> = match &ip.source {
                             InsertSource::Values(rows) => rows
                                 .iter()
@@ -508,56 +532,57 @@ impl<'d> Session<'d> {
             Planned::Update(up) => {
                 let table = self.open_table(&up.table.db, &up.table.name)?;
                 let strict = self.sv.mode.strict();
-                let (matched, changed) = self.in_statement(params, true, strict, |tx, env| {
-                    let limit = exec::limit_value(&up.limit, env, "LIMIT")?;
-                    let targets = locked_targets(
-                        &table,
-                        &up.table,
-                        &up.access,
-                        up.filter.as_ref(),
-                        limit,
-                        tx,
-                        env,
-                    )?;
-                    let (mut matched, mut changed) = (0u64, 0u64);
-                    for (n, old) in targets.into_iter().enumerate() {
-                        matched += 1;
-                        let mut new = old.clone();
-                        for (c, e) in &up.sets {
-                            // MySQL evaluates SET left to right, later ones seeing earlier ones.
-                            let v = e.eval(
-                                &Row {
-                                    values: &new,
-                                    aggs: &[],
-                                },
-                                env,
-                            )?;
-                            let col = &up.table.def.columns[*c];
-                            let at = types::Target {
-                                db: &up.table.db,
-                                table: &up.table.name,
-                                row: n as u64 + 1,
-                                strict,
-                            };
-                            new[*c] = if matches!(v, Value::Null) && !col.nullable {
-                                // 1048, and the column's implicit default outside strict mode.
-                                exec::null_into_not_null(col, env)?
-                            } else {
-                                types::coerce(v, col, &at, env)?
-                            };
+                let (matched, changed) =
+                    self.in_statement_with(params, true, strict, sq, |tx, env| {
+                        let limit = exec::limit_value(&up.limit, env, "LIMIT")?;
+                        let targets = locked_targets(
+                            &table,
+                            &up.table,
+                            &up.access,
+                            up.filter.as_ref(),
+                            limit,
+                            tx,
+                            env,
+                        )?;
+                        let (mut matched, mut changed) = (0u64, 0u64);
+                        for (n, old) in targets.into_iter().enumerate() {
+                            matched += 1;
+                            let mut new = old.clone();
+                            for (c, e) in &up.sets {
+                                // MySQL evaluates SET left to right, later ones seeing earlier ones.
+                                let v = e.eval(
+                                    &Row {
+                                        values: &new,
+                                        aggs: &[],
+                                    },
+                                    env,
+                                )?;
+                                let col = &up.table.def.columns[*c];
+                                let at = types::Target {
+                                    db: &up.table.db,
+                                    table: &up.table.name,
+                                    row: n as u64 + 1,
+                                    strict,
+                                };
+                                new[*c] = if matches!(v, Value::Null) && !col.nullable {
+                                    // 1048, and the column's implicit default outside strict mode.
+                                    exec::null_into_not_null(col, env)?
+                                } else {
+                                    types::coerce(v, col, &at, env)?
+                                };
+                            }
+                            if new == old {
+                                continue;
+                            }
+                            let pk = exec::pk_of(&up.table.def, &old);
+                            match tx.update(&table, &pk, new.clone()) {
+                                Ok(true) => changed += 1,
+                                Ok(false) => {}
+                                Err(e) => return Err(e.into()),
+                            }
                         }
-                        if new == old {
-                            continue;
-                        }
-                        let pk = exec::pk_of(&up.table.def, &old);
-                        match tx.update(&table, &pk, new.clone()) {
-                            Ok(true) => changed += 1,
-                            Ok(false) => {}
-                            Err(e) => return Err(e.into()),
-                        }
-                    }
-                    Ok((matched, changed))
-                })?;
+                        Ok((matched, changed))
+                    })?;
                 let warnings = self.sv.diag.get_mut().statement_count();
                 Ok(Outcome::Ok {
                     affected_rows: changed,
@@ -569,7 +594,7 @@ impl<'d> Session<'d> {
             }
             Planned::Delete(dp) => {
                 let table = self.open_table(&dp.table.db, &dp.table.name)?;
-                let n = self.in_statement(params, true, false, |tx, env| {
+                let n = self.in_statement_with(params, true, false, sq, |tx, env| {
                     let limit = exec::limit_value(&dp.limit, env, "LIMIT")?;
                     let targets = locked_targets(
                         &table,
@@ -597,10 +622,11 @@ impl<'d> Session<'d> {
                 let opened = self.open_tables(&mp.select.source)?;
                 let tables = opened.as_slice();
                 let strict = self.sv.mode.strict();
-                let (matched, changed) = self.in_statement(params, true, strict, |tx, env| {
-                    let rows = exec::select_rows(&mp.select, tables, &mut Txn::Some(tx), env)?;
-                    update_join_rows(mp, tables, rows, tx, env, strict)
-                })?;
+                let (matched, changed) =
+                    self.in_statement_with(params, true, strict, sq, |tx, env| {
+                        let rows = exec::select_rows(&mp.select, tables, &mut Txn::Some(tx), env)?;
+                        update_join_rows(mp, tables, rows, tx, env, strict)
+                    })?;
                 Ok(Outcome::Ok {
                     affected_rows: changed,
                     last_insert_id: 0,
@@ -610,7 +636,7 @@ impl<'d> Session<'d> {
             Planned::DeleteJoin(mp) => {
                 let opened = self.open_tables(&mp.select.source)?;
                 let tables = opened.as_slice();
-                let n = self.in_statement(params, true, false, |tx, env| {
+                let n = self.in_statement_with(params, true, false, sq, |tx, env| {
                     let rows = exec::select_rows(&mp.select, tables, &mut Txn::Some(tx), env)?;
                     let mut n = 0;
                     for_each_target_row(mp, &rows, |i, _, pk| {

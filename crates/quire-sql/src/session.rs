@@ -130,6 +130,9 @@ pub struct Instance<'d> {
     /// Bumped by every DDL: cached and prepared plans made before it are re-planned.
     pub(crate) generation: AtomicU64,
     pub(crate) questions: AtomicU64,
+    /// Runs of subquery plans, all sessions (a cached answer is no run): what shows that
+    /// an uncorrelated subquery runs once per statement (`subquery.rs`).
+    pub(crate) subquery_runs: AtomicU64,
     /// Metadata locks: DDL waits for the transactions that use its tables (`mdl.rs`).
     pub(crate) mdl: crate::mdl::Mdl,
     /// SHUTDOWN (or COM_SHUTDOWN) asked the server to stop; its accept loop polls this.
@@ -137,6 +140,11 @@ pub struct Instance<'d> {
 }
 
 impl<'d> Instance<'d> {
+    /// How many times a subquery's plan has been run since the instance started.
+    pub fn subquery_runs(&self) -> u64 {
+        self.subquery_runs.load(Ordering::Relaxed)
+    }
+
     pub fn new(db: &'d Db) -> Instance<'d> {
         Instance {
             db,
@@ -146,6 +154,7 @@ impl<'d> Instance<'d> {
             globals: RwLock::new(Globals::default()),
             generation: AtomicU64::new(0),
             questions: AtomicU64::new(0),
+            subquery_runs: AtomicU64::new(0),
             mdl: crate::mdl::Mdl::default(),
             shutdown_requested: std::sync::atomic::AtomicBool::new(false),
         }
@@ -530,6 +539,7 @@ impl<'d> Session<'d> {
             params,
             hidden,
             conn,
+            ctes: None,
         };
         Ok(Some(match stmt {
             S::Query(q) => Planned::Select(crate::stmt::select(&ctx, q, lock)?),

@@ -8,13 +8,16 @@ use quire_engine::row::{Column, ColumnType, IntWidth};
 use quire_engine::table::{DbInner, ReadLock};
 use sqlparser::ast as sql;
 
-use crate::bind::{expr_name, object_parts, AggCall, Binder, Scope};
+use crate::bind::{expr_name, object_parts, AggCall, Binder, Scope, SubCtx};
 use crate::error::{Result, SqlError};
 use crate::exec::{SelectPlan, Source, TableRef};
 use crate::expr::{Expr, Func, SessionFn};
 use crate::meta::{flags, ColumnMeta};
 use crate::plan::{self, Access};
+use crate::subquery::Outer;
 use crate::types;
+
+pub mod union;
 
 /// A planned statement.
 #[derive(Debug, Clone)]
@@ -53,63 +56,101 @@ pub struct JoinTarget {
 }
 
 impl Planned {
-    /// The tables the statement uses: the target, then a SELECT's source (metadata locks
-    /// are taken on each; a self-join names a table twice).
+    /// The tables the statement uses: the target, then a SELECT's source and every
+    /// subquery's (metadata locks are taken on each; a self-join names a table twice).
     pub fn tables(&self) -> impl Iterator<Item = &TableRef> {
-        let (target, source): (Option<&TableRef>, Option<&SelectPlan>) = match self {
-            Planned::Select(s) => (None, Some(s)),
-            Planned::Insert(i) => (
-                Some(&i.table),
-                match &i.source {
-                    InsertSource::Select(s) => Some(s),
-                    InsertSource::Values(_) => None,
-                },
-            ),
-            Planned::Update(u) => (Some(&u.table), None),
-            Planned::Delete(d) => (Some(&d.table), None),
-            Planned::UpdateJoin(m) | Planned::DeleteJoin(m) => (None, Some(&m.select)),
-        };
-        target
-            .into_iter()
-            .chain(source.into_iter().flat_map(source_tables))
+        let mut out = Vec::new();
+        fn subs<'p>(
+            qs: &'p [std::sync::Arc<crate::subquery::Subquery>],
+            out: &mut Vec<&'p TableRef>,
+        ) {
+            for q in qs {
+                crate::subquery::plan_tables(&q.plan, out);
+            }
+        }
+        match self {
+            Planned::Select(s) => crate::subquery::plan_tables(s, &mut out),
+            Planned::Insert(i) => {
+                out.push(&i.table);
+                if let InsertSource::Select(s) = &i.source {
+                    crate::subquery::plan_tables(s, &mut out);
+                }
+                subs(&i.subqueries, &mut out);
+            }
+            Planned::Update(u) => {
+                out.push(&u.table);
+                subs(&u.subqueries, &mut out);
+            }
+            Planned::Delete(d) => {
+                out.push(&d.table);
+                subs(&d.subqueries, &mut out);
+            }
+            Planned::UpdateJoin(m) | Planned::DeleteJoin(m) => {
+                crate::subquery::plan_tables(&m.select, &mut out)
+            }
+        }
+        out.into_iter()
     }
 
     /// Whether the statement reads or writes a table (a sequence table counts, as in
     /// MariaDB): it clears the diagnostics area when it starts.
     pub fn uses_tables(&self) -> bool {
         match self {
-            Planned::Select(s) => !matches!(s.source, Source::Dual),
+            Planned::Select(s) => !matches!(s.source, Source::Dual) || !s.subqueries.is_empty(),
             _ => true,
         }
     }
 
+    /// Whether running it evaluates subqueries (their read view must be chosen first).
+    pub fn has_subqueries(&self) -> bool {
+        match self {
+            Planned::Select(s) => crate::subquery::has_subqueries(s),
+            Planned::Insert(i) => {
+                !i.subqueries.is_empty()
+                    || matches!(&i.source, InsertSource::Select(s) if crate::subquery::has_subqueries(s))
+            }
+            Planned::Update(u) => !u.subqueries.is_empty(),
+            Planned::Delete(d) => !d.subqueries.is_empty(),
+            Planned::UpdateJoin(m) | Planned::DeleteJoin(m) => {
+                crate::subquery::has_subqueries(&m.select)
+            }
+        }
+    }
+
     /// The tables read with a consistent (non-locking) read: a SELECT without a locking
-    /// clause and INSERT … SELECT's source. Only these read old versions through an index.
+    /// clause, INSERT … SELECT's source, and every subquery. Only these read old versions
+    /// through an index.
     pub fn snapshot_reads(&self) -> impl Iterator<Item = &TableRef> {
-        let source = match self {
-            Planned::Select(s) => Some(s),
+        let mut out = Vec::new();
+        fn subs_of<'p>(p: &'p SelectPlan, out: &mut Vec<&'p TableRef>) {
+            let mut all = Vec::new();
+            crate::subquery::subquery_plans(p, &mut all);
+            for q in all {
+                crate::subquery::plan_tables(q, out);
+            }
+        }
+        match self {
+            Planned::Select(s) if s.lock.is_none() => crate::subquery::plan_tables(s, &mut out),
             Planned::Insert(InsertPlan {
                 source: InsertSource::Select(s),
                 ..
-            }) => Some(&**s),
-            _ => None,
+            }) if s.lock.is_none() => crate::subquery::plan_tables(s, &mut out),
+            Planned::Select(s)
+            | Planned::UpdateJoin(JoinDmlPlan { select: s, .. })
+            | Planned::DeleteJoin(JoinDmlPlan { select: s, .. }) => subs_of(s, &mut out),
+            _ => {}
         }
-        .filter(|s| s.lock.is_none());
-        source.into_iter().flat_map(source_tables)
+        let direct: &[std::sync::Arc<crate::subquery::Subquery>] = match self {
+            Planned::Insert(i) => &i.subqueries,
+            Planned::Update(u) => &u.subqueries,
+            Planned::Delete(d) => &d.subqueries,
+            _ => &[],
+        };
+        for q in direct {
+            crate::subquery::plan_tables(&q.plan, &mut out);
+        }
+        out.into_iter()
     }
-}
-
-/// The tables a SELECT reads.
-fn source_tables(s: &SelectPlan) -> impl Iterator<Item = &TableRef> {
-    let single = match &s.source {
-        Source::Table(t) => Some(&**t),
-        _ => None,
-    };
-    let join = match &s.source {
-        Source::Join(j) => Some(j.tables()),
-        _ => None,
-    };
-    single.into_iter().chain(join.into_iter().flatten())
 }
 
 #[derive(Debug, Clone)]
@@ -128,6 +169,8 @@ pub struct InsertPlan {
     pub defaults: Vec<Option<Expr>>,
     pub replace: bool,
     pub ignore: bool,
+    /// Subqueries of its VALUES.
+    pub subqueries: Vec<std::sync::Arc<crate::subquery::Subquery>>,
 }
 
 #[derive(Debug, Clone)]
@@ -137,6 +180,8 @@ pub struct UpdatePlan {
     pub filter: Option<Expr>,
     pub sets: Vec<(usize, Expr)>,
     pub limit: Option<Expr>,
+    /// Subqueries of its SET and WHERE.
+    pub subqueries: Vec<std::sync::Arc<crate::subquery::Subquery>>,
 }
 
 #[derive(Debug, Clone)]
@@ -145,6 +190,8 @@ pub struct DeletePlan {
     pub access: Access,
     pub filter: Option<Expr>,
     pub limit: Option<Expr>,
+    /// Subqueries of its WHERE.
+    pub subqueries: Vec<std::sync::Arc<crate::subquery::Subquery>>,
 }
 
 /// What planning needs from the session.
@@ -157,6 +204,50 @@ pub struct Ctx<'a> {
     pub hidden: &'a [(u64, String)],
     /// collation_connection and sql_mode (a plan is made again under other ones).
     pub conn: crate::bind::Conn,
+    /// The common table expressions (WITH) in scope, innermost first.
+    pub ctes: Option<&'a Ctes<'a>>,
+}
+
+/// A CTE: its name, its column list (empty: the query's names) and its query.
+pub type CteDef<'a> = (String, Vec<String>, &'a sql::Query);
+
+/// The CTEs of one WITH clause, and the enclosing WITH's.
+pub struct Ctes<'a> {
+    /// In the order written.
+    pub defs: Vec<CteDef<'a>>,
+    pub up: Option<&'a Ctes<'a>>,
+    /// WITH RECURSIVE: the definition being planned may name itself and the CTEs after
+    /// it, which Quire cannot run yet (1235, never a table of that name).
+    pub recursive: bool,
+    pub pending: Vec<String>,
+}
+
+impl<'a> Ctes<'a> {
+    /// The CTE `name` names here: its definition, and the scope its query is planned in
+    /// (the CTEs written before it, and the enclosing ones: a CTE is not recursive).
+    pub fn find(&self, name: &str) -> Option<(&CteDef<'a>, Ctes<'a>)> {
+        match self.defs.iter().position(|d| d.0 == name) {
+            Some(i) => Some((
+                &self.defs[i],
+                Ctes {
+                    defs: self.defs[..i].to_vec(),
+                    up: self.up,
+                    recursive: false,
+                    pending: if self.recursive {
+                        self.defs[i..].iter().map(|d| d.0.clone()).collect()
+                    } else {
+                        Vec::new()
+                    },
+                },
+            )),
+            None => self.up.and_then(|u| u.find(name)),
+        }
+    }
+
+    /// Whether `name` is a recursive reference (see `pending`).
+    pub fn is_pending(&self, name: &str) -> bool {
+        self.pending.iter().any(|p| p == name) || self.up.is_some_and(|u| u.is_pending(name))
+    }
 }
 
 impl Ctx<'_> {
@@ -264,8 +355,11 @@ fn computed_meta(name: String, e: &Expr, scope: Option<&Scope>, aggs: &[AggCall]
     meta
 }
 
-fn limit_exprs(q: &sql::Query, b: &mut Binder<'_>) -> Result<(Option<Expr>, Option<Expr>)> {
-    Ok(match &q.limit_clause {
+pub(crate) fn limit_exprs(
+    limit_clause: Option<&sql::LimitClause>,
+    b: &mut Binder<'_>,
+) -> Result<(Option<Expr>, Option<Expr>)> {
+    Ok(match limit_clause {
         None => (None, None),
         Some(sql::LimitClause::LimitOffset { limit, offset, .. }) => (
             match limit {
@@ -293,7 +387,11 @@ enum Input {
 
 /// Binds FROM: nothing, one table (the single-table path sysbench runs), a sequence, or a
 /// join.
-fn bind_input(ctx: &Ctx<'_>, from: &[sql::TableWithJoins]) -> Result<(Input, Option<Scope>)> {
+fn bind_input(
+    ctx: &Ctx<'_>,
+    from: &[sql::TableWithJoins],
+    sub: Option<&SubCtx<'_>>,
+) -> Result<(Input, Option<Scope>)> {
     let single = match from {
         [] => return Ok((Input::Dual, None)),
         [twj] if twj.joins.is_empty() => match &twj.relation {
@@ -302,8 +400,13 @@ fn bind_input(ctx: &Ctx<'_>, from: &[sql::TableWithJoins]) -> Result<(Input, Opt
         },
         _ => None,
     };
+    // A CTE's name is a derived table (bound with the joins).
+    let cte = single.is_some_and(|(name, _)| {
+        matches!(object_parts(name).as_deref(), Ok([n]) if ctx.ctes.is_some_and(|c| c.find(n).is_some() || c.is_pending(n)))
+    });
+    let single = single.filter(|_| !cte);
     let Some((name, alias)) = single else {
-        let f = crate::bind::from::bind_from(ctx, from)?;
+        let f = crate::bind::from::bind_from(ctx, from, sub)?;
         let scope = f.scope.clone();
         return Ok((Input::Join(f), Some(scope)));
     };
@@ -358,6 +461,7 @@ fn column_meta_at(input: &Input, scope: &Scope, c: usize) -> Option<ColumnMeta> 
                     &seq_column(),
                     flags::PRI_KEY,
                 )),
+                crate::plan::join::Member::Derived(d) => d.plan.columns.get(local).cloned(),
             }
         }
         Input::Dual | Input::Seq { .. } => None,
@@ -366,8 +470,50 @@ fn column_meta_at(input: &Input, scope: &Scope, c: usize) -> Option<ColumnMeta> 
 
 /// Plans a SELECT (the body of a query).
 pub fn select(ctx: &Ctx<'_>, q: &sql::Query, lock: Option<ReadLock>) -> Result<SelectPlan> {
-    if q.with.is_some() {
-        return Err(SqlError::Unsupported("WITH".into()));
+    select_in(ctx, q, lock, None)
+}
+
+/// Plans a query: a SELECT, a UNION, a parenthesized query; `outer` is the enclosing
+/// query's levels when this one is a subquery (`subquery.rs`).
+pub fn select_in(
+    ctx: &Ctx<'_>,
+    q: &sql::Query,
+    lock: Option<ReadLock>,
+    outer: Option<&Outer<'_>>,
+) -> Result<SelectPlan> {
+    if let Some(with) = &q.with {
+        let mut defs: Vec<CteDef<'_>> = Vec::new();
+        for c in &with.cte_tables {
+            let name = c.alias.name.value.clone();
+            // MariaDB: 4004 "Duplicate query name" for a name given twice.
+            if defs.iter().any(|d| d.0 == name) {
+                return Err(SqlError::DuplicateQueryName(name));
+            }
+            let cols = c
+                .alias
+                .columns
+                .iter()
+                .map(|d| d.name.value.clone())
+                .collect();
+            defs.push((name, cols, &c.query));
+        }
+        let scope = Ctes {
+            defs,
+            up: ctx.ctes,
+            recursive: with.recursive,
+            pending: Vec::new(),
+        };
+        let inner = Ctx {
+            db: ctx.db,
+            current_db: ctx.current_db,
+            params: ctx.params,
+            hidden: ctx.hidden,
+            conn: ctx.conn,
+            ctes: Some(&scope),
+        };
+        let mut body = q.clone();
+        body.with = None;
+        return select_in(&inner, &body, lock, outer);
     }
     let lock = lock.or_else(|| {
         q.locks.first().map(|l| match l.lock_type {
@@ -375,16 +521,40 @@ pub fn select(ctx: &Ctx<'_>, q: &sql::Query, lock: Option<ReadLock>) -> Result<S
             sql::LockType::Update => ReadLock::Exclusive,
         })
     });
-    let s = match q.body.as_ref() {
-        sql::SetExpr::Select(s) => s,
-        sql::SetExpr::Query(inner) => return select(ctx, inner, lock),
-        sql::SetExpr::SetOperation { .. } => return Err(SqlError::Unsupported("UNION".into())),
-        other => return Err(SqlError::Unsupported(other.to_string())),
-    };
+    match q.body.as_ref() {
+        sql::SetExpr::Select(s) => select_core(
+            ctx,
+            s,
+            q.order_by.as_ref(),
+            q.limit_clause.as_ref(),
+            lock,
+            outer,
+        ),
+        sql::SetExpr::Query(inner) if q.order_by.is_none() && q.limit_clause.is_none() => {
+            select_in(ctx, inner, lock, outer)
+        }
+        sql::SetExpr::Query(_) | sql::SetExpr::SetOperation { .. } => {
+            crate::stmt::union::plan(ctx, q, lock, outer)
+        }
+        other => Err(SqlError::Unsupported(other.to_string())),
+    }
+}
+
+/// Plans one SELECT with the ORDER BY and LIMIT of its query.
+pub(crate) fn select_core(
+    ctx: &Ctx<'_>,
+    s: &sql::Select,
+    order_by: Option<&sql::OrderBy>,
+    limit_clause: Option<&sql::LimitClause>,
+    lock: Option<ReadLock>,
+    outer: Option<&Outer<'_>>,
+) -> Result<SelectPlan> {
     if s.into.is_some() {
         return Err(SqlError::Unsupported("SELECT … INTO".into()));
     }
-    let (input, scope) = bind_input(ctx, &s.from)?;
+    let subctx = SubCtx::new(ctx, outer);
+    let sub = Some(&subctx);
+    let (input, scope) = bind_input(ctx, &s.from, sub)?;
     let tref = match &input {
         Input::Table(t) => Some(t.clone()),
         _ => None,
@@ -394,6 +564,7 @@ pub fn select(ctx: &Ctx<'_>, q: &sql::Query, lock: Option<ReadLock>) -> Result<S
     let filter = match &s.selection {
         Some(w) => Some(
             Binder {
+                sub,
                 scope: scope.as_ref(),
                 params: ctx.params,
                 aggs: None,
@@ -453,6 +624,7 @@ pub fn select(ctx: &Ctx<'_>, q: &sql::Query, lock: Option<ReadLock>) -> Result<S
                     _ => None,
                 };
                 let bound = Binder {
+                    sub,
                     scope: scope.as_ref(),
                     params: ctx.params,
                     aggs: Some(&mut aggs),
@@ -488,6 +660,7 @@ pub fn select(ctx: &Ctx<'_>, q: &sql::Query, lock: Option<ReadLock>) -> Result<S
                 out.push(resolve_output_ref(e, &items, &aliases).map_or_else(
                     || {
                         Binder {
+                            sub,
                             scope: scope.as_ref(),
                             params: ctx.params,
                             aggs: None,
@@ -505,6 +678,7 @@ pub fn select(ctx: &Ctx<'_>, q: &sql::Query, lock: Option<ReadLock>) -> Result<S
     };
     let having = match &s.having {
         Some(h) => Some(bind_with_aliases(
+            sub,
             h,
             scope.as_ref(),
             ctx,
@@ -516,7 +690,7 @@ pub fn select(ctx: &Ctx<'_>, q: &sql::Query, lock: Option<ReadLock>) -> Result<S
         None => None,
     };
     let mut order: Vec<(Expr, bool)> = Vec::new();
-    if let Some(ob) = &q.order_by {
+    if let Some(ob) = order_by {
         match &ob.kind {
             sql::OrderByKind::Expressions(es) => {
                 for o in es {
@@ -524,6 +698,7 @@ pub fn select(ctx: &Ctx<'_>, q: &sql::Query, lock: Option<ReadLock>) -> Result<S
                     let e = match resolve_output_ref(&o.expr, &items, &aliases) {
                         Some(e) => e,
                         None => bind_with_aliases(
+                            sub,
                             &o.expr,
                             scope.as_ref(),
                             ctx,
@@ -545,13 +720,14 @@ pub fn select(ctx: &Ctx<'_>, q: &sql::Query, lock: Option<ReadLock>) -> Result<S
         Some(sql::Distinct::On(_)) => return Err(SqlError::Unsupported("DISTINCT ON".into())),
     };
     let mut b = Binder {
+        sub,
         scope: None,
         params: ctx.params,
         aggs: None,
         context: "LIMIT",
         conn: ctx.conn,
     };
-    let (limit, offset) = limit_exprs(q, &mut b)?;
+    let (limit, offset) = limit_exprs(limit_clause, &mut b)?;
     let aggregated = !aggs.is_empty() || !group_by.is_empty();
     if aggregated && ctx.conn.mode.has(crate::diag::SqlMode::ONLY_FULL_GROUP_BY) {
         if let Some(sc) = &scope {
@@ -655,7 +831,18 @@ pub fn select(ctx: &Ctx<'_>, q: &sql::Query, lock: Option<ReadLock>) -> Result<S
     let sort_colls = sort.iter().map(|(e, _)| coll(e)).collect();
     let group_colls = group_by.iter().map(coll).collect();
     let item_colls = items.iter().map(coll).collect();
+    let item_derived = items
+        .iter()
+        .map(|e| crate::bind::derive_collation(e, scope_cols, ctx.conn.coll))
+        .collect();
+    let item_tys = items
+        .iter()
+        .map(|e| crate::func::types::infer(e, scope_cols, &aggs))
+        .collect();
     Ok(SelectPlan {
+        item_tys,
+        item_derived,
+        subqueries: subctx.take(),
         source,
         access,
         filter,
@@ -759,7 +946,9 @@ fn resolve_output_ref(e: &sql::Expr, items: &[Expr], aliases: &[String]) -> Opti
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn bind_with_aliases(
+    sub: Option<&SubCtx<'_>>,
     e: &sql::Expr,
     scope: Option<&Scope>,
     ctx: &Ctx<'_>,
@@ -769,6 +958,7 @@ fn bind_with_aliases(
     context: &'static str,
 ) -> Result<Expr> {
     let r = Binder {
+        sub,
         scope,
         params: ctx.params,
         aggs: Some(aggs),
@@ -829,11 +1019,13 @@ pub fn insert(ctx: &Ctx<'_>, ins: &sql::Insert) -> Result<InsertPlan> {
     for (src, &col) in targets.iter().enumerate() {
         map[col] = Some(src);
     }
+    let subctx = SubCtx::new(ctx, None);
     let source = if !ins.assignments.is_empty() {
         let mut row = Vec::new();
         for a in &ins.assignments {
             row.push(
                 Binder {
+                    sub: Some(&subctx),
                     scope: None,
                     params: ctx.params,
                     aggs: None,
@@ -860,6 +1052,7 @@ pub fn insert(ctx: &Ctx<'_>, ins: &sql::Insert) -> Result<InsertPlan> {
                     for e in r {
                         row.push(
                             Binder {
+                                sub: Some(&subctx),
                                 scope: None,
                                 params: ctx.params,
                                 aggs: None,
@@ -896,11 +1089,13 @@ pub fn insert(ctx: &Ctx<'_>, ins: &sql::Insert) -> Result<InsertPlan> {
         defaults,
         replace: ins.replace_into,
         ignore: ins.ignore,
+        subqueries: subctx.take(),
     })
 }
 
 /// Binds an optional clause (WHERE, LIMIT) of UPDATE or DELETE.
 fn bind_opt(
+    sub: Option<&SubCtx<'_>>,
     e: Option<&sql::Expr>,
     scope: Option<&Scope>,
     ctx: &Ctx<'_>,
@@ -908,6 +1103,7 @@ fn bind_opt(
 ) -> Result<Option<Expr>> {
     e.map(|e| {
         Binder {
+            sub,
             scope,
             params: ctx.params,
             aggs: None,
@@ -927,6 +1123,7 @@ fn bind_default(text: &str, ctx: &Ctx<'_>) -> Result<Expr> {
         .and_then(|mut p| p.parse_expr())
         .map_err(|_| SqlError::InvalidDefault(text.into()))?;
     Binder {
+        sub: None,
         scope: None,
         params: ctx.params,
         aggs: None,
@@ -972,7 +1169,8 @@ pub fn update_stmt(ctx: &Ctx<'_>, u: &sql::Update) -> Result<Planned> {
         }
         None => {}
     }
-    let f = crate::bind::from::bind_from(ctx, &from)?;
+    let subctx = SubCtx::new(ctx, None);
+    let f = crate::bind::from::bind_from(ctx, &from, Some(&subctx))?;
     let mut members: Vec<usize> = Vec::new();
     let mut sets = Vec::new();
     for a in &u.assignments {
@@ -999,6 +1197,7 @@ pub fn update_stmt(ctx: &Ctx<'_>, u: &sql::Update) -> Result<Planned> {
             }
         };
         let e = Binder {
+            sub: Some(&subctx),
             scope: Some(&f.scope),
             params: ctx.params,
             aggs: None,
@@ -1008,8 +1207,14 @@ pub fn update_stmt(ctx: &Ctx<'_>, u: &sql::Update) -> Result<Planned> {
         .bind(&a.value)?;
         sets.push((target, col - f.scope.tables[m].offset, e));
     }
-    let filter = bind_opt(u.selection.as_ref(), Some(&f.scope), ctx, "WHERE")?;
-    let (select, targets) = join_dml(f, filter, &members, "UPDATE")?;
+    let filter = bind_opt(
+        Some(&subctx),
+        u.selection.as_ref(),
+        Some(&f.scope),
+        ctx,
+        "WHERE",
+    )?;
+    let (select, targets) = join_dml(f, filter, &members, "UPDATE", subctx.take())?;
     Ok(Planned::UpdateJoin(JoinDmlPlan {
         select,
         targets,
@@ -1024,6 +1229,7 @@ fn join_dml(
     filter: Option<Expr>,
     members: &[usize],
     what: &str,
+    subqueries: Vec<std::sync::Arc<crate::subquery::Subquery>>,
 ) -> Result<(SelectPlan, Vec<JoinTarget>)> {
     use crate::plan::join::Member;
     let mut targets = Vec::new();
@@ -1055,6 +1261,9 @@ fn join_dml(
         filter: None,
         items: (0..width).map(Expr::Column).collect(),
         item_colls: vec![crate::bind::LITERAL_COLLATION; width],
+        item_tys: Vec::new(),
+        item_derived: Vec::new(),
+        subqueries,
         columns: Vec::new(),
         aggs: Vec::new(),
         group_by: Vec::new(),
@@ -1077,6 +1286,7 @@ pub fn update(ctx: &Ctx<'_>, u: &sql::Update) -> Result<UpdatePlan> {
     let (name, alias) = single_table(&u.table)?;
     let t = ctx.table(name, alias.as_deref())?;
     let scope = scope_of(&t);
+    let subctx = SubCtx::new(ctx, None);
     let mut sets = Vec::new();
     for a in &u.assignments {
         let sql::AssignmentTarget::ColumnName(n) = &a.target else {
@@ -1090,6 +1300,7 @@ pub fn update(ctx: &Ctx<'_>, u: &sql::Update) -> Result<UpdatePlan> {
         };
         let col = scope.resolve(q, c, "SET")?;
         let e = Binder {
+            sub: Some(&subctx),
             scope: Some(&scope),
             params: ctx.params,
             aggs: None,
@@ -1099,8 +1310,14 @@ pub fn update(ctx: &Ctx<'_>, u: &sql::Update) -> Result<UpdatePlan> {
         .bind(&a.value)?;
         sets.push((col, e));
     }
-    let filter = bind_opt(u.selection.as_ref(), Some(&scope), ctx, "WHERE")?;
-    let limit = bind_opt(u.limit.as_ref(), None, ctx, "LIMIT")?;
+    let filter = bind_opt(
+        Some(&subctx),
+        u.selection.as_ref(),
+        Some(&scope),
+        ctx,
+        "WHERE",
+    )?;
+    let limit = bind_opt(None, u.limit.as_ref(), None, ctx, "LIMIT")?;
     let access = plan::choose_access(&t.def, filter.as_ref());
     Ok(UpdatePlan {
         table: t,
@@ -1108,6 +1325,7 @@ pub fn update(ctx: &Ctx<'_>, u: &sql::Update) -> Result<UpdatePlan> {
         filter,
         sets,
         limit,
+        subqueries: subctx.take(),
     })
 }
 
@@ -1141,7 +1359,8 @@ pub fn delete_stmt(ctx: &Ctx<'_>, d: &sql::Delete) -> Result<Planned> {
         }
         None => (d.tables.iter().collect(), from),
     };
-    let f = crate::bind::from::bind_from(ctx, source)?;
+    let subctx = SubCtx::new(ctx, None);
+    let f = crate::bind::from::bind_from(ctx, source, Some(&subctx))?;
     let mut members = Vec::new();
     for n in names {
         let parts = object_parts(n)?;
@@ -1160,8 +1379,30 @@ pub fn delete_stmt(ctx: &Ctx<'_>, d: &sql::Delete) -> Result<Planned> {
             members.push(m);
         }
     }
-    let filter = bind_opt(d.selection.as_ref(), Some(&f.scope), ctx, "WHERE")?;
-    let (select, targets) = join_dml(f, filter, &members, "DELETE")?;
+    let filter = bind_opt(
+        Some(&subctx),
+        d.selection.as_ref(),
+        Some(&f.scope),
+        ctx,
+        "WHERE",
+    )?;
+    let subqueries = subctx.take();
+    // MariaDB reads a multi-table DELETE's subqueries while it deletes: one that reads a
+    // table the statement deletes from is 1093.
+    for m in &members {
+        let st = &f.scope.tables[*m];
+        for q in &subqueries {
+            let mut used = Vec::new();
+            crate::subquery::plan_tables(&q.plan, &mut used);
+            if used.iter().any(|t| t.db == st.db && t.name == st.table) {
+                return Err(SqlError::SpecifiedTwice {
+                    table: st.table.clone(),
+                    op: "DELETE".into(),
+                });
+            }
+        }
+    }
+    let (select, targets) = join_dml(f, filter, &members, "DELETE", subqueries)?;
     Ok(Planned::DeleteJoin(JoinDmlPlan {
         select,
         targets,
@@ -1184,13 +1425,21 @@ pub fn delete(ctx: &Ctx<'_>, d: &sql::Delete) -> Result<DeletePlan> {
     let (name, alias) = single_table(twj)?;
     let t = ctx.table(name, alias.as_deref())?;
     let scope = scope_of(&t);
-    let filter = bind_opt(d.selection.as_ref(), Some(&scope), ctx, "WHERE")?;
-    let limit = bind_opt(d.limit.as_ref(), None, ctx, "LIMIT")?;
+    let subctx = SubCtx::new(ctx, None);
+    let filter = bind_opt(
+        Some(&subctx),
+        d.selection.as_ref(),
+        Some(&scope),
+        ctx,
+        "WHERE",
+    )?;
+    let limit = bind_opt(None, d.limit.as_ref(), None, ctx, "LIMIT")?;
     let access = plan::choose_access(&t.def, filter.as_ref());
     Ok(DeletePlan {
         table: t,
         access,
         filter,
         limit,
+        subqueries: subctx.take(),
     })
 }

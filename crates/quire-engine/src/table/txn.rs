@@ -648,6 +648,14 @@ impl<'d> Transaction<'d> {
         self.view.clone()
     }
 
+    /// The read view this transaction's consistent reads use (made now if none is open; it
+    /// sees the transaction's own changes), for readers that cannot borrow the transaction
+    /// while it is busy (a subquery evaluated inside a locking scan). `None` under READ
+    /// UNCOMMITTED: the newest versions.
+    pub fn read_view(&mut self) -> Option<super::Snapshot> {
+        self.view()
+    }
+
     /// Whether this transaction's next consistent read may go through index `ix`: no
     /// snapshot is open yet (one made now sees every index there is), or the open one was
     /// made after the index was built. Otherwise the read would fail with

@@ -13,7 +13,7 @@
 
 use sqlparser::ast as sql;
 
-use super::{comparison_collation, object_parts, Binder, Scope, ScopeTable};
+use super::{comparison_collation, object_parts, Binder, Scope, ScopeTable, SubCtx};
 use crate::error::{Result, SqlError};
 use crate::expr::{BinOp, Expr};
 use crate::plan::join::Member;
@@ -82,27 +82,43 @@ struct Part {
 }
 
 struct FromBinder<'c, 'a> {
+    sub: Option<&'c SubCtx<'c>>,
     ctx: &'c Ctx<'a>,
     scope: Scope,
     members: Vec<Member>,
     /// Whether ON conditions are bound (the first pass leaves them out).
     on: bool,
+    /// The columns of the derived table being added.
+    derived_columns: Option<Vec<quire_engine::row::Column>>,
 }
 
 /// Binds `from` (at least one table).
-pub fn bind_from(ctx: &Ctx<'_>, from: &[sql::TableWithJoins]) -> Result<From> {
+/// `sub` is the statement level's subquery context: subqueries in ON conditions are
+/// bound in it.
+pub fn bind_from(
+    ctx: &Ctx<'_>,
+    from: &[sql::TableWithJoins],
+    sub: Option<&SubCtx<'_>>,
+) -> Result<From> {
     // MariaDB reports the errors of the tables and of USING / NATURAL before those of any
     // ON condition: a first pass leaves ON out.
-    bind_pass(ctx, from, false)?;
-    bind_pass(ctx, from, true)
+    bind_pass(ctx, from, false, sub)?;
+    bind_pass(ctx, from, true, sub)
 }
 
-fn bind_pass(ctx: &Ctx<'_>, from: &[sql::TableWithJoins], on: bool) -> Result<From> {
+fn bind_pass(
+    ctx: &Ctx<'_>,
+    from: &[sql::TableWithJoins],
+    on: bool,
+    sub: Option<&SubCtx<'_>>,
+) -> Result<From> {
     let mut b = FromBinder {
+        sub,
         ctx,
         scope: Scope::default(),
         members: Vec::new(),
         on,
+        derived_columns: None,
     };
     let mut parts = Vec::new();
     let mut visible = Vec::new();
@@ -186,6 +202,27 @@ impl FromBinder<'_, '_> {
                 let alias = alias.as_ref().map(|a| a.name.value.clone());
                 let parts = object_parts(name)?;
                 let last = parts.last().cloned().unwrap_or_default();
+                if parts.len() == 1 && self.ctx.ctes.is_some_and(|c| c.is_pending(&last)) {
+                    return Err(SqlError::Unsupported(
+                        "a recursive common table expression".into(),
+                    ));
+                }
+                // A CTE in scope: a derived table of its query, named by it (or the alias).
+                if let (1, Some((def, scope))) =
+                    (parts.len(), self.ctx.ctes.and_then(|c| c.find(&last)))
+                {
+                    let inner = Ctx {
+                        db: self.ctx.db,
+                        current_db: self.ctx.current_db,
+                        params: self.ctx.params,
+                        hidden: self.ctx.hidden,
+                        conn: self.ctx.conn,
+                        ctes: Some(&scope),
+                    };
+                    let plan = crate::stmt::select_in(&inner, def.2, None, None)?;
+                    let names = def.1.clone();
+                    return self.derived(alias.unwrap_or(last), plan, &names);
+                }
                 if parts.len() == 1 && last.eq_ignore_ascii_case("dual") {
                     return Err(SqlError::Unsupported("DUAL in a join".into()));
                 }
@@ -226,9 +263,79 @@ impl FromBinder<'_, '_> {
                 table_with_joins,
                 alias: None,
             } => self.joined(table_with_joins),
-            sql::TableFactor::Derived { .. } => Err(SqlError::Unsupported("derived tables".into())),
+            sql::TableFactor::Derived {
+                lateral,
+                subquery,
+                alias,
+                ..
+            } => {
+                if *lateral {
+                    return Err(SqlError::Unsupported("LATERAL".into()));
+                }
+                // MariaDB 10.11's grammar requires the alias: a syntax error without one.
+                let Some(alias) = alias else {
+                    return Err(SqlError::Parse {
+                        near: String::new(),
+                        line: 1,
+                    });
+                };
+                if !alias.columns.is_empty() {
+                    return Err(SqlError::Unsupported(
+                        "a derived table's column list".into(),
+                    ));
+                }
+                let name = alias.name.value.clone();
+                // A derived table sees no enclosing query (MariaDB has no LATERAL).
+                let plan = crate::stmt::select_in(self.ctx, subquery, None, None)?;
+                self.derived(name, plan, &[])
+            }
             other => Err(SqlError::Unsupported(other.to_string())),
         }
+    }
+
+    /// Adds derived table `name` of `plan`, its columns named `names` (a CTE's column
+    /// list) or as the query names them (1060 for a name twice).
+    fn derived(
+        &mut self,
+        name: String,
+        mut plan: crate::exec::SelectPlan,
+        names: &[String],
+    ) -> Result<Part> {
+        if !names.is_empty() {
+            if names.len() != plan.columns.len() {
+                return Err(SqlError::CteColumns);
+            }
+            for (m, n) in plan.columns.iter_mut().zip(names) {
+                m.name = n.clone();
+            }
+        }
+        let mut columns = Vec::with_capacity(plan.items.len());
+        for (i, meta) in plan.columns.iter().enumerate() {
+            if columns
+                .iter()
+                .any(|c: &quire_engine::row::Column| c.name.eq_ignore_ascii_case(&meta.name))
+            {
+                return Err(SqlError::DuplicateColumn(meta.name.clone()));
+            }
+            let ty = plan.item_tys.get(i).copied().unwrap_or_else(|| {
+                crate::func::types::infer(&Expr::Lit(quire_engine::row::Value::Null), &[], &[])
+            });
+            let coll = plan.item_derived.get(i).map_or(self.ctx.conn.coll, |d| d.0);
+            columns.push(crate::func::types::ty_column(&meta.name, ty, coll));
+        }
+        let st = ScopeTable {
+            alias: name.clone(),
+            aliased: true,
+            db: self.ctx.current_db.unwrap_or_default().to_string(),
+            table: name.clone(),
+            offset: 0,
+            len: columns.len(),
+        };
+        self.derived_columns = Some(columns);
+        self.add(
+            Member::Derived(Box::new(crate::plan::join::Derived { alias: name, plan })),
+            st,
+        )
     }
 
     /// Adds a table to the scope; 1066 if its name is taken, 1116 past [`MAX_TABLES`].
@@ -248,6 +355,10 @@ impl FromBinder<'_, '_> {
         match &member {
             Member::Table(t) => self.scope.columns.extend(t.def.columns.iter().cloned()),
             Member::Seq { .. } => self.scope.columns.push(crate::stmt::seq_column()),
+            Member::Derived(_) => self
+                .scope
+                .columns
+                .extend(self.derived_columns.take().unwrap_or_default()),
         }
         let visible = (st.offset..st.offset + st.len).collect();
         let first_table = self.scope.tables.len();
@@ -280,6 +391,7 @@ impl FromBinder<'_, '_> {
                     visible: [left.visible.clone(), right.visible.clone()].concat(),
                 };
                 let on = Binder {
+                    sub: self.sub,
                     scope: Some(&scope),
                     params: self.ctx.params,
                     aggs: None,

@@ -60,6 +60,9 @@ struct JoinRun<'a, 'd, 't, 'p> {
     j: &'a JoinPlan,
     /// Per step, its table (none for a sequence).
     tables: Vec<Option<&'a Table<'d>>>,
+    /// Per step, a derived table's own tables, and its rows once read.
+    derived_tables: Vec<&'a [Table<'d>]>,
+    derived: Vec<Option<Rc<Vec<Vec<Value>>>>>,
     txn: &'a mut Txn<'t, 'd>,
     lock: Option<ReadLock>,
     env: &'a dyn Env,
@@ -79,17 +82,28 @@ pub(super) fn run<'d>(
     env: &dyn Env,
     pipe: &mut Pipeline<'_>,
 ) -> Result<()> {
-    // Table members in FROM order ↔ `tables`.
+    // Table members in FROM order ↔ `tables` (a derived table's own come where it is).
     let mut slot = Vec::with_capacity(j.members.len());
+    let mut derived_slot: Vec<&[Table<'d>]> = Vec::with_capacity(j.members.len());
     let mut next = 0;
     for m in &j.members {
-        slot.push(match m {
+        match m {
             Member::Table(_) => {
                 next += 1;
-                tables.get(next - 1)
+                slot.push(tables.get(next - 1));
+                derived_slot.push(&[]);
             }
-            Member::Seq { .. } => None,
-        });
+            Member::Seq { .. } => {
+                slot.push(None);
+                derived_slot.push(&[]);
+            }
+            Member::Derived(d) => {
+                let n = d.plan.source.tables().len();
+                slot.push(None);
+                derived_slot.push(tables.get(next..next + n).unwrap_or(&[]));
+                next += n;
+            }
+        }
     }
     let cap = match env.session(&SessionFn::SysVar {
         name: "join_buffer_size".into(),
@@ -102,6 +116,8 @@ pub(super) fn run<'d>(
     let mut r = JoinRun {
         j,
         tables: j.steps.iter().map(|s| slot[s.member]).collect(),
+        derived_tables: j.steps.iter().map(|s| derived_slot[s.member]).collect(),
+        derived: j.steps.iter().map(|_| None).collect(),
         txn,
         lock,
         env,
@@ -286,11 +302,38 @@ impl JoinRun<'_, '_, '_, '_> {
         self.complete(nest.last, at)
     }
 
+    /// Step `k`'s derived table's rows: its query run at the first call.
+    fn derived_rows(&mut self, k: usize) -> Result<Rc<Vec<Vec<Value>>>> {
+        if let Some(r) = &self.derived[k] {
+            return Ok(r.clone());
+        }
+        let Member::Derived(d) = &self.j.members[self.j.steps[k].member] else {
+            return Ok(Rc::new(Vec::new()));
+        };
+        let rows = Rc::new(super::select_rows(
+            &d.plan,
+            self.derived_tables[k],
+            self.txn,
+            self.env,
+        )?);
+        self.derived[k] = Some(rows.clone());
+        Ok(rows)
+    }
+
     /// Reads step `k` through its access, with key ranges of the row so far.
     fn loop_step(&mut self, k: usize) -> Result<bool> {
         let j = self.j;
         let s = &j.steps[k];
         match &j.members[s.member] {
+            Member::Derived(_) => {
+                let rows = self.derived_rows(k)?;
+                for r in rows.iter() {
+                    if !self.candidate(k, r)? {
+                        return Ok(false);
+                    }
+                }
+                Ok(true)
+            }
             Member::Seq { from, to, step } => {
                 let ranges: Vec<(f64, f64)> = if s.access.ranges.is_empty() {
                     vec![(*from as f64, *to as f64)]
@@ -415,6 +458,21 @@ impl JoinRun<'_, '_, '_, '_> {
     ) -> Result<bool> {
         let j = self.j;
         let s = &j.steps[k];
+        if let Member::Derived(_) = &j.members[s.member] {
+            let rows = self.derived_rows(k)?;
+            for r in rows.iter() {
+                if let Some(own) = &s.own_filter {
+                    put(&mut self.row, s.offset, s.len, r);
+                    if !truthy(own, &self.row, self.env)? {
+                        continue;
+                    }
+                }
+                if !f(self, r.clone())? {
+                    return Ok(false);
+                }
+            }
+            return Ok(true);
+        }
         let Member::Table(t) = &j.members[s.member] else {
             return Ok(true);
         };

@@ -288,7 +288,7 @@ fn const_int(e: &Expr) -> Option<Option<i64>> {
 }
 
 /// The type of two alternatives of one result (CASE, IF, COALESCE, GREATEST, …).
-fn unify(a: Ty, b: Ty) -> Ty {
+pub(crate) fn unify(a: Ty, b: Ty) -> Ty {
     if a.ft == FieldType::Null {
         return b;
     }
@@ -404,7 +404,59 @@ pub fn infer(e: &Expr, cols: &[Column], aggs: &[AggCall]) -> Ty {
             .chain(otherwise.as_deref().map(&ty))
             .fold(Ty::null(), unify),
         Expr::Func(f, args) | Expr::CollFunc(f, args, _) => func(*f, args, cols, aggs),
+        Expr::Outer(_, col) => column_ty(col),
+        // MariaDB's subquery item keeps a string's decimals "not fixed".
+        Expr::Sub(crate::subquery::SubKind::Scalar, q) if q.ty.is_string() => Ty {
+            dec: STRING_DEC,
+            ..q.ty
+        },
+        Expr::Sub(crate::subquery::SubKind::Scalar, q) => q.ty,
+        Expr::Sub(..) => Ty::int(1),
     }
+}
+
+/// A column of type `t` (a derived table's, a UNION's): what its values are stored as in
+/// the scope, close enough for typing, collations and key families.
+pub fn ty_column(name: &str, t: Ty, coll: Collation) -> Column {
+    use quire_engine::row::{IntWidth, LobSize};
+    let ty = match t.ft {
+        FieldType::Tiny => ColumnType::Int {
+            width: IntWidth::Tiny,
+            unsigned: t.unsigned,
+        },
+        FieldType::Short => ColumnType::Int {
+            width: IntWidth::Small,
+            unsigned: t.unsigned,
+        },
+        FieldType::Int24 => ColumnType::Int {
+            width: IntWidth::Medium,
+            unsigned: t.unsigned,
+        },
+        FieldType::Long => ColumnType::Int {
+            width: IntWidth::Int,
+            unsigned: t.unsigned,
+        },
+        FieldType::LongLong | FieldType::Null => ColumnType::Int {
+            width: IntWidth::Big,
+            unsigned: t.unsigned,
+        },
+        FieldType::NewDecimal => ColumnType::Decimal {
+            precision: (t.precision().clamp(1, 65)) as u8,
+            scale: t.dec.min(30),
+        },
+        FieldType::Float => ColumnType::Float,
+        FieldType::Double => ColumnType::Double,
+        FieldType::Date => ColumnType::Date,
+        FieldType::DateTime | FieldType::Timestamp => ColumnType::DateTime { fsp: t.dec.min(6) },
+        FieldType::Blob | FieldType::LongBlob if t.binary => ColumnType::Blob(LobSize::Long),
+        FieldType::Blob | FieldType::LongBlob => ColumnType::Text(LobSize::Long),
+        _ if t.binary => ColumnType::VarBinary { max_len: t.len },
+        _ => ColumnType::VarChar { max_chars: t.len },
+    };
+    let mut c = Column::new(name, ty);
+    c.nullable = true;
+    c.collation = coll;
+    c
 }
 
 fn binary(op: BinOp, a: Ty, b: Ty) -> Ty {

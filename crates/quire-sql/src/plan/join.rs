@@ -47,7 +47,21 @@ use crate::expr::{BinOp, Expr};
 #[derive(Debug, Clone)]
 pub enum Member {
     Table(Box<TableRef>),
-    Seq { from: u64, to: u64, step: u64 },
+    Seq {
+        from: u64,
+        to: u64,
+        step: u64,
+    },
+    /// A derived table `(SELECT …) AS alias`: its query is run once, when the join first
+    /// reaches it, and its rows kept (a view will be one too).
+    Derived(Box<Derived>),
+}
+
+/// A derived table of FROM.
+#[derive(Debug, Clone)]
+pub struct Derived {
+    pub alias: String,
+    pub plan: crate::exec::SelectPlan,
 }
 
 /// How a step finds its rows for each row of the steps before it.
@@ -122,9 +136,10 @@ pub struct JoinPlan {
 impl JoinPlan {
     /// The tables of the join (each once per mention; a self-join names one twice).
     pub fn tables(&self) -> impl Iterator<Item = &TableRef> {
-        self.members.iter().filter_map(|m| match m {
-            Member::Table(t) => Some(&**t),
-            Member::Seq { .. } => None,
+        self.members.iter().flat_map(|m| match m {
+            Member::Table(t) => vec![&**t],
+            Member::Seq { .. } => Vec::new(),
+            Member::Derived(d) => d.plan.source.tables(),
         })
     }
 }
@@ -533,6 +548,18 @@ impl Planner<'_> {
         let scope = self.scope;
         let st = &scope.tables[m];
         let bound = |e: &Expr| refs(scope, e).iter().all(|r| earlier.contains(r));
+        if let Member::Derived(_) = &self.members[m] {
+            // Its rows are in memory once read: scanned (the first step) or hashed on the
+            // equi-join columns.
+            if k == 0 {
+                return (Access::full_scan(), Method::Loop, Vec::new(), None);
+            }
+            let keys = conds
+                .iter()
+                .filter_map(|c| hash_key(scope, c, m, earlier))
+                .collect();
+            return (Access::full_scan(), Method::Buffered, keys, None);
+        }
         let Member::Table(t) = &self.members[m] else {
             // A sequence is computed, never stored: generated per row of the steps before,
             // over the ranges its conditions allow.

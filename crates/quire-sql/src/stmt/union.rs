@@ -1,0 +1,246 @@
+//! UNION [ALL | DISTINCT]: its members planned as queries of their own, the result typed
+//! as MariaDB types it (each column the union of its members' types, named by the first
+//! member), and ORDER BY / LIMIT of the whole union over the result's columns.
+//!
+//! ```text
+//!   (SELECT …) UNION ALL SELECT … UNION SELECT … ORDER BY 1 LIMIT 5
+//!     ──▶ SelectPlan { source: Union { members [m0, m1, m2], distinct_until: Some(2) },
+//!                      items: the result's columns, sort, limit }
+//! ```
+//!
+//! A DISTINCT union removes duplicates from everything to its left too (MySQL's rule), so
+//! the rows of members `0..=distinct_until` are deduplicated together and the members
+//! after it (joined by UNION ALL) are appended as they are.
+
+use quire_engine::table::ReadLock;
+use sqlparser::ast as sql;
+
+use super::{limit_exprs, select_core, select_in, Ctx};
+use crate::bind::{derive_collation, expr_name, Binder, Scope};
+use crate::error::{Result, SqlError};
+use crate::exec::{SelectPlan, Source};
+use crate::expr::Expr;
+use crate::func::types::{ty_column, unify, Ty};
+use crate::plan::Access;
+use crate::subquery::Outer;
+
+/// The members of a union and how they combine.
+#[derive(Debug, Clone)]
+pub struct UnionPlan {
+    pub members: Vec<SelectPlan>,
+    /// The last member a DISTINCT union reaches: members up to it are deduplicated.
+    pub distinct_until: Option<usize>,
+    /// The result's column types (members' values are converted to them).
+    pub tys: Vec<Ty>,
+}
+
+/// The members of `body` (a left-deep tree of UNIONs) in order, with the DISTINCT flag of
+/// each UNION between two of them.
+fn flatten<'q>(
+    body: &'q sql::SetExpr,
+    members: &mut Vec<&'q sql::SetExpr>,
+    distinct: &mut Vec<bool>,
+) -> Result<()> {
+    match body {
+        sql::SetExpr::SetOperation {
+            left,
+            op,
+            set_quantifier,
+            right,
+        } => {
+            if *op != sql::SetOperator::Union {
+                return Err(SqlError::Unsupported(format!("{op}")));
+            }
+            let d = match set_quantifier {
+                sql::SetQuantifier::All => false,
+                sql::SetQuantifier::Distinct | sql::SetQuantifier::None => true,
+                other => return Err(SqlError::Unsupported(format!("UNION {other}"))),
+            };
+            flatten(left, members, distinct)?;
+            distinct.push(d);
+            members.push(right);
+            Ok(())
+        }
+        other => {
+            members.push(other);
+            Ok(())
+        }
+    }
+}
+
+/// Plans query `q` whose body is a UNION (or a parenthesized query with an ORDER BY or
+/// LIMIT of its own: a union of one member).
+pub fn plan(
+    ctx: &Ctx<'_>,
+    q: &sql::Query,
+    lock: Option<ReadLock>,
+    outer: Option<&Outer<'_>>,
+) -> Result<SelectPlan> {
+    let mut members = Vec::new();
+    let mut distinct = Vec::new();
+    flatten(&q.body, &mut members, &mut distinct)?;
+    let mut plans = Vec::with_capacity(members.len());
+    for m in members {
+        plans.push(match m {
+            sql::SetExpr::Select(s) => select_core(ctx, s, None, None, lock, outer)?,
+            sql::SetExpr::Query(inner) => select_in(ctx, inner, lock, outer)?,
+            other => return Err(SqlError::Unsupported(other.to_string())),
+        });
+    }
+    let Some(first) = plans.first() else {
+        return Err(SqlError::Unsupported("an empty UNION".into()));
+    };
+    let n = first.items.len();
+    if plans.iter().any(|p| p.items.len() != n) {
+        return Err(SqlError::DifferentColumnCount);
+    }
+    let tys: Vec<Ty> = (0..n)
+        .map(|i| {
+            plans
+                .iter()
+                .filter_map(|p| p.item_tys.get(i).copied())
+                .reduce(unify)
+                .unwrap_or_else(|| {
+                    crate::func::types::infer(&Expr::Lit(quire_engine::row::Value::Null), &[], &[])
+                })
+        })
+        .collect();
+    // MariaDB's union of types differs from CASE's in three places: integers of one type
+    // keep it (INT with INT stays INT), a string result has no "not fixed" decimals, and a
+    // DOUBLE made of other types is 22 long.
+    let tys: Vec<Ty> = tys
+        .into_iter()
+        .enumerate()
+        .map(|(i, mut t)| {
+            let member_fts: Vec<_> = plans
+                .iter()
+                .filter_map(|p| p.item_tys.get(i).map(|m| m.ft))
+                .collect();
+            let one_ft = member_fts.iter().all(|f| Some(f) == member_fts.first());
+            if one_ft {
+                if let Some(f) = member_fts.first() {
+                    if t.ft != *f && t.len <= 11 {
+                        t.ft = *f;
+                    }
+                }
+            }
+            if t.is_string() {
+                t.dec = 0;
+            }
+            if t.ft == crate::meta::FieldType::Double && !one_ft {
+                t.len = 22;
+            }
+            t
+        })
+        .collect();
+    let item_derived: Vec<_> = (0..n)
+        .map(|i| {
+            first
+                .item_derived
+                .get(i)
+                .copied()
+                .unwrap_or((ctx.conn.coll, crate::bind::Coercibility::Numeric))
+        })
+        .collect();
+    let names: Vec<String> = first.columns.iter().map(|c| c.name.clone()).collect();
+    let columns = (0..n)
+        .map(|i| {
+            let same = plans.iter().all(|p| p.item_tys.get(i) == Some(&tys[i]));
+            match (same, first.columns.get(i)) {
+                (true, Some(c)) => c.clone(),
+                _ => tys[i].meta(names[i].clone()),
+            }
+        })
+        .collect();
+    let scope = Scope::single(
+        "",
+        "",
+        "",
+        (0..n)
+            .map(|i| ty_column(&names[i], tys[i], item_derived[i].0))
+            .collect(),
+    );
+    let items: Vec<Expr> = (0..n).map(Expr::Column).collect();
+    // ORDER BY: a position, a name of the first member's columns.
+    let mut sort = Vec::new();
+    if let Some(ob) = &q.order_by {
+        let sql::OrderByKind::Expressions(es) = &ob.kind else {
+            return Err(SqlError::Unsupported("ORDER BY ALL".into()));
+        };
+        for o in es {
+            let desc = matches!(o.options.sort, Some(sql::OrderBySort::Desc));
+            let e = match &o.expr {
+                sql::Expr::Value(v) => match &v.value {
+                    sql::Value::Number(num, _) => {
+                        let i: usize = num.parse().unwrap_or(0);
+                        match i.checked_sub(1).and_then(|i| items.get(i)) {
+                            Some(e) => e.clone(),
+                            None => {
+                                return Err(SqlError::UnknownColumn {
+                                    column: num.clone(),
+                                    context: "order clause".into(),
+                                })
+                            }
+                        }
+                    }
+                    _ => bind_order(ctx, &scope, &o.expr)?,
+                },
+                other => bind_order(ctx, &scope, other)?,
+            };
+            sort.push((e, desc));
+        }
+    }
+    let mut b = Binder {
+        sub: None,
+        scope: None,
+        params: ctx.params,
+        aggs: None,
+        context: "LIMIT",
+        conn: ctx.conn,
+    };
+    let (limit, offset) = limit_exprs(q.limit_clause.as_ref(), &mut b)?;
+    let distinct_until = distinct.iter().rposition(|d| *d).map(|i| i + 1);
+    let item_colls = item_derived.iter().map(|d| d.0).collect();
+    let sort_colls = sort
+        .iter()
+        .map(|(e, _)| derive_collation(e, &scope.columns, ctx.conn.coll).0)
+        .collect();
+    let _ = expr_name;
+    Ok(SelectPlan {
+        source: Source::Union(Box::new(UnionPlan {
+            members: plans,
+            distinct_until,
+            tys: tys.clone(),
+        })),
+        access: Access::full_scan(),
+        filter: None,
+        items,
+        item_colls,
+        item_tys: tys,
+        item_derived,
+        subqueries: Vec::new(),
+        columns,
+        aggs: Vec::new(),
+        group_by: Vec::new(),
+        group_colls: Vec::new(),
+        having: None,
+        distinct: false,
+        sort,
+        sort_colls,
+        limit,
+        offset,
+        lock,
+    })
+}
+
+fn bind_order(ctx: &Ctx<'_>, scope: &Scope, e: &sql::Expr) -> Result<Expr> {
+    Binder {
+        sub: None,
+        scope: Some(scope),
+        params: ctx.params,
+        aggs: None,
+        context: "order clause",
+        conn: ctx.conn,
+    }
+    .bind(e)
+}
