@@ -115,6 +115,16 @@ pub static VARS: &[Var] = &[
     ),
     v("default_storage_engine", Scope::Both, Kind::Str, "InnoDB"),
     v("foreign_key_checks", Scope::Both, Kind::Bool, "1"),
+    // GROUP_CONCAT's result is cut at this many bytes (warning 1260).
+    v(
+        "group_concat_max_len",
+        Scope::Both,
+        Kind::Int {
+            min: 4,
+            max: i64::MAX,
+        },
+        "1048576",
+    ),
     v("have_ssl", Scope::Global, Kind::ReadOnly, "DISABLED"),
     v("hostname", Scope::Global, Kind::ReadOnly, "localhost"),
     v("init_connect", Scope::Global, Kind::Str, ""),
@@ -208,6 +218,8 @@ pub static VARS: &[Var] = &[
     v("query_cache_size", Scope::Global, Kind::ReadOnly, "0"),
     v("query_cache_type", Scope::Both, Kind::Str, "OFF"),
     v("sql_auto_is_null", Scope::Both, Kind::Bool, "0"),
+    // 0: notes are not recorded (SessVars::raise); mariadb-dump sets it.
+    v("sql_notes", Scope::Both, Kind::Bool, "1"),
     v(
         "sql_mode",
         Scope::Both,
