@@ -658,6 +658,13 @@ impl<'d> Session<'d> {
                     self.inst.sessions.lock().len().to_string(),
                 ));
                 all.push((
+                    "Prepared_stmt_count".into(),
+                    self.inst
+                        .prepared_count
+                        .load(std::sync::atomic::Ordering::Relaxed)
+                        .to_string(),
+                ));
+                all.push((
                     "Questions".into(),
                     self.inst
                         .questions

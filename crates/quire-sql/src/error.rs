@@ -163,6 +163,9 @@ pub enum SqlError {
     /// 1221
     #[error("Incorrect usage of {0} and {1}")]
     WrongUsage(String, String),
+    /// 1461
+    #[error("Can't create more than max_prepared_stmt_count statements (current value: {0})")]
+    TooManyPreparedStatements(u64),
     /// 1295
     #[error("This command is not supported in the prepared statement protocol yet")]
     NotPreparable,

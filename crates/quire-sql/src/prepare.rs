@@ -11,7 +11,9 @@
 //! 2. EXECUTE passes exactly as many values as the statement has `?` (1210 otherwise);
 //!    each USING item is evaluated when EXECUTE runs (a user variable gives its value,
 //!    NULL if unset).
-//! 3. Named statements live until DEALLOCATE, a new PREPARE of the name, COM_RESET_CONNECTION
+//! 3. Every statement kept (here or by COM_STMT_PREPARE) counts once in the instance's
+//!    `prepared_count` while it is kept: at most `max_prepared_stmt_count` (1461).
+//! 4. Named statements live until DEALLOCATE, a new PREPARE of the name, COM_RESET_CONNECTION
 //!    or the end of the session; the binary protocol's statements (by id) are apart.
 
 use quire_engine::row::Value;
@@ -139,6 +141,7 @@ impl Session<'_> {
                         what: "DEALLOCATE PREPARE",
                     });
                 }
+                self.release_prepared(1);
                 Ok(Some(Outcome::ok(0)))
             }
             _ => Ok(None),
@@ -149,8 +152,11 @@ impl Session<'_> {
     /// number is its printed form, which fails to parse as MariaDB's does).
     fn sql_prepare(&mut self, name: &str, source: &str) -> Result<Outcome> {
         // Invariant 1: the old statement of this name is gone whatever follows.
-        self.named.remove(name);
+        if self.named.remove(name).is_some() {
+            self.release_prepared(1);
+        }
         let kept = self.kept_from_source(source)?;
+        self.reserve_prepared()?;
         self.named.insert(name.to_string(), kept);
         Ok(Outcome::ok(0))
     }
@@ -237,6 +243,7 @@ impl Session<'_> {
 
     /// COM_RESET_CONNECTION: the named statements are gone.
     pub fn clear_named_statements(&mut self) {
+        self.release_prepared(self.named.len());
         self.named.clear();
     }
 }

@@ -128,6 +128,9 @@ pub struct Instance<'d> {
     /// Bumped by every DDL: cached and prepared plans made before it are re-planned.
     pub(crate) generation: AtomicU64,
     pub(crate) questions: AtomicU64,
+    /// Prepared statements kept by all sessions (by id and by name): at most
+    /// `max_prepared_stmt_count` (`Session::reserve_prepared`).
+    pub(crate) prepared_count: AtomicU64,
     /// Metadata locks: DDL waits for the transactions that use its tables (`mdl.rs`).
     pub(crate) mdl: crate::mdl::Mdl,
 }
@@ -142,6 +145,7 @@ impl<'d> Instance<'d> {
             globals: RwLock::new(Globals::default()),
             generation: AtomicU64::new(0),
             questions: AtomicU64::new(0),
+            prepared_count: AtomicU64::new(0),
             mdl: crate::mdl::Mdl::default(),
         }
     }
@@ -574,6 +578,7 @@ impl<'d> Session<'d> {
             .trim_end()
             .to_string();
         let kept = self.make_kept(&text, self.sv.conn())?;
+        self.reserve_prepared()?;
         let id = self.next_stmt;
         self.next_stmt = self.next_stmt.wrapping_add(1).max(1);
         let info = PreparedInfo {
@@ -681,7 +686,29 @@ impl<'d> Session<'d> {
 
     /// COM_STMT_CLOSE (no answer on the wire, even for an unknown id).
     pub fn close_prepared(&mut self, id: u32) {
-        self.prepared.remove(&id);
+        if self.prepared.remove(&id).is_some() {
+            self.release_prepared(1);
+        }
+    }
+
+    /// Counts one more prepared statement of the instance: 1461 past
+    /// `max_prepared_stmt_count`.
+    pub(crate) fn reserve_prepared(&self) -> Result<()> {
+        let max = crate::vars::global_u64(self.inst, "max_prepared_stmt_count").unwrap_or(16_382);
+        self.inst
+            .prepared_count
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < max).then_some(n + 1)
+            })
+            .map(|_| ())
+            .map_err(|_| SqlError::TooManyPreparedStatements(max))
+    }
+
+    /// `n` prepared statements of this session are gone.
+    pub(crate) fn release_prepared(&self, n: usize) {
+        self.inst
+            .prepared_count
+            .fetch_sub(n as u64, Ordering::AcqRel);
     }
 
     /// COM_INIT_DB.
@@ -793,6 +820,7 @@ impl<'d> Session<'d> {
 
 impl Drop for Session<'_> {
     fn drop(&mut self) {
+        self.release_prepared(self.prepared.len() + self.named.len());
         if let Some(t) = self.trx.take() {
             if let Err(e) = t.rollback() {
                 tracing::warn!(conn = self.info.id, error = %e, "rollback at disconnect failed");

@@ -1056,4 +1056,14 @@ mod tests {
         assert_eq!(format_double(1.5), "1.5");
         assert_eq!(format_double(3.0), "3");
     }
+
+    #[test]
+    fn doubles_use_an_exponent_outside_1e_minus_15_to_1e15_as_mariadb() {
+        assert_eq!(format_double(-1e-10), "-0.0000000001");
+        assert_eq!(format_double(1.5e-7), "0.00000015");
+        assert_eq!(format_double(1e-16), "1e-16");
+        assert_eq!(format_double(1e15), "1e15");
+        assert_eq!(format_double(1.5e16), "1.5e16");
+        assert_eq!(format_double(123456789012345.0), "123456789012345");
+    }
 }

@@ -185,6 +185,17 @@ pub static VARS: &[Var] = &[
         "151",
     ),
     v("max_execution_time", Scope::Both, INT, "0"),
+    // Prepared statements of all sessions together (PREPARE and COM_STMT_PREPARE): 1461
+    // past it.
+    v(
+        "max_prepared_stmt_count",
+        Scope::Global,
+        Kind::Int {
+            min: 0,
+            max: 4_294_967_295,
+        },
+        "16382",
+    ),
     v(
         "net_buffer_length",
         Scope::Both,
