@@ -456,12 +456,15 @@ impl Conn<'_> {
     }
 
     fn com_reset_connection(&mut self) -> CmdResult {
-        // Prepared statements go; variables and the transaction stay (see docs/protocol.md).
+        // Prepared statements (by id and by name) and user variables go, as in MariaDB;
+        // system variables and the transaction stay (see docs/protocol.md).
         let ids: Vec<u32> = self.stmts.keys().copied().collect();
         for id in ids {
             self.session.close_prepared(id);
         }
         self.stmts.clear();
+        self.session.clear_named_statements();
+        self.session.clear_user_vars();
         self.send_ok(0, 0, "")?;
         Ok(())
     }

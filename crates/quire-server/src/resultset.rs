@@ -69,9 +69,9 @@ pub fn column_definition(col: &ColumnMeta, field_list: bool) -> Vec<u8> {
 // ---------------------------------------------------------------------------------------
 // Text protocol
 
-/// A DOUBLE as MariaDB prints it without fixed decimals: the shortest digits that read
-/// back to the same value, in plain notation for 1e-5 <= |x| < 1e15 and as
-/// `<digits>e<exp>` outside (`1e20`, `1.5e-7`, `0.1`, `100`).
+/// A DOUBLE as MariaDB prints it without fixed decimals (`my_gcvt`): the shortest digits
+/// that read back to the same value, in plain notation for 1e-15 <= |x| < 1e15 and as
+/// `<digits>e<exp>` outside (`1e20`, `1e-16`, `0.00000015`, `0.1`, `100`).
 pub fn format_double(x: f64) -> String {
     if !x.is_finite() {
         // Not storable (the engine refuses them); printed as MariaDB prints them.
@@ -102,7 +102,7 @@ fn shortest(zero: bool, sci: String, plain: impl FnOnce() -> String) -> String {
         return "0".into();
     }
     match sci.split_once('e').map(|(m, e)| (m, e.parse::<i32>())) {
-        Some((_, Ok(exp))) if (-5..15).contains(&exp) => plain(),
+        Some((_, Ok(exp))) if (-15..15).contains(&exp) => plain(),
         Some((m, Ok(exp))) => format!("{m}e{exp}"),
         _ => sci,
     }
@@ -482,7 +482,11 @@ mod tests {
         assert_eq!(format_double(0.1), "0.1");
         assert_eq!(format_double(100.0), "100");
         assert_eq!(format_double(-2.5), "-2.5");
-        assert_eq!(format_double(1.5e-7), "1.5e-7");
+        // MariaDB 10.11.19: `SELECT 1.5e-7` is 0.00000015, `SELECT 1e-16 + 0` is 1e-16.
+        assert_eq!(format_double(1.5e-7), "0.00000015");
+        assert_eq!(format_double(-1e-10), "-0.0000000001");
+        assert_eq!(format_double(1e-15), "0.000000000000001");
+        assert_eq!(format_double(1e-16), "1e-16");
         assert_eq!(format_double(0.0001), "0.0001");
         assert_eq!(format_double(123456789012345.0), "123456789012345");
         assert_eq!(format_double(1e15), "1e15");

@@ -11,8 +11,65 @@ use sqlparser::ast::{self as sql, BinaryOperator, UnaryOperator};
 
 use crate::diag::SqlMode;
 use crate::error::{Result, SqlError};
-use crate::expr::{AggFn, BinOp, Expr, Func, SessionFn};
+use crate::expr::{AggFn, BinOp, Expr, Func, SessionFn, VarKind};
 use crate::types::{self, Num};
+
+thread_local! {
+    /// The kinds of the session's user variables while one of its statements is bound
+    /// ([`with_user_vars`]): `@x` types its result column by its kind at that moment, as
+    /// MariaDB does. A session runs on one thread, and binding never outlives the call.
+    static USER_VARS: std::cell::RefCell<HashMap<String, VarKind>> =
+        std::cell::RefCell::new(HashMap::new());
+    /// The session's `group_concat_max_len` while it binds a statement (GROUP_CONCAT's
+    /// result type and cut depend on it).
+    static GROUP_CONCAT_MAX_LEN: std::cell::Cell<u64> =
+        const { std::cell::Cell::new(GROUP_CONCAT_MAX_LEN_DEFAULT) };
+}
+
+/// MariaDB's default `group_concat_max_len`.
+pub const GROUP_CONCAT_MAX_LEN_DEFAULT: u64 = 1_048_576;
+
+/// Runs `f` (binding a statement) with the kinds of the session's user variables visible
+/// to the binder.
+pub(crate) fn with_user_vars<T>(kinds: HashMap<String, VarKind>, f: impl FnOnce() -> T) -> T {
+    let saved = USER_VARS.with(|u| std::mem::replace(&mut *u.borrow_mut(), kinds));
+    let r = f();
+    USER_VARS.with(|u| *u.borrow_mut() = saved);
+    r
+}
+
+/// Runs `f` (binding a statement) under the session's `group_concat_max_len`.
+pub(crate) fn with_group_concat_max_len<T>(n: u64, f: impl FnOnce() -> T) -> T {
+    let saved = GROUP_CONCAT_MAX_LEN.with(|c| c.replace(n));
+    let r = f();
+    GROUP_CONCAT_MAX_LEN.with(|c| c.set(saved));
+    r
+}
+
+/// `@name` (unquoted, or the text of a quoted name), lower-cased: user variable names are
+/// case-insensitive.
+fn user_var(name: &str) -> Expr {
+    let name = name.to_lowercase();
+    let kind = USER_VARS.with(|u| u.borrow().get(&name).copied());
+    Expr::Session(SessionFn::UserVar { name, kind })
+}
+
+/// The kind a NULL assigned from an expression of type `e` keeps (MariaDB types the
+/// variable by the expression's result type).
+pub(crate) fn declared_kind(e: &Expr, columns: &[Column], lit: Collation) -> VarKind {
+    let t = crate::func::types::infer(e, columns, &[]);
+    use crate::meta::FieldType as F;
+    match t.ft {
+        F::Tiny | F::Short | F::Int24 | F::Long | F::LongLong => VarKind::Int {
+            unsigned: t.unsigned,
+        },
+        F::NewDecimal => VarKind::Decimal,
+        F::Float | F::Double => VarKind::Double,
+        F::Null => VarKind::Binary,
+        _ if t.binary && t.is_string() => VarKind::Binary,
+        _ => VarKind::Str(derive_collation(e, columns, lit).0),
+    }
+}
 
 /// The columns a statement's expressions can name: the tables of FROM, their rows
 /// concatenated in FROM order (`Expr::Column(i)` is `columns[i]` of that joined row).
@@ -119,14 +176,35 @@ impl Scope {
     }
 }
 
+/// Sort keys of GROUP_CONCAT's ORDER BY: key, descending, collation.
+pub type OrderKeys = Vec<(Expr, bool, Collation)>;
+
 /// An aggregate call found while binding a select list, HAVING or ORDER BY.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AggCall {
     pub f: AggFn,
     pub arg: Option<Expr>,
+    /// The arguments after the first: COUNT(DISTINCT a, b, …), GROUP_CONCAT(a, b, …).
+    pub more: Vec<Expr>,
     pub distinct: bool,
-    /// The collation MIN and MAX compare strings in (the argument's).
+    /// The collation MIN and MAX compare strings in (the argument's); DISTINCT compares
+    /// every argument in its own (`colls`).
     pub coll: Collation,
+    pub colls: Vec<Collation>,
+    /// GROUP_CONCAT's ORDER BY.
+    pub order: OrderKeys,
+    /// GROUP_CONCAT's SEPARATOR (',' by default).
+    pub separator: String,
+    /// GROUP_CONCAT's result is cut at this many bytes (`group_concat_max_len` when the
+    /// statement was bound).
+    pub max_len: u64,
+}
+
+impl AggCall {
+    /// Every argument, the first included.
+    pub fn args(&self) -> impl Iterator<Item = &Expr> {
+        self.arg.iter().chain(self.more.iter())
+    }
 }
 
 /// What binding a subquery needs: the statement's context, and the query levels around
@@ -230,6 +308,12 @@ pub fn derive_collation(e: &Expr, columns: &[Column], lit: Collation) -> (Collat
             .copied()
             .unwrap_or((lit, Coercibility::Numeric)),
         Expr::Lit(Value::Str(_)) | Expr::Param(_) => (lit, Coercibility::Coercible),
+        // A user variable's collation binds as a column's does (COERCIBILITY(@s) is 2).
+        Expr::Session(SessionFn::UserVar {
+            kind: Some(VarKind::Str(c)),
+            ..
+        }) => (*c, Coercibility::Implicit),
+        Expr::Assign { e, .. } => derive_collation(e, columns, lit),
         Expr::Func(_, args) | Expr::CollFunc(_, args, _) => args
             .iter()
             .map(|a| derive_collation(a, columns, lit))
@@ -619,8 +703,12 @@ impl Binder<'_> {
                 if i.value.starts_with("@@") && i.quote_style.is_none() {
                     return sys_var(&i.value).ok_or_else(|| SqlError::Unsupported(i.value.clone()));
                 }
-                if i.value.starts_with('@') && i.quote_style.is_none() {
-                    return Err(SqlError::Unsupported("user variables".into()));
+                if let Some(name) = i
+                    .value
+                    .strip_prefix('@')
+                    .filter(|_| i.quote_style.is_none())
+                {
+                    return Ok(user_var(name));
                 }
                 self.column(None, None, &ident_name(i))?
             }
@@ -641,6 +729,31 @@ impl Binder<'_> {
                 introduced(&prefix.value[1..], self.bind(value)?)?
             }
             E::Nested(inner) => self.bind(inner)?,
+            E::BinaryOp {
+                left,
+                op: BinaryOperator::Assignment,
+                right,
+            } => {
+                let name = match left.as_ref() {
+                    E::Identifier(i) if i.quote_style.is_none() && !i.value.starts_with("@@") => {
+                        i.value.strip_prefix('@')
+                    }
+                    _ => None,
+                };
+                let Some(name) = name else {
+                    return Err(SqlError::Parse {
+                        near: format!(":= {right}"),
+                        line: 1,
+                    });
+                };
+                let e = self.bind(right)?;
+                let kind = declared_kind(&e, self.columns(), self.lit());
+                Expr::Assign {
+                    name: name.to_lowercase(),
+                    e: Box::new(e),
+                    kind,
+                }
+            }
             E::BinaryOp { left, op, right } => {
                 if let Some(x) = self.bind_operator(left, op, right)? {
                     return Ok(x);
@@ -893,6 +1006,7 @@ impl Binder<'_> {
         if f.over.is_some() {
             return Err(SqlError::Unsupported("window functions".into()));
         }
+        let mut clauses: &[sql::FunctionArgumentClause] = &[];
         let (args, distinct, star) = match &f.args {
             sql::FunctionArguments::None => (Vec::new(), false, false),
             sql::FunctionArguments::Subquery(_) => {
@@ -903,6 +1017,7 @@ impl Binder<'_> {
                     l.duplicate_treatment,
                     Some(sql::DuplicateTreatment::Distinct)
                 );
+                clauses = &l.clauses;
                 let mut star = false;
                 let mut args = Vec::new();
                 for a in &l.args {
@@ -922,32 +1037,88 @@ impl Binder<'_> {
             "min" => Some(AggFn::Min),
             "max" => Some(AggFn::Max),
             "avg" => Some(AggFn::Avg),
+            "bit_and" => Some(AggFn::BitAnd),
+            "bit_or" => Some(AggFn::BitOr),
+            "bit_xor" => Some(AggFn::BitXor),
+            "group_concat" => Some(AggFn::GroupConcat),
             _ => None,
         };
         if let Some(af) = agg {
-            if af != AggFn::CountStar && args.len() != 1 {
-                return Err(SqlError::WrongParamCount(name.to_uppercase()));
+            // COUNT(DISTINCT a, b, …) and GROUP_CONCAT take several arguments; COUNT(a, b)
+            // is a syntax error in MariaDB.
+            let several = af == AggFn::GroupConcat || (af == AggFn::Count && distinct);
+            if af != AggFn::CountStar && (args.is_empty() || (args.len() > 1 && !several)) {
+                return Err(if af == AggFn::Count {
+                    SqlError::Parse {
+                        near: format!(
+                            "{})",
+                            args.last().map(|a| a.to_string()).unwrap_or_default()
+                        ),
+                        line: 1,
+                    }
+                } else {
+                    SqlError::WrongParamCount(name.to_uppercase())
+                });
             }
-            let arg = match args.first() {
-                Some(a) => {
-                    let saved = self.aggs.take();
-                    let r = self.bind(a);
-                    self.aggs = saved;
-                    Some(r?)
+            // Aggregates do not nest: their arguments bind without an aggregate list.
+            let saved = self.aggs.take();
+            let bound = (|| -> Result<(Vec<Expr>, OrderKeys, String)> {
+                let bound: Vec<Expr> = args.iter().map(|a| self.bind(a)).collect::<Result<_>>()?;
+                let mut order = Vec::new();
+                let mut separator = ",".to_string();
+                for c in clauses {
+                    match c {
+                        sql::FunctionArgumentClause::OrderBy(obs) if af == AggFn::GroupConcat => {
+                            for o in obs {
+                                let e = self.bind(&o.expr)?;
+                                let coll = derive_collation(&e, self.columns(), self.lit()).0;
+                                let desc = matches!(o.options.sort, Some(sql::OrderBySort::Desc));
+                                order.push((e, desc, coll));
+                            }
+                        }
+                        sql::FunctionArgumentClause::Separator(v) if af == AggFn::GroupConcat => {
+                            separator = match &v.value {
+                                sql::Value::SingleQuotedString(s)
+                                | sql::Value::DoubleQuotedString(s) => s.clone(),
+                                other => {
+                                    return Err(SqlError::Parse {
+                                        near: other.to_string(),
+                                        line: 1,
+                                    })
+                                }
+                            };
+                        }
+                        other => return Err(SqlError::Unsupported(other.to_string())),
+                    }
                 }
-                None => None,
+                Ok((bound, order, separator))
+            })();
+            self.aggs = saved;
+            let (mut bound, order, separator) = bound?;
+            let colls: Vec<Collation> = bound
+                .iter()
+                .map(|a| derive_collation(a, self.columns(), self.lit()).0)
+                .collect();
+            let coll = colls.first().copied().unwrap_or(self.lit());
+            let more = if bound.len() > 1 {
+                bound.split_off(1)
+            } else {
+                Vec::new()
             };
-            let coll = arg.as_ref().map_or(self.lit(), |a| {
-                derive_collation(a, self.columns(), self.lit()).0
-            });
+            let arg = bound.pop();
             let Some(aggs) = self.aggs.as_deref_mut() else {
                 return Err(SqlError::InvalidGroupFunction);
             };
             let call = AggCall {
                 f: af,
                 arg,
+                more,
                 distinct,
                 coll,
+                colls,
+                order,
+                separator,
+                max_len: GROUP_CONCAT_MAX_LEN.with(|c| c.get()),
             };
             let i = match aggs.iter().position(|c| *c == call) {
                 Some(i) => i,

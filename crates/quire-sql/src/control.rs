@@ -100,7 +100,18 @@ impl<'d> Session<'d> {
                 | "optimize"
                 | "set"
                 | "shutdown"
+                | "prepare"
+                | "execute"
+                | "deallocate"
+                | "drop"
+                | "alter"
         ) {
+            return Ok(None);
+        }
+        if let Some(out) = self.sql_prepare_command(&first, text, sink)? {
+            return Ok(Some(out));
+        }
+        if first == "drop" {
             return Ok(None);
         }
         if first == "set" {
@@ -280,6 +291,35 @@ impl<'d> Session<'d> {
             }
             "shutdown" => Err(syntax(text)),
             "lock" => Err(SqlError::Unsupported("LOCK TABLES".into())),
+            // `ALTER TABLE t DISABLE | ENABLE KEYS` (mariadb-dump writes them around a
+            // table's rows): InnoDB has no such option, so MariaDB only notes it.
+            "alter"
+                if toks.get(1).is_some_and(|t| t.is("table"))
+                    && toks.last().is_some_and(|t| t.is("keys"))
+                    && toks
+                        .get(toks.len().saturating_sub(2))
+                        .is_some_and(|t| t.is("disable") || t.is("enable")) =>
+            {
+                let Some((db, t, next)) = qualified_name(&toks, 2) else {
+                    return Err(syntax(text));
+                };
+                if next + 2 != toks.len() {
+                    return Err(syntax(text));
+                }
+                let db = db
+                    .or_else(|| self.sv.db.clone())
+                    .ok_or(SqlError::NoDatabaseSelected)?;
+                self.open_table(&db, &t)?;
+                self.warn_now(
+                    crate::diag::Level::Note,
+                    1031,
+                    format!(
+                        "Storage engine InnoDB of the table `{db}`.`{t}` doesn't have this option"
+                    ),
+                );
+                ok
+            }
+            "alter" => Ok(None),
             "analyze" | "optimize" => {
                 let op = first.clone();
                 let mut rows = Vec::new();
@@ -323,11 +363,21 @@ impl<'d> Session<'d> {
     /// connect. Each such item runs first as its own `SET NAMES` (so a bad character set or
     /// collation fails before anything changes), then the other items as one SET, in their
     /// order. `None`: a SET the parser takes as it is.
-    fn set_list(&mut self, text: &str, sink: &mut dyn RowSink) -> Result<Option<Outcome>> {
+    pub(crate) fn set_list(
+        &mut self,
+        text: &str,
+        sink: &mut dyn RowSink,
+    ) -> Result<Option<Outcome>> {
         let body = text.get(3..).unwrap_or("");
         let Some(items) = crate::dispatch::split_list(body) else {
             return Ok(None);
         };
+        if items
+            .iter()
+            .any(|i| crate::user_vars::user_item(i).is_some())
+        {
+            return self.set_with_user_vars(&items, sink).map(Some);
+        }
         // An item as `NAMES …` if it is a NAMES or CHARACTER SET item.
         let names_item = |item: &str| -> Option<String> {
             let words: Vec<&str> = item.split_whitespace().collect();

@@ -1047,8 +1047,14 @@ impl<'d> Session<'d> {
             var = v;
         } else if let Some(v) = var.strip_prefix("@@") {
             var = v;
-        } else if var.starts_with('@') {
-            return Err(SqlError::Unsupported("user variables".into()));
+        } else if let Some(user) = var.strip_prefix('@') {
+            // A user variable in a SET that sqlparser read (set_list takes the others).
+            let (v, kind) = self.eval_expr(value)?;
+            self.sv
+                .user_vars
+                .get_mut()
+                .insert(user.to_string(), (v, kind));
+            return Ok(());
         }
         let var = var.to_string();
         if !crate::vars::is_known(self.inst, &var) {
@@ -1056,7 +1062,8 @@ impl<'d> Session<'d> {
         }
         // `SET x = ON` / `= DEFAULT`: a bare word is its text.
         let v = match value {
-            sql::Expr::Identifier(i) if i.quote_style.is_none() => {
+            // A bare word is its text, but `@x` is a user variable.
+            sql::Expr::Identifier(i) if i.quote_style.is_none() && !i.value.starts_with('@') => {
                 if i.value.eq_ignore_ascii_case("default") {
                     match crate::vars::find(&var) {
                         Some(d) => Value::Str(d.default.into()),
@@ -1511,7 +1518,7 @@ fn send_explain(sink: &mut dyn RowSink, rows: Vec<Vec<Value>>) -> Result<Outcome
 
 /// The expression of `(SELECT expr)`, a scalar subquery that reads no table: sqlx sets
 /// `sql_mode=(SELECT CONCAT(@@sql_mode, '…'))` when it connects. Other subqueries: `None`.
-fn lone_select_expr(e: &sql::Expr) -> Option<&sql::Expr> {
+pub(crate) fn lone_select_expr(e: &sql::Expr) -> Option<&sql::Expr> {
     let sql::Expr::Subquery(q) = e else {
         return None;
     };

@@ -30,14 +30,27 @@ pub fn skip_leading_comments(mut s: &str) -> &str {
     loop {
         let t = s.trim_start();
         if let Some(rest) = t.strip_prefix("/*") {
-            if rest.starts_with('!') || rest.starts_with("M!") {
-                return t;
+            let exec = rest.strip_prefix('!').or_else(|| rest.strip_prefix("M!"));
+            if let Some(body) = exec {
+                // An executable comment for a newer server is a comment here.
+                let digits = body.bytes().take_while(u8::is_ascii_digit).count();
+                let newer = digits > 0
+                    && body[..digits]
+                        .parse::<u32>()
+                        .is_ok_and(|v| v > COMMENT_VERSION);
+                if !newer {
+                    return t;
+                }
             }
             match rest.find("*/") {
                 Some(i) => s = &rest[i + 2..],
                 None => return "",
             }
-        } else if t.starts_with("-- ") || t.starts_with("#") {
+        } else if t
+            .strip_prefix("--")
+            .is_some_and(|r| r.chars().next().is_none_or(char::is_whitespace))
+            || t.starts_with('#')
+        {
             match t.find('\n') {
                 Some(i) => s = &t[i + 1..],
                 None => return "",
@@ -51,6 +64,29 @@ pub fn skip_leading_comments(mut s: &str) -> &str {
 /// The server version executable comments compare with (`/*!40101 …*/` runs here, as in
 /// MariaDB 10.11; `/*!110000 …*/` is a comment).
 const COMMENT_VERSION: u32 = 101199;
+
+/// The statement inside an executable comment that is the whole text (`/*!40101 SET
+/// @OLD_SQL_MODE=@@SQL_MODE, SQL_MODE='' */`, as mariadb-dump writes them), so it is
+/// dispatched as if written plainly; `Some("")` for one meant for a newer server (a
+/// comment to it). `None`: not such a text.
+pub fn executable_comment(text: &str) -> Option<&str> {
+    let body = text
+        .strip_prefix("/*!")
+        .or_else(|| text.strip_prefix("/*M!"))?
+        .strip_suffix("*/")?;
+    if body.contains("*/") {
+        return None;
+    }
+    let digits = body.bytes().take_while(u8::is_ascii_digit).count();
+    let inner = body[digits..].trim();
+    if digits > 0 {
+        let version: u32 = body[..digits].parse().ok()?;
+        if version > COMMENT_VERSION {
+            return Some("");
+        }
+    }
+    Some(inner)
+}
 
 /// Splits `s` into tokens; `None` on an unterminated quote. Comments are skipped, except the
 /// text of an executable comment (`/*!NNNNN text */`, `/*M!NNNNNN text */`) whose version

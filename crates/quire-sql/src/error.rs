@@ -172,6 +172,15 @@ pub enum SqlError {
     /// 1243
     #[error("Unknown prepared statement handler ({id}) given to {what}")]
     UnknownStatement { id: u32, what: &'static str },
+    /// 1243 for a statement PREPARE named (EXECUTE, DEALLOCATE PREPARE).
+    #[error("Unknown prepared statement handler ({name}) given to {what}")]
+    UnknownStatementName { name: String, what: &'static str },
+    /// 1221
+    #[error("Incorrect usage of {0} and {1}")]
+    WrongUsage(String, String),
+    /// 1461
+    #[error("Can't create more than max_prepared_stmt_count statements (current value: {0})")]
+    TooManyPreparedStatements(u64),
     /// 1295
     #[error("This command is not supported in the prepared statement protocol yet")]
     NotPreparable,

@@ -91,6 +91,9 @@ pub struct SelectPlan {
     pub group_colls: Vec<Collation>,
     pub having: Option<Expr>,
     pub distinct: bool,
+    /// GROUP BY … WITH ROLLUP: after each group, the super-aggregate rows of the group
+    /// keys it ends (their keys NULL), and a grand total last.
+    pub rollup: bool,
     /// Sort keys, when the access does not deliver the order.
     pub sort: Vec<(Expr, bool)>,
     /// The collation of each sort key.
@@ -549,6 +552,11 @@ enum AggState {
     Count(i64),
     Sum(Option<Value>, i64),
     MinMax(Option<Value>),
+    /// BIT_AND / BIT_OR / BIT_XOR so far.
+    Bits(u64),
+    /// GROUP_CONCAT: each row's ORDER BY keys and text, with the number of the row that
+    /// gave it (warning 1260 names it).
+    Concat(Vec<(Vec<Value>, String, u64)>),
 }
 
 fn agg_init(c: &AggCall) -> AggState {
@@ -556,7 +564,67 @@ fn agg_init(c: &AggCall) -> AggState {
         AggFn::CountStar | AggFn::Count => AggState::Count(0),
         AggFn::Sum | AggFn::Avg => AggState::Sum(None, 0),
         AggFn::Min | AggFn::Max => AggState::MinMax(None),
+        // BIT_AND of no rows is all ones, as in MariaDB.
+        AggFn::BitAnd => AggState::Bits(u64::MAX),
+        AggFn::BitOr | AggFn::BitXor => AggState::Bits(0),
+        AggFn::GroupConcat => AggState::Concat(Vec::new()),
     }
+}
+
+/// Adds one row to aggregate `c`'s state: its arguments are evaluated on `row`; NULLs and
+/// (with DISTINCT) values seen before in `seen` are skipped. `row_no` counts the group's
+/// input rows from 1 across the statement.
+fn agg_row(
+    c: &AggCall,
+    s: &mut AggState,
+    seen: &mut HashSet<Vec<u8>>,
+    row: &[Value],
+    row_no: u64,
+    env: &dyn Env,
+) -> Result<()> {
+    let r = Row {
+        values: row,
+        aggs: &[],
+    };
+    if c.f == AggFn::GroupConcat {
+        let vals = c
+            .args()
+            .map(|a| a.eval(&r, env))
+            .collect::<Result<Vec<_>>>()?;
+        if vals.iter().any(|v| matches!(v, Value::Null))
+            || (c.distinct && !seen.insert(value_key(&vals, &c.colls)))
+        {
+            return Ok(());
+        }
+        let keys = c
+            .order
+            .iter()
+            .map(|(e, _, _)| e.eval(&r, env))
+            .collect::<Result<Vec<_>>>()?;
+        let text: String = vals.into_iter().map(types::to_text).collect();
+        if let AggState::Concat(pieces) = s {
+            pieces.push((keys, text, row_no));
+        }
+        return Ok(());
+    }
+    let v = match &c.arg {
+        Some(a) => Some(a.eval(&r, env)?),
+        None => None,
+    };
+    if c.distinct {
+        if let Some(v) = &v {
+            let mut vals = vec![v.clone()];
+            for m in &c.more {
+                vals.push(m.eval(&r, env)?);
+            }
+            if vals.iter().any(|x| matches!(x, Value::Null))
+                || !seen.insert(value_key(&vals, &c.colls))
+            {
+                return Ok(());
+            }
+        }
+    }
+    agg_add(c, s, v, env)
 }
 
 fn agg_add(c: &AggCall, s: &mut AggState, v: Option<Value>, env: &dyn Env) -> Result<()> {
@@ -582,6 +650,16 @@ fn agg_add(c: &AggCall, s: &mut AggState, v: Option<Value>, env: &dyn Env) -> Re
             });
             *n += 1;
         }
+        (AggState::Bits(b), Some(v)) => {
+            // As the bit operators: a BIGINT UNSIGNED (decimals round, doubles to even).
+            let n = crate::func::cast::to_int(&v, env).map_or(0, |n| n as u64);
+            match c.f {
+                AggFn::BitAnd => *b &= n,
+                AggFn::BitOr => *b |= n,
+                _ => *b ^= n,
+            }
+        }
+        (AggState::Concat(_), Some(_)) => {}
         (AggState::MinMax(cur), Some(v)) => {
             let replace = match cur {
                 None => true,
@@ -602,8 +680,54 @@ fn agg_add(c: &AggCall, s: &mut AggState, v: Option<Value>, env: &dyn Env) -> Re
     Ok(())
 }
 
-fn agg_result(c: &AggCall, s: AggState) -> Result<Value> {
+fn agg_result(c: &AggCall, s: AggState, env: &dyn Env) -> Result<Value> {
     Ok(match s {
+        AggState::Bits(b) => Value::UInt(b),
+        AggState::Concat(pieces) if pieces.is_empty() => Value::Null,
+        AggState::Concat(mut pieces) => {
+            if !c.order.is_empty() {
+                // Keys equal in their collation fall back to their bytes, which puts 'X'
+                // before 'x' as MariaDB's sort does.
+                let by = |binary: bool| {
+                    move |a: &(Vec<Value>, String, u64), b: &(Vec<Value>, String, u64)| {
+                        for (i, (_, desc, coll)) in c.order.iter().enumerate() {
+                            let coll = if binary { Collation::Utf8mb4Bin } else { *coll };
+                            let o = compare(&a.0[i], &b.0[i], coll);
+                            let o = if *desc { o.reverse() } else { o };
+                            if o != Ordering::Equal {
+                                return o;
+                            }
+                        }
+                        Ordering::Equal
+                    }
+                };
+                pieces.sort_by(|a, b| by(false)(a, b).then_with(|| by(true)(a, b)));
+            }
+            let max = usize::try_from(c.max_len).unwrap_or(usize::MAX);
+            let mut out = String::new();
+            for (i, (_, text, row_no)) in pieces.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(&c.separator);
+                }
+                out.push_str(text);
+                if out.len() > max {
+                    // Cut at a character boundary at most `max` bytes in (MariaDB's
+                    // well-formed length), once per group.
+                    let mut end = max;
+                    while !out.is_char_boundary(end) {
+                        end -= 1;
+                    }
+                    out.truncate(end);
+                    env.warn(
+                        Level::Warning,
+                        1260,
+                        format!("Row {row_no} was cut by GROUP_CONCAT()"),
+                    )?;
+                    break;
+                }
+            }
+            Value::Str(out)
+        }
         AggState::Count(n) => Value::Int(n),
         AggState::Sum(None, _) => Value::Null,
         AggState::Sum(Some(v), n) if c.f == AggFn::Avg => match v {
@@ -623,6 +747,30 @@ struct Group {
     seen: Vec<HashSet<Vec<u8>>>,
 }
 
+impl Group {
+    fn new(first: Vec<Value>, aggs: &[AggCall]) -> Group {
+        Group {
+            first,
+            states: aggs.iter().map(agg_init).collect(),
+            seen: vec![HashSet::new(); aggs.len()],
+        }
+    }
+
+    fn add(&mut self, aggs: &[AggCall], row: &[Value], row_no: u64, env: &dyn Env) -> Result<()> {
+        for (i, c) in aggs.iter().enumerate() {
+            agg_row(c, &mut self.states[i], &mut self.seen[i], row, row_no, env)?;
+        }
+        Ok(())
+    }
+
+    fn results(self, aggs: &[AggCall], env: &dyn Env) -> Result<Vec<Value>> {
+        aggs.iter()
+            .zip(self.states)
+            .map(|(c, s)| agg_result(c, s, env))
+            .collect()
+    }
+}
+
 /// Output rows after WHERE: grouping, distinct, sort, offset/limit, projection.
 struct Pipeline<'p> {
     plan: &'p SelectPlan,
@@ -636,6 +784,11 @@ struct Pipeline<'p> {
     sorted: Vec<(Vec<Value>, Vec<Value>)>,
     groups: BTreeMap<Vec<u8>, Group>,
     group_order: Vec<Vec<u8>>,
+    /// WITH ROLLUP: per number of leading group keys `l` (0: the grand total), the groups
+    /// of those keys, by the key of the first `l` values.
+    rollups: Vec<BTreeMap<Vec<u8>, Group>>,
+    /// Rows aggregated so far (GROUP_CONCAT's warning names the row).
+    rows_in: u64,
 }
 
 /// A byte key for hashing values as SQL equality sees them (for DISTINCT and GROUP BY).
@@ -694,41 +847,29 @@ impl Pipeline<'_> {
                 })
                 .collect::<Result<_>>()?;
             let key = value_key(&gvals, &self.plan.group_colls);
+            self.rows_in += 1;
+            let plan = self.plan;
+            let aggs = &plan.aggs;
             if !self.groups.contains_key(&key) {
                 self.group_order.push(key.clone());
-                self.groups.insert(
-                    key.clone(),
-                    Group {
-                        first: row.clone(),
-                        states: self.plan.aggs.iter().map(agg_init).collect(),
-                        seen: vec![HashSet::new(); self.plan.aggs.len()],
-                    },
-                );
+                self.groups
+                    .insert(key.clone(), Group::new(row.clone(), aggs));
             }
             let g = self
                 .groups
                 .get_mut(&key)
                 .ok_or(SqlError::InvalidGroupFunction)?;
-            for (i, c) in self.plan.aggs.iter().enumerate() {
-                let v = match &c.arg {
-                    Some(a) => Some(a.eval(
-                        &Row {
-                            values: &row,
-                            aggs: &[],
-                        },
-                        self.env,
-                    )?),
-                    None => None,
-                };
-                if c.distinct {
-                    if let Some(v) = &v {
-                        let key = value_key(std::slice::from_ref(v), &[c.coll]);
-                        if matches!(v, Value::Null) || !g.seen[i].insert(key) {
-                            continue;
-                        }
-                    }
+            g.add(aggs, &row, self.rows_in, self.env)?;
+            if plan.rollup {
+                let n = gvals.len();
+                self.rollups.resize_with(n, BTreeMap::new);
+                for (l, level) in self.rollups.iter_mut().enumerate() {
+                    let k = value_key(&gvals[..l], &plan.group_colls[..l]);
+                    level
+                        .entry(k)
+                        .or_insert_with(|| Group::new(row.clone(), aggs))
+                        .add(aggs, &row, self.rows_in, self.env)?;
                 }
-                agg_add(c, &mut g.states[i], v, self.env)?;
             }
             return Ok(true);
         }
@@ -737,6 +878,32 @@ impl Pipeline<'_> {
 
     /// A result row (after grouping): projection, distinct, sort or send.
     fn emit(&mut self, row: &[Value], aggs: &[Value]) -> Result<bool> {
+        self.emit_at(row, aggs, None)
+    }
+
+    /// [`Pipeline::emit`] of a WITH ROLLUP super-aggregate row of the first `level` group
+    /// keys: the other keys are NULL in it, as the columns they are and as select-list
+    /// items equal to them (`GROUP BY a + 1` makes `a + 1` NULL).
+    fn emit_at(&mut self, row: &[Value], aggs: &[Value], level: Option<usize>) -> Result<bool> {
+        let plan = self.plan;
+        let nulled;
+        let mut row = row;
+        let rolled: &[Expr] = match level {
+            Some(l) => {
+                let mut v = row.to_vec();
+                for g in &plan.group_by[l..] {
+                    if let Expr::Column(c) = g {
+                        if let Some(x) = v.get_mut(*c) {
+                            *x = Value::Null;
+                        }
+                    }
+                }
+                nulled = v;
+                row = &nulled;
+                &plan.group_by[l..]
+            }
+            None => &[],
+        };
         let r = Row { values: row, aggs };
         if let Some(h) = &self.plan.having {
             let v = h.eval(&r, self.env)?;
@@ -748,7 +915,13 @@ impl Pipeline<'_> {
             .plan
             .items
             .iter()
-            .map(|e| e.eval(&r, self.env))
+            .map(|e| {
+                if rolled.contains(e) {
+                    Ok(Value::Null)
+                } else {
+                    e.eval(&r, self.env)
+                }
+            })
             .collect::<Result<_>>()?;
         if self.plan.distinct
             && !self
@@ -794,14 +967,8 @@ impl Pipeline<'_> {
             let mut groups = std::mem::take(&mut self.groups);
             if groups.is_empty() && self.plan.group_by.is_empty() {
                 // An aggregate over no rows is one row (COUNT 0, SUM NULL).
-                let states: Vec<AggState> = self.plan.aggs.iter().map(agg_init).collect();
-                let aggs = self
-                    .plan
-                    .aggs
-                    .iter()
-                    .zip(states)
-                    .map(|(c, s)| agg_result(c, s))
-                    .collect::<Result<Vec<_>>>()?;
+                let aggs =
+                    Group::new(Vec::new(), &self.plan.aggs).results(&self.plan.aggs, self.env)?;
                 let nulls = vec![Value::Null; 64];
                 self.emit(&nulls, &aggs)?;
             }
@@ -829,23 +996,80 @@ impl Pipeline<'_> {
                         with_vals.push((gv, k));
                     }
                 }
-                with_vals.sort_by(|a, b| cmp_rows(&a.0, &b.0, &self.plan.sort_colls));
+                with_vals.sort_by(|a, b| cmp_rows(&a.0, &b.0, &self.plan.group_colls));
+                if self.plan.rollup {
+                    return self.finish_rollup(groups, with_vals);
+                }
                 keys = with_vals.into_iter().map(|(_, k)| k).collect();
             }
             for k in keys {
                 let Some(g) = groups.remove(&k) else { continue };
-                let aggs = self
-                    .plan
-                    .aggs
-                    .iter()
-                    .zip(g.states)
-                    .map(|(c, s)| agg_result(c, s))
-                    .collect::<Result<Vec<_>>>()?;
-                if !self.emit(&g.first, &aggs)? {
+                let first = g.first.clone();
+                let results = g.results(&self.plan.aggs, self.env)?;
+                if !self.emit(&first, &results)? {
                     break;
                 }
             }
         }
+        self.finish_sorted()
+    }
+
+    /// GROUP BY … WITH ROLLUP's rows, `sorted` being the groups' keys in order: each group,
+    /// then, where the next group differs in its first `d` keys, the super-aggregate rows
+    /// of the keys it ends (most keys first), and the grand total last.
+    fn finish_rollup(
+        mut self,
+        mut groups: BTreeMap<Vec<u8>, Group>,
+        sorted: Vec<(Vec<Value>, Vec<u8>)>,
+    ) -> Result<u64> {
+        let n = self.plan.group_by.len();
+        let colls = self.plan.group_colls.clone();
+        let mut rollups = std::mem::take(&mut self.rollups);
+        let mut go = true;
+        for (i, (vals, k)) in sorted.iter().enumerate() {
+            let Some(g) = groups.remove(k) else { continue };
+            let first = g.first.clone();
+            let results = g.results(&self.plan.aggs, self.env)?;
+            if !self.emit(&first, &results)? {
+                break;
+            }
+            // A level of `l` keys ends when the next group differs within them.
+            let lo = match sorted.get(i + 1) {
+                Some((next, _)) => {
+                    (0..n)
+                        .take_while(|&j| {
+                            compare(&vals[j], &next[j], colls[j]) == Ordering::Equal
+                                && matches!(vals[j], Value::Null) == matches!(next[j], Value::Null)
+                        })
+                        .count()
+                        + 1
+                }
+                None => 0,
+            };
+            for l in (lo..n).rev() {
+                let key = value_key(&vals[..l], &colls[..l]);
+                let Some(level) = rollups.get_mut(l) else {
+                    continue;
+                };
+                let Some(sup) = level.remove(&key) else {
+                    continue;
+                };
+                let first = sup.first.clone();
+                let results = sup.results(&self.plan.aggs, self.env)?;
+                if !self.emit_at(&first, &results, Some(l))? {
+                    go = false;
+                    break;
+                }
+            }
+            if !go {
+                break;
+            }
+        }
+        self.finish_sorted()
+    }
+
+    /// Sends the rows kept for ORDER BY, sorted.
+    fn finish_sorted(mut self) -> Result<u64> {
         if !self.plan.sort.is_empty() {
             let mut rows = std::mem::take(&mut self.sorted);
             let dirs: Vec<bool> = self.plan.sort.iter().map(|(_, d)| *d).collect();
@@ -942,6 +1166,8 @@ fn select_rows_into<'d>(
         sorted: Vec::new(),
         groups: BTreeMap::new(),
         group_order: Vec::new(),
+        rollups: Vec::new(),
+        rows_in: 0,
     };
     // LIMIT 0 reads nothing; otherwise rows stream until the pipeline says stop.
     if let (Source::Join(j), false) = (&plan.source, limit == Some(0)) {

@@ -40,6 +40,10 @@ pub enum AggFn {
     Min,
     Max,
     Avg,
+    BitAnd,
+    BitOr,
+    BitXor,
+    GroupConcat,
 }
 
 /// Values that come from the session, evaluated at execution (a cached plan stays right).
@@ -58,6 +62,47 @@ pub enum SessionFn {
     },
     RowCount,
     FoundRows,
+    /// `@name`: a user variable (lower-cased: names are case-insensitive), with the kind it
+    /// had when the statement was bound (`None`: unset), which types the result column as
+    /// MariaDB does. The value is read at execution.
+    UserVar {
+        name: String,
+        kind: Option<VarKind>,
+    },
+}
+
+/// What a user variable holds, as MariaDB keeps it (`user_var_entry`): an integer (with
+/// its signedness), a DECIMAL, a DOUBLE, or a string with its collation (binary strings
+/// and NULL assigned from a NULL literal are of the binary character set). A date is kept
+/// as its text. A NULL value keeps the kind of the expression that gave it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VarKind {
+    Int { unsigned: bool },
+    Decimal,
+    Double,
+    Str(Collation),
+    Binary,
+}
+
+impl VarKind {
+    /// The value and kind a user variable keeps when `v` is assigned from an expression of
+    /// kind `declared` (what the expression's type says; the value decides otherwise).
+    pub fn store(v: Value, declared: VarKind) -> (Value, VarKind) {
+        let coll = match declared {
+            VarKind::Str(c) => c,
+            _ => crate::bind::LITERAL_COLLATION,
+        };
+        match v {
+            Value::Null => (Value::Null, declared),
+            Value::Int(_) => (v, VarKind::Int { unsigned: false }),
+            Value::UInt(_) => (v, VarKind::Int { unsigned: true }),
+            Value::Decimal(_) => (v, VarKind::Decimal),
+            Value::Double(_) => (v, VarKind::Double),
+            Value::Str(_) => (v, VarKind::Str(coll)),
+            Value::Bytes(_) => (v, VarKind::Binary),
+            other => (Value::Str(types::display(&other)), VarKind::Str(coll)),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -117,6 +162,13 @@ pub enum Expr {
         crate::subquery::SubKind,
         std::sync::Arc<crate::subquery::Subquery>,
     ),
+    /// `@name := e`: assigns the user variable and gives the value; `kind` is what `e`'s
+    /// type makes a NULL (MariaDB's `Item_func_set_user_var`).
+    Assign {
+        name: String,
+        e: Box<Expr>,
+        kind: VarKind,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -182,6 +234,11 @@ pub const VERSION: &str = "10.11.99-Quire-0.1.0";
 pub trait Env {
     fn param(&self, i: usize) -> Result<Value>;
     fn session(&self, f: &SessionFn) -> Result<Value>;
+    /// `@name := v` (and `SET @name = v`): only a session's environment has user variables.
+    fn set_user_var(&self, name: &str, v: Value, kind: VarKind) -> Result<()> {
+        let _ = (v, kind);
+        Err(SqlError::Unsupported(format!("assigning @{name} here")))
+    }
     /// KILL QUERY / KILL reached this statement: it stops at the next row (1317).
     fn interrupted(&self) -> bool {
         false
@@ -291,7 +348,11 @@ impl Expr {
                 a.walk(f);
                 b.walk(f);
             }
-            Expr::Not(a) | Expr::Neg(a) | Expr::IsNull(a, _) | Expr::Collate(a, _) => a.walk(f),
+            Expr::Not(a)
+            | Expr::Neg(a)
+            | Expr::IsNull(a, _)
+            | Expr::Collate(a, _)
+            | Expr::Assign { e: a, .. } => a.walk(f),
             Expr::Between { e, lo, hi, .. } => {
                 e.walk(f);
                 lo.walk(f);
@@ -342,7 +403,8 @@ impl Expr {
     pub fn is_constant(&self) -> bool {
         let mut c = true;
         self.walk(&mut |e| {
-            if matches!(e, Expr::Column(_) | Expr::Agg(_)) {
+            // An assignment is a side effect per row: never folded into a key bound.
+            if matches!(e, Expr::Column(_) | Expr::Agg(_) | Expr::Assign { .. }) {
                 c = false;
             }
         });
@@ -526,6 +588,11 @@ impl Expr {
             Expr::CollFunc(f, args, coll) => coll_func(*f, args, *coll, row, env)?,
             Expr::Outer(k, _) => env.outer(*k)?,
             Expr::Sub(kind, q) => crate::subquery::eval(kind, q, row, env)?,
+            Expr::Assign { name, e, kind } => {
+                let v = e.eval(row, env)?;
+                env.set_user_var(name, v.clone(), *kind)?;
+                v
+            }
         })
     }
 
@@ -584,6 +651,7 @@ impl Expr {
                 args.iter().map(Expr::print).collect::<Vec<_>>().join(",")
             ),
             Expr::Collate(a, _) => a.print(),
+            Expr::Session(SessionFn::UserVar { name, .. }) => format!("@`{name}`"),
             _ => "?".into(),
         }
     }

@@ -28,11 +28,13 @@ mod mdl;
 pub mod meta;
 pub mod parse;
 pub mod plan;
+mod prepare;
 mod run;
 pub mod session;
 pub mod stmt;
 pub mod subquery;
 pub mod types;
+mod user_vars;
 mod vars;
 
 pub use error::SqlError;

@@ -104,6 +104,20 @@ fn mysql_tokens(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
         let span = t.span;
         let mk = |tok: Token| TokenWithSpan { token: tok, span };
         let w = word(t);
+        // A quoted user variable name (`` @`a b` ``, `@'a'`, `@"a"`): one word, `@a b`,
+        // that the binder reads as the variable.
+        if t.token == Token::AtSign {
+            let name = tokens.get(i + 1).and_then(|n| match &n.token {
+                Token::Word(q) if q.quote_style == Some('`') => Some(q.value.clone()),
+                Token::SingleQuotedString(q) | Token::DoubleQuotedString(q) => Some(q.clone()),
+                _ => None,
+            });
+            if let Some(name) = name {
+                out.push(mk(Token::make_word(&format!("@{name}"), None)));
+                i += 2;
+                continue;
+            }
+        }
         match &t.token {
             Token::LParen => depth += 1,
             Token::RParen => {
@@ -467,6 +481,30 @@ fn parse_text(text: &str) -> Result<(Statement, Option<ReadLock>, std::borrow::C
             "several statements in one query".into(),
         )),
     }
+}
+
+/// One expression (the value of a `SET @x = …` item), as `mode` reads it: 1064 if the
+/// text is not exactly one expression.
+pub fn parse_expr_in(text: &str, mode: SqlMode) -> Result<sqlparser::ast::Expr> {
+    let text = &*for_mode(text, mode);
+    let dialect = MySqlDialect {};
+    let tokens = Tokenizer::new(&dialect, text)
+        .with_unescape(true)
+        .tokenize_with_location()
+        .map_err(|e| SqlError::Parse {
+            near: e.to_string(),
+            line: 1,
+        })?;
+    let mut p = Parser::new(&dialect).with_tokens_with_locations(mysql_tokens(tokens));
+    let e = p.parse_expr().map_err(|e| parse_error(text, e))?;
+    let next = p.peek_token();
+    if next.token != Token::EOF {
+        return Err(SqlError::Parse {
+            near: near(text, next.span.start.line, next.span.start.column),
+            line: next.span.start.line,
+        });
+    }
+    Ok(e)
 }
 
 /// One statement and the lock a `LOCK IN SHARE MODE` suffix asked for.

@@ -123,6 +123,15 @@ impl Env for ExecEnv<'_> {
         self.subq.run(q, outer, need, self)
     }
 
+    fn set_user_var(&self, name: &str, v: Value, kind: crate::expr::VarKind) -> Result<()> {
+        let stored = crate::expr::VarKind::store(v, kind);
+        self.sv
+            .user_vars
+            .borrow_mut()
+            .insert(name.to_string(), stored);
+        Ok(())
+    }
+
     fn param(&self, i: usize) -> Result<Value> {
         self.params
             .get(i)
@@ -138,6 +147,12 @@ impl Env for ExecEnv<'_> {
             SessionFn::LastInsertId => Value::UInt(self.sv.last_insert_id),
             SessionFn::RowCount => Value::Int(self.sv.row_count),
             SessionFn::FoundRows => Value::UInt(self.sv.found_rows),
+            SessionFn::UserVar { name, .. } => self
+                .sv
+                .user_vars
+                .borrow()
+                .get(name)
+                .map_or(Value::Null, |(v, _)| v.clone()),
             SessionFn::Now => Value::DateTime(self.now()),
             SessionFn::CurDate => Value::Date(self.now().date),
             SessionFn::SysVar { name, global } => {

@@ -20,6 +20,7 @@ use quire_engine::trx::Isolation;
 use crate::bind::Conn;
 use crate::diag::{Diagnostics, Level, SqlMode};
 use crate::error::{Result, SqlError};
+use crate::expr::VarKind;
 use crate::meta::{ColumnMeta, RowSink};
 use crate::stmt::Planned;
 use crate::vars::Globals;
@@ -133,6 +134,9 @@ pub struct Instance<'d> {
     /// Runs of subquery plans, all sessions (a cached answer is no run): what shows that
     /// an uncorrelated subquery runs once per statement (`subquery.rs`).
     pub(crate) subquery_runs: AtomicU64,
+    /// Prepared statements kept by all sessions (by id and by name): at most
+    /// `max_prepared_stmt_count` (`Session::reserve_prepared`).
+    pub(crate) prepared_count: AtomicU64,
     /// Metadata locks: DDL waits for the transactions that use its tables (`mdl.rs`).
     pub(crate) mdl: crate::mdl::Mdl,
     /// SHUTDOWN (or COM_SHUTDOWN) asked the server to stop; its accept loop polls this.
@@ -155,6 +159,7 @@ impl<'d> Instance<'d> {
             generation: AtomicU64::new(0),
             questions: AtomicU64::new(0),
             subquery_runs: AtomicU64::new(0),
+            prepared_count: AtomicU64::new(0),
             mdl: crate::mdl::Mdl::default(),
             shutdown_requested: std::sync::atomic::AtomicBool::new(false),
         }
@@ -170,6 +175,10 @@ impl<'d> Instance<'d> {
             self.sessions.lock().len() as u64,
         ));
         all.push(("Questions".into(), self.questions.load(Ordering::Relaxed)));
+        all.push((
+            "Prepared_stmt_count".into(),
+            self.prepared_count.load(Ordering::Relaxed),
+        ));
         all
     }
 
@@ -308,6 +317,18 @@ fn uses_tables(text: &str) -> bool {
     }
 }
 
+/// Whether `text` may name a user variable (an `@` that is not part of `@@`) or call
+/// GROUP_CONCAT: its binding depends on session state beyond the plan cache's key. (Such
+/// text inside a string literal counts too: that statement is only planned again each
+/// time.)
+fn bound_to_session(text: &str) -> bool {
+    let b = text.as_bytes();
+    b.iter()
+        .enumerate()
+        .any(|(i, &c)| c == b'@' && b.get(i + 1) != Some(&b'@') && (i == 0 || b[i - 1] != b'@'))
+        || text.to_ascii_lowercase().contains("group_concat")
+}
+
 /// Statements of the plan cache per session (COM_QUERY text → plan).
 const PLAN_CACHE_MAX: usize = 128;
 
@@ -329,6 +350,10 @@ pub(crate) struct SessVars {
     pub mode: SqlMode,
     /// `collation_connection`: string literals and parameters compare in it.
     pub coll: quire_engine::row::Collation,
+    /// User variables (`@name`, lower-cased), each with what it holds; they live as long as
+    /// the session (MariaDB's `user_vars`). Assigned while a statement evaluates
+    /// (`@x := e` in a select list), so borrowed mutably through `&self` (`Env`).
+    pub user_vars: RefCell<HashMap<String, (Value, VarKind)>>,
 }
 
 impl SessVars {
@@ -343,6 +368,9 @@ impl SessVars {
 
     /// Raises a condition of the running statement.
     pub(crate) fn raise(&self, inst: &Instance<'_>, level: Level, code: u16, message: String) {
+        if level == Level::Note && matches!(self.vars.get("sql_notes"), Some(Value::Int(0))) {
+            return;
+        }
         let limit = self.max_error_count(inst);
         self.diag.borrow_mut().push(level, code, message, limit);
     }
@@ -373,6 +401,8 @@ pub struct Session<'d> {
     pub(crate) sv: SessVars,
     pub(crate) prepared: HashMap<u32, Kept>,
     pub(crate) next_stmt: u32,
+    /// SQL-level prepared statements by name, lower-cased (`prepare.rs`).
+    pub(crate) named: HashMap<String, Kept>,
     pub(crate) cache: HashMap<String, Kept>,
     /// Shared metadata locks of the open transaction (or of the running statement outside
     /// one), and the entries this session looked up.
@@ -408,6 +438,7 @@ impl<'d> Session<'d> {
                 diag: RefCell::new(Diagnostics::default()),
                 mode,
                 coll,
+                user_vars: RefCell::new(HashMap::new()),
             },
             inst,
             info,
@@ -418,6 +449,7 @@ impl<'d> Session<'d> {
             read_only: false,
             prepared: HashMap::new(),
             next_stmt: 1,
+            named: HashMap::new(),
             cache: HashMap::new(),
             mdl: crate::mdl::SessionLocks::default(),
         }
@@ -439,8 +471,14 @@ impl<'d> Session<'d> {
             .trim_end()
             .trim_end_matches(';')
             .trim_end();
+        let text = crate::dispatch::executable_comment(text).unwrap_or(text);
         self.sv.diag.get_mut().start();
         if text.is_empty() {
+            // Only comments (or an executable comment for a newer server): MariaDB answers
+            // OK; 1065 is for a query with nothing in it at all.
+            if !sql.trim().trim_end_matches(';').trim().is_empty() {
+                return Ok(Outcome::ok(0));
+            }
             return Err(SqlError::EmptyQuery);
         }
         let r = self.query_text(text, sink);
@@ -448,7 +486,7 @@ impl<'d> Session<'d> {
         r
     }
 
-    fn query_text(&mut self, text: &str, sink: &mut dyn RowSink) -> Result<Outcome> {
+    pub(crate) fn query_text(&mut self, text: &str, sink: &mut dyn RowSink) -> Result<Outcome> {
         let gen = self.inst.generation.load(Ordering::Acquire);
         let conn = self.sv.conn();
         if let Some(k) = self.cache.get(text) {
@@ -467,6 +505,12 @@ impl<'d> Session<'d> {
         let (stmt, lock) = crate::parse::parse_one_in(text, conn.mode)?;
         let params = HashMap::new();
         match self.plan(&stmt, lock, &params, conn)? {
+            // A statement that reads a user variable is typed by the variable's kind at
+            // binding, GROUP_CONCAT by group_concat_max_len (MariaDB binds each COM_QUERY
+            // anew), so its plan is not kept.
+            Some(planned) if bound_to_session(text) => {
+                self.run_planned(&Arc::new(planned), text, gen, conn, &[], sink)
+            }
             Some(planned) => {
                 let planned = Arc::new(planned);
                 if self.cache.len() >= PLAN_CACHE_MAX {
@@ -532,6 +576,35 @@ impl<'d> Session<'d> {
         hidden: &[(u64, String)],
         conn: Conn,
     ) -> Result<Option<Planned>> {
+        let kinds = self.user_var_kinds();
+        let gc_max = self
+            .session_u64("group_concat_max_len")
+            .unwrap_or(crate::bind::GROUP_CONCAT_MAX_LEN_DEFAULT);
+        crate::bind::with_user_vars(kinds, || {
+            crate::bind::with_group_concat_max_len(gc_max, || {
+                self.plan_with(stmt, lock, params, hidden, conn)
+            })
+        })
+    }
+
+    /// The kind of each user variable now (binding types `@x` by it).
+    pub(crate) fn user_var_kinds(&self) -> HashMap<String, VarKind> {
+        self.sv
+            .user_vars
+            .borrow()
+            .iter()
+            .map(|(k, (_, kind))| (k.clone(), *kind))
+            .collect()
+    }
+
+    fn plan_with(
+        &self,
+        stmt: &sqlparser::ast::Statement,
+        lock: Option<quire_engine::table::ReadLock>,
+        params: &HashMap<(u64, u64), usize>,
+        hidden: &[(u64, String)],
+        conn: Conn,
+    ) -> Result<Option<Planned>> {
         use sqlparser::ast::Statement as S;
         let ctx = crate::stmt::Ctx {
             db: self.inst.db,
@@ -559,6 +632,7 @@ impl<'d> Session<'d> {
             .trim_end()
             .to_string();
         let kept = self.make_kept(&text, self.sv.conn())?;
+        self.reserve_prepared()?;
         let id = self.next_stmt;
         self.next_stmt = self.next_stmt.wrapping_add(1).max(1);
         let info = PreparedInfo {
@@ -570,7 +644,7 @@ impl<'d> Session<'d> {
         Ok(info)
     }
 
-    fn make_kept(&self, text: &str, conn: Conn) -> Result<Kept> {
+    pub(crate) fn make_kept(&self, text: &str, conn: Conn) -> Result<Kept> {
         if text.is_empty() {
             return Err(SqlError::EmptyQuery);
         }
@@ -634,12 +708,22 @@ impl<'d> Session<'d> {
                 id,
                 what: "mysqld_stmt_execute",
             })?;
-        let r = match &k.planned {
-            Some(p) => self.run_planned(p, &k.sql, k.generation, k.conn, params, sink),
-            None => self.query_text(&k.sql, sink),
-        };
+        let r = self.run_kept(&k, params, sink);
         self.after_statement(&r);
         r
+    }
+
+    /// Runs a kept statement with its parameters' values (COM_STMT_EXECUTE, EXECUTE).
+    pub(crate) fn run_kept(
+        &mut self,
+        k: &Kept,
+        params: &[Value],
+        sink: &mut dyn RowSink,
+    ) -> Result<Outcome> {
+        match &k.planned {
+            Some(p) => self.run_planned(p, &k.sql, k.generation, k.conn, params, sink),
+            None => self.query_text(&k.sql, sink),
+        }
     }
 
     /// COM_STMT_RESET: a statement's cursor and long data are gone.
@@ -656,7 +740,29 @@ impl<'d> Session<'d> {
 
     /// COM_STMT_CLOSE (no answer on the wire, even for an unknown id).
     pub fn close_prepared(&mut self, id: u32) {
-        self.prepared.remove(&id);
+        if self.prepared.remove(&id).is_some() {
+            self.release_prepared(1);
+        }
+    }
+
+    /// Counts one more prepared statement of the instance: 1461 past
+    /// `max_prepared_stmt_count`.
+    pub(crate) fn reserve_prepared(&self) -> Result<()> {
+        let max = crate::vars::global_u64(self.inst, "max_prepared_stmt_count").unwrap_or(16_382);
+        self.inst
+            .prepared_count
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < max).then_some(n + 1)
+            })
+            .map(|_| ())
+            .map_err(|_| SqlError::TooManyPreparedStatements(max))
+    }
+
+    /// `n` prepared statements of this session are gone.
+    pub(crate) fn release_prepared(&self, n: usize) {
+        self.inst
+            .prepared_count
+            .fetch_sub(n as u64, Ordering::AcqRel);
     }
 
     /// COM_INIT_DB.
@@ -768,6 +874,7 @@ impl<'d> Session<'d> {
 
 impl Drop for Session<'_> {
     fn drop(&mut self) {
+        self.release_prepared(self.prepared.len() + self.named.len());
         if let Some(t) = self.trx.take() {
             if let Err(e) = t.rollback() {
                 tracing::warn!(conn = self.info.id, error = %e, "rollback at disconnect failed");

@@ -650,10 +650,14 @@ pub(crate) fn select_core(
             other => return Err(SqlError::Unsupported(other.to_string())),
         }
     }
+    let mut rollup = false;
     let group_by = match &s.group_by {
         sql::GroupByExpr::Expressions(es, mods) => {
-            if !mods.is_empty() {
-                return Err(SqlError::Unsupported("WITH ROLLUP".into()));
+            for m in mods {
+                match m {
+                    sql::GroupByWithModifier::Rollup if !es.is_empty() => rollup = true,
+                    other => return Err(SqlError::Unsupported(format!("GROUP BY {other}"))),
+                }
             }
             let mut out = Vec::new();
             for e in es {
@@ -714,6 +718,13 @@ pub(crate) fn select_core(
             sql::OrderByKind::All(_) => return Err(SqlError::Unsupported("ORDER BY ALL".into())),
         }
     }
+    if rollup && !order.is_empty() {
+        // MariaDB 10.11 sorts WITH ROLLUP's rows only by GROUP BY.
+        return Err(SqlError::WrongUsage(
+            "CUBE/ROLLUP".into(),
+            "ORDER BY".into(),
+        ));
+    }
     let distinct = match &s.distinct {
         None | Some(sql::Distinct::All) => false,
         Some(sql::Distinct::Distinct) => true,
@@ -749,9 +760,10 @@ pub(crate) fn select_core(
         group_by.iter().for_each(&mut note);
         having.iter().for_each(&mut note);
         order.iter().for_each(|(e, _)| note(e));
-        aggs.iter()
-            .filter_map(|a| a.arg.as_ref())
-            .for_each(&mut note);
+        for a in &aggs {
+            a.args().for_each(&mut note);
+            a.order.iter().for_each(|(e, _, _)| note(e));
+        }
         if let Input::Join(f) = &input {
             on_conditions(&f.tree, &mut note);
         }
@@ -854,6 +866,7 @@ pub(crate) fn select_core(
         group_colls,
         having,
         distinct,
+        rollup,
         sort,
         sort_colls,
         limit,
@@ -1270,6 +1283,7 @@ fn join_dml(
         group_colls: Vec::new(),
         having: None,
         distinct: false,
+        rollup: false,
         sort: Vec::new(),
         sort_colls: Vec::new(),
         limit: None,

@@ -15,7 +15,7 @@ use crate::meta::{charset, flags, ColumnMeta, FieldType};
 /// The wire type and display length of a column type.
 pub fn field_type(ty: ColumnType) -> (FieldType, u32, u8) {
     match ty {
-        ColumnType::Int { width, .. } => {
+        ColumnType::Int { width, unsigned } => {
             let (f, len) = match width {
                 IntWidth::Tiny => (FieldType::Tiny, 4),
                 IntWidth::Small => (FieldType::Short, 6),
@@ -23,7 +23,9 @@ pub fn field_type(ty: ColumnType) -> (FieldType, u32, u8) {
                 IntWidth::Int => (FieldType::Long, 11),
                 IntWidth::Big => (FieldType::LongLong, 20),
             };
-            (f, len, 0)
+            // An unsigned column has no place for a sign (BIGINT's 20 digits need it).
+            let sign = u32::from(unsigned && width != IntWidth::Big);
+            (f, len - sign, 0)
         }
         ColumnType::Float => (FieldType::Float, 12, 31),
         ColumnType::Double => (FieldType::Double, 22, 31),
@@ -805,16 +807,23 @@ pub fn display(v: &Value) -> String {
     }
 }
 
-/// Doubles as MySQL prints them: shortest round-trip form, exponent past 1e15.
+/// Doubles as MariaDB prints them (`my_gcvt`): the shortest round-trip digits, in fixed
+/// notation for decimal exponents -15 to 14 (`0.0000000001`, `0.000000000000001`), with an
+/// exponent otherwise (`1e-16`, `1e15`, `1.5e16`).
 pub fn format_double(d: f64) -> String {
     if d == d.trunc() && d.abs() < 1e15 {
         return format!("{d:.0}");
     }
-    let s = format!("{d}");
-    if d.abs() >= 1e15 || (d != 0.0 && d.abs() < 1e-4) {
-        return format!("{d:e}");
+    let sci = format!("{d:e}");
+    let exp: i32 = sci
+        .split_once('e')
+        .and_then(|(_, e)| e.parse().ok())
+        .unwrap_or(0);
+    if (-15..=14).contains(&exp) {
+        format!("{d}")
+    } else {
+        sci
     }
-    s
 }
 
 /// Compares two values with MySQL's rules across types: numbers numerically, strings in
@@ -1046,5 +1055,15 @@ mod tests {
         assert!(coerce(Value::Int(1000), &c, &at(), &Strict).is_err());
         assert_eq!(format_double(1.5), "1.5");
         assert_eq!(format_double(3.0), "3");
+    }
+
+    #[test]
+    fn doubles_use_an_exponent_outside_1e_minus_15_to_1e15_as_mariadb() {
+        assert_eq!(format_double(-1e-10), "-0.0000000001");
+        assert_eq!(format_double(1.5e-7), "0.00000015");
+        assert_eq!(format_double(1e-16), "1e-16");
+        assert_eq!(format_double(1e15), "1e15");
+        assert_eq!(format_double(1.5e16), "1.5e16");
+        assert_eq!(format_double(123456789012345.0), "123456789012345");
     }
 }

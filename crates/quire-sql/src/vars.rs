@@ -117,6 +117,16 @@ pub static VARS: &[Var] = &[
     v("foreign_key_checks", Scope::Both, Kind::Bool, "1"),
     // The server sets these at start from its TLS setup (docs/protocol.md, "TLS").
     v("have_openssl", Scope::Global, Kind::ReadOnly, "DISABLED"),
+    // GROUP_CONCAT's result is cut at this many bytes (warning 1260).
+    v(
+        "group_concat_max_len",
+        Scope::Both,
+        Kind::Int {
+            min: 4,
+            max: i64::MAX,
+        },
+        "1048576",
+    ),
     v("have_ssl", Scope::Global, Kind::ReadOnly, "DISABLED"),
     v("hostname", Scope::Global, Kind::ReadOnly, "localhost"),
     v("init_connect", Scope::Global, Kind::Str, ""),
@@ -177,6 +187,17 @@ pub static VARS: &[Var] = &[
         "151",
     ),
     v("max_execution_time", Scope::Both, INT, "0"),
+    // Prepared statements of all sessions together (PREPARE and COM_STMT_PREPARE): 1461
+    // past it.
+    v(
+        "max_prepared_stmt_count",
+        Scope::Global,
+        Kind::Int {
+            min: 0,
+            max: 4_294_967_295,
+        },
+        "16382",
+    ),
     v(
         "max_user_connections",
         Scope::Global,
@@ -223,6 +244,8 @@ pub static VARS: &[Var] = &[
     v("ssl_cert", Scope::Global, Kind::ReadOnly, ""),
     v("ssl_key", Scope::Global, Kind::ReadOnly, ""),
     v("sql_auto_is_null", Scope::Both, Kind::Bool, "0"),
+    // 0: notes are not recorded (SessVars::raise); mariadb-dump sets it.
+    v("sql_notes", Scope::Both, Kind::Bool, "1"),
     v(
         "sql_mode",
         Scope::Both,

@@ -15,7 +15,7 @@ use quire_engine::row::{Collation, Column, ColumnType, Value};
 
 use super::{datetime, CastTo, MathFn, StrFn, TimeFn};
 use crate::bind::AggCall;
-use crate::expr::{AggFn, BinOp, Expr, Func, SessionFn};
+use crate::expr::{AggFn, BinOp, Expr, Func, SessionFn, VarKind};
 use crate::meta::{charset, flags, ColumnMeta, FieldType};
 use crate::types::field_type;
 
@@ -175,7 +175,19 @@ impl Ty {
 
     /// The column definition of a result column named `name`.
     pub fn meta(self, name: String) -> ColumnMeta {
-        let mut m = ColumnMeta::computed(name, self.ft, self.len, self.dec);
+        // A string result of 16 MiB or more is a LONGTEXT / LONGBLOB (MariaDB's
+        // `string_type_handler`): CONCAT of a user variable.
+        let bytes = if self.binary {
+            self.len
+        } else {
+            self.len.saturating_mul(4)
+        };
+        let ft = if self.ft == FieldType::VarString && bytes >= 16_777_216 {
+            FieldType::LongBlob
+        } else {
+            self.ft
+        };
+        let mut m = ColumnMeta::computed(name, ft, self.len, self.dec);
         if self.is_string() {
             if self.binary {
                 m.charset = charset::BINARY;
@@ -339,16 +351,42 @@ pub fn infer(e: &Expr, cols: &[Column], aggs: &[AggCall]) -> Ty {
                 f: AggFn::Count | AggFn::CountStar,
                 ..
             }) => Ty::new(FieldType::LongLong, 21, 0),
+            // MariaDB's Item_sum_sum / Item_sum_avg: a DOUBLE of floating or string
+            // arguments, else a DECIMAL 22 digits wider (SUM) or with 4 more decimals (AVG,
+            // `div_precision_increment`).
             Some(AggCall {
-                f: AggFn::Sum | AggFn::Avg,
+                f: f @ (AggFn::Sum | AggFn::Avg),
                 arg,
                 ..
             }) => {
                 let t = arg.as_ref().map_or(Ty::null(), &ty);
                 if matches!(t.ft, FieldType::Double | FieldType::Float) || t.is_string() {
                     Ty::double()
+                } else if *f == AggFn::Sum {
+                    Ty::decimal(t.precision() + 22, t.scale())
                 } else {
-                    Ty::new(FieldType::NewDecimal, 42, 4)
+                    Ty::decimal(t.precision() + 4, (t.scale() + 4).min(38))
+                }
+            }
+            Some(AggCall {
+                f: AggFn::BitAnd | AggFn::BitOr | AggFn::BitXor,
+                ..
+            }) => Ty {
+                unsigned: true,
+                ..Ty::new(FieldType::LongLong, 21, 0)
+            },
+            // GROUP_CONCAT: `group_concat_max_len` characters, a BLOB past 512 (MariaDB's
+            // CONVERT_IF_BIGGER_TO_BLOB), whose length MariaDB counts in bytes twice over.
+            Some(AggCall {
+                f: AggFn::GroupConcat,
+                max_len,
+                ..
+            }) => {
+                let n = u32::try_from(*max_len).unwrap_or(u32::MAX);
+                if n > 512 {
+                    Ty::new(FieldType::Blob, n.saturating_mul(4), 0)
+                } else {
+                    Ty::new(FieldType::VarString, n, 0)
                 }
             }
             Some(AggCall { arg: Some(a), .. }) => ty(a),
@@ -362,6 +400,25 @@ pub fn infer(e: &Expr, cols: &[Column], aggs: &[AggCall]) -> Ty {
             SessionFn::Now => datetime_ty(0),
             SessionFn::CurDate => Ty::new(FieldType::Date, 10, 0),
             SessionFn::Database | SessionFn::User => Ty::string(64),
+            // MariaDB's `Item_func_get_user_var`: BIGINT, DECIMAL(65,38), DOUBLE, or a
+            // LONGTEXT / LONGBLOB; an unset variable is a LONGBLOB one byte longer.
+            SessionFn::UserVar { kind, .. } => match kind {
+                Some(VarKind::Int { unsigned }) => Ty {
+                    unsigned: *unsigned,
+                    ..Ty::new(FieldType::LongLong, 20, 0)
+                },
+                Some(VarKind::Decimal) => Ty::new(FieldType::NewDecimal, 83, 38),
+                Some(VarKind::Double) => Ty::double(),
+                Some(VarKind::Str(_)) => Ty::new(FieldType::LongBlob, 16_777_215, STRING_DEC),
+                Some(VarKind::Binary) => Ty {
+                    binary: true,
+                    ..Ty::new(FieldType::LongBlob, 16_777_215, STRING_DEC)
+                },
+                None => Ty {
+                    binary: true,
+                    ..Ty::new(FieldType::LongBlob, 16_777_216, STRING_DEC)
+                },
+            },
             // As MariaDB types `@@name` (vars.rs): drivers decode the value by it.
             SessionFn::SysVar { name, .. } => match crate::vars::var_type(name) {
                 crate::vars::VarType::Unsigned => Ty {
@@ -412,6 +469,14 @@ pub fn infer(e: &Expr, cols: &[Column], aggs: &[AggCall]) -> Ty {
         },
         Expr::Sub(crate::subquery::SubKind::Scalar, q) => q.ty,
         Expr::Sub(..) => Ty::int(1),
+        // `@x := NULL` is a binary string of no length, as in MariaDB.
+        Expr::Assign { e, .. } => match ty(e) {
+            t if t.ft == FieldType::Null => Ty {
+                dec: 0,
+                ..Ty::bytes(0)
+            },
+            t => t,
+        },
     }
 }
 

@@ -223,6 +223,7 @@ pub fn plan(
         aggs: Vec::new(),
         group_by: Vec::new(),
         group_colls: Vec::new(),
+        rollup: false,
         having: None,
         distinct: false,
         sort,
