@@ -51,6 +51,7 @@ suite() { # name command...
 }
 suite "golden SQL scripts" python3 tests/sql/run.py --port "$port" tests/sql/*.test
 suite "mariadb client" python3 tests/server/mariadb_cli.py --port "$port"
+suite "mariadb-dump load" python3 tests/server/dump_load.py --port "$port"
 suite "drivers" bash tests/clients/run.sh "$port"
 suite "TLS clients" python3 tests/server/tls_clients.py --port "$port" --ca "$work/data/ca.pem"
 suite "sysbench" bash tests/sysbench/run.sh "$port" "${QUIRE_SYSBENCH_SECS:-2}"

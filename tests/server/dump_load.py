@@ -137,7 +137,7 @@ def main():
     for q in QUERIES:
         check(q, want["queries"].get(q), got["queries"][q])
     check("user variables per session", want["sessions"], got["sessions"])
-    print("%d passed, %d failed" % (passed, failed))
+    print("mariadb-dump load: %d passed, %d failed" % (passed, failed))
     sys.exit(1 if failed else 0)
 
 
