@@ -144,7 +144,11 @@ mod tests {
         assert!(text.contains(
             "# TYPE quire_innodb_pages_written counter\nquire_innodb_pages_written 42\n"
         ));
-        assert_eq!(text.matches("quire_commits ").count(), 1);
+        let samples = text
+            .lines()
+            .filter(|l| l.starts_with("quire_commits "))
+            .count();
+        assert_eq!(samples, 1, "{text}");
         assert!(text.contains("quire_commits 3\n"));
         assert_eq!(metric_name("Ssl-x.y"), "quire_ssl_x_y");
     }
