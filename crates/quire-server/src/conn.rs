@@ -151,6 +151,7 @@ fn open_session<'a>(
     }
     let mut session = shared.instance.session_with_id(conn_id, &authed.user, host);
     *session.info().tls.lock() = io.stream().tls_info();
+    session.set_handshake_collation(authed.collation);
     if let Some(db) = &authed.db {
         if let Err(e) = session.use_database(db) {
             if let Some(w) = to_wire(&e) {

@@ -192,6 +192,8 @@ pub struct Authed {
     pub db: Option<String>,
     /// The capabilities both sides have.
     pub caps: CapabilityFlags,
+    /// The collation id the client asked for (`Session::set_handshake_collation`).
+    pub collation: u8,
 }
 
 /// Why the handshake ended without a session.
@@ -301,7 +303,12 @@ pub fn authenticate(
             }
         }
     }
-    Ok(Authed { user, db, caps })
+    Ok(Authed {
+        user,
+        db,
+        caps,
+        collation: resp.collation(),
+    })
 }
 
 #[cfg(test)]
