@@ -78,6 +78,9 @@ pub struct Conn<'a> {
     /// one statement per COM_QUERY for now.
     multi_statements: bool,
     pub(crate) shared: &'a Shared<'a>,
+    /// The socket's read timeout as last set: set again only when `wait_timeout` changes,
+    /// not with a system call per command.
+    read_timeout: Option<Duration>,
 }
 
 /// Accepted → Handshake → Authenticated → Command loop → Closed.
@@ -169,7 +172,10 @@ fn open_session<'a>(
             .caps
             .contains(CapabilityFlags::CLIENT_MULTI_STATEMENTS),
         shared,
+        read_timeout: None,
     };
+    // The handshake is over: commands may be read ahead (packet invariant 5).
+    conn.io.read_ahead();
     conn.send_ok(0, 0, "").ok()?;
     conn.io.flush().ok()?;
     Some(conn)
@@ -322,7 +328,10 @@ impl Conn<'_> {
     fn command_loop(&mut self) {
         loop {
             self.io.reset_seq();
-            let _ = self.io.stream().set_read_timeout(Some(self.idle_timeout()));
+            let idle = Some(self.idle_timeout());
+            if idle != self.read_timeout && self.io.stream().set_read_timeout(idle).is_ok() {
+                self.read_timeout = idle;
+            }
             let msg = match self.io.read_message() {
                 Ok(m) => m,
                 Err(e) => {
