@@ -407,6 +407,8 @@ pub struct Session<'d> {
     /// Shared metadata locks of the open transaction (or of the running statement outside
     /// one), and the entries this session looked up.
     pub(crate) mdl: crate::mdl::SessionLocks,
+    /// Temporary tables of this session (`temp.rs`), dropped when it ends.
+    pub(crate) temps: crate::temp::Temps,
 }
 
 impl<'d> Session<'d> {
@@ -452,6 +454,7 @@ impl<'d> Session<'d> {
             named: HashMap::new(),
             cache: HashMap::new(),
             mdl: crate::mdl::SessionLocks::default(),
+            temps: crate::temp::Temps::default(),
         }
     }
 
@@ -498,6 +501,9 @@ impl<'d> Session<'d> {
         }
         if uses_tables(text) {
             self.sv.diag.get_mut().start_using_tables();
+        }
+        if let Some(out) = self.objects_special(text, sink)? {
+            return Ok(out);
         }
         if let Some(out) = self.special(text, sink)? {
             return Ok(out);
@@ -613,6 +619,7 @@ impl<'d> Session<'d> {
             hidden,
             conn,
             ctes: None,
+            temps: &self.temps,
         };
         Ok(Some(match stmt {
             S::Query(q) => Planned::Select(crate::stmt::select(&ctx, q, lock)?),
@@ -767,7 +774,12 @@ impl<'d> Session<'d> {
 
     /// COM_INIT_DB.
     pub fn use_database(&mut self, db: &str) -> Result<()> {
-        if !self.inst.db.databases().iter().any(|d| d == db) {
+        let db = if crate::infoschema::is_schema(db) {
+            crate::infoschema::SCHEMA
+        } else {
+            db
+        };
+        if db != crate::infoschema::SCHEMA && !self.inst.db.databases().iter().any(|d| d == db) {
             return Err(SqlError::UnknownDatabase(db.into()));
         }
         self.sv.db = Some(db.to_string());
@@ -880,6 +892,8 @@ impl Drop for Session<'_> {
                 tracing::warn!(conn = self.info.id, error = %e, "rollback at disconnect failed");
             }
         }
+        // After the rollback: its undo of the temporary tables is applied or moot.
+        self.drop_all_temporary();
         self.inst.sessions.lock().remove(&self.info.id);
     }
 }
