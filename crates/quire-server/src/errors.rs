@@ -127,6 +127,10 @@ pub fn code_of(e: &SqlError) -> Option<(u16, &'static str)> {
         ViewTemporary(_) => (1352, "HY000"),
         ViewColumnCount => (1353, "HY000"),
         NotUpdatable { .. } => (1288, "HY000"),
+        NotInsertable { .. } => (1471, "HY000"),
+        UnknownInfoTable(_) => (1109, "42S02"),
+        CheckOptionNonUpdatable(_) => (1368, "HY000"),
+        InfoSchemaDenied { .. } => (1044, "42000"),
         SpecifiedTwice { .. } => (1093, "HY000"),
         DuplicateColumn(_) => (1060, "42S21"),
         DuplicateKeyName(_) => (1061, "42000"),
@@ -261,6 +265,14 @@ mod tests {
             NotUpdatable {
                 table: s(),
                 op: "INSERT",
+            },
+            NotInsertable { table: s() },
+            UnknownInfoTable(s()),
+            CheckOptionNonUpdatable(s()),
+            InfoSchemaDenied {
+                user: s(),
+                host: s(),
+                db: s(),
             },
             SpecifiedTwice {
                 table: s(),

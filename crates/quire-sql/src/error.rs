@@ -82,6 +82,22 @@ pub enum SqlError {
     /// 1353: CREATE VIEW v (cols) whose query has another number of columns.
     #[error("View's SELECT and view's field list have different column counts")]
     ViewColumnCount,
+    /// 1109: a table information_schema does not have.
+    #[error("Unknown table '{0}' in information_schema")]
+    UnknownInfoTable(String),
+    /// 1471: INSERT through a view that cannot take it.
+    #[error("The target table {table} of the INSERT is not insertable-into")]
+    NotInsertable { table: String },
+    /// 1368: WITH CHECK OPTION on a view that cannot be updated.
+    #[error("CHECK OPTION on non-updatable view '{0}'")]
+    CheckOptionNonUpdatable(String),
+    /// 1044: information_schema cannot be changed.
+    #[error("Access denied for user '{user}'@'{host}' to database '{db}'")]
+    InfoSchemaDenied {
+        user: String,
+        host: String,
+        db: String,
+    },
     /// 1288: INSERT, UPDATE or DELETE through a view that cannot take it.
     #[error("The target table {table} of the {op} is not updatable")]
     NotUpdatable { table: String, op: &'static str },

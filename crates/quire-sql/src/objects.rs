@@ -116,7 +116,8 @@ impl Session<'_> {
                 if !missing.is_empty() && !if_exists {
                     return Err(SqlError::UnknownTable(missing.join(",")));
                 }
-                for m in missing {
+                if !missing.is_empty() {
+                    let m = missing.join(",");
                     self.warn_now(Level::Note, 1051, format!("Unknown table '{m}'"));
                 }
                 Ok(Some(Outcome::ok(0)))
@@ -238,6 +239,7 @@ impl Session<'_> {
                 db: infoschema::SCHEMA.into(),
                 table: t.into(),
             })?;
+
             return Ok(Some(bare_def(
                 infoschema::SCHEMA,
                 it.name(),

@@ -621,13 +621,23 @@ impl<'d> Session<'d> {
             ctes: None,
             temps: &self.temps,
         };
-        Ok(Some(match stmt {
-            S::Query(q) => Planned::Select(crate::stmt::select(&ctx, q, lock)?),
-            S::Insert(i) => Planned::Insert(crate::stmt::insert(&ctx, i)?),
-            S::Update(u) => crate::stmt::update_stmt(&ctx, u)?,
-            S::Delete(d) => crate::stmt::delete_stmt(&ctx, d)?,
-            _ => return Ok(None),
-        }))
+        let planned = (|| {
+            Ok(Some(match stmt {
+                S::Query(q) => Planned::Select(crate::stmt::select(&ctx, q, lock)?),
+                S::Insert(i) => Planned::Insert(crate::stmt::insert(&ctx, i)?),
+                S::Update(u) => crate::stmt::update_stmt(&ctx, u)?,
+                S::Delete(d) => crate::stmt::delete_stmt(&ctx, d)?,
+                _ => return Ok(None),
+            }))
+        })();
+        planned.map_err(|e| match e {
+            SqlError::InfoSchemaDenied { db, .. } => SqlError::InfoSchemaDenied {
+                user: self.sv.user.clone(),
+                host: self.sv.host.clone(),
+                db,
+            },
+            e => e,
+        })
     }
 
     /// COM_STMT_PREPARE.

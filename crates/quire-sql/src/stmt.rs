@@ -271,12 +271,6 @@ impl Ctx<'_> {
         if crate::temp::is_reserved_db(&db) {
             return Err(SqlError::NoSuchTable { db, table: t });
         }
-        if self.db.view(&db, &t).is_some() {
-            // A view where only a base table will do (INSERT, UPDATE, DELETE).
-            return Err(SqlError::Unsupported(format!(
-                "changing rows through the view '{db}.{t}'"
-            )));
-        }
         let table = self.db.table(&db, &t).map_err(|e| match e {
             quire_engine::table::DbError::NoSuchTable(_)
             | quire_engine::table::DbError::NoSuchDatabase(_) => SqlError::NoSuchTable {
@@ -572,7 +566,9 @@ pub(crate) fn select_core(
     }
     let subctx = SubCtx::new(ctx, outer);
     let sub = Some(&subctx);
-    let (input, scope) = bind_input(ctx, &s.from, sub)?;
+    // A view read alone may take WHERE's conditions into its query (`view::pushdown`).
+    let (input, scope) =
+        crate::view::pushdown::offering(s, || bind_input(ctx, &s.from, sub))?;
     let tref = match &input {
         Input::Table(t) => Some(t.clone()),
         _ => None,
@@ -1016,7 +1012,7 @@ pub fn insert(ctx: &Ctx<'_>, ins: &sql::Insert) -> Result<InsertPlan> {
     if ins.on.is_some() {
         return Err(SqlError::Unsupported("ON DUPLICATE KEY UPDATE".into()));
     }
-    let t = ctx.table(name, None)?;
+    let t = ctx.dml_table(name, None, "INSERT")?;
     let ncols = t.def.columns.len();
     // Source columns in order → table columns.
     let targets: Vec<usize> = if !ins.columns.is_empty() {
@@ -1316,7 +1312,7 @@ pub fn update(ctx: &Ctx<'_>, u: &sql::Update) -> Result<UpdatePlan> {
         return Err(SqlError::Unsupported("UPDATE … FROM / ORDER BY".into()));
     }
     let (name, alias) = single_table(&u.table)?;
-    let t = ctx.table(name, alias.as_deref())?;
+    let t = ctx.dml_table(name, alias.as_deref(), "UPDATE")?;
     let scope = scope_of(&t);
     let subctx = SubCtx::new(ctx, None);
     let mut sets = Vec::new();
@@ -1455,7 +1451,7 @@ pub fn delete(ctx: &Ctx<'_>, d: &sql::Delete) -> Result<DeletePlan> {
         return Err(SqlError::Unsupported("multi-table DELETE".into()));
     };
     let (name, alias) = single_table(twj)?;
-    let t = ctx.table(name, alias.as_deref())?;
+    let t = ctx.dml_table(name, alias.as_deref(), "DELETE")?;
     let scope = scope_of(&t);
     let subctx = SubCtx::new(ctx, None);
     let filter = bind_opt(

@@ -228,7 +228,7 @@ impl FromBinder<'_, '_> {
                     return Err(SqlError::Unsupported("DUAL in a join".into()));
                 }
                 // A view, or a table of information_schema: a derived table of its rows.
-                if let Some((db, plan, names)) = self.ctx.derived_plan(&parts)? {
+                if let Some((db, plan, names)) = self.ctx.derived_plan(&parts, alias.as_deref())? {
                     let st_db = db.clone();
                     let part = self.derived(alias.clone().unwrap_or(last.clone()), plan, &names)?;
                     if let Some(st) = self.scope.tables.get_mut(part.first_table) {

@@ -545,7 +545,6 @@ fn column_row(
     };
     let dt_prec = match c.ty {
         ColumnType::DateTime { fsp } | ColumnType::Timestamp { fsp } => Some(u64::from(fsp)),
-        ColumnType::Date => Some(0),
         _ => None,
     };
     let (cs, coll) = if c.ty.is_string()

@@ -17,6 +17,7 @@
 //!    fails, it does not recurse forever.
 
 pub mod canon;
+pub mod pushdown;
 
 use std::cell::Cell;
 
@@ -324,6 +325,16 @@ impl canon::Catalog for PrintCatalog<'_, '_> {
 
 /// Plans view `v`'s query (its database current), for FROM: 1356 if it no longer binds.
 pub(crate) fn plan_view(ctx: &Ctx<'_>, v: &ViewDef) -> Result<crate::exec::SelectPlan> {
+    plan_view_as(ctx, v, None)
+}
+
+/// [`plan_view`] for the view read under `alias` in FROM: the outer WHERE's conditions
+/// on it are pushed into its query where that is the same (`pushdown.rs`).
+pub(crate) fn plan_view_as(
+    ctx: &Ctx<'_>,
+    v: &ViewDef,
+    alias: Option<&str>,
+) -> Result<crate::exec::SelectPlan> {
     let depth = DEPTH.with(|d| d.get());
     if depth >= MAX_DEPTH {
         return Err(SqlError::ViewInvalid {
@@ -349,7 +360,12 @@ pub(crate) fn plan_view(ctx: &Ctx<'_>, v: &ViewDef) -> Result<crate::exec::Selec
         temps: ctx.temps,
     };
     DEPTH.with(|d| d.set(depth + 1));
-    let r = crate::stmt::select(&inner, &q, None);
+    let pushed = pushdown::push_into(&q, &v.name, alias, &v.columns)
+        .and_then(|p| crate::stmt::select(&inner, &p, None).ok());
+    let r = match pushed {
+        Some(p) => Ok(p),
+        None => crate::stmt::select(&inner, &q, None),
+    };
     DEPTH.with(|d| d.set(depth));
     match r {
         Ok(p) if p.columns.len() == v.columns.len() => Ok(p),
@@ -436,6 +452,10 @@ pub fn is_updatable(v: &ViewDef) -> bool {
     let Ok((sql::Statement::Query(q), _)) = crate::parse::parse_one(&v.definition) else {
         return false;
     };
+    is_updatable_query(&q)
+}
+
+fn is_updatable_query(q: &sql::Query) -> bool {
     if q.limit_clause.is_some() {
         return false;
     }
@@ -443,7 +463,7 @@ pub fn is_updatable(v: &ViewDef) -> bool {
         return false;
     };
     let grouped = !matches!(&s.group_by, sql::GroupByExpr::Expressions(es, _) if es.is_empty());
-    let text = v.definition.to_ascii_lowercase();
+    let text = q.to_string().to_ascii_lowercase();
     let agg = [
         "count(",
         "sum(",
@@ -531,6 +551,9 @@ impl Session<'_> {
             .find(|t| t.db == quire_engine::table::TEMP_DB)
         {
             return Err(SqlError::ViewTemporary(t.alias.clone()));
+        }
+        if v.check_option != 0 && (v.algorithm == 2 || !is_updatable_query(&q)) {
+            return Err(SqlError::CheckOptionNonUpdatable(format!("{db}.{}", v.name)));
         }
         let names: Vec<String> = if v.columns.is_empty() {
             plan.columns.iter().map(|c| c.name.clone()).collect()
@@ -639,8 +662,12 @@ impl Session<'_> {
         if !missing.is_empty() && !if_exists {
             return Err(SqlError::UnknownView(missing.join(",")));
         }
-        for m in missing {
-            self.warn_now(Level::Note, 4092, format!("Unknown VIEW: '{m}'"));
+        if !missing.is_empty() {
+            self.warn_now(
+                Level::Note,
+                4092,
+                format!("Unknown VIEW: '{}'", missing.join(",")),
+            );
         }
         Ok(Outcome::ok(0))
     }
@@ -688,6 +715,47 @@ impl Session<'_> {
 }
 
 impl Ctx<'_> {
+    /// The table an INSERT, UPDATE or DELETE (`op`) changes: a view is refused, with
+    /// MariaDB's error for one that cannot take the change.
+    pub(crate) fn dml_table(
+        &self,
+        name: &sql::ObjectName,
+        alias: Option<&str>,
+        op: &'static str,
+    ) -> Result<crate::exec::TableRef> {
+        let parts = crate::bind::object_parts(name)?;
+        let (db, t) = match parts.as_slice() {
+            [t] => (
+                self.current_db.ok_or(SqlError::NoDatabaseSelected)?.to_string(),
+                t.clone(),
+            ),
+            [d, t] => (d.clone(), t.clone()),
+            _ => return Err(SqlError::Unsupported(name.to_string())),
+        };
+        if self.temps.get(&db, &t).is_none() {
+            if crate::infoschema::is_schema(&db) {
+                // The session names its user (`Session::plan_with`).
+                return Err(SqlError::InfoSchemaDenied {
+                    user: String::new(),
+                    host: String::new(),
+                    db: crate::infoschema::SCHEMA.into(),
+                });
+            }
+            if let Some(v) = self.db.view(&db, &t) {
+                if !is_updatable(&v) || v.algorithm == 2 {
+                    return Err(match op {
+                        "INSERT" => SqlError::NotInsertable { table: t },
+                        _ => SqlError::NotUpdatable { table: t, op },
+                    });
+                }
+                return Err(SqlError::Unsupported(format!(
+                    "{op} through the view '{db}.{t}'"
+                )));
+            }
+        }
+        self.table(name, alias)
+    }
+
     /// Whether `name` in FROM is a view or an information_schema table (a derived table),
     /// not a temporary or base table.
     pub(crate) fn derived_object(&self, name: &sql::ObjectName) -> bool {
@@ -713,6 +781,7 @@ impl Ctx<'_> {
     pub(crate) fn derived_plan(
         &self,
         parts: &[String],
+        alias: Option<&str>,
     ) -> Result<Option<(String, crate::exec::SelectPlan, Vec<String>)>> {
         let (db, t) = match parts {
             [t] => match self.current_db {
@@ -724,10 +793,7 @@ impl Ctx<'_> {
         };
         if crate::infoschema::is_schema(&db) {
             let Some(it) = crate::infoschema::InfoTable::from_name(&t) else {
-                return Err(SqlError::NoSuchTable {
-                    db: crate::infoschema::SCHEMA.into(),
-                    table: t,
-                });
+                return Err(SqlError::UnknownInfoTable(t));
             };
             let plan = crate::infoschema::plan(it, &t);
             return Ok(Some((crate::infoschema::SCHEMA.into(), plan, Vec::new())));
@@ -738,7 +804,7 @@ impl Ctx<'_> {
         let Some(v) = self.db.view(&db, &t) else {
             return Ok(None);
         };
-        let plan = plan_view(self, &v)?;
+        let plan = plan_view_as(self, &v, alias)?;
         Ok(Some((db, plan, v.columns.clone())))
     }
 }
