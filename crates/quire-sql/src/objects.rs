@@ -40,8 +40,11 @@ fn bare_def(db: &str, name: &str, columns: Vec<quire_engine::row::Column>) -> Ta
     }
 }
 
+/// A name as written: its database, if given, and the name.
+type Name = (Option<String>, String);
+
 /// `name[, name…]` from `toks[i..]`, and the index after.
-fn name_list(toks: &[Tok], mut i: usize) -> Option<(Vec<(Option<String>, String)>, usize)> {
+fn name_list(toks: &[Tok], mut i: usize) -> Option<(Vec<Name>, usize)> {
     let mut out = Vec::new();
     loop {
         let (db, t, next) = qualified_name(toks, i)?;

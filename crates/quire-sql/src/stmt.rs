@@ -567,8 +567,7 @@ pub(crate) fn select_core(
     let subctx = SubCtx::new(ctx, outer);
     let sub = Some(&subctx);
     // A view read alone may take WHERE's conditions into its query (`view::pushdown`).
-    let (input, scope) =
-        crate::view::pushdown::offering(s, || bind_input(ctx, &s.from, sub))?;
+    let (input, scope) = crate::view::pushdown::offering(s, || bind_input(ctx, &s.from, sub))?;
     let tref = match &input {
         Input::Table(t) => Some(t.clone()),
         _ => None,

@@ -99,7 +99,7 @@ impl Session<'_> {
         spec: TableSpec,
         if_not_exists: bool,
     ) -> Result<Outcome> {
-        if !self.inst.db.databases().iter().any(|d| d == db) {
+        if !self.inst.db.databases().iter().any(|d| d.as_str() == db) {
             return Err(SqlError::UnknownDatabase(db.into()));
         }
         if self.temps.get(db, name).is_some() {

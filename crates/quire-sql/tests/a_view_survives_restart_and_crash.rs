@@ -22,7 +22,10 @@ fn ints(rows: Vec<Vec<Value>>) -> Vec<i64> {
 }
 
 fn create_view_text(s: &mut Session<'_>, v: &str) -> String {
-    match run(s, &format!("SHOW CREATE VIEW {v}")).first().and_then(|r| r.get(1)) {
+    match run(s, &format!("SHOW CREATE VIEW {v}"))
+        .first()
+        .and_then(|r| r.get(1))
+    {
         Some(Value::Str(t)) => t.clone(),
         other => panic!("SHOW CREATE VIEW {v}: {other:?}"),
     }

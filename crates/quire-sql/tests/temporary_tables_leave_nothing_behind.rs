@@ -35,7 +35,10 @@ fn a_temporary_table_goes_with_its_session() {
             let mut s = inst.session("root", "localhost");
             run(&mut s, "CREATE DATABASE a");
             run(&mut s, "USE a");
-            run(&mut s, "CREATE TEMPORARY TABLE tmp (id INT PRIMARY KEY, v TEXT)");
+            run(
+                &mut s,
+                "CREATE TEMPORARY TABLE tmp (id INT PRIMARY KEY, v TEXT)",
+            );
             run(&mut s, "INSERT INTO tmp VALUES (1, 'x'), (2, 'y')");
             assert_eq!(temp_files(dir.path()).len(), 1);
             assert_eq!(
@@ -65,7 +68,10 @@ fn a_crash_leaves_no_temporary_table_behind() {
             run(&mut s, "CREATE DATABASE a");
             run(&mut s, "USE a");
             run(&mut s, "CREATE TABLE base (id INT PRIMARY KEY)");
-            run(&mut s, "CREATE TEMPORARY TABLE tmp (id INT PRIMARY KEY, v TEXT)");
+            run(
+                &mut s,
+                "CREATE TEMPORARY TABLE tmp (id INT PRIMARY KEY, v TEXT)",
+            );
             run(&mut s, "INSERT INTO tmp VALUES (1, 'committed')");
             run(&mut s, "BEGIN");
             run(&mut s, "INSERT INTO tmp VALUES (2, 'open at the crash')");

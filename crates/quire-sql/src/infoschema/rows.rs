@@ -560,11 +560,6 @@ fn column_row(
     } else {
         (String::new(), String::new())
     };
-    let system_ty = if system {
-        ty.replace("varchar", "varchar")
-    } else {
-        ty.clone()
-    };
     vec![
         s(DEF),
         s(db),
@@ -593,7 +588,7 @@ fn column_row(
         } else {
             s(coll)
         },
-        s(system_ty),
+        s(ty.clone()),
         s(key),
         s(extra),
         s(if system {

@@ -503,7 +503,7 @@ impl Session<'_> {
             Some(d) => d,
             None => return Err(SqlError::NoDatabaseSelected),
         };
-        if !self.inst.db.databases().iter().any(|d| *d == db) {
+        if !self.inst.db.databases().contains(&db) {
             return Err(SqlError::UnknownDatabase(db));
         }
         let existing = self.inst.db.view(&db, &v.name);
@@ -553,7 +553,10 @@ impl Session<'_> {
             return Err(SqlError::ViewTemporary(t.alias.clone()));
         }
         if v.check_option != 0 && (v.algorithm == 2 || !is_updatable_query(&q)) {
-            return Err(SqlError::CheckOptionNonUpdatable(format!("{db}.{}", v.name)));
+            return Err(SqlError::CheckOptionNonUpdatable(format!(
+                "{db}.{}",
+                v.name
+            )));
         }
         let names: Vec<String> = if v.columns.is_empty() {
             plan.columns.iter().map(|c| c.name.clone()).collect()
@@ -726,7 +729,9 @@ impl Ctx<'_> {
         let parts = crate::bind::object_parts(name)?;
         let (db, t) = match parts.as_slice() {
             [t] => (
-                self.current_db.ok_or(SqlError::NoDatabaseSelected)?.to_string(),
+                self.current_db
+                    .ok_or(SqlError::NoDatabaseSelected)?
+                    .to_string(),
                 t.clone(),
             ),
             [d, t] => (d.clone(), t.clone()),

@@ -235,7 +235,9 @@ pub fn push_into(
             [_, t, c] if alias.is_none() && t.value == qualifier => c,
             _ => return None,
         };
-        columns.iter().position(|n| n.eq_ignore_ascii_case(&c.value))
+        columns
+            .iter()
+            .position(|n| n.eq_ignore_ascii_case(&c.value))
     };
     let map = |parts: &[sql::Ident]| -> Option<sql::Expr> {
         index(parts).map(|i| sql::Expr::Nested(Box::new(items[i].clone())))
