@@ -129,6 +129,7 @@ pub fn code_of(e: &SqlError) -> Option<(u16, &'static str)> {
         NotUpdatable { .. } => (1288, "HY000"),
         NotInsertable { .. } => (1471, "HY000"),
         UnknownInfoTable(_) => (1109, "42S02"),
+        NonUpdatableColumn(_) => (1348, "HY000"),
         CheckOptionNonUpdatable(_) => (1368, "HY000"),
         InfoSchemaDenied { .. } => (1044, "42000"),
         SpecifiedTwice { .. } => (1093, "HY000"),
@@ -268,6 +269,7 @@ mod tests {
             },
             NotInsertable { table: s() },
             UnknownInfoTable(s()),
+            NonUpdatableColumn(s()),
             CheckOptionNonUpdatable(s()),
             InfoSchemaDenied {
                 user: s(),

@@ -82,6 +82,9 @@ pub enum SqlError {
     /// 1353: CREATE VIEW v (cols) whose query has another number of columns.
     #[error("View's SELECT and view's field list have different column counts")]
     ViewColumnCount,
+    /// 1348: a view column that is an expression, assigned or inserted into.
+    #[error("Column '{0}' is not updatable")]
+    NonUpdatableColumn(String),
     /// 1109: a table information_schema does not have.
     #[error("Unknown table '{0}' in information_schema")]
     UnknownInfoTable(String),

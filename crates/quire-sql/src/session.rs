@@ -621,6 +621,9 @@ impl<'d> Session<'d> {
             ctes: None,
             temps: &self.temps,
         };
+        // A change through an updatable view is planned on its table (`view/dml.rs`).
+        let rewritten = crate::view::dml::rewrite_dml(&ctx, stmt)?;
+        let stmt = rewritten.as_ref().unwrap_or(stmt);
         let planned = (|| {
             Ok(Some(match stmt {
                 S::Query(q) => Planned::Select(crate::stmt::select(&ctx, q, lock)?),

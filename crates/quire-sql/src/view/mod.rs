@@ -17,6 +17,7 @@
 //!    fails, it does not recurse forever.
 
 pub mod canon;
+pub(crate) mod dml;
 pub mod pushdown;
 
 use std::cell::Cell;

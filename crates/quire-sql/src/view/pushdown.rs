@@ -63,7 +63,7 @@ fn offered() -> Vec<sql::Expr> {
 }
 
 /// Whether `q` is a view query that conditions can be pushed into.
-fn simple(q: &sql::Query) -> Option<&sql::Select> {
+pub(crate) fn simple(q: &sql::Query) -> Option<&sql::Select> {
     if q.with.is_some()
         || q.order_by.is_some()
         || q.limit_clause.is_some()
@@ -91,7 +91,7 @@ fn simple(q: &sql::Query) -> Option<&sql::Select> {
 }
 
 /// Invariant 1; `col` says whether an identifier may be rewritten.
-fn pushable(e: &sql::Expr, col: &mut dyn FnMut(&[sql::Ident]) -> bool) -> bool {
+pub(crate) fn pushable(e: &sql::Expr, col: &mut dyn FnMut(&[sql::Ident]) -> bool) -> bool {
     use sql::Expr as E;
     match e {
         E::Identifier(i) => col(std::slice::from_ref(i)),
@@ -145,7 +145,10 @@ fn pushable(e: &sql::Expr, col: &mut dyn FnMut(&[sql::Ident]) -> bool) -> bool {
 }
 
 /// `e` with each view column replaced by the view's expression for it (parenthesized).
-fn rewrite(e: &sql::Expr, map: &dyn Fn(&[sql::Ident]) -> Option<sql::Expr>) -> sql::Expr {
+pub(crate) fn rewrite(
+    e: &sql::Expr,
+    map: &dyn Fn(&[sql::Ident]) -> Option<sql::Expr>,
+) -> sql::Expr {
     use sql::Expr as E;
     let r = |x: &sql::Expr| Box::new(rewrite(x, map));
     match e {
