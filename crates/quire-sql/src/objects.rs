@@ -58,6 +58,21 @@ fn name_list(toks: &[Tok], mut i: usize) -> Option<(Vec<Name>, usize)> {
     }
 }
 
+/// The bodies of a text made only of executable comments (`/*!NNNNN body */`, versions
+/// this server runs), joined by spaces; `None` for any other text.
+fn executable_comments(text: &str) -> Option<String> {
+    let mut rest = text.trim();
+    let mut out = Vec::new();
+    while !rest.is_empty() {
+        let body = rest.strip_prefix("/*!")?;
+        let end = body.find("*/")?;
+        let one = format!("/*!{}*/", &body[..end]);
+        out.push(crate::dispatch::executable_comment(&one)?.to_string());
+        rest = body[end + 2..].trim_start();
+    }
+    (out.len() > 1).then(|| out.join(" "))
+}
+
 impl Session<'_> {
     /// Handles `text` if it is one of this module's statements.
     pub(crate) fn objects_special(
@@ -70,6 +85,16 @@ impl Session<'_> {
             .next()
             .unwrap_or("")
             .to_ascii_lowercase();
+        // mariadb-dump writes a view as one statement of three executable comments:
+        // `/*!50001 CREATE ALGORITHM=… */ /*!50013 DEFINER=… */ /*!50001 VIEW … */`.
+        if first.starts_with("/*!") {
+            if let Some(joined) = executable_comments(text) {
+                if let Some(v) = crate::view::parse(&joined) {
+                    return self.create_view(v?).map(Some);
+                }
+            }
+            return Ok(None);
+        }
         match first.as_str() {
             "create" | "alter" => match crate::view::parse(text) {
                 Some(v) => self.create_view(v?).map(Some),

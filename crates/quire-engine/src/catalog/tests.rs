@@ -147,8 +147,7 @@ fn sample_view() -> ViewDef {
         db: "shop".into(),
         name: "big_orders".into(),
         columns: vec!["id".into(), "price".into()],
-        definition: "select `orders`.`id` AS `id`,`orders`.`price` AS `price` from `orders`"
-            .into(),
+        definition: "select `orders`.`id` AS `id`,`orders`.`price` AS `price` from `orders`".into(),
         algorithm: 1,
         check_option: 2,
         security: 1,
@@ -177,10 +176,16 @@ fn a_damaged_view_record_is_corrupt_not_a_panic() {
     let mut bad_option = b.clone();
     let at = bad_option.len() - (2 + 4 + 2 + 9 + 2 + 7 + 2 + 18) - 3;
     bad_option[at] = 9;
-    assert!(matches!(decode_view(&bad_option), Err(CatalogError::Corrupt(_))));
+    assert!(matches!(
+        decode_view(&bad_option),
+        Err(CatalogError::Corrupt(_))
+    ));
     let mut trailing = b;
     trailing.push(0);
-    assert!(matches!(decode_view(&trailing), Err(CatalogError::Corrupt(_))));
+    assert!(matches!(
+        decode_view(&trailing),
+        Err(CatalogError::Corrupt(_))
+    ));
 }
 
 #[test]
