@@ -37,7 +37,7 @@ fn s(v: impl Into<String>) -> Value {
 }
 
 /// SHOW … LIKE matching (case-insensitive, as MySQL's system collation).
-fn like_ok(pattern: &Option<String>, name: &str) -> bool {
+pub(crate) fn like_ok(pattern: &Option<String>, name: &str) -> bool {
     pattern.as_ref().is_none_or(|p| {
         crate::expr::like(
             name,
@@ -48,7 +48,7 @@ fn like_ok(pattern: &Option<String>, name: &str) -> bool {
     })
 }
 
-fn like_at(toks: &[Tok], i: usize) -> Result<Option<String>> {
+pub(crate) fn like_at(toks: &[Tok], i: usize) -> Result<Option<String>> {
     match (toks.get(i), toks.get(i + 1)) {
         (None, _) => Ok(None),
         (Some(t), Some(Tok::Str(p))) if t.is("like") => Ok(Some(p.clone())),
@@ -446,6 +446,9 @@ impl<'d> Session<'d> {
         let db = db
             .or_else(|| self.sv.db.clone())
             .ok_or(SqlError::NoDatabaseSelected)?;
+        if let Some(def) = self.object_def(&db, t)? {
+            return Ok((db, def));
+        }
         let table = self
             .inst
             .db

@@ -66,6 +66,50 @@ pub enum SqlError {
     /// 4002: a CTE's column list and its query's columns differ in number.
     #[error("WITH column list and SELECT field list have different column counts")]
     CteColumns,
+    /// 4092: DROP VIEW of a name that is no view.
+    #[error("Unknown VIEW: '{0}'")]
+    UnknownView(String),
+    /// 1347: a view where a table is needed, or the reverse (`kind` is VIEW or BASE TABLE).
+    #[error("'{db}.{name}' is not of type '{kind}'")]
+    WrongObject {
+        db: String,
+        name: String,
+        kind: &'static str,
+    },
+    /// 1965: DROP TABLE of a view.
+    #[error("'{0}' is a view")]
+    IsAView(String),
+    /// 1356: a view's query no longer binds (a table or column it names is gone).
+    #[error("View '{db}.{name}' references invalid table(s) or column(s) or function(s) or definer/invoker of view lack rights to use them")]
+    ViewInvalid { db: String, name: String },
+    /// 1352: a view's query names a temporary table.
+    #[error("View's SELECT refers to a temporary table '{0}'")]
+    ViewTemporary(String),
+    /// 1353: CREATE VIEW v (cols) whose query has another number of columns.
+    #[error("View's SELECT and view's field list have different column counts")]
+    ViewColumnCount,
+    /// 1348: a view column that is an expression, assigned or inserted into.
+    #[error("Column '{0}' is not updatable")]
+    NonUpdatableColumn(String),
+    /// 1109: a table information_schema does not have.
+    #[error("Unknown table '{0}' in information_schema")]
+    UnknownInfoTable(String),
+    /// 1471: INSERT through a view that cannot take it.
+    #[error("The target table {table} of the INSERT is not insertable-into")]
+    NotInsertable { table: String },
+    /// 1368: WITH CHECK OPTION on a view that cannot be updated.
+    #[error("CHECK OPTION on non-updatable view '{0}'")]
+    CheckOptionNonUpdatable(String),
+    /// 1044: information_schema cannot be changed.
+    #[error("Access denied for user '{user}'@'{host}' to database '{db}'")]
+    InfoSchemaDenied {
+        user: String,
+        host: String,
+        db: String,
+    },
+    /// 1288: INSERT, UPDATE or DELETE through a view that cannot take it.
+    #[error("The target table {table} of the {op} is not updatable")]
+    NotUpdatable { table: String, op: &'static str },
     /// 4004: a WITH clause names two queries alike.
     #[error("Duplicate query name `{0}` in WITH clause")]
     DuplicateQueryName(String),

@@ -44,6 +44,8 @@ pub enum Source {
     Join(Box<crate::plan::join::JoinPlan>),
     /// A UNION's members (`stmt/union.rs`): their rows are this SELECT's.
     Union(Box<crate::stmt::union::UnionPlan>),
+    /// A table of information_schema: rows computed when read (`infoschema/`).
+    Virtual(crate::infoschema::InfoTable),
 }
 
 impl Source {
@@ -55,7 +57,7 @@ impl Source {
             Source::Table(t) => vec![t],
             Source::Join(j) => j.tables().collect(),
             Source::Union(u) => u.members.iter().flat_map(|m| m.source.tables()).collect(),
-            Source::Dual | Source::Seq { .. } => Vec::new(),
+            Source::Dual | Source::Seq { .. } | Source::Virtual(_) => Vec::new(),
         }
     }
 }
@@ -67,6 +69,19 @@ pub struct TableRef {
     pub name: String,
     pub alias: String,
     pub def: TableDef,
+    /// A temporary table's database and name as its session names it (`db`, `name` are
+    /// the engine's: `temp.rs`).
+    pub shown: Option<(String, String)>,
+}
+
+impl TableRef {
+    /// The database and name a client sees (result metadata, qualified column names).
+    pub fn shown(&self) -> (&str, &str) {
+        match &self.shown {
+            Some((d, n)) => (d, n),
+            None => (&self.db, &self.name),
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -1232,6 +1247,13 @@ fn select_rows_into<'d>(
                         Some(n) => n,
                         None => break,
                     };
+                }
+            }
+            (Source::Virtual(t), _) => {
+                for r in env.virtual_rows(*t)? {
+                    if !each(r)? {
+                        break;
+                    }
                 }
             }
             (Source::Table(t), Some(table)) => {

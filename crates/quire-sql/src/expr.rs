@@ -251,6 +251,14 @@ pub trait Env {
         let _ = (level, code, message);
         Ok(())
     }
+    /// The rows of an information_schema table, now (`infoschema/`): only a session's
+    /// environment has them.
+    fn virtual_rows(&self, t: crate::infoschema::InfoTable) -> Result<Vec<Vec<Value>>> {
+        Err(SqlError::Unsupported(format!(
+            "information_schema.{} here",
+            t.name()
+        )))
+    }
     /// The k-th outer value of the subquery being run ([`Expr::Outer`]).
     fn outer(&self, k: usize) -> Result<Value> {
         let _ = k;

@@ -62,7 +62,8 @@ impl Locked<'_> {
     /// locked under the name it uses, and those it writes are locked WRITE.
     pub(crate) fn check(&self, p: &Planned) -> Result<()> {
         let written = written(p);
-        for t in p.tables() {
+        // Temporary tables need no lock (as in MariaDB): only their session sees them.
+        for t in p.tables().filter(|t| t.db != quire_engine::table::TEMP_DB) {
             let entry = self
                 .find(&t.db, &t.name, &t.alias)
                 .ok_or_else(|| SqlError::TableNotLocked(t.alias.clone()))?;
@@ -182,6 +183,10 @@ impl<'d> Session<'d> {
                 .or_else(|| self.sv.db.clone())
                 .ok_or(SqlError::NoDatabaseSelected)?;
             if self.inst.db.table(&db, &name).is_err() {
+                if self.inst.db.view(&db, &name).is_some() {
+                    // MariaDB locks the view's tables through it; not done here yet.
+                    return Err(SqlError::Unsupported("LOCK TABLES on a view".into()));
+                }
                 return Err(SqlError::NoSuchTable { db, table: name });
             }
             entries.push(Entry {

@@ -103,6 +103,10 @@ impl Env for ExecEnv<'_> {
         self.killed()
     }
 
+    fn virtual_rows(&self, t: crate::infoschema::InfoTable) -> Result<Vec<Vec<Value>>> {
+        crate::infoschema::rows(t, self.inst, self.sv)
+    }
+
     fn warn(&self, level: Level, code: u16, message: String) -> Result<()> {
         if code == 1365 && !self.sv.mode.has(SqlMode::ERROR_FOR_DIVISION_BY_ZERO) {
             return Ok(());

@@ -409,6 +409,8 @@ pub struct Session<'d> {
     pub(crate) mdl: crate::mdl::SessionLocks,
     /// LOCK TABLES in effect (`lock_tables.rs`).
     pub(crate) locked: Option<crate::lock_tables::Locked<'d>>,
+    /// Temporary tables of this session (`temp.rs`), dropped when it ends.
+    pub(crate) temps: crate::temp::Temps,
 }
 
 impl<'d> Session<'d> {
@@ -455,6 +457,7 @@ impl<'d> Session<'d> {
             cache: HashMap::new(),
             mdl: crate::mdl::SessionLocks::default(),
             locked: None,
+            temps: crate::temp::Temps::default(),
         }
     }
 
@@ -501,6 +504,9 @@ impl<'d> Session<'d> {
         }
         if uses_tables(text) {
             self.sv.diag.get_mut().start_using_tables();
+        }
+        if let Some(out) = self.objects_special(text, sink)? {
+            return Ok(out);
         }
         if let Some(out) = self.special(text, sink)? {
             return Ok(out);
@@ -616,14 +622,28 @@ impl<'d> Session<'d> {
             hidden,
             conn,
             ctes: None,
+            temps: &self.temps,
         };
-        Ok(Some(match stmt {
-            S::Query(q) => Planned::Select(crate::stmt::select(&ctx, q, lock)?),
-            S::Insert(i) => Planned::Insert(crate::stmt::insert(&ctx, i)?),
-            S::Update(u) => crate::stmt::update_stmt(&ctx, u)?,
-            S::Delete(d) => crate::stmt::delete_stmt(&ctx, d)?,
-            _ => return Ok(None),
-        }))
+        // A change through an updatable view is planned on its table (`view/dml.rs`).
+        let rewritten = crate::view::dml::rewrite_dml(&ctx, stmt)?;
+        let stmt = rewritten.as_ref().unwrap_or(stmt);
+        let planned = (|| {
+            Ok(Some(match stmt {
+                S::Query(q) => Planned::Select(crate::stmt::select(&ctx, q, lock)?),
+                S::Insert(i) => Planned::Insert(crate::stmt::insert(&ctx, i)?),
+                S::Update(u) => crate::stmt::update_stmt(&ctx, u)?,
+                S::Delete(d) => crate::stmt::delete_stmt(&ctx, d)?,
+                _ => return Ok(None),
+            }))
+        })();
+        planned.map_err(|e| match e {
+            SqlError::InfoSchemaDenied { db, .. } => SqlError::InfoSchemaDenied {
+                user: self.sv.user.clone(),
+                host: self.sv.host.clone(),
+                db,
+            },
+            e => e,
+        })
     }
 
     /// COM_STMT_PREPARE.
@@ -770,7 +790,12 @@ impl<'d> Session<'d> {
 
     /// COM_INIT_DB.
     pub fn use_database(&mut self, db: &str) -> Result<()> {
-        if !self.inst.db.databases().iter().any(|d| d == db) {
+        let db = if crate::infoschema::is_schema(db) {
+            crate::infoschema::SCHEMA
+        } else {
+            db
+        };
+        if db != crate::infoschema::SCHEMA && !self.inst.db.databases().iter().any(|d| d == db) {
             return Err(SqlError::UnknownDatabase(db.into()));
         }
         self.sv.db = Some(db.to_string());
@@ -883,6 +908,8 @@ impl Drop for Session<'_> {
                 tracing::warn!(conn = self.info.id, error = %e, "rollback at disconnect failed");
             }
         }
+        // After the rollback: its undo of the temporary tables is applied or moot.
+        self.drop_all_temporary();
         self.inst.sessions.lock().remove(&self.info.id);
     }
 }

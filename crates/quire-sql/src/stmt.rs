@@ -206,6 +206,8 @@ pub struct Ctx<'a> {
     pub conn: crate::bind::Conn,
     /// The common table expressions (WITH) in scope, innermost first.
     pub ctes: Option<&'a Ctes<'a>>,
+    /// The session's temporary tables (they hide base tables of the same name).
+    pub temps: &'a crate::temp::Temps,
 }
 
 /// A CTE: its name, its column list (empty: the query's names) and its query.
@@ -263,6 +265,12 @@ impl Ctx<'_> {
             [d, t] => (d.clone(), t.clone()),
             _ => return Err(SqlError::Unsupported(name.to_string())),
         };
+        if let Some(r) = self.temp_table(&db, &t, alias)? {
+            return Ok(r);
+        }
+        if crate::temp::is_reserved_db(&db) {
+            return Err(SqlError::NoSuchTable { db, table: t });
+        }
         let table = self.db.table(&db, &t).map_err(|e| match e {
             quire_engine::table::DbError::NoSuchTable(_)
             | quire_engine::table::DbError::NoSuchDatabase(_) => SqlError::NoSuchTable {
@@ -282,12 +290,14 @@ impl Ctx<'_> {
             db,
             name: t,
             def,
+            shown: None,
         })
     }
 }
 
 fn scope_of(t: &TableRef) -> Scope {
-    Scope::single(&t.alias, &t.db, &t.name, t.def.columns.clone())
+    let (db, name) = t.shown();
+    Scope::single(&t.alias, db, name, t.def.columns.clone())
 }
 
 /// The one column of a sequence table.
@@ -403,6 +413,8 @@ fn bind_input(
     // A CTE's name is a derived table (bound with the joins).
     let cte = single.is_some_and(|(name, _)| {
         matches!(object_parts(name).as_deref(), Ok([n]) if ctx.ctes.is_some_and(|c| c.find(n).is_some() || c.is_pending(n)))
+            // A view or an information_schema table is a derived table too.
+            || ctx.derived_object(name)
     });
     let single = single.filter(|_| !cte);
     let Some((name, alias)) = single else {
@@ -434,11 +446,10 @@ fn bind_input(
 /// The result column of joined-row column `c`, if it is a table's or a sequence's.
 fn column_meta_at(input: &Input, scope: &Scope, c: usize) -> Option<ColumnMeta> {
     match input {
-        Input::Table(t) => t
-            .def
-            .columns
-            .get(c)
-            .map(|col| types::column_meta(&t.db, &t.name, &t.alias, col, key_flags(t, c))),
+        Input::Table(t) => t.def.columns.get(c).map(|col| {
+            let (db, name) = t.shown();
+            types::column_meta(db, name, &t.alias, col, key_flags(t, c))
+        }),
         Input::Join(f) => {
             let i = scope.table_of(c)?;
             let st = &scope.tables[i];
@@ -447,8 +458,8 @@ fn column_meta_at(input: &Input, scope: &Scope, c: usize) -> Option<ColumnMeta> 
                 crate::plan::join::Member::Table(t) => {
                     let col = t.def.columns.get(local)?;
                     Some(types::column_meta(
-                        &t.db,
-                        &t.name,
+                        t.shown().0,
+                        t.shown().1,
                         &t.alias,
                         col,
                         key_flags(t, local),
@@ -510,6 +521,7 @@ pub fn select_in(
             hidden: ctx.hidden,
             conn: ctx.conn,
             ctes: Some(&scope),
+            temps: ctx.temps,
         };
         let mut body = q.clone();
         body.with = None;
@@ -554,7 +566,8 @@ pub(crate) fn select_core(
     }
     let subctx = SubCtx::new(ctx, outer);
     let sub = Some(&subctx);
-    let (input, scope) = bind_input(ctx, &s.from, sub)?;
+    // A view read alone may take WHERE's conditions into its query (`view::pushdown`).
+    let (input, scope) = crate::view::pushdown::offering(s, || bind_input(ctx, &s.from, sub))?;
     let tref = match &input {
         Input::Table(t) => Some(t.clone()),
         _ => None,
@@ -998,7 +1011,7 @@ pub fn insert(ctx: &Ctx<'_>, ins: &sql::Insert) -> Result<InsertPlan> {
     if ins.on.is_some() {
         return Err(SqlError::Unsupported("ON DUPLICATE KEY UPDATE".into()));
     }
-    let t = ctx.table(name, None)?;
+    let t = ctx.dml_table(name, None, "INSERT")?;
     let ncols = t.def.columns.len();
     // Source columns in order → table columns.
     let targets: Vec<usize> = if !ins.columns.is_empty() {
@@ -1298,7 +1311,7 @@ pub fn update(ctx: &Ctx<'_>, u: &sql::Update) -> Result<UpdatePlan> {
         return Err(SqlError::Unsupported("UPDATE … FROM / ORDER BY".into()));
     }
     let (name, alias) = single_table(&u.table)?;
-    let t = ctx.table(name, alias.as_deref())?;
+    let t = ctx.dml_table(name, alias.as_deref(), "UPDATE")?;
     let scope = scope_of(&t);
     let subctx = SubCtx::new(ctx, None);
     let mut sets = Vec::new();
@@ -1437,7 +1450,7 @@ pub fn delete(ctx: &Ctx<'_>, d: &sql::Delete) -> Result<DeletePlan> {
         return Err(SqlError::Unsupported("multi-table DELETE".into()));
     };
     let (name, alias) = single_table(twj)?;
-    let t = ctx.table(name, alias.as_deref())?;
+    let t = ctx.dml_table(name, alias.as_deref(), "DELETE")?;
     let scope = scope_of(&t);
     let subctx = SubCtx::new(ctx, None);
     let filter = bind_opt(

@@ -267,6 +267,9 @@ impl Env for SubEnv<'_> {
     fn interrupted(&self) -> bool {
         self.parent.interrupted()
     }
+    fn virtual_rows(&self, t: crate::infoschema::InfoTable) -> Result<Vec<Vec<Value>>> {
+        self.parent.virtual_rows(t)
+    }
     fn warn(&self, level: Level, code: u16, message: String) -> Result<()> {
         self.parent.warn(level, code, message)
     }
@@ -502,7 +505,7 @@ pub fn plan_tables<'p>(p: &'p SelectPlan, out: &mut Vec<&'p exec::TableRef>) {
             }
         }
         exec::Source::Union(u) => u.members.iter().for_each(|m| plan_tables(m, out)),
-        exec::Source::Dual | exec::Source::Seq { .. } => {}
+        exec::Source::Dual | exec::Source::Seq { .. } | exec::Source::Virtual(_) => {}
     }
     for q in &p.subqueries {
         plan_tables(&q.plan, out);

@@ -349,3 +349,65 @@ pub fn decode_table(b: &[u8]) -> Result<TableDef, CatalogError> {
         indexes,
     })
 }
+
+/// The version byte of a view record (docs/catalog.md, "View record").
+pub const VIEW_VERSION: u8 = 1;
+
+/// A view's definition is at most this long (its record must fit a catalog page).
+pub const VIEW_TEXT_MAX: usize = 6000;
+
+pub fn encode_view(v: &super::ViewDef) -> Vec<u8> {
+    let mut w = W(Vec::with_capacity(128 + v.definition.len()));
+    w.u8(VIEW_VERSION);
+    w.str(&v.db);
+    w.str(&v.name);
+    w.len(v.columns.len());
+    for c in &v.columns {
+        w.str(c);
+    }
+    // At most VIEW_TEXT_MAX: checked by `ViewDef::validate` before encoding.
+    w.str(&v.definition);
+    w.u8(v.algorithm);
+    w.u8(v.check_option);
+    w.u8(v.security);
+    w.str(&v.definer_user);
+    w.str(&v.definer_host);
+    w.str(&v.charset_client);
+    w.str(&v.collation_connection);
+    w.0
+}
+
+pub fn decode_view(b: &[u8]) -> Result<super::ViewDef, CatalogError> {
+    let mut r = R { b };
+    if r.u8()? != VIEW_VERSION {
+        return Err(bad("unknown view record version"));
+    }
+    let db = r.str()?;
+    let name = r.str()?;
+    let mut columns = Vec::new();
+    for _ in 0..r.u16()? {
+        columns.push(r.str()?);
+    }
+    let definition = r.str()?;
+    let (algorithm, check_option, security) = (r.u8()?, r.u8()?, r.u8()?);
+    if algorithm > 2 || check_option > 2 || security > 1 {
+        return Err(bad("bad view option"));
+    }
+    let v = super::ViewDef {
+        db,
+        name,
+        columns,
+        definition,
+        algorithm,
+        check_option,
+        security,
+        definer_user: r.str()?,
+        definer_host: r.str()?,
+        charset_client: r.str()?,
+        collation_connection: r.str()?,
+    };
+    if !r.b.is_empty() {
+        return Err(bad("trailing bytes after a view record"));
+    }
+    Ok(v)
+}

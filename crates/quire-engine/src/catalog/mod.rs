@@ -33,6 +33,7 @@ pub const NAME_MAX: usize = 64;
 
 const KEY_DATABASE: u8 = 1;
 const KEY_TABLE: u8 = 2;
+const KEY_VIEW: u8 = 3;
 
 #[derive(Debug, thiserror::Error)]
 pub enum CatalogError {
@@ -42,6 +43,8 @@ pub enum CatalogError {
     BadName(String),
     #[error(transparent)]
     BTree(#[from] BTreeError),
+    #[error("{0}")]
+    TooLong(String),
     #[error("invalid table definition: {0}")]
     Row(#[from] RowError),
 }
@@ -84,6 +87,54 @@ pub struct IndexDef {
     pub usable_from: TrxId,
 }
 
+/// A view as the catalog records it (docs/catalog.md, "View record"). The engine keeps
+/// the SQL layer's text and options; it never reads the query.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ViewDef {
+    pub db: String,
+    pub name: String,
+    /// The view's column names, in order.
+    pub columns: Vec<String>,
+    /// The SELECT, as SHOW CREATE VIEW prints it after `AS`.
+    pub definition: String,
+    /// 0 UNDEFINED, 1 MERGE, 2 TEMPTABLE.
+    pub algorithm: u8,
+    /// 0 none, 1 CASCADED, 2 LOCAL.
+    pub check_option: u8,
+    /// 0 DEFINER, 1 INVOKER.
+    pub security: u8,
+    pub definer_user: String,
+    pub definer_host: String,
+    pub charset_client: String,
+    pub collation_connection: String,
+}
+
+impl ViewDef {
+    pub fn validate(&self) -> Result<()> {
+        check_name(&self.db)?;
+        check_name(&self.name)?;
+        let long = self.definition.len() > format::VIEW_TEXT_MAX
+            || self.columns.len() > 4096
+            || self.columns.iter().any(|c| c.len() > 256)
+            || [
+                &self.definer_user,
+                &self.definer_host,
+                &self.charset_client,
+                &self.collation_connection,
+            ]
+            .iter()
+            .any(|s| s.len() > 256);
+        if long {
+            return Err(CatalogError::TooLong(format!(
+                "view `{}`: its definition is longer than {} bytes",
+                self.name,
+                format::VIEW_TEXT_MAX
+            )));
+        }
+        Ok(())
+    }
+}
+
 /// A table as the catalog records it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TableDef {
@@ -118,6 +169,12 @@ impl TableDef {
     pub fn validate(&self) -> Result<()> {
         check_name(&self.db)?;
         check_name(&self.name)?;
+        self.validate_schema()
+    }
+
+    /// Validates columns, keys and indexes (a temporary table's names are the engine's own,
+    /// outside the catalog's name rules).
+    pub fn validate_schema(&self) -> Result<()> {
         // An empty primary key is allowed: the table clusters on a hidden DB_ROW_ID.
         let layout = self.layout()?;
         for c in &self.columns {
@@ -178,6 +235,15 @@ fn db_key(name: &str) -> Vec<u8> {
     k
 }
 
+fn view_key(db: &str, name: &str) -> Vec<u8> {
+    // Names never hold a 0 byte (`check_name`), so the key is unambiguous.
+    let mut k = vec![KEY_VIEW];
+    k.extend_from_slice(db.as_bytes());
+    k.push(0);
+    k.extend_from_slice(name.as_bytes());
+    k
+}
+
 fn table_key(id: u64) -> Vec<u8> {
     let mut k = vec![KEY_TABLE];
     k.extend_from_slice(&id.to_be_bytes());
@@ -189,6 +255,7 @@ fn table_key(id: u64) -> Vec<u8> {
 pub struct Contents {
     pub databases: Vec<String>,
     pub tables: Vec<TableDef>,
+    pub views: Vec<ViewDef>,
 }
 
 /// The catalog tree. Each change is one B-tree mtr; the returned LSN must be waited on for
@@ -261,6 +328,18 @@ impl Catalog {
                         .map_err(|err| CatalogError::Corrupt(format!("table id {id}: {err}")))?;
                     c.tables.push(t);
                 }
+                Some(&KEY_VIEW) => {
+                    let v = format::decode_view(&e.value).map_err(|err| {
+                        CatalogError::Corrupt(format!("view record {:02x?}: {err}", e.key))
+                    })?;
+                    if e.key != view_key(&v.db, &v.name) {
+                        return Err(CatalogError::Corrupt(format!(
+                            "view record under key {:02x?} names `{}`.`{}`",
+                            e.key, v.db, v.name
+                        )));
+                    }
+                    c.views.push(v);
+                }
                 _ => {
                     return Err(CatalogError::Corrupt(format!(
                         "unknown catalog key {:02x?}",
@@ -296,9 +375,31 @@ impl Catalog {
             .update(s, &table_key(t.id), &format::encode_table(t))?)
     }
 
+    /// Writes a view's record (a new view, or CREATE OR REPLACE / ALTER VIEW of one):
+    /// one mtr either way.
+    pub fn put_view<S: BTreeStore + ?Sized>(
+        &self,
+        s: &S,
+        v: &ViewDef,
+        exists: bool,
+    ) -> Result<Lsn> {
+        v.validate()?;
+        let key = view_key(&v.db, &v.name);
+        let value = format::encode_view(v);
+        Ok(if exists {
+            self.tree.update(s, &key, &value)?
+        } else {
+            self.tree.insert(s, &key, &value)?
+        })
+    }
+
+    pub fn delete_view<S: BTreeStore + ?Sized>(&self, s: &S, db: &str, name: &str) -> Result<Lsn> {
+        Ok(self.tree.delete(s, &view_key(db, name))?)
+    }
+
     pub fn delete_table<S: BTreeStore + ?Sized>(&self, s: &S, id: u64) -> Result<Lsn> {
         Ok(self.tree.delete(s, &table_key(id))?)
     }
 }
 
-pub use format::{decode_table, encode_table};
+pub use format::{decode_table, decode_view, encode_table, encode_view, VIEW_TEXT_MAX};

@@ -141,3 +141,56 @@ fn table_record_written_before_defaults_decodes_with_none() {
     bad[at] = 4;
     assert!(decode_table(&bad).is_err());
 }
+
+fn sample_view() -> ViewDef {
+    ViewDef {
+        db: "shop".into(),
+        name: "big_orders".into(),
+        columns: vec!["id".into(), "price".into()],
+        definition: "select `orders`.`id` AS `id`,`orders`.`price` AS `price` from `orders`".into(),
+        algorithm: 1,
+        check_option: 2,
+        security: 1,
+        definer_user: "root".into(),
+        definer_host: "localhost".into(),
+        charset_client: "utf8mb4".into(),
+        collation_connection: "utf8mb4_general_ci".into(),
+    }
+}
+
+#[test]
+fn a_view_record_round_trips() {
+    let v = sample_view();
+    assert_eq!(decode_view(&encode_view(&v)).expect("decode"), v);
+}
+
+#[test]
+fn a_damaged_view_record_is_corrupt_not_a_panic() {
+    let b = encode_view(&sample_view());
+    for cut in 0..b.len() {
+        assert!(matches!(
+            decode_view(&b[..cut]),
+            Err(CatalogError::Corrupt(_))
+        ));
+    }
+    let mut bad_option = b.clone();
+    let at = bad_option.len() - (2 + 4 + 2 + 9 + 2 + 7 + 2 + 18) - 3;
+    bad_option[at] = 9;
+    assert!(matches!(
+        decode_view(&bad_option),
+        Err(CatalogError::Corrupt(_))
+    ));
+    let mut trailing = b;
+    trailing.push(0);
+    assert!(matches!(
+        decode_view(&trailing),
+        Err(CatalogError::Corrupt(_))
+    ));
+}
+
+#[test]
+fn a_view_definition_past_the_limit_is_refused_before_encoding() {
+    let mut v = sample_view();
+    v.definition = "x".repeat(VIEW_TEXT_MAX + 1);
+    assert!(matches!(v.validate(), Err(CatalogError::TooLong(_))));
+}

@@ -121,7 +121,11 @@ mod rowid;
 mod scan;
 mod settings;
 mod stats;
+mod temp;
 mod txn;
+mod views;
+
+pub use temp::{is_temp_space, TEMP_DB};
 
 pub use rowid::RowHandle;
 pub use scan::IndexRows;
@@ -396,6 +400,8 @@ struct State {
     names: BTreeMap<(String, String), u64>,
     tables: HashMap<u64, Arc<TableState>>,
     next_table_id: u64,
+    /// (db, view) → definition: views share tables' names (`views.rs`).
+    views: BTreeMap<(String, String), crate::catalog::ViewDef>,
 }
 
 /// An open data directory with its catalog: the embedded API. It derefs to [`DbInner`],
@@ -628,6 +634,15 @@ impl Db {
         let owned: BTreeSet<SpaceId> = contents.tables.iter().map(|t| t.space).collect();
         for (name, id) in &spaces {
             if *id != SpaceId::SYSTEM && !owned.contains(id) {
+                if is_temp_space(name) {
+                    // A session's temporary table: no record ever names one, and a
+                    // restart ends every session (`temp.rs`).
+                    if repair {
+                        tracing::info!(space = %name, "removing a temporary table's space");
+                        engine.delete_space(name)?;
+                    }
+                    continue;
+                }
                 if repair {
                     tracing::warn!(space = %name, "removing a space no table owns (interrupted CREATE or DROP TABLE)");
                     engine.delete_space(name)?;
@@ -671,11 +686,15 @@ impl Db {
             }
         }
         contents.tables.retain(|t| !missing.contains(&t.id));
+        let views = std::mem::take(&mut contents.views);
         let mut state = State {
             databases: contents.databases.into_iter().collect(),
             next_table_id: 1,
             ..State::default()
         };
+        for v in views {
+            state.views.insert((v.db.clone(), v.name.clone()), v);
+        }
         for t in contents.tables {
             state.next_table_id = state.next_table_id.max(t.id + 1);
             state.names.insert((t.db.clone(), t.name.clone()), t.id);
@@ -879,6 +898,9 @@ impl DbInner {
         for t in self.tables(name)? {
             self.drop_table(name, &t)?;
         }
+        for v in self.views(name)? {
+            self.drop_view(name, &v.name)?;
+        }
         let _ddl = self.ddl.lock();
         let lsn = self.catalog.delete_database(&self.engine, name)?;
         self.durable(lsn);
@@ -888,7 +910,7 @@ impl DbInner {
 
     fn lookup(&self, db: &str, table: &str) -> Result<Arc<TableState>> {
         let st = self.state.read();
-        if !st.databases.contains(db) {
+        if !st.databases.contains(db) && db != TEMP_DB {
             return Err(DbError::NoSuchDatabase(db.into()));
         }
         st.names
@@ -918,7 +940,8 @@ impl DbInner {
             if !st.databases.contains(db) {
                 return Err(DbError::NoSuchDatabase(db.into()));
             }
-            if st.names.contains_key(&(db.to_string(), name.to_string())) {
+            let key = (db.to_string(), name.to_string());
+            if st.names.contains_key(&key) || st.views.contains_key(&key) {
                 return Err(DbError::TableExists(format!("{db}.{name}")));
             }
         }
@@ -999,7 +1022,8 @@ impl DbInner {
             if !st.databases.contains(to_db) {
                 return Err(DbError::NoSuchDatabase(to_db.into()));
             }
-            if st.names.contains_key(&(to_db.to_string(), to.to_string())) {
+            let key = (to_db.to_string(), to.to_string());
+            if st.names.contains_key(&key) || st.views.contains_key(&key) {
                 return Err(DbError::TableExists(format!("{to_db}.{to}")));
             }
         }

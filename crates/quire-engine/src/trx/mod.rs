@@ -696,6 +696,13 @@ impl TrxSys {
         TrxId(self.inner.state.lock().next_id)
     }
 
+    /// The ids of the active transactions (information_schema.INNODB_TRX).
+    pub fn active_ids(&self) -> Vec<TrxId> {
+        let mut v: Vec<TrxId> = self.inner.state.lock().active.iter().copied().collect();
+        v.sort();
+        v
+    }
+
     pub fn active_count(&self) -> u64 {
         self.inner.state.lock().active.len() as u64
     }

@@ -218,6 +218,7 @@ impl FromBinder<'_, '_> {
                         hidden: self.ctx.hidden,
                         conn: self.ctx.conn,
                         ctes: Some(&scope),
+                        temps: self.ctx.temps,
                     };
                     let plan = crate::stmt::select_in(&inner, def.2, None, None)?;
                     let names = def.1.clone();
@@ -225,6 +226,17 @@ impl FromBinder<'_, '_> {
                 }
                 if parts.len() == 1 && last.eq_ignore_ascii_case("dual") {
                     return Err(SqlError::Unsupported("DUAL in a join".into()));
+                }
+                // A view, or a table of information_schema: a derived table of its rows.
+                if let Some((db, plan, names)) = self.ctx.derived_plan(&parts, alias.as_deref())? {
+                    let st_db = db.clone();
+                    let part = self.derived(alias.clone().unwrap_or(last.clone()), plan, &names)?;
+                    if let Some(st) = self.scope.tables.get_mut(part.first_table) {
+                        st.db = st_db;
+                        st.table = last.clone();
+                        st.aliased = alias.is_some();
+                    }
+                    return Ok(part);
                 }
                 let (member, st) = match crate::stmt::seq_table(&last) {
                     Some((from, to, step)) => {
@@ -249,8 +261,8 @@ impl FromBinder<'_, '_> {
                         let st = ScopeTable {
                             alias: t.alias.clone(),
                             aliased: alias.is_some(),
-                            db: t.db.clone(),
-                            table: t.name.clone(),
+                            db: t.shown().0.to_string(),
+                            table: t.shown().1.to_string(),
                             offset: 0,
                             len: t.def.columns.len(),
                         };

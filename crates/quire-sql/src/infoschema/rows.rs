@@ -1,0 +1,612 @@
+//! The rows of each information_schema table, computed from the catalog, the session
+//! registry and the engine's counters at the time of the read.
+
+use std::collections::HashMap;
+
+use quire_engine::catalog::TableDef;
+use quire_engine::row::{Column, ColumnType, IntWidth, LobSize, Value};
+
+use super::InfoTable;
+use crate::error::Result;
+use crate::session::{Instance, SessVars};
+use crate::stmt::Ctx;
+
+fn s(v: impl Into<String>) -> Value {
+    Value::Str(v.into())
+}
+
+fn u(v: u64) -> Value {
+    Value::UInt(v)
+}
+
+fn opt(v: Option<String>) -> Value {
+    v.map_or(Value::Null, Value::Str)
+}
+
+const DEF: &str = "def";
+
+/// The rows of `t`, in the order MariaDB lists them (SELECT without ORDER BY gives no
+/// order either; golden tests sort).
+pub(crate) fn rows(t: InfoTable, inst: &Instance<'_>, sv: &SessVars) -> Result<Vec<Vec<Value>>> {
+    let db = inst.db;
+    let dbs = {
+        let mut v = vec![super::SCHEMA.to_string()];
+        v.extend(db.databases());
+        v
+    };
+    let temps = crate::temp::Temps::default();
+    let params = HashMap::new();
+    let ctx = Ctx {
+        db,
+        current_db: None,
+        params: &params,
+        hidden: &[],
+        conn: sv.conn(),
+        ctes: None,
+        temps: &temps,
+    };
+    let tables = |d: &str| -> Vec<TableDef> {
+        db.tables(d)
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|n| db.table(d, &n).ok()?.definition().ok())
+            .collect()
+    };
+    let mut out = Vec::new();
+    match t {
+        InfoTable::Schemata => {
+            for d in &dbs {
+                let is = super::is_schema(d);
+                out.push(vec![
+                    s(DEF),
+                    s(d.clone()),
+                    s(if is { "utf8mb3" } else { "utf8mb4" }),
+                    s(if is {
+                        "utf8mb3_general_ci"
+                    } else {
+                        "utf8mb4_general_ci"
+                    }),
+                    Value::Null,
+                    s(""),
+                ]);
+            }
+        }
+        InfoTable::Tables => {
+            for it in InfoTable::ALL {
+                out.push(vec![
+                    s(DEF),
+                    s(super::SCHEMA),
+                    s(it.name()),
+                    s("SYSTEM VIEW"),
+                    s("MEMORY"),
+                    u(11),
+                    s("Fixed"),
+                    Value::Null,
+                    u(0),
+                    u(0),
+                    u(0),
+                    u(0),
+                    u(0),
+                    Value::Null,
+                    Value::Null,
+                    Value::Null,
+                    Value::Null,
+                    s("utf8mb3_general_ci"),
+                    Value::Null,
+                    s("max_rows=1"),
+                    s(""),
+                    u(0),
+                    s("Y"),
+                ]);
+            }
+            for d in db.databases() {
+                for def in tables(&d) {
+                    let bytes = db.table_file_bytes(&d, &def.name);
+                    let auto = db
+                        .table(&d, &def.name)
+                        .ok()
+                        .and_then(|tb| tb.next_auto_increment().ok().flatten());
+                    out.push(vec![
+                        s(DEF),
+                        s(d.clone()),
+                        s(def.name.clone()),
+                        s("BASE TABLE"),
+                        s("InnoDB"),
+                        u(10),
+                        s("Dynamic"),
+                        // No row count is kept (docs/sql.md): an estimate of 0 rows, as
+                        // InnoDB reports before its statistics are sampled.
+                        u(0),
+                        u(0),
+                        bytes.map_or(Value::Null, u),
+                        u(0),
+                        u(0),
+                        u(0),
+                        auto.map_or(Value::Null, u),
+                        Value::Null,
+                        Value::Null,
+                        Value::Null,
+                        s(table_collation(&def.columns)),
+                        Value::Null,
+                        s(""),
+                        s(""),
+                        u(0),
+                        s("N"),
+                    ]);
+                }
+                for v in db.views(&d).unwrap_or_default() {
+                    let mut r = vec![s(DEF), s(d.clone()), s(v.name.clone()), s("VIEW")];
+                    r.extend(std::iter::repeat_n(Value::Null, 16));
+                    r.push(s("VIEW"));
+                    r.push(Value::Null);
+                    r.push(Value::Null);
+                    out.push(r);
+                }
+            }
+        }
+        InfoTable::Columns => {
+            for it in InfoTable::ALL {
+                let cols = it.engine_columns();
+                for (i, c) in cols.iter().enumerate() {
+                    out.push(column_row(super::SCHEMA, it.name(), i, c, "", "", true));
+                }
+            }
+            for d in db.databases() {
+                for def in tables(&d) {
+                    for (i, c) in def.columns.iter().enumerate() {
+                        out.push(column_row(
+                            &d,
+                            &def.name,
+                            i,
+                            c,
+                            column_key(&def, i),
+                            if def.auto_increment == Some(i) {
+                                "auto_increment"
+                            } else {
+                                ""
+                            },
+                            false,
+                        ));
+                    }
+                }
+                for v in db.views(&d).unwrap_or_default() {
+                    // An invalid view lists no columns (MariaDB warns 1356).
+                    let Ok(plan) = crate::view::plan_view(&ctx, &v) else {
+                        continue;
+                    };
+                    for (i, name) in v.columns.iter().enumerate() {
+                        let Some(ty) = plan.item_tys.get(i).copied() else {
+                            continue;
+                        };
+                        let coll = plan.item_derived.get(i).map_or(ctx.conn.coll, |x| x.0);
+                        let c = crate::func::types::ty_column(name, ty, coll);
+                        out.push(column_row(&d, &v.name, i, &c, "", "", false));
+                    }
+                }
+            }
+        }
+        InfoTable::Statistics => {
+            for d in db.databases() {
+                for def in tables(&d) {
+                    let mut add =
+                        |name: &str, unique: bool, cols: Vec<(usize, Option<u32>, bool)>| {
+                            for (seq, (c, prefix, desc)) in cols.into_iter().enumerate() {
+                                let col = &def.columns[c];
+                                out.push(vec![
+                                    s(DEF),
+                                    s(d.clone()),
+                                    s(def.name.clone()),
+                                    Value::Int(i64::from(!unique)),
+                                    s(d.clone()),
+                                    s(name),
+                                    Value::Int(seq as i64 + 1),
+                                    s(col.name.clone()),
+                                    s(if desc { "D" } else { "A" }),
+                                    Value::Int(0),
+                                    prefix.map_or(Value::Null, |p| Value::Int(i64::from(p))),
+                                    Value::Null,
+                                    s(if col.nullable { "YES" } else { "" }),
+                                    s("BTREE"),
+                                    s(""),
+                                    s(""),
+                                    s("NO"),
+                                ]);
+                            }
+                        };
+                    if !def.primary_key.is_empty() {
+                        add(
+                            "PRIMARY",
+                            true,
+                            def.primary_key.iter().map(|&c| (c, None, false)).collect(),
+                        );
+                    }
+                    for ix in &def.indexes {
+                        add(
+                            &ix.name,
+                            ix.unique,
+                            ix.columns
+                                .iter()
+                                .map(|c| (c.column, c.prefix, c.descending))
+                                .collect(),
+                        );
+                    }
+                }
+            }
+        }
+        InfoTable::KeyColumnUsage => {
+            for d in db.databases() {
+                for def in tables(&d) {
+                    let mut add = |name: &str, cols: &[usize]| {
+                        for (pos, &c) in cols.iter().enumerate() {
+                            out.push(vec![
+                                s(DEF),
+                                s(d.clone()),
+                                s(name),
+                                s(DEF),
+                                s(d.clone()),
+                                s(def.name.clone()),
+                                s(def.columns[c].name.clone()),
+                                Value::Int(pos as i64 + 1),
+                                Value::Null,
+                                Value::Null,
+                                Value::Null,
+                                Value::Null,
+                            ]);
+                        }
+                    };
+                    if !def.primary_key.is_empty() {
+                        add("PRIMARY", &def.primary_key);
+                    }
+                    for ix in def.indexes.iter().filter(|ix| ix.unique) {
+                        let cols: Vec<usize> = ix.columns.iter().map(|c| c.column).collect();
+                        add(&ix.name, &cols);
+                    }
+                }
+            }
+        }
+        InfoTable::TableConstraints => {
+            for d in db.databases() {
+                for def in tables(&d) {
+                    if !def.primary_key.is_empty() {
+                        out.push(vec![
+                            s(DEF),
+                            s(d.clone()),
+                            s("PRIMARY"),
+                            s(d.clone()),
+                            s(def.name.clone()),
+                            s("PRIMARY KEY"),
+                        ]);
+                    }
+                    for ix in def.indexes.iter().filter(|ix| ix.unique) {
+                        out.push(vec![
+                            s(DEF),
+                            s(d.clone()),
+                            s(ix.name.clone()),
+                            s(d.clone()),
+                            s(def.name.clone()),
+                            s("UNIQUE"),
+                        ]);
+                    }
+                }
+            }
+        }
+        // Quire has no foreign keys yet.
+        InfoTable::ReferentialConstraints => {}
+        InfoTable::Views => {
+            for d in db.databases() {
+                for v in db.views(&d).unwrap_or_default() {
+                    let (check, security, algorithm) = crate::view::option_names(&v);
+                    let valid = crate::view::plan_view(&ctx, &v).is_ok();
+                    out.push(vec![
+                        s(DEF),
+                        s(d.clone()),
+                        s(v.name.clone()),
+                        s(crate::view::full_definition(&ctx, &v)),
+                        s(check),
+                        s(if !valid {
+                            ""
+                        } else if crate::view::is_updatable(&v) {
+                            "YES"
+                        } else {
+                            "NO"
+                        }),
+                        s(format!("{}@{}", v.definer_user, v.definer_host)),
+                        s(security),
+                        s(v.charset_client.clone()),
+                        s(v.collation_connection.clone()),
+                        s(algorithm),
+                    ]);
+                }
+            }
+        }
+        InfoTable::Processlist => {
+            for si in inst.sessions() {
+                let info = si.info.lock().clone();
+                let elapsed = si.since.lock().elapsed();
+                out.push(vec![
+                    u(si.id),
+                    s(si.user.clone()),
+                    s(si.host.clone()),
+                    opt(si.db.lock().clone()),
+                    s(*si.command.lock()),
+                    Value::Int(elapsed.as_secs() as i64),
+                    s(*si.state.lock()),
+                    opt(info.clone()),
+                    Value::Decimal(quire_engine::row::Decimal {
+                        unscaled: elapsed.as_millis() as i128 * 1000
+                            + i128::from(elapsed.subsec_micros() % 1000),
+                        scale: 3,
+                    }),
+                    Value::Int(0),
+                    Value::Int(0),
+                    Value::Decimal(quire_engine::row::Decimal {
+                        unscaled: 0,
+                        scale: 3,
+                    }),
+                    Value::Int(0),
+                    Value::Int(0),
+                    Value::Int(0),
+                    Value::Int(0),
+                    info.map_or(Value::Null, |i| Value::Bytes(i.into_bytes())),
+                    Value::Int(0),
+                ]);
+            }
+        }
+        InfoTable::Engines => {
+            out.push(vec![
+                s("InnoDB"),
+                s("DEFAULT"),
+                s("Quire: transactions, row-level locking, MVCC, crash-safe"),
+                s("YES"),
+                s("NO"),
+                s("YES"),
+            ]);
+        }
+        InfoTable::CharacterSets => {
+            out.push(vec![
+                s("utf8mb4"),
+                s("utf8mb4_general_ci"),
+                s("UTF-8 Unicode"),
+                Value::Int(4),
+            ]);
+            out.push(vec![
+                s("binary"),
+                s("binary"),
+                s("Binary pseudo charset"),
+                Value::Int(1),
+            ]);
+        }
+        InfoTable::Collations => {
+            for (name, cs, id, default) in [
+                ("utf8mb4_general_ci", "utf8mb4", 45, "Yes"),
+                ("utf8mb4_bin", "utf8mb4", 46, ""),
+                ("binary", "binary", 63, "Yes"),
+            ] {
+                out.push(vec![
+                    s(name),
+                    s(cs),
+                    Value::Int(id),
+                    s(default),
+                    s("Yes"),
+                    Value::Int(1),
+                ]);
+            }
+        }
+        InfoTable::InnodbTrx => {
+            for id in db.active_transactions() {
+                out.push(vec![
+                    u(id),
+                    s("RUNNING"),
+                    // The engine keeps no start time or owner per transaction: the epoch,
+                    // and thread id 0.
+                    Value::DateTime(quire_engine::row::DateTime {
+                        date: quire_engine::row::Date {
+                            year: 1970,
+                            month: 1,
+                            day: 1,
+                        },
+                        hour: 0,
+                        minute: 0,
+                        second: 0,
+                        micros: 0,
+                    }),
+                    Value::Null,
+                    Value::Null,
+                    u(0),
+                    u(0),
+                    Value::Null,
+                    Value::Null,
+                    u(0),
+                    u(0),
+                    u(0),
+                    u(0),
+                    u(0),
+                    u(0),
+                    u(0),
+                    s("REPEATABLE READ"),
+                    Value::Int(1),
+                    Value::Int(1),
+                    Value::Null,
+                    Value::Int(0),
+                    Value::Int(0),
+                ]);
+            }
+        }
+        // The lock manager lists no locks or waits yet (docs/sql.md).
+        InfoTable::InnodbLocks | InfoTable::InnodbLockWaits => {}
+        InfoTable::InnodbMetrics => {
+            for (name, v) in inst.global_status() {
+                let lower = name.to_ascii_lowercase();
+                let metric = lower.strip_prefix("innodb_").unwrap_or(&lower).to_string();
+                let subsystem = metric.split('_').next().unwrap_or("").to_string();
+                let v = i64::try_from(v).unwrap_or(i64::MAX);
+                out.push(vec![
+                    s(metric),
+                    s(subsystem),
+                    Value::Int(v),
+                    Value::Int(v),
+                    Value::Null,
+                    Value::Null,
+                    Value::Int(v),
+                    Value::Int(v),
+                    Value::Null,
+                    Value::Null,
+                    Value::Null,
+                    Value::Null,
+                    Value::Null,
+                    Value::Null,
+                    Value::Int(1),
+                    s("status_counter"),
+                    s(format!("Quire's {name}")),
+                ]);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The collation every string column shares (SHOW CREATE TABLE's table default), else
+/// the server's.
+fn table_collation(cols: &[Column]) -> String {
+    let mut it = cols
+        .iter()
+        .filter(|c| c.ty.is_string())
+        .map(|c| c.collation);
+    match it.next() {
+        Some(first) if it.all(|c| c == first) => first.name().to_string(),
+        _ => "utf8mb4_general_ci".to_string(),
+    }
+}
+
+fn column_key(def: &TableDef, i: usize) -> &'static str {
+    if def.primary_key.contains(&i) {
+        "PRI"
+    } else if def
+        .indexes
+        .iter()
+        .any(|x| x.unique && x.columns.len() == 1 && x.columns[0].column == i)
+    {
+        "UNI"
+    } else if def
+        .indexes
+        .iter()
+        .any(|x| x.columns.first().is_some_and(|f| f.column == i))
+    {
+        "MUL"
+    } else {
+        ""
+    }
+}
+
+/// A row of information_schema.COLUMNS. `system`: a column of information_schema itself
+/// (utf8mb3 in MariaDB, no privileges listed the same way).
+fn column_row(
+    db: &str,
+    table: &str,
+    i: usize,
+    c: &Column,
+    key: &str,
+    extra: &str,
+    system: bool,
+) -> Vec<Value> {
+    let ty = crate::types::type_sql(c.ty);
+    let data_type = ty.split(['(', ' ']).next().unwrap_or_default().to_string();
+    let (char_max, octet_max): (Option<u64>, Option<u64>) = match c.ty {
+        ColumnType::Char { max_chars } | ColumnType::VarChar { max_chars } => {
+            let m = if system { 3 } else { 4 };
+            (Some(u64::from(max_chars)), Some(u64::from(max_chars) * m))
+        }
+        ColumnType::Binary { len } => (Some(u64::from(len)), Some(u64::from(len))),
+        ColumnType::VarBinary { max_len } => (Some(u64::from(max_len)), Some(u64::from(max_len))),
+        ColumnType::Text(sz) | ColumnType::Blob(sz) => {
+            let n = lob_max(sz);
+            (Some(n), Some(n))
+        }
+        _ => (None, None),
+    };
+    let (prec, scale): (Option<u64>, Option<u64>) = match c.ty {
+        ColumnType::Int { width, unsigned } => (
+            Some(match (width, unsigned) {
+                (IntWidth::Tiny, _) => 3,
+                (IntWidth::Small, _) => 5,
+                (IntWidth::Medium, _) => 7,
+                (IntWidth::Int, _) => 10,
+                (IntWidth::Big, false) => 19,
+                (IntWidth::Big, true) => 20,
+            }),
+            Some(0),
+        ),
+        ColumnType::Decimal { precision, scale } => {
+            (Some(u64::from(precision)), Some(u64::from(scale)))
+        }
+        ColumnType::Float => (Some(12), None),
+        ColumnType::Double => (Some(22), None),
+        _ => (None, None),
+    };
+    let dt_prec = match c.ty {
+        ColumnType::DateTime { fsp } | ColumnType::Timestamp { fsp } => Some(u64::from(fsp)),
+        _ => None,
+    };
+    let (cs, coll) = if c.ty.is_string()
+        && !matches!(
+            c.ty,
+            ColumnType::Binary { .. } | ColumnType::VarBinary { .. } | ColumnType::Blob(_)
+        ) {
+        if system {
+            ("utf8mb3".to_string(), "utf8mb3_general_ci".to_string())
+        } else {
+            ("utf8mb4".to_string(), c.collation.name().to_string())
+        }
+    } else {
+        (String::new(), String::new())
+    };
+    vec![
+        s(DEF),
+        s(db),
+        s(table),
+        s(c.name.clone()),
+        u(i as u64 + 1),
+        if system {
+            if c.nullable {
+                s("NULL")
+            } else {
+                Value::Null
+            }
+        } else {
+            opt(crate::ddl::default_sql(c))
+        },
+        s(if c.nullable { "YES" } else { "NO" }),
+        s(data_type),
+        char_max.map_or(Value::Null, u),
+        octet_max.map_or(Value::Null, u),
+        prec.map_or(Value::Null, u),
+        scale.map_or(Value::Null, u),
+        dt_prec.map_or(Value::Null, u),
+        if cs.is_empty() { Value::Null } else { s(cs) },
+        if coll.is_empty() {
+            Value::Null
+        } else {
+            s(coll)
+        },
+        s(ty.clone()),
+        s(key),
+        s(extra),
+        s(if system {
+            "select"
+        } else {
+            "select,insert,update,references"
+        }),
+        s(""),
+        s("NEVER"),
+        Value::Null,
+    ]
+}
+
+fn lob_max(sz: LobSize) -> u64 {
+    match sz {
+        LobSize::Tiny => 255,
+        LobSize::Regular => 65_535,
+        LobSize::Medium => 16_777_215,
+        LobSize::Long => 4_294_967_295,
+    }
+}
