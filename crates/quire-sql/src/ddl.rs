@@ -18,6 +18,45 @@ use crate::meta::{FieldType, RowSink};
 use crate::session::{kill, Outcome, Session};
 use crate::types;
 
+/// MariaDB 10.11's utf8mb3 collations, without the `utf8mb3_` prefix
+/// (information_schema.COLLATIONS, in id order).
+const UTF8MB3_COLLATIONS: &[&str] = &[
+    "general_ci",
+    "bin",
+    "unicode_ci",
+    "icelandic_ci",
+    "latvian_ci",
+    "romanian_ci",
+    "slovenian_ci",
+    "polish_ci",
+    "estonian_ci",
+    "spanish_ci",
+    "swedish_ci",
+    "turkish_ci",
+    "czech_ci",
+    "danish_ci",
+    "lithuanian_ci",
+    "slovak_ci",
+    "spanish2_ci",
+    "roman_ci",
+    "persian_ci",
+    "esperanto_ci",
+    "hungarian_ci",
+    "sinhala_ci",
+    "german2_ci",
+    "croatian_mysql561_ci",
+    "unicode_520_ci",
+    "vietnamese_ci",
+    "general_mysql500_ci",
+    "croatian_ci",
+    "myanmar_ci",
+    "thai_520_w2",
+    "general_nopad_ci",
+    "nopad_bin",
+    "unicode_nopad_ci",
+    "unicode_520_nopad_ci",
+];
+
 fn char_len(l: &Option<sql::CharacterLength>, default: u64) -> Result<u32> {
     match l {
         None => Ok(default as u32),
@@ -406,9 +445,44 @@ impl<'d> Session<'d> {
                 Value::Str(t) => t.clone(),
                 _ => return Err(SqlError::WrongTypeForVariable(var.into())),
             };
+            let lower = name.to_ascii_lowercase();
+            if let Some(rest) = lower
+                .strip_prefix("utf8mb3_")
+                .or_else(|| lower.strip_prefix("utf8_"))
+            {
+                // A utf8mb3 collation (mariadb-dump writes `SET collation_connection =
+                // utf8mb3_general_ci` before each view): as SET NAMES takes it, compared in
+                // its utf8mb4 twin, shown under its utf8mb3 name, and the connection's
+                // character set follows, as in MariaDB.
+                if !UTF8MB3_COLLATIONS.contains(&rest) {
+                    return Err(SqlError::UnknownCollation(name));
+                }
+                let twin = format!("utf8mb4_{rest}");
+                let shown = format!("utf8mb3_{rest}");
+                if global {
+                    self.inst
+                        .globals
+                        .write()
+                        .values
+                        .insert(var.into(), Value::Str(shown));
+                } else {
+                    self.sv.coll = crate::bind::collation_named(&twin)
+                        .unwrap_or(quire_engine::row::Collation::Utf8mb4GeneralCi);
+                    self.sv.vars.insert(var.into(), Value::Str(shown));
+                    self.sv.vars.insert(
+                        "character_set_connection".into(),
+                        Value::Str("utf8mb3".into()),
+                    );
+                }
+                return Ok(());
+            }
             let coll = crate::bind::column_collation(None, Some(&name), self.sv.coll)?;
             if !global {
                 self.sv.coll = coll;
+                self.sv.vars.insert(
+                    "character_set_connection".into(),
+                    Value::Str("utf8mb4".into()),
+                );
             }
             coll.name().to_string()
         };
