@@ -148,7 +148,7 @@ fn each_refusal_has_mariadbs_code_and_text() {
     let mut a = Client::connect(s.addr, "alice", "apw", Some("app"))
         .unwrap_or_else(|e| panic!("alice: {e:?}"));
     ok(&mut a, "INSERT INTO app.t VALUES (1)");
-    assert!(matches!(a.query("SELECT a FROM t"), Reply::Other(_)));
+    assert_eq!(rows(&mut a, "SELECT a FROM t"), 1);
     let (code, state, msg) = err(&mut a, "SELECT * FROM secret");
     assert_eq!((code, state.as_str()), (1142, "42000"));
     assert_eq!(
@@ -186,7 +186,7 @@ fn each_refusal_has_mariadbs_code_and_text() {
     assert_eq!(reply.err_code(), Some(1142));
     // A grant applies to a connected session at once; a revoke too.
     ok(&mut r, "GRANT SELECT ON app.secret TO alice");
-    assert!(matches!(a.query("SELECT * FROM secret"), Reply::Other(_)));
+    assert_eq!(rows(&mut a, "SELECT * FROM secret"), 0);
     ok(&mut r, "REVOKE SELECT ON app.secret FROM alice");
     assert_eq!(err(&mut a, "SELECT * FROM secret").0, 1142);
     // Unlocked, bob gets in.
@@ -233,14 +233,11 @@ fn grants_and_passwords_survive_a_restart() {
     let s = Server::start(dir.path(), None);
     let mut d =
         Client::connect(s.addr, "dave", "dpw", Some("app")).unwrap_or_else(|e| panic!("{e:?}"));
-    assert!(matches!(d.query("SELECT * FROM t"), Reply::Other(_)));
+    assert_eq!(rows(&mut d, "SELECT * FROM t"), 0);
     assert_eq!(err(&mut d, "INSERT INTO t VALUES (1)").0, 1142);
     assert_eq!(login_err(s.addr, "dave", "nope", None).0, 1045);
     let mut r = root(s.addr);
-    match r.query("SHOW CREATE USER erin") {
-        Reply::Other(_) => {}
-        other => panic!("{other:?}"),
-    }
+    assert_eq!(rows(&mut r, "SHOW CREATE USER erin"), 1);
 }
 
 #[test]
@@ -255,4 +252,40 @@ fn root_password_option_is_roots_password_at_each_start() {
     let s = Server::start(dir.path(), Some("second"));
     assert!(Client::connect(s.addr, "root", "second", None).is_ok());
     assert_eq!(login_err(s.addr, "root", "first", None).0, 1045);
+}
+
+#[test]
+fn a_data_directory_without_system_tables_gets_them_and_root_works() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    // Made as before accounts existed: tables through the embedded API, no `mysql` database.
+    {
+        let db = Db::open(dir.path(), small_config()).unwrap_or_else(|e| panic!("open: {e}"));
+        {
+            let inst = quire_sql::Instance::new(&db);
+            let mut s = inst.session("root", "localhost");
+            let mut sink = quire_sql::CollectSink::default();
+            for sql in [
+                "CREATE DATABASE app",
+                "CREATE TABLE app.t (a INT)",
+                "INSERT INTO app.t VALUES (7)",
+            ] {
+                s.query(sql, &mut sink)
+                    .unwrap_or_else(|e| panic!("{sql}: {e}"));
+            }
+        }
+        assert!(!db.databases().iter().any(|d| d == "mysql"));
+        db.shutdown().unwrap_or_else(|e| panic!("shutdown: {e}"));
+    }
+    let s = Server::start(dir.path(), None);
+    let mut r = root(s.addr);
+    assert_eq!(rows(&mut r, "SELECT * FROM app.t"), 1);
+    assert_eq!(
+        rows(
+            &mut r,
+            "SELECT user, host FROM mysql.user WHERE user = 'root'"
+        ),
+        2
+    );
+    ok(&mut r, "CREATE USER frank IDENTIFIED BY 'f'");
+    assert!(Client::connect(s.addr, "frank", "f", None).is_ok());
 }

@@ -1003,9 +1003,10 @@ impl<'d> Session<'d> {
         let w1 = words.next().unwrap_or_default();
         let w2 = words.next().unwrap_or_default();
         let w3 = words.next().unwrap_or_default();
+        let w4 = words.next().unwrap_or_default();
         let kind = match (w1.as_str(), w2.as_str()) {
             ("create", "user") => "create",
-            ("create", "or") if w3 == "replace" => "create",
+            ("create", "or") if w3 == "replace" && w4 == "user" => "create",
             ("alter", "user") => "alter",
             ("drop", "user") => "drop",
             ("rename", "user") => "rename",
