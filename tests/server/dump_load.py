@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """A real mariadb-dump output loaded into a server with the mariadb client, then checked.
 
-`tests/server/dump/dumptest.sql` was written by mariadb-dump 10.11 (`--skip-add-locks
---databases dumptest`) from a MariaDB database of three tables: every kind of value a dump
+`tests/server/dump/dumptest.sql` was written by mariadb-dump 10.11 (`--databases
+dumptest`, default options: LOCK TABLES … WRITE around each table's rows) from a MariaDB
+database of three tables: every kind of value a dump
 quotes (escapes, NULLs, UTF-8, DECIMAL, DOUBLE, DATETIME(3), binary strings, BIGINT
 UNSIGNED's maximum) and 1500 rows written as extended INSERTs. Its header and footer are
 the `/*!40101 SET @OLD_…=@@…, …=… */` lines that save and restore the session's variables

@@ -858,6 +858,7 @@ fn apply_page(
     if let Some(start) = first {
         g.mark_dirty(start.max(page_lsn), last);
     }
+    tracing::trace!(target: "quire::trace", "recovery apply {id}: rebuilt {rebuilt}, page LSN {page_lsn}, {n} mtrs, first {first:?}, last {last}");
     Ok((rebuilt, n))
 }
 

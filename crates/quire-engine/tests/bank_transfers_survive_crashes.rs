@@ -9,7 +9,10 @@
 //! - `Db::check` is clean.
 //!
 //! `QUIRE_BANK_CRASH_ITERS` sets the number of crashes (default 12; the long stress run in
-//! the README uses more); `QUIRE_BANK_CRASH_FIRST` the first seed (default 1000).
+//! the README uses more); `QUIRE_BANK_CRASH_FIRST` the first seed (default 1000);
+//! `QUIRE_BANK_TRACE=DIR` keeps the engine's trace events (page writes, log writes and
+//! syncs, checkpoints, recovery's page applies) of each iteration and writes them to
+//! `DIR/bank-trace-SEED.log` when the iteration fails.
 
 mod common;
 
@@ -24,6 +27,46 @@ use quire_engine::table::{Db, DbError, IndexSpec, TableSpec};
 use quire_engine::trx::Isolation;
 use quire_io::sim::{CrashMode, SimVfs};
 use quire_io::Vfs;
+
+/// The trace events of the current iteration (`QUIRE_BANK_TRACE`).
+static TRACE: Mutex<Vec<u8>> = Mutex::new(Vec::new());
+
+struct TraceWriter;
+impl std::io::Write for TraceWriter {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        TRACE.lock().expect("trace").extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Installs the trace subscriber if `QUIRE_BANK_TRACE` names a directory.
+fn trace_dir() -> Option<std::path::PathBuf> {
+    let dir = std::env::var_os("QUIRE_BANK_TRACE")?;
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::new("quire=trace"))
+        .with_writer(|| TraceWriter)
+        .with_ansi(false)
+        .without_time()
+        .try_init();
+    Some(dir.into())
+}
+
+/// Writes the iteration's trace to a file if the iteration fails (panics).
+struct TraceOnFailure(Option<std::path::PathBuf>);
+impl Drop for TraceOnFailure {
+    fn drop(&mut self) {
+        if let Some(path) = &self.0 {
+            if std::thread::panicking() {
+                let trace = TRACE.lock().map(|t| t.clone()).unwrap_or_default();
+                let _ = std::fs::write(path, trace);
+                eprintln!("trace written to {}", path.display());
+            }
+        }
+    }
+}
 
 const ACCOUNTS: i64 = 8;
 const INITIAL: i64 = 1000;
@@ -163,11 +206,42 @@ fn workload(db: &Db, vfs: &SimVfs, seed: u64, out: &Mutex<Outcome>) {
     });
 }
 
-fn verify(db: &Db, out: &Outcome, what: &str) {
+/// What `verify` read: the balances and the journal, to compare across a restart.
+#[derive(Debug, PartialEq)]
+struct Snapshot {
+    balances: BTreeMap<i64, i64>,
+    journal: BTreeMap<i64, (i64, i64, i64)>,
+}
+
+/// How `now` differs from `before` (a restart must change nothing), for the failure message.
+fn difference(before: &Snapshot, now: &Snapshot) -> String {
+    let lost: Vec<_> = before
+        .journal
+        .iter()
+        .filter(|(id, _)| !now.journal.contains_key(id))
+        .collect();
+    let gained: Vec<_> = now
+        .journal
+        .iter()
+        .filter(|(id, _)| !before.journal.contains_key(id))
+        .collect();
+    let changed: Vec<_> = now
+        .balances
+        .iter()
+        .filter(|(a, b)| before.balances.get(a) != Some(b))
+        .map(|(a, b)| (a, before.balances.get(a), b))
+        .collect();
+    format!(
+        "journal rows lost {lost:?}, journal rows gained {gained:?}, balances changed (account, before, now) {changed:?}"
+    )
+}
+
+/// Reads both tables (after the background rollback of recovered transactions).
+fn snapshot_of(db: &Db, what: &str) -> Snapshot {
     db.wait_for_recovery();
     let accounts = db.table("bank", "accounts").expect("accounts");
     let journal = db.table("bank", "journal").expect("journal");
-    let balances: BTreeMap<i64, i64> = accounts
+    let balances = accounts
         .scan(Bound::Unbounded, Bound::Unbounded, Direction::Forward)
         .expect("scan")
         .map(|r| match r.expect("row")[..] {
@@ -175,32 +249,37 @@ fn verify(db: &Db, out: &Outcome, what: &str) {
             _ => panic!("{what}: bad account row"),
         })
         .collect();
-    assert_eq!(balances.len(), ACCOUNTS as usize, "{what}: accounts");
-    let total: i64 = balances.values().sum();
+    let journal = journal
+        .scan(Bound::Unbounded, Bound::Unbounded, Direction::Forward)
+        .expect("scan")
+        .map(|r| match r.expect("row")[..] {
+            [Value::Int(id), Value::Int(src), Value::Int(dst), Value::Int(amount)] => {
+                (id, (src, dst, amount))
+            }
+            _ => panic!("{what}: bad journal row"),
+        })
+        .collect();
+    Snapshot { balances, journal }
+}
+
+fn verify(db: &Db, out: &Outcome, what: &str) -> Snapshot {
+    let snap = snapshot_of(db, what);
+    // Structural damage explains a wrong answer better than the answer does: check first.
+    let problems = db.check().expect("check");
+    assert!(problems.is_empty(), "{what}: {problems:?}");
+    assert_eq!(snap.balances.len(), ACCOUNTS as usize, "{what}: accounts");
+    let total: i64 = snap.balances.values().sum();
     assert_eq!(
         total,
         ACCOUNTS * INITIAL,
         "{what}: money was created or lost"
     );
     let mut expect: BTreeMap<i64, i64> = (0..ACCOUNTS).map(|a| (a, INITIAL)).collect();
-    let mut ids = BTreeSet::new();
-    for r in journal
-        .scan(Bound::Unbounded, Bound::Unbounded, Direction::Forward)
-        .expect("scan")
-    {
-        let [Value::Int(id), Value::Int(src), Value::Int(dst), Value::Int(amount)] =
-            r.expect("row")[..]
-        else {
-            panic!("{what}: bad journal row");
-        };
-        *expect.entry(src).or_default() -= amount;
-        *expect.entry(dst).or_default() += amount;
-        ids.insert(id);
+    for (src, dst, amount) in snap.journal.values() {
+        *expect.entry(*src).or_default() -= amount;
+        *expect.entry(*dst).or_default() += amount;
     }
-    assert_eq!(
-        balances, expect,
-        "{what}: balances disagree with the journal"
-    );
+    let ids: BTreeSet<i64> = snap.journal.keys().copied().collect();
     let lost: Vec<_> = out.acked.difference(&ids).collect();
     assert!(
         lost.is_empty(),
@@ -211,8 +290,11 @@ fn verify(db: &Db, out: &Outcome, what: &str) {
         undone.is_empty(),
         "{what}: rolled-back transfers visible: {undone:?}"
     );
-    let problems = db.check().expect("check");
-    assert!(problems.is_empty(), "{what}: {problems:?}");
+    assert_eq!(
+        snap.balances, expect,
+        "{what}: balances disagree with the journal"
+    );
+    snap
 }
 
 #[test]
@@ -243,8 +325,15 @@ fn transfers_keep_the_total_and_every_acknowledged_commit_across_crashes() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(1000);
+    let trace = trace_dir();
     for i in (first - 1000)..(first - 1000 + iters) {
         let seed = 1000 + i;
+        TRACE.lock().expect("trace").clear();
+        let _dump = TraceOnFailure(
+            trace
+                .as_ref()
+                .map(|d| d.join(format!("bank-trace-{seed}.log"))),
+        );
         let vfs = SimVfs::new(seed);
         let db = open(&vfs).expect("open");
         setup(&db).expect("setup");
@@ -255,17 +344,25 @@ fn transfers_keep_the_total_and_every_acknowledged_commit_across_crashes() {
         db.kill();
         let mode = modes[i as usize % modes.len()];
         let what = format!("seed {seed} point {point} mode {mode:?}");
+        tracing::info!(target: "quire::trace", "=== crash ({mode:?}), session 1");
         let img = vfs.crash_with(mode).0;
         let db = open(&img).unwrap_or_else(|e| panic!("{what}: reopen: {e}"));
         let out = out.into_inner().expect("outcome");
         verify(&db, &out, &what);
         // Purge after recovery keeps everything consistent too.
         db.purge_now().expect("purge");
-        verify(&db, &out, &format!("{what}, purged"));
+        let purged = verify(&db, &out, &format!("{what}, purged"));
         // And a second crash-free restart changes nothing.
         db.kill();
+        tracing::info!(target: "quire::trace", "=== kill, session 2");
         let again = img.crash_with(CrashMode::KeepAll).0;
         let db = open(&again).unwrap_or_else(|e| panic!("{what}: second reopen: {e}"));
+        let restarted = snapshot_of(&db, &what);
+        assert!(
+            restarted == purged,
+            "{what}: a crash-free restart changed the data: {}",
+            difference(&purged, &restarted)
+        );
         verify(&db, &out, &format!("{what}, restarted"));
         db.kill();
         eprintln!(

@@ -78,6 +78,9 @@ pub struct Conn<'a> {
     /// one statement per COM_QUERY for now.
     multi_statements: bool,
     pub(crate) shared: &'a Shared<'a>,
+    /// The socket's read timeout as last set: set again only when `wait_timeout` changes,
+    /// not with a system call per command.
+    read_timeout: Option<Duration>,
 }
 
 /// Accepted → Handshake → Authenticated → Command loop → Closed.
@@ -160,6 +163,7 @@ fn open_session<'a>(
     let mut session = shared.instance.session_with_id(conn_id, &authed.user, host);
     session.set_account(&authed.account.0, &authed.account.1);
     *session.info().tls.lock() = io.stream().tls_info();
+    session.set_handshake_collation(authed.collation);
     if let Some(db) = &authed.db {
         if let Err(e) = session.use_database(db) {
             if let Some(w) = to_wire(&e) {
@@ -177,7 +181,10 @@ fn open_session<'a>(
             .caps
             .contains(CapabilityFlags::CLIENT_MULTI_STATEMENTS),
         shared,
+        read_timeout: None,
     };
+    // The handshake is over: commands may be read ahead (packet invariant 5).
+    conn.io.read_ahead();
     conn.send_ok(0, 0, "").ok()?;
     conn.io.flush().ok()?;
     Some(conn)
@@ -330,7 +337,10 @@ impl Conn<'_> {
     fn command_loop(&mut self) {
         loop {
             self.io.reset_seq();
-            let _ = self.io.stream().set_read_timeout(Some(self.idle_timeout()));
+            let idle = Some(self.idle_timeout());
+            if idle != self.read_timeout && self.io.stream().set_read_timeout(idle).is_ok() {
+                self.read_timeout = idle;
+            }
             let msg = match self.io.read_message() {
                 Ok(m) => m,
                 Err(e) => {

@@ -123,6 +123,8 @@ pub fn code_of(e: &SqlError) -> Option<(u16, &'static str)> {
         DropMissingDatabase(_) => (1008, "HY000"),
         NoSuchTable { .. } => (1146, "42S02"),
         UnknownTable(_) => (1051, "42S02"),
+        TableNotLocked(_) => (1100, "HY000"),
+        TableLockedForRead(_) => (1099, "HY000"),
         TableExists(_) => (1050, "42S01"),
         UnknownColumn { .. } => (1054, "42S22"),
         AmbiguousColumn { .. } => (1052, "23000"),
@@ -250,6 +252,8 @@ mod tests {
                 table: s(),
             },
             UnknownTable(s()),
+            TableNotLocked(s()),
+            TableLockedForRead(s()),
             TableExists(s()),
             UnknownColumn {
                 column: s(),

@@ -204,6 +204,8 @@ pub struct Authed {
     pub db: Option<String>,
     /// The capabilities both sides have.
     pub caps: CapabilityFlags,
+    /// The collation id the client asked for (`Session::set_handshake_collation`).
+    pub collation: u8,
 }
 
 /// Why the handshake ended without a session.
@@ -359,6 +361,7 @@ pub fn authenticate(
         account: (account.user.clone(), account.host.clone()),
         db,
         caps,
+        collation: resp.collation(),
     })
 }
 

@@ -16,6 +16,11 @@
 //!    client cannot make the server allocate more than the limit.
 //! 4. Writes go to a buffer, flushed at the end of each command and whenever it passes
 //!    [`FLUSH_AT`]: a result set streams, never sits in memory whole.
+//! 5. Reads go through a buffer of [`READ_AHEAD`] bytes only once read-ahead is on (after
+//!    the handshake: a client sends its TLS ClientHello right behind its SslRequest, and
+//!    those bytes belong to TLS, not to us). Then one `recv` usually brings a whole command
+//!    (header and body) instead of two; a body larger than the buffer is read straight
+//!    into the message. Nothing is buffered when the stream is handed out to change.
 
 use std::io::{self, Read, Write};
 
@@ -24,6 +29,9 @@ pub const MAX_PAYLOAD: usize = 0xFF_FFFF;
 
 /// The write buffer is flushed to the socket past this size (rows stream in ~64 KiB writes).
 pub const FLUSH_AT: usize = 64 * 1024;
+
+/// Bytes one read may bring ahead of what the current message needs (invariant 5).
+pub const READ_AHEAD: usize = 16 * 1024;
 
 /// Why a packet could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -45,6 +53,11 @@ pub struct PacketIo<S> {
     seq: u8,
     wbuf: Vec<u8>,
     max_packet: usize,
+    /// Read-ahead buffer (invariant 5): bytes `rstart..rend` are read and not yet used.
+    /// Empty (no allocation) until read-ahead is turned on.
+    rbuf: Vec<u8>,
+    rstart: usize,
+    rend: usize,
 }
 
 impl<S: Read + Write> PacketIo<S> {
@@ -54,7 +67,50 @@ impl<S: Read + Write> PacketIo<S> {
             seq: 0,
             wbuf: Vec::with_capacity(FLUSH_AT + 1024),
             max_packet,
+            rbuf: Vec::new(),
+            rstart: 0,
+            rend: 0,
         }
+    }
+
+    /// Turns read-ahead on (invariant 5): call once the handshake is over.
+    pub fn read_ahead(&mut self) {
+        if self.rbuf.is_empty() {
+            self.rbuf = vec![0; READ_AHEAD];
+        }
+    }
+
+    /// Fills `out` from the read-ahead buffer, then from the stream (invariant 5).
+    fn read_exact(&mut self, out: &mut [u8]) -> io::Result<()> {
+        let have = (self.rend - self.rstart).min(out.len());
+        out[..have].copy_from_slice(&self.rbuf[self.rstart..self.rstart + have]);
+        self.rstart += have;
+        if self.rstart == self.rend {
+            (self.rstart, self.rend) = (0, 0);
+        }
+        let rest = &mut out[have..];
+        if rest.is_empty() {
+            return Ok(());
+        }
+        if rest.len() >= self.rbuf.len() {
+            // Read-ahead off, or a body larger than the buffer: straight into the message.
+            return self.stream.read_exact(rest);
+        }
+        // The buffer is empty here (what it held went into `out`): read at least `rest`.
+        while self.rend < rest.len() {
+            match self.stream.read(&mut self.rbuf[self.rend..]) {
+                Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
+                Ok(n) => self.rend += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        rest.copy_from_slice(&self.rbuf[..rest.len()]);
+        self.rstart = rest.len();
+        if self.rstart == self.rend {
+            (self.rstart, self.rend) = (0, 0);
+        }
+        Ok(())
     }
 
     pub fn stream(&self) -> &S {
@@ -65,8 +121,8 @@ impl<S: Read + Write> PacketIo<S> {
     /// the upgrade (docs/protocol.md, "TLS"). Nothing may be buffered either way then.
     pub fn stream_mut(&mut self) -> &mut S {
         debug_assert!(
-            self.wbuf.is_empty(),
-            "unflushed writes across a stream change"
+            self.wbuf.is_empty() && self.rstart == self.rend,
+            "unflushed writes or unread bytes across a stream change"
         );
         &mut self.stream
     }
@@ -85,7 +141,7 @@ impl<S: Read + Write> PacketIo<S> {
         let mut msg = Vec::new();
         loop {
             let mut header = [0u8; 4];
-            self.stream.read_exact(&mut header)?;
+            self.read_exact(&mut header)?;
             let len =
                 usize::from(header[0]) | usize::from(header[1]) << 8 | usize::from(header[2]) << 16;
             let got = header[3];
@@ -105,7 +161,7 @@ impl<S: Read + Write> PacketIo<S> {
             }
             let start = msg.len();
             msg.resize(start + len, 0);
-            self.stream.read_exact(&mut msg[start..])?;
+            self.read_exact(&mut msg[start..])?;
             if len < MAX_PAYLOAD {
                 return Ok(msg);
             }
@@ -248,5 +304,101 @@ mod tests {
     fn truncated_packet_is_an_io_error() {
         let mut r = io(vec![5, 0, 0, 0, 1, 2], 1000);
         assert!(matches!(r.read_message(), Err(FrameError::Io(_))));
+        let mut r = io(vec![5, 0, 0, 0, 1, 2], 1000);
+        r.read_ahead();
+        assert!(matches!(r.read_message(), Err(FrameError::Io(_))));
+    }
+
+    /// A stream that hands out at most `step` bytes per read, counting the reads.
+    struct Trickle {
+        input: Cursor<Vec<u8>>,
+        step: usize,
+        reads: usize,
+    }
+    impl Read for Trickle {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            self.reads += 1;
+            let n = buf.len().min(self.step);
+            self.input.read(&mut buf[..n])
+        }
+    }
+    impl Write for Trickle {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// Messages as the wire has them, each starting its own exchange (sequence id 0).
+    fn wire(payloads: &[Vec<u8>]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for p in payloads {
+            let mut w = io(Vec::new(), usize::MAX);
+            w.write_message(p).unwrap();
+            w.flush().unwrap();
+            out.extend_from_slice(&w.stream.output);
+        }
+        out
+    }
+
+    #[test]
+    fn read_ahead_gives_the_same_messages_whatever_the_reads_bring() {
+        let payloads: Vec<Vec<u8>> = [0usize, 1, 5, 300, READ_AHEAD - 4, READ_AHEAD + 7, 3]
+            .iter()
+            .map(|&n| (0..n).map(|i| (i % 253) as u8).collect())
+            .collect();
+        let bytes = wire(&payloads);
+        for step in [1, 3, 4, 5, 100, READ_AHEAD, usize::MAX] {
+            let mut r = PacketIo::new(
+                Trickle {
+                    input: Cursor::new(bytes.clone()),
+                    step,
+                    reads: 0,
+                },
+                usize::MAX,
+            );
+            r.read_ahead();
+            for p in &payloads {
+                r.reset_seq();
+                assert_eq!(&r.read_message().unwrap(), p, "step {step}");
+            }
+            r.reset_seq();
+            assert!(
+                matches!(r.read_message(), Err(FrameError::Io(_))),
+                "the end of the stream"
+            );
+        }
+    }
+
+    #[test]
+    fn with_read_ahead_a_small_command_takes_one_read() {
+        let bytes = wire(&[b"SELECT 1".to_vec(), b"SELECT 2".to_vec()]);
+        let mut r = PacketIo::new(
+            Trickle {
+                input: Cursor::new(bytes.clone()),
+                step: usize::MAX,
+                reads: 0,
+            },
+            1024,
+        );
+        r.read_ahead();
+        assert_eq!(r.read_message().unwrap(), b"SELECT 1");
+        assert_eq!(r.stream.reads, 1, "header and body in one read");
+        r.reset_seq();
+        assert_eq!(r.read_message().unwrap(), b"SELECT 2");
+        assert_eq!(r.stream.reads, 1, "the second came with the first");
+        // Without read-ahead (the handshake), nothing is read past the message.
+        let mut r = PacketIo::new(
+            Trickle {
+                input: Cursor::new(bytes),
+                step: usize::MAX,
+                reads: 0,
+            },
+            1024,
+        );
+        assert_eq!(r.read_message().unwrap(), b"SELECT 1");
+        assert_eq!(r.stream.input.position(), 12);
     }
 }

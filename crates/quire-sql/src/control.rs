@@ -282,7 +282,15 @@ impl<'d> Session<'d> {
                 }
                 ok
             }
-            "unlock" => ok,
+            // UNLOCK TABLES ends LOCK TABLES; after FLUSH TABLES … FOR EXPORT or WITH READ
+            // LOCK (which hold nothing here) it is a no-op, as it is in MariaDB then.
+            "unlock" => {
+                if !(toks.len() == 2 && (toks[1].is("tables") || toks[1].is("table"))) {
+                    return Err(syntax(text));
+                }
+                self.unlock_tables()?;
+                ok
+            }
             // As MariaDB: OK, then the server stops as on SIGTERM (open transactions roll
             // back). root is the only account, and it has the SHUTDOWN privilege.
             "shutdown" if toks.len() == 1 => {
@@ -290,7 +298,11 @@ impl<'d> Session<'d> {
                 ok
             }
             "shutdown" => Err(syntax(text)),
-            "lock" => Err(SqlError::Unsupported("LOCK TABLES".into())),
+            "lock" if toks.get(1).is_some_and(|t| t.is("tables") || t.is("table")) => {
+                self.lock_tables_statement(&toks[2..], text)?;
+                ok
+            }
+            "lock" => Err(syntax(text)),
             // `ALTER TABLE t DISABLE | ENABLE KEYS` (mariadb-dump writes them around a
             // table's rows): InnoDB has no such option, so MariaDB only notes it.
             "alter"
@@ -418,6 +430,8 @@ impl<'d> Session<'d> {
     /// The engine transaction starts at the first write or locking read (no id before:
     /// InnoDB's read-only optimization; oltp_read_only never serializes on BEGIN).
     fn begin(&mut self, read_only: bool) -> Result<()> {
+        // BEGIN ends LOCK TABLES, as in MariaDB (lock_tables.rs, invariant 2).
+        self.unlock_tables()?;
         self.commit_open()?;
         self.explicit = true;
         self.read_only = read_only;

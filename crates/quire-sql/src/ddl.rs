@@ -736,6 +736,10 @@ impl<'d> Session<'d> {
             return Err(SqlError::Unsupported("temporary tables".into()));
         }
         let (db, name) = self.db_and_name(&ct.name)?;
+        // Under LOCK TABLES a new table is one not locked: 1100, as in MariaDB.
+        if let Some(locked) = &self.locked {
+            locked.check_ddl(&[(db.clone(), name.clone())])?;
+        }
         let table_collation = table_collation(&ct.table_options)?;
         let mut columns: Vec<Column> = Vec::new();
         let mut pk: Vec<usize> = Vec::new();
@@ -956,6 +960,26 @@ impl<'d> Session<'d> {
             other => return Err(SqlError::Unsupported(other.to_string())),
         }
         Ok(Outcome::ok(0))
+    }
+
+    /// The collation a client names in its handshake response (a MariaDB collation id), as
+    /// MariaDB applies it: `character_set_client`, `_connection` and `_results` and
+    /// `collation_connection` follow it. Quire converts no character set, so only the
+    /// utf8mb4 and utf8mb3 ids are taken; any other id (latin1's 8, binary's 63, MySQL 8's
+    /// 255, which MariaDB 10.11 does not know either) leaves the server's default, utf8mb4.
+    pub fn set_handshake_collation(&mut self, id: u8) {
+        let (cs, coll) = match id {
+            33 => ("utf8mb3", "utf8mb3_general_ci"),
+            83 => ("utf8mb3", "utf8mb3_bin"),
+            192 => ("utf8mb3", "utf8mb3_unicode_ci"),
+            45 => ("utf8mb4", "utf8mb4_general_ci"),
+            46 => ("utf8mb4", "utf8mb4_bin"),
+            224 => ("utf8mb4", "utf8mb4_unicode_ci"),
+            246 => ("utf8mb4", "utf8mb4_unicode_520_ci"),
+            _ => return,
+        };
+        // Both names are known to `set_names`: it cannot fail on them.
+        let _ = self.set_names(cs, Some(coll));
     }
 
     /// SET NAMES: the connection's character set. Quire reads and writes utf8mb4 only, so

@@ -42,6 +42,12 @@ pub enum SqlError {
     /// 1146
     #[error("Table '{db}.{table}' doesn't exist")]
     NoSuchTable { db: String, table: String },
+    /// 1100 (LOCK TABLES is in effect and the name, or alias, is not in it)
+    #[error("Table '{0}' was not locked with LOCK TABLES")]
+    TableNotLocked(String),
+    /// 1099
+    #[error("Table '{0}' was locked with a READ lock and can't be updated")]
+    TableLockedForRead(String),
     /// 1051
     #[error("Unknown table '{0}'")]
     UnknownTable(String),

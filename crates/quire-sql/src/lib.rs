@@ -25,6 +25,7 @@ pub mod error;
 pub mod exec;
 pub mod expr;
 pub mod func;
+mod lock_tables;
 mod mdl;
 pub mod meta;
 pub mod parse;

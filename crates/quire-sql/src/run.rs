@@ -340,6 +340,10 @@ impl<'d> Session<'d> {
     /// Shared metadata locks on the tables `p` uses, held until the transaction ends (or
     /// the statement, outside one): no DDL changes them meanwhile (docs/sql.md).
     fn lock_tables(&mut self, p: &Planned) -> Result<()> {
+        // Under LOCK TABLES the session holds its tables already (lock_tables.rs, 1).
+        if let Some(locked) = &self.locked {
+            return locked.check(p);
+        }
         for t in p.tables() {
             let info = &self.info;
             let timeout = || {
@@ -369,6 +373,15 @@ impl<'d> Session<'d> {
         names: Vec<(String, String)>,
     ) -> Result<crate::mdl::Exclusive<'d>> {
         debug_assert!(!self.mdl.holds_any(), "DDL with shared metadata locks held");
+        // Under LOCK TABLES a DDL may change only tables locked WRITE, which the session
+        // holds exclusively already: it takes nothing more (lock_tables.rs, invariant 1).
+        let names = match &self.locked {
+            Some(locked) => {
+                locked.check_ddl(&names)?;
+                Vec::new()
+            }
+            None => names,
+        };
         let info = self.info.clone();
         let secs = self.mdl_timeout();
         let timeout = move || secs;

@@ -417,6 +417,8 @@ pub struct Session<'d> {
     /// Shared metadata locks of the open transaction (or of the running statement outside
     /// one), and the entries this session looked up.
     pub(crate) mdl: crate::mdl::SessionLocks,
+    /// LOCK TABLES in effect (`lock_tables.rs`).
+    pub(crate) locked: Option<crate::lock_tables::Locked<'d>>,
 }
 
 impl<'d> Session<'d> {
@@ -463,6 +465,7 @@ impl<'d> Session<'d> {
             named: HashMap::new(),
             cache: HashMap::new(),
             mdl: crate::mdl::SessionLocks::default(),
+            locked: None,
         }
     }
 

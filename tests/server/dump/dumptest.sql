@@ -45,6 +45,7 @@ CREATE TABLE `bulk` (
 -- Dumping data for table `bulk`
 --
 
+LOCK TABLES `bulk` WRITE;
 /*!40000 ALTER TABLE `bulk` DISABLE KEYS */;
 INSERT INTO `bulk` VALUES
 (3,'row-1','\0\0\0','c4ca'),
@@ -1549,6 +1550,7 @@ INSERT INTO `bulk` VALUES
 (4500,'row-1500','\0\0�','cfa5'),
 (18446744073709551615,'max','\0�\'\"\\','Zz');
 /*!40000 ALTER TABLE `bulk` ENABLE KEYS */;
+UNLOCK TABLES;
 
 --
 -- Table structure for table `empty_one`
@@ -1567,8 +1569,10 @@ CREATE TABLE `empty_one` (
 -- Dumping data for table `empty_one`
 --
 
+LOCK TABLES `empty_one` WRITE;
 /*!40000 ALTER TABLE `empty_one` DISABLE KEYS */;
 /*!40000 ALTER TABLE `empty_one` ENABLE KEYS */;
+UNLOCK TABLES;
 
 --
 -- Table structure for table `people`
@@ -1596,12 +1600,14 @@ CREATE TABLE `people` (
 -- Dumping data for table `people`
 --
 
+LOCK TABLES `people` WRITE;
 /*!40000 ALTER TABLE `people` DISABLE KEYS */;
 INSERT INTO `people` VALUES
 (1,'Ann','ann@example.com','1990-05-17',1234.50,0.125,'it\'s \"quoted\"\\ back\\slash','2024-01-02 03:04:05.678'),
 (2,'Björn Ödegård',NULL,NULL,-7.00,-0.0000000001,'tab	here\nnewline',NULL),
 (3,'漢字','kanji@example.com','2000-02-29',0.00,1e300,'','1999-12-31 23:59:59.999');
 /*!40000 ALTER TABLE `people` ENABLE KEYS */;
+UNLOCK TABLES;
 /*!40103 SET TIME_ZONE=@OLD_TIME_ZONE */;
 
 /*!40101 SET SQL_MODE=@OLD_SQL_MODE */;
@@ -1612,4 +1618,4 @@ INSERT INTO `people` VALUES
 /*!40101 SET COLLATION_CONNECTION=@OLD_COLLATION_CONNECTION */;
 /*!40111 SET SQL_NOTES=@OLD_SQL_NOTES */;
 
--- Dump completed on 2026-11-27 12:09:29
+-- Dump completed on 2026-11-27 15:37:20

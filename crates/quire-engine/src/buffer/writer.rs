@@ -106,6 +106,9 @@ pub fn write_home(
             let run = &runs[i];
             let bufs: Vec<&[u8]> = run.iter().map(|p| &p.image[..]).collect();
             let first: PageNo = run[0].id.page_no;
+            for p in run.iter() {
+                tracing::trace!(target: "quire::trace", "page write {} lsn {} init {}", p.id, p.lsn, p.initialized);
+            }
             space.write_pages(first, &bufs)?;
             on_write(bufs.len());
             i += 1;

@@ -643,6 +643,7 @@ impl Shared {
         }
         // Invariant 4. (With O_DSYNC the writes were durable on return.)
         self.flushed.fetch_max(target, SeqCst);
+        tracing::trace!(target: "quire::trace", "log synced to {target}");
     }
 
     /// Writes ring bytes `[from, to)` to the file in chunks, advancing `written` after each.
@@ -684,6 +685,7 @@ impl Shared {
             self.buf.copy_out(pos, &mut staging[prefix..prefix + n]);
             staging[prefix + n..].fill(0);
             file.write_data(blk_start, staging);
+            tracing::trace!(target: "quire::trace", "log write [{pos}, {end}) at block {blk_start}, {total} bytes");
             // Keep the new partial last block for the next write's rewrite.
             let last_blk = end - end % b;
             let keep = (end - last_blk) as usize;
@@ -757,6 +759,7 @@ impl Shared {
             durable_lsn: Lsn(self.flushed.load(SeqCst)),
         };
         self.write_slot(&file, c.next_slot, &slot);
+        tracing::trace!(target: "quire::trace", "checkpoint {lsn} seq {} durable {}", slot.seq, slot.durable_lsn);
         c.seq += 1;
         c.next_slot ^= 1;
         // Invariant 5: published only now that the slot is durable.

@@ -206,9 +206,13 @@ pub(super) type SecEntry = (Vec<u8>, Vec<u8>);
 impl DbInner {
     pub(super) fn begin_trx(&self, iso: Isolation) -> Result<Transaction<'_>> {
         let a = self.trx.assign();
-        if let Some(mark) = a.persist {
-            // Invariant 1 of `trx`: the mark is in the log before any page holds the id.
-            if let Err(e) = self.undo.persist_max_trx_id(&self.engine, mark) {
+        if a.persist.is_some() {
+            // Invariant 1 of `trx`: a mark above the id is in the log before any page holds
+            // the id, whichever thread puts it there.
+            let covered = self.trx.cover(a.id, |mark| {
+                self.undo.persist_max_trx_id(&self.engine, mark).map(|_| ())
+            });
+            if let Err(e) = covered {
                 self.trx.finish(a.id, false, None);
                 return Err(e.into());
             }

@@ -7,7 +7,9 @@
 //! still need ([`TrxSys::purge_limit`]).
 //!
 //! ```text
-//!   begin ──► assign(): id = next_id++, active += id      (persist high-water mark / 256)
+//!   begin ──► assign(): id = next_id++, active += id
+//!             cover(id): an id at or above the durable mark waits for (or persists) a
+//!             mark above it before it is used                  (about once per 256 ids)
 //!   read  ──► view(): low_limit = next_id, up_limit = min(active), active list,
 //!             low_limit_no = min(next_no, committing)
 //!   commit ─► commit_no(): no = next_no++, committing += no
@@ -18,6 +20,12 @@
 //! Invariants (asserted in debug builds where cheap):
 //! 1. Ids and commit numbers only grow; after a restart both start above every value any
 //!    durable page holds (the undo headers and the persisted high-water mark: `UndoSys`).
+//!    An id is used (written anywhere) only after `cover` returned for it: a mark above it
+//!    is then in the log, ahead of every mtr that writes the id. Not only the thread whose
+//!    id reached the mark waits for the mark: every id at or above the last mark *in the
+//!    log* does, so a thread that persists slowly cannot let another use an id the log
+//!    does not cover yet (a crash would then restart numbering below ids that committed
+//!    rows carry, once purge has removed their history, and hide those rows).
 //! 2. A transaction is in `active` from `assign` until `finish`; its changes are visible
 //!    to a view iff it finished before the view was created (or it is the view's creator).
 //! 3. A commit number is in `committing` from `commit_no` until `finish`, so a view created
@@ -179,6 +187,44 @@ pub fn pause_before_slot_for_tests(on: bool) {
     let _ = on;
 }
 
+/// Tests only: makes the thread that must persist the next id high-water mark wait, before
+/// it persists, while this is on (`PAUSED_BEFORE_MARK` tells the test it got there), so a
+/// test can run other transactions meanwhile (invariant 1). Does nothing in release builds.
+#[cfg(debug_assertions)]
+static PAUSE_BEFORE_MARK: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+#[cfg(debug_assertions)]
+static PAUSED_BEFORE_MARK: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
+#[doc(hidden)]
+pub fn pause_before_persisting_the_id_mark_for_tests(on: bool) {
+    #[cfg(debug_assertions)]
+    {
+        PAUSED_BEFORE_MARK.store(false, Ordering::SeqCst);
+        PAUSE_BEFORE_MARK.store(on, Ordering::SeqCst);
+    }
+    #[cfg(not(debug_assertions))]
+    let _ = on;
+}
+
+/// Tests only: whether a thread is waiting at the pause of
+/// [`pause_before_persisting_the_id_mark_for_tests`].
+#[doc(hidden)]
+pub fn paused_before_persisting_the_id_mark() -> bool {
+    #[cfg(debug_assertions)]
+    return PAUSED_BEFORE_MARK.load(Ordering::SeqCst);
+    #[cfg(not(debug_assertions))]
+    false
+}
+
+fn pause_before_mark() {
+    #[cfg(debug_assertions)]
+    while PAUSE_BEFORE_MARK.load(Ordering::SeqCst) {
+        PAUSED_BEFORE_MARK.store(true, Ordering::SeqCst);
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+}
+
 /// Where a view is registered.
 #[derive(Debug)]
 enum Registration {
@@ -219,8 +265,6 @@ impl Drop for ViewHandle {
 #[derive(Default)]
 struct State {
     next_id: u64,
-    /// Ids below it may be handed out without persisting first.
-    persisted_below: u64,
     next_no: u64,
     active: BTreeSet<TrxId>,
     committing: BTreeSet<u64>,
@@ -260,6 +304,10 @@ struct Cached {
 
 struct TrxSysInner {
     state: Mutex<State>,
+    /// Ids below it are covered by a high-water mark in the log (invariant 1).
+    durable_mark: AtomicU64,
+    /// Held while a mark is persisted, so that one mtr covers everyone waiting.
+    mark_lock: Mutex<()>,
     /// Bumped under `state` with every change a view depends on (invariant 5).
     version: AtomicU64,
     cache: ArcSwapOption<Cached>,
@@ -332,10 +380,12 @@ impl TrxSys {
             inner: Arc::new(TrxSysInner {
                 state: Mutex::new(State {
                     next_id,
-                    persisted_below: next_id,
                     next_no: max_no + 1,
                     ..State::default()
                 }),
+                // Ids up to `max_id` are on disk already; the first new one needs a mark.
+                durable_mark: AtomicU64::new(next_id),
+                mark_lock: Mutex::new(()),
                 version: AtomicU64::new(1),
                 cache: ArcSwapOption::empty(),
                 slots: (0..VIEW_SLOTS)
@@ -348,22 +398,38 @@ impl TrxSys {
         }
     }
 
-    /// A new transaction id, registered as active. When the id reaches the persisted
-    /// high-water mark, the caller must persist `persist` before writing the id anywhere
-    /// (invariant 1): a restart then starts above every id ever used.
+    /// A new transaction id, registered as active. `persist` is `Some` when no mark in the
+    /// log covers the id yet: the caller must call [`TrxSys::cover`] before writing the id
+    /// anywhere (invariant 1), so that a restart starts above every id ever used.
     pub fn assign(&self) -> Assigned {
         let mut st = self.inner.state.lock();
         let id = TrxId(st.next_id);
         st.next_id += 1;
-        let persist = if id.0 >= st.persisted_below {
-            st.persisted_below = id.0 + ID_PERSIST_EVERY;
-            Some(TrxId(st.persisted_below))
-        } else {
-            None
-        };
+        let persist = (id.0 >= self.inner.durable_mark.load(Ordering::SeqCst))
+            .then_some(TrxId(id.0 + ID_PERSIST_EVERY));
         st.active.insert(id);
         self.inner.bump(&mut st);
         Assigned { id, persist }
+    }
+
+    /// Returns once a high-water mark above `id` is in the log, calling `persist(mark)` to
+    /// put one there unless another thread already has (invariant 1). One mark covers
+    /// every id handed out so far, plus `ID_PERSIST_EVERY` more. On an error nothing is
+    /// covered: the next caller tries again.
+    pub fn cover<E>(
+        &self,
+        id: TrxId,
+        persist: impl FnOnce(TrxId) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let _g = self.inner.mark_lock.lock();
+        if self.inner.durable_mark.load(Ordering::SeqCst) > id.0 {
+            return Ok(());
+        }
+        pause_before_mark();
+        let mark = TrxId(self.inner.state.lock().next_id + ID_PERSIST_EVERY);
+        persist(mark)?;
+        self.inner.durable_mark.fetch_max(mark.0, Ordering::SeqCst);
+        Ok(())
     }
 
     /// Consumes an id that no transaction gets: views made before it do not see it, views
@@ -383,7 +449,10 @@ impl TrxSys {
     pub fn register_recovered(&self, id: TrxId) {
         let mut st = self.inner.state.lock();
         st.next_id = st.next_id.max(id.0 + 1);
-        st.persisted_below = st.persisted_below.max(st.next_id);
+        // The id is on disk already (its undo log): covered.
+        self.inner
+            .durable_mark
+            .fetch_max(st.next_id, Ordering::SeqCst);
         st.active.insert(id);
         self.inner.bump(&mut st);
     }
@@ -685,11 +754,29 @@ mod tests {
         let sys = TrxSys::new(TrxId(10), 0);
         let first = sys.assign();
         assert_eq!(first.id, TrxId(11));
-        assert_eq!(first.persist, Some(TrxId(11 + ID_PERSIST_EVERY)));
-        for _ in 0..ID_PERSIST_EVERY - 1 {
+        assert!(first.persist.is_some());
+        // Until a mark is in the log, every new id needs one too (invariant 1).
+        let second = sys.assign();
+        assert!(second.persist.is_some());
+        let mut marks = Vec::new();
+        sys.cover(first.id, |m| {
+            marks.push(m);
+            Ok::<(), ()>(())
+        })
+        .expect("cover");
+        // One mark covers both ids handed out so far: the second waits for nothing.
+        assert_eq!(marks, [TrxId(13 + ID_PERSIST_EVERY)]);
+        sys.cover(second.id, |_| Err(()))
+            .expect("covered without persisting");
+        for _ in 0..ID_PERSIST_EVERY {
             assert!(sys.assign().persist.is_none());
         }
-        assert!(sys.assign().persist.is_some());
+        let next = sys.assign();
+        assert_eq!(next.id, TrxId(13 + ID_PERSIST_EVERY));
+        assert!(next.persist.is_some());
+        // A failed persist covers nothing: the next caller persists.
+        assert_eq!(sys.cover(next.id, |_| Err("disk")), Err("disk"));
+        assert!(sys.cover(next.id, |_| Ok::<(), ()>(())).is_ok());
     }
 
     #[test]
