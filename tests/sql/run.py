@@ -14,6 +14,8 @@ The reference MariaDB runs with --no-defaults --character-set-server=utf8mb4
 Format (blocks separated by blank lines; `#` starts a comment line):
 
     connection NAME                 switch to (or open) another session
+    connection NAME USER PASSWORD   ... opened as USER (PASSWORD `-` for none), no database
+    login USER PASSWORD [DB]        a login alone: after ----, `ok` or `error CODE: message`
     statement ok                    the next line(s) must succeed
     statement error CODE            ... must fail with MySQL error CODE
     query [rowsort] [types]         the rows, tab-separated, NULL for NULL, after ----
@@ -32,10 +34,15 @@ import pymysql
 from pymysql.constants import FIELD_TYPE, FLAG
 
 
-def connect(args, db=None):
-    c = pymysql.connect(host=args.host, port=args.port, user=args.user, password=args.password,
+def connect(args, db=None, user=None, password=None):
+    c = pymysql.connect(host=args.host, port=args.port, user=user or args.user,
+                        password=args.password if password is None else password,
                         database=db, autocommit=True, conv={}, charset="utf8mb4")
     return c
+
+
+def pw_arg(p):
+    return "" if p == "-" else p
 
 
 def text(v):
@@ -87,9 +94,26 @@ def run_block(conns, state, b, args):
     if kind == "connection":
         name = head[1]
         if name not in conns:
-            conns[name] = connect(args, state["db"])
+            if len(head) >= 4:
+                conns[name] = connect(args, None, head[2], pw_arg(head[3]))
+            else:
+                conns[name] = connect(args, state["db"])
         state["conn"] = name
         return None, b
+    if kind == "login":
+        try:
+            i = b.index("----")
+        except ValueError:
+            i = len(b)
+        want = b[i + 1:]
+        try:
+            c = connect(args, head[3] if len(head) > 3 else None, head[1], pw_arg(head[2]))
+            c.close()
+            got = ["ok"]
+        except pymysql.err.MySQLError as e:
+            got = ["error %d: %s" % (e.args[0], e.args[1] if len(e.args) > 1 else "")]
+        rec = b[:i] + ["----"] + got
+        return (None if got == want else "login: want %r, got %r" % (want, got)), rec
     c = conns[state["conn"]]
     if kind == "statement":
         sql = "\n".join(b[1:])
@@ -155,7 +179,10 @@ def run_file(path, args):
         else:
             passed += 1
     for c in conns.values():
-        c.close()
+        try:
+            c.close()
+        except pymysql.err.Error:
+            pass
     with admin.cursor() as cur:
         cur.execute("DROP DATABASE IF EXISTS %s" % db)
     admin.close()

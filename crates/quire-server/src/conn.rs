@@ -92,7 +92,15 @@ pub fn run_connection(stream: Stream, shared: &Shared<'_>, conn_id: u64, host: S
     // The protocol carries 32 bits of connection id; the session keeps all 64.
     let wire_id = conn_id as u32;
     let tls = shared.cfg.tls.as_ref();
-    let result = authenticate(&mut io, wire_id, &salt, &shared.creds, &host, tls);
+    let result = authenticate(
+        &mut io,
+        wire_id,
+        &salt,
+        shared.instance.acl(),
+        &shared.rsa_keys,
+        &host,
+        tls,
+    );
     // Repeated failures from this host: every answer to it waits (connection_control).
     let delay = shared.login_delay(&host);
     if !delay.is_zero() {
@@ -153,6 +161,7 @@ fn open_session<'a>(
         }
     }
     let mut session = shared.instance.session_with_id(conn_id, &authed.user, host);
+    session.set_account(&authed.account.0, &authed.account.1);
     *session.info().tls.lock() = io.stream().tls_info();
     session.set_handshake_collation(authed.collation);
     if let Some(db) = &authed.db {
@@ -367,13 +376,19 @@ impl Conn<'_> {
             cmd::STATISTICS => self.com_statistics(),
             // mariadb-admin refresh / flush-*: Quire keeps no grant cache, host cache or
             // logs to reopen, and its table handles need no closing, so every flag is done.
-            cmd::REFRESH => self.send_ok(0, 0, "").map_err(Into::into),
+            cmd::REFRESH => match self.session.check_command("reload") {
+                Ok(()) => self.send_ok(0, 0, "").map_err(Into::into),
+                Err(e) => self.send_sql_err(&e).map_err(Into::into),
+            },
             // mariadb-admin shutdown: OK (MariaDB sends EOF; clients take either), then the
             // accept loop stops the server as on SIGTERM.
-            cmd::SHUTDOWN => {
-                self.shared.instance.request_shutdown();
-                self.send_ok(0, 0, "").map_err(Into::into)
-            }
+            cmd::SHUTDOWN => match self.session.check_command("shutdown") {
+                Ok(()) => {
+                    self.shared.instance.request_shutdown();
+                    self.send_ok(0, 0, "").map_err(Into::into)
+                }
+                Err(e) => self.send_sql_err(&e).map_err(Into::into),
+            },
             cmd::PROCESS_KILL => self.com_process_kill(body),
             cmd::PING => self.send_ok(0, 0, "").map_err(Into::into),
             cmd::STMT_PREPARE => self.com_stmt_prepare(body),

@@ -86,6 +86,18 @@ pub mod proto {
     pub fn malformed_packet() -> WireError {
         WireError::new(1835, "HY000", "Malformed communication packet")
     }
+    /// ER_ACCOUNT_HAS_BEEN_LOCKED: a locked account's login.
+    pub fn account_locked() -> WireError {
+        WireError::new(4151, "HY000", "Access denied, this account is locked")
+    }
+    /// ER_DBACCESS_DENIED_ERROR at connect (the database asked for in the handshake).
+    pub fn db_access_denied(user: &str, host: &str, db: &str) -> WireError {
+        WireError::new(
+            1044,
+            "42000",
+            format!("Access denied for user '{user}'@'{host}' to database '{db}'"),
+        )
+    }
     /// ER_HANDSHAKE_ERROR: the handshake response does not parse.
     pub fn bad_handshake() -> WireError {
         WireError::new(1043, "08S01", "Bad handshake")
@@ -184,6 +196,18 @@ pub fn code_of(e: &SqlError) -> Option<(u16, &'static str)> {
         Raised { code, .. } => (*code, raised_state(*code)),
         TableDefinitionChanged => (1412, "HY000"),
         ReadOnlyTransaction => (1792, "25006"),
+        PluginNotLoaded(_) => (1524, "HY000"),
+        PasswordFormat(_) => (1372, "HY000"),
+        IllegalGrant => (1144, "42000"),
+        SpecificAccessDenied(_) => (1227, "42000"),
+        DbAccessDenied { .. } => (1044, "42000"),
+        TableAccessDenied { .. } => (1142, "42000"),
+        AccessDenied { .. } => (1045, "28000"),
+        OperationFailed { .. } => (1396, "HY000"),
+        PasswordNoMatch => (1133, "28000"),
+        NoSuchGrant { .. } => (1141, "42000"),
+        NoSuchTableGrant { .. } => (1147, "42000"),
+        KillDenied(_) => (1095, "HY000"),
         Engine(_) => (1105, "HY000"),
         Sink(_) => return None,
     })
@@ -377,6 +401,42 @@ mod tests {
             },
             TableDefinitionChanged,
             ReadOnlyTransaction,
+            PluginNotLoaded(s()),
+            PasswordFormat(s()),
+            IllegalGrant,
+            SpecificAccessDenied(s()),
+            DbAccessDenied {
+                user: s(),
+                host: s(),
+                db: s(),
+            },
+            TableAccessDenied {
+                command: s(),
+                user: s(),
+                host: s(),
+                db: s(),
+                table: s(),
+            },
+            AccessDenied {
+                user: s(),
+                host: s(),
+                using: "YES",
+            },
+            OperationFailed {
+                op: s(),
+                users: s(),
+            },
+            PasswordNoMatch,
+            NoSuchGrant {
+                user: s(),
+                host: s(),
+            },
+            NoSuchTableGrant {
+                user: s(),
+                host: s(),
+                table: s(),
+            },
+            KillDenied(1),
             Engine(DbError::NoSuchTable(s())),
             Sink(SinkError(s())),
         ]

@@ -17,10 +17,12 @@ use std::sync::Arc;
 
 use mysql_common::constants::{CapabilityFlags, StatusFlags};
 use mysql_common::io::ParseBuf;
-use mysql_common::packets::{AuthPlugin, AuthSwitchRequest, HandshakePacket, HandshakeResponse};
+use mysql_common::packets::{AuthSwitchRequest, HandshakePacket, HandshakeResponse};
 use mysql_common::proto::MySerialize;
 use rand::Rng;
 use sha1::{Digest, Sha1};
+
+use quire_sql::acl::{AclState, Peer, Plugin};
 
 use crate::errors::{proto, WireError};
 use crate::listener::Stream;
@@ -94,26 +96,9 @@ pub fn greeting(conn_id: u32, salt: &[u8; 20], tls: bool) -> Vec<u8> {
     buf
 }
 
-/// The password check, holding SHA1(SHA1(password)) as MySQL's `mysql.user` does for
-/// mysql_native_password, and SHA256(SHA256(password)) as caching_sha2_password's cache
-/// does, never the password itself.
-#[derive(Clone)]
-pub struct Credentials {
-    /// `None`: the empty password.
-    root_stage2: Option<[u8; 20]>,
-    root_sha2_stage2: Option<[u8; 32]>,
-}
-
 /// SHA256 of the parts, one after the other.
 fn sha256(parts: &[&[u8]]) -> [u8; 32] {
-    use sha2::Digest as _;
-    let mut h = sha2::Sha256::new();
-    for p in parts {
-        h.update(p);
-    }
-    let mut out = [0u8; 32];
-    out.copy_from_slice(&h.finalize());
-    out
+    quire_sql::acl::sha256(parts)
 }
 
 /// Compares every byte (no early exit on the first difference).
@@ -121,67 +106,92 @@ fn same(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-impl Credentials {
-    pub fn new(root_password: Option<&str>) -> Self {
-        let pw = root_password.filter(|p| !p.is_empty());
-        let root_stage2 = pw.map(|p| {
-            let stage1: [u8; 20] = Sha1::digest(p.as_bytes()).into();
-            Sha1::digest(stage1).into()
-        });
-        let root_sha2_stage2 = pw.map(|p| sha256(&[&sha256(&[p.as_bytes()])]));
-        Credentials {
-            root_stage2,
-            root_sha2_stage2,
+/// mysql_native_password: the client sent SHA1(pw) XOR SHA1(salt + SHA1(SHA1(pw))).
+/// XOR with SHA1(salt + stage2) gives SHA1(pw) back; its SHA1 must be stage2. `None`: the
+/// account has no password (only the empty response passes).
+pub fn check_native(stage2: Option<[u8; 20]>, salt: &[u8; 20], response: &[u8]) -> bool {
+    match (stage2, response.len()) {
+        (None, 0) => true,
+        (None, _) | (Some(_), 0) => false,
+        (Some(stage2), 20) => {
+            let mut h = Sha1::new();
+            h.update(salt);
+            h.update(stage2);
+            let mask: [u8; 20] = h.finalize().into();
+            let mut stage1 = [0u8; 20];
+            for i in 0..20 {
+                stage1[i] = response[i] ^ mask[i];
+            }
+            let candidate: [u8; 20] = Sha1::digest(stage1).into();
+            same(&candidate, &stage2)
+        }
+        (Some(_), _) => false,
+    }
+}
+
+/// caching_sha2_password's fast path: the client sent SHA256(pw) XOR
+/// SHA256(SHA256(SHA256(pw)) + salt). XOR with SHA256(stage2 + salt) gives SHA256(pw)
+/// back; its SHA256 must be stage2.
+pub fn check_sha2_fast(stage2: &[u8; 32], salt: &[u8; 20], response: &[u8]) -> bool {
+    if response.len() != 32 {
+        return false;
+    }
+    let mask = sha256(&[stage2, salt]);
+    let mut stage1 = [0u8; 32];
+    for i in 0..32 {
+        stage1[i] = response[i] ^ mask[i];
+    }
+    same(&sha256(&[&stage1]), stage2)
+}
+
+/// MariaDB's client_ed25519: the client signed `nonce` with the key derived from its
+/// password; the account keeps the public key (base64).
+pub fn check_ed25519(public_b64: &str, nonce: &[u8], signature: &[u8]) -> bool {
+    use base64::Engine as _;
+    let Ok(key) = base64::engine::general_purpose::STANDARD_NO_PAD.decode(public_b64) else {
+        return false;
+    };
+    let Ok(key): Result<[u8; 32], _> = key.try_into() else {
+        return false;
+    };
+    let Ok(sig): Result<[u8; 64], _> = signature.try_into() else {
+        return false;
+    };
+    let Ok(vk) = ed25519_dalek::VerifyingKey::from_bytes(&key) else {
+        return false;
+    };
+    vk.verify_strict(nonce, &ed25519_dalek::Signature::from_bytes(&sig))
+        .is_ok()
+}
+
+/// The server's RSA key pair for caching_sha2_password's exchange without TLS, made at the
+/// first request for it (MySQL keeps one per server start unless given files).
+pub struct RsaKeys {
+    key: std::sync::OnceLock<Option<(rsa::RsaPrivateKey, String)>>,
+}
+
+impl Default for RsaKeys {
+    fn default() -> Self {
+        RsaKeys {
+            key: std::sync::OnceLock::new(),
         }
     }
+}
 
-    /// mysql_native_password: the client sent SHA1(pw) XOR SHA1(salt + SHA1(SHA1(pw))).
-    /// XOR with SHA1(salt + stage2) gives SHA1(pw) back; its SHA1 must be stage2.
-    pub fn check(&self, user: &str, salt: &[u8; 20], response: &[u8]) -> bool {
-        if user != "root" {
-            return false;
-        }
-        match (&self.root_stage2, response.len()) {
-            (None, 0) => true,
-            (None, _) | (Some(_), 0) => false,
-            (Some(stage2), 20) => {
-                let mut h = Sha1::new();
-                h.update(salt);
-                h.update(stage2);
-                let mask: [u8; 20] = h.finalize().into();
-                let mut stage1 = [0u8; 20];
-                for i in 0..20 {
-                    stage1[i] = response[i] ^ mask[i];
-                }
-                let candidate: [u8; 20] = Sha1::digest(stage1).into();
-                same(&candidate, stage2)
-            }
-            (Some(_), _) => false,
-        }
-    }
-
-    /// caching_sha2_password's fast path: the client sent SHA256(pw) XOR
-    /// SHA256(SHA256(SHA256(pw)) + salt). XOR with SHA256(stage2 + salt) gives SHA256(pw)
-    /// back; its SHA256 must be stage2.
-    pub fn check_sha2(&self, user: &str, salt: &[u8; 20], response: &[u8]) -> bool {
-        if user != "root" {
-            return false;
-        }
-        match (&self.root_sha2_stage2, response.len()) {
-            // An empty password: some clients send nothing, some a lone NUL.
-            (None, 0) => true,
-            (None, 1) => response == [0],
-            (None, _) | (Some(_), 0) => false,
-            (Some(stage2), 32) => {
-                let mask = sha256(&[stage2, salt]);
-                let mut stage1 = [0u8; 32];
-                for i in 0..32 {
-                    stage1[i] = response[i] ^ mask[i];
-                }
-                same(&sha256(&[&stage1]), stage2)
-            }
-            (Some(_), _) => false,
-        }
+impl RsaKeys {
+    fn get(&self) -> Option<&(rsa::RsaPrivateKey, String)> {
+        self.key
+            .get_or_init(|| {
+                use rsa::pkcs8::EncodePublicKey as _;
+                let mut rng = rand::thread_rng();
+                let key = rsa::RsaPrivateKey::new(&mut rng, 2048).ok()?;
+                let pem = key
+                    .to_public_key()
+                    .to_public_key_pem(rsa::pkcs8::LineEnding::LF)
+                    .ok()?;
+                Some((key, pem))
+            })
+            .as_ref()
     }
 }
 
@@ -189,6 +199,8 @@ impl Credentials {
 #[derive(Debug, Clone)]
 pub struct Authed {
     pub user: String,
+    /// The account the login matched (user, host pattern): CURRENT_USER().
+    pub account: (String, String),
     pub db: Option<String>,
     /// The capabilities both sides have.
     pub caps: CapabilityFlags,
@@ -221,7 +233,8 @@ pub fn authenticate(
     io: &mut PacketIo<Stream>,
     conn_id: u32,
     salt: &[u8; 20],
-    creds: &Credentials,
+    accounts: &AclState,
+    rsa_keys: &RsaKeys,
     host: &str,
     tls: Option<&Arc<rustls::ServerConfig>>,
 ) -> Result<Authed, HandshakeError> {
@@ -260,55 +273,164 @@ pub fn authenticate(
         .filter(|d| !d.is_empty())
         .map(|d| String::from_utf8_lossy(d).into_owned());
     let caps = client_caps & server_capabilities();
-    let response = resp.scramble_buf().to_vec();
-    let plugin = resp.auth_plugin();
+    let mut response = resp.scramble_buf().to_vec();
+    let plugin = resp.auth_plugin().map(|p| p.as_bytes().to_vec());
+    let peer = Peer::from_addr(host);
+    // 1045 names the connection's host as MariaDB resolves it.
     let refused = |response: &[u8]| {
-        HandshakeError::Refused(proto::access_denied(&user, host, !response.is_empty()))
+        HandshakeError::Refused(proto::access_denied(
+            &user,
+            &peer.name,
+            !response.is_empty(),
+        ))
     };
-    match plugin {
-        None | Some(AuthPlugin::MysqlNativePassword) => {
-            if !creds.check(&user, salt, &response) {
-                return Err(refused(&response));
+    let acl = accounts.get();
+    let Some(account) = acl.as_ref().and_then(|a| a.find(&user, &peer)).cloned() else {
+        return Err(refused(&response));
+    };
+    let plugin_auth = caps.contains(CapabilityFlags::CLIENT_PLUGIN_AUTH);
+    let client_plugin = plugin.as_deref().unwrap_or(NATIVE);
+    let ok = match account.plugin {
+        Plugin::Native => {
+            if client_plugin == NATIVE || !plugin_auth {
+                check_native(account.native_stage2(), salt, &response)
+            } else if client_plugin == SHA2 && account.sha2_digest().is_some() {
+                // MySQL 8/9's default: its fast path against SHA256(SHA256(pw)); MySQL sends
+                // AuthMoreData(fast_auth_success) before the OK.
+                let good = account
+                    .sha2_digest()
+                    .is_some_and(|d| check_sha2_fast(&d, salt, &response));
+                if good {
+                    io.write_message(&SHA2_FAST_AUTH_SUCCESS)
+                        .map_err(FrameError::Io)?;
+                }
+                good
+            } else if client_plugin == SHA2 && !account.has_password() {
+                // No password: the empty response (or a lone NUL) is the whole exchange.
+                matches!(response.as_slice(), [] | [0])
+            } else {
+                // Another plugin (sha256_password, client_ed25519, …): ask for native.
+                response = switch(io, NATIVE, &salt_with_nul(salt))?;
+                check_native(account.native_stage2(), salt, &response)
             }
         }
-        // MySQL 8's default: its fast path, checked against SHA256(SHA256(pw)); MySQL sends
-        // AuthMoreData(fast_auth_success) before the OK. An empty password gets the OK alone.
-        Some(AuthPlugin::CachingSha2Password)
-            if caps.contains(CapabilityFlags::CLIENT_PLUGIN_AUTH) =>
-        {
-            if !creds.check_sha2(&user, salt, &response) {
-                return Err(refused(&response));
+        Plugin::Ed25519 => {
+            if !plugin_auth {
+                return Err(HandshakeError::Refused(proto::auth_mode_not_supported()));
             }
-            if !matches!(response.as_slice(), [] | [0]) {
+            let mut nonce = [0u8; 32];
+            rand::thread_rng().fill(&mut nonce);
+            response = switch(io, b"client_ed25519", &nonce)?;
+            check_ed25519(&account.auth, &nonce, &response)
+        }
+        Plugin::CachingSha2 => {
+            if !plugin_auth {
+                return Err(HandshakeError::Refused(proto::auth_mode_not_supported()));
+            }
+            if client_plugin != SHA2 {
+                response = switch(io, SHA2, &salt_with_nul(salt))?;
+            }
+            if matches!(response.as_slice(), [] | [0]) {
+                !account.has_password()
+            } else if accounts
+                .cached_sha2(&account.user, &account.host)
+                .is_some_and(|d| check_sha2_fast(&d, salt, &response))
+            {
                 io.write_message(&SHA2_FAST_AUTH_SUCCESS)
                     .map_err(FrameError::Io)?;
+                true
+            } else {
+                match sha2_full_auth(io, salt, &account.auth, rsa_keys)? {
+                    Some(digest) => {
+                        accounts.cache_sha2(&account.user, &account.host, digest);
+                        true
+                    }
+                    None => false,
+                }
             }
         }
-        Some(_) if caps.contains(CapabilityFlags::CLIENT_PLUGIN_AUTH) => {
-            // Another plugin (sha256_password, client_ed25519, …): ask for native instead.
-            let mut data = salt.to_vec();
-            data.push(0);
-            let mut buf = Vec::with_capacity(48);
-            AuthSwitchRequest::new(NATIVE, data).serialize(&mut buf);
-            io.write_message(&buf).map_err(FrameError::Io)?;
-            io.flush().map_err(FrameError::Io)?;
-            let response = io.read_message()?;
-            if !creds.check(&user, salt, &response) {
-                return Err(refused(&response));
-            }
-        }
-        Some(_) => {
-            if !creds.check(&user, salt, &response) {
-                return Err(refused(&response));
-            }
-        }
+    };
+    if !ok {
+        return Err(refused(&response));
+    }
+    if account.locked {
+        return Err(HandshakeError::Refused(proto::account_locked()));
     }
     Ok(Authed {
         user,
+        account: (account.user.clone(), account.host.clone()),
         db,
         caps,
         collation: resp.collation(),
     })
+}
+
+const SHA2: &[u8] = b"caching_sha2_password";
+
+/// caching_sha2_password's AuthMoreData: full authentication follows.
+const SHA2_PERFORM_FULL_AUTH: [u8; 2] = [0x01, 0x04];
+
+/// The client asks for the server's RSA public key.
+const SHA2_REQUEST_PUBLIC_KEY: u8 = 0x02;
+
+fn salt_with_nul(salt: &[u8; 20]) -> Vec<u8> {
+    let mut data = salt.to_vec();
+    data.push(0);
+    data
+}
+
+/// AuthSwitchRequest(plugin, data), then the client's answer.
+fn switch(
+    io: &mut PacketIo<Stream>,
+    plugin: &[u8],
+    data: &[u8],
+) -> Result<Vec<u8>, HandshakeError> {
+    let mut buf = Vec::with_capacity(64);
+    AuthSwitchRequest::new(plugin, data.to_vec()).serialize(&mut buf);
+    io.write_message(&buf).map_err(FrameError::Io)?;
+    io.flush().map_err(FrameError::Io)?;
+    Ok(io.read_message()?)
+}
+
+/// caching_sha2_password's full authentication: the password in clear over TLS or the Unix
+/// socket, else RSA-OAEP encrypted (XOR the salt) with the server's public key, which the
+/// client may ask for first. `Some(SHA256(SHA256(pw)))` when it is the account's.
+fn sha2_full_auth(
+    io: &mut PacketIo<Stream>,
+    salt: &[u8; 20],
+    stored: &str,
+    rsa_keys: &RsaKeys,
+) -> Result<Option<[u8; 32]>, HandshakeError> {
+    io.write_message(&SHA2_PERFORM_FULL_AUTH)
+        .map_err(FrameError::Io)?;
+    io.flush().map_err(FrameError::Io)?;
+    let mut msg = io.read_message()?;
+    let password = if io.stream().is_secure() {
+        msg
+    } else {
+        let Some((key, pem)) = rsa_keys.get() else {
+            return Ok(None);
+        };
+        if msg.as_slice() == [SHA2_REQUEST_PUBLIC_KEY] {
+            let mut more = vec![0x01];
+            more.extend_from_slice(pem.as_bytes());
+            io.write_message(&more).map_err(FrameError::Io)?;
+            io.flush().map_err(FrameError::Io)?;
+            msg = io.read_message()?;
+        }
+        let Ok(mut plain) = key.decrypt(rsa::Oaep::new::<sha1::Sha1>(), &msg) else {
+            return Ok(None);
+        };
+        for (i, b) in plain.iter_mut().enumerate() {
+            *b ^= salt[i % salt.len()];
+        }
+        plain
+    };
+    let pw = password.strip_suffix(&[0]).unwrap_or(&password);
+    if !quire_sql::acl::caching_sha2_check(stored, pw) {
+        return Ok(None);
+    }
+    Ok(Some(sha256(&[&sha256(&[pw])])))
 }
 
 #[cfg(test)]
@@ -327,16 +449,35 @@ mod tests {
     #[test]
     fn native_password_accepts_the_right_scramble_only() {
         let salt = new_salt();
-        let creds = Credentials::new(Some("secret"));
+        let stored = quire_sql::acl::native_hash("secret");
+        let stage2: [u8; 20] = quire_sql::acl::unhex(&stored[1..])
+            .and_then(|v| v.try_into().ok())
+            .expect("hash");
         let good = scramble_native(&salt, b"secret").unwrap();
         let bad = scramble_native(&salt, b"Secret").unwrap();
-        assert!(creds.check("root", &salt, &good));
-        assert!(!creds.check("root", &salt, &bad));
-        assert!(!creds.check("root", &salt, b""));
-        assert!(!creds.check("bob", &salt, &good));
-        let empty = Credentials::new(None);
-        assert!(empty.check("root", &salt, b""));
-        assert!(!empty.check("root", &salt, &good));
+        assert!(check_native(Some(stage2), &salt, &good));
+        assert!(!check_native(Some(stage2), &salt, &bad));
+        assert!(!check_native(Some(stage2), &salt, b""));
+        assert!(check_native(None, &salt, b""));
+        assert!(!check_native(None, &salt, &good));
+    }
+
+    #[test]
+    fn ed25519_signature_of_the_nonce_verifies_against_the_stored_key() {
+        use ed25519_dalek::Signer as _;
+        // MariaDB's client expands SHA512(password) as Ed25519 expands SHA512(seed): for a
+        // 32-byte password the standard signing key is the client's.
+        let pw = "0123456789abcdef0123456789abcdef";
+        let stored = quire_sql::acl::ed25519_hash(pw);
+        let mut seed = [0u8; 32];
+        seed.copy_from_slice(pw.as_bytes());
+        let key = ed25519_dalek::SigningKey::from_bytes(&seed);
+        let nonce = [7u8; 32];
+        let sig = key.sign(&nonce).to_bytes();
+        assert!(check_ed25519(&stored, &nonce, &sig));
+        assert!(!check_ed25519(&stored, &[8u8; 32], &sig));
+        let other = quire_sql::acl::ed25519_hash("another password");
+        assert!(!check_ed25519(&other, &nonce, &sig));
     }
 
     #[test]

@@ -22,7 +22,7 @@ use quire_sql::{kill, Instance};
 
 use crate::conn::run_connection;
 use crate::errors::proto;
-use crate::handshake::Credentials;
+use crate::handshake::RsaKeys;
 use crate::packet::PacketIo;
 use crate::reply::err_packet;
 
@@ -471,7 +471,8 @@ impl Drop for Listeners {
 pub struct Shared<'d> {
     pub instance: Instance<'d>,
     pub cfg: ServerConfig,
-    pub creds: Credentials,
+    /// caching_sha2_password's RSA key pair (made at the first request for it).
+    pub rsa_keys: RsaKeys,
     /// Live connections by id (a clone of each socket, to shut it down).
     conns: Mutex<HashMap<u64, Stream>>,
     /// Consecutive failed logins per client host (connection_control, below).
@@ -557,10 +558,16 @@ pub fn serve_on(
             io::Error::new(io::ErrorKind::InvalidInput, format!("{name}={value}: {e}"))
         })?;
     }
+    // The mysql system tables (made if missing) and the accounts in them (docs/security.md).
+    quire_sql::bootstrap_accounts(&instance, cfg.root_password.as_deref()).map_err(|e| {
+        io::Error::other(format!(
+            "cannot load the accounts (mysql system tables): {e}"
+        ))
+    })?;
     let shared = Shared {
         instance,
         cfg: cfg.clone(),
-        creds: Credentials::new(cfg.root_password.as_deref()),
+        rsa_keys: RsaKeys::default(),
         conns: Mutex::new(HashMap::new()),
         failed_logins: Mutex::new(HashMap::new()),
     };

@@ -45,7 +45,7 @@ fn wrong_password_is_refused_with_1045() {
             assert_eq!(state, "28000");
             assert_eq!(
                 message,
-                "Access denied for user 'root'@'127.0.0.1' (using password: YES)"
+                "Access denied for user 'root'@'localhost' (using password: YES)"
             );
         }
         other => panic!("{other:?}", other = other.map(|_| ())),

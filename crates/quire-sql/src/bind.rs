@@ -710,6 +710,10 @@ impl Binder<'_> {
                 {
                     return Ok(user_var(name));
                 }
+                // A reserved word in MariaDB: CURRENT_USER without parentheses is the call.
+                if i.quote_style.is_none() && i.value.eq_ignore_ascii_case("current_user") {
+                    return Ok(Expr::Session(SessionFn::CurrentUser));
+                }
                 self.column(None, None, &ident_name(i))?
             }
             E::CompoundIdentifier(parts) => {
@@ -1137,7 +1141,8 @@ impl Binder<'_> {
         }
         let session = match name.as_str() {
             "database" | "schema" => Some(SessionFn::Database),
-            "user" | "current_user" | "session_user" | "system_user" => Some(SessionFn::User),
+            "user" | "session_user" | "system_user" => Some(SessionFn::User),
+            "current_user" => Some(SessionFn::CurrentUser),
             "connection_id" => Some(SessionFn::ConnectionId),
             "last_insert_id" if args.is_empty() => Some(SessionFn::LastInsertId),
             "now" | "current_timestamp" | "localtime" | "localtimestamp" if args.is_empty() => {

@@ -560,7 +560,7 @@ impl<'d> Session<'d> {
                 names.extend(self.inst.db.databases());
                 let rows = names
                     .into_iter()
-                    .filter(|n| like_ok(&pat, n))
+                    .filter(|n| like_ok(&pat, n) && self.may_use_db(n))
                     .map(|n| vec![s(n)])
                     .collect();
                 send_table(sink, &[("Database", vs)], rows)
@@ -572,6 +572,7 @@ impl<'d> Session<'d> {
                     i += 2;
                 }
                 let db = db.ok_or(SqlError::NoDatabaseSelected)?;
+                self.check_use_db(&db)?;
                 let pat = like_at(toks, i)?;
                 let tables = self
                     .inst
@@ -581,7 +582,7 @@ impl<'d> Session<'d> {
                 let col = format!("Tables_in_{db}");
                 let rows: Vec<Vec<Value>> = tables
                     .into_iter()
-                    .filter(|t| like_ok(&pat, t))
+                    .filter(|t| like_ok(&pat, t) && self.may_see_table(&db, t))
                     .map(|t| {
                         if full {
                             vec![s(t), s("BASE TABLE")]
@@ -607,6 +608,7 @@ impl<'d> Session<'d> {
                     next += 2;
                 }
                 let pat = like_at(toks, next)?;
+                self.check_table(db.clone(), &t, crate::acl::privs::SELECT, "SELECT")?;
                 self.show_columns(db, &t, pat, full, sink)
             }
             "index" | "indexes" | "keys" => {
@@ -617,11 +619,13 @@ impl<'d> Session<'d> {
                 if matches!(word(next).as_str(), "from" | "in") {
                     db = toks.get(next + 1).and_then(Tok::ident).map(str::to_string);
                 }
+                self.check_table(db.clone(), &t, crate::acl::privs::TABLE_ACLS, "SELECT")?;
                 self.show_index(db, &t, sink)
             }
             "create" => match word(i).as_str() {
                 "table" => {
                     let (db, t, _) = qualified_name(toks, i + 1).ok_or_else(|| syntax(text))?;
+                    self.check_table(db.clone(), &t, crate::acl::privs::TABLE_ACLS, "SHOW")?;
                     let (db, def) = self.table_def(db, &t)?;
                     let next = self.open_table(&db, &t)?.next_auto_increment()?;
                     let sql = crate::ddl::show_create_table(&def, next);
@@ -690,7 +694,12 @@ impl<'d> Session<'d> {
             }
             "processlist" => {
                 let mut rows = Vec::new();
+                let all = self.sees_all_threads();
                 for si in self.inst.sessions() {
+                    // Without PROCESS, only the user's own threads (MariaDB).
+                    if !all && si.user != self.sv.user {
+                        continue;
+                    }
                     let info = si.info.lock().clone();
                     let info = if full {
                         info

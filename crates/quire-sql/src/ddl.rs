@@ -645,6 +645,7 @@ impl<'d> Session<'d> {
                     .into_iter()
                     .find(|s| s.id == *id)
                     .ok_or(SqlError::NoSuchThread(*id))?;
+                self.check_kill(&target.user, *id)?;
                 let flag = match modifier {
                     Some(sql::KillType::Query) => kill::QUERY,
                     _ => kill::CONNECTION,
@@ -1167,6 +1168,15 @@ impl<'d> Session<'d> {
         let var = var.to_string();
         if !crate::vars::is_known(self.inst, &var) {
             return Err(SqlError::UnknownVariable(var));
+        }
+        if global {
+            match var.as_str() {
+                "max_connections" | "max_user_connections" => self.require_global(
+                    crate::acl::privs::SUPER | crate::acl::privs::CONNECTION_ADMIN,
+                    "SUPER, CONNECTION ADMIN",
+                )?,
+                _ => self.require_global(crate::acl::privs::SUPER, "SUPER")?,
+            }
         }
         // `SET x = ON` / `= DEFAULT`: a bare word is its text.
         let v = match value {

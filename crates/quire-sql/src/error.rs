@@ -302,6 +302,62 @@ pub enum SqlError {
     /// 1792
     #[error("Cannot execute statement in a READ ONLY transaction")]
     ReadOnlyTransaction,
+    /// 1524: IDENTIFIED VIA a plugin Quire does not have.
+    #[error("Plugin '{0}' is not loaded")]
+    PluginNotLoaded(String),
+    /// 1372: a password hash of the wrong form (the text says which).
+    #[error("{0}")]
+    PasswordFormat(String),
+    /// 1144: a privilege the grant's level cannot hold.
+    #[error("Illegal GRANT/REVOKE command; please consult the manual to see which privileges can be used")]
+    IllegalGrant,
+    /// 1227
+    #[error("Access denied; you need (at least one of) the {0} privilege(s) for this operation")]
+    SpecificAccessDenied(String),
+    /// 1044
+    #[error("Access denied for user '{user}'@'{host}' to database '{db}'")]
+    DbAccessDenied {
+        user: String,
+        host: String,
+        db: String,
+    },
+    /// 1142: `user`@`host` as USER() names the session.
+    #[error("{command} command denied to user '{user}'@'{host}' for table `{db}`.`{table}`")]
+    TableAccessDenied {
+        command: String,
+        user: String,
+        host: String,
+        db: String,
+        table: String,
+    },
+    /// 1045: a GRANT at the global level without the privileges to give.
+    #[error("Access denied for user '{user}'@'{host}' (using password: {using})")]
+    AccessDenied {
+        user: String,
+        host: String,
+        using: &'static str,
+    },
+    /// 1396: `users` is the list of accounts it failed for.
+    #[error("Operation {op} failed for {users}")]
+    OperationFailed { op: String, users: String },
+    /// 1133
+    #[error("Can't find any matching row in the user table")]
+    PasswordNoMatch,
+    /// 1141
+    #[error("There is no such grant defined for user '{user}' on host '{host}'")]
+    NoSuchGrant { user: String, host: String },
+    /// 1147
+    #[error(
+        "There is no such grant defined for user '{user}' on host '{host}' on table '{table}'"
+    )]
+    NoSuchTableGrant {
+        user: String,
+        host: String,
+        table: String,
+    },
+    /// 1095: KILL of another user's thread without SUPER.
+    #[error("You are not owner of thread {0}")]
+    KillDenied(u64),
     /// 1105: the engine failed in a way the client cannot fix (I/O, corruption).
     #[error("{0}")]
     Engine(DbError),

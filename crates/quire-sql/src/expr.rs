@@ -51,6 +51,8 @@ pub enum AggFn {
 pub enum SessionFn {
     Database,
     User,
+    /// CURRENT_USER(): the account the login matched.
+    CurrentUser,
     ConnectionId,
     LastInsertId,
     Now,

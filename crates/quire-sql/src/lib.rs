@@ -15,6 +15,7 @@
 //!
 //! Errors are typed ([`SqlError`]); the server maps them to MySQL codes in one place.
 
+pub mod acl;
 pub mod bind;
 mod control;
 mod ddl;
@@ -39,6 +40,7 @@ pub mod subquery;
 mod temp;
 pub mod types;
 mod user_vars;
+mod users;
 mod vars;
 pub mod view;
 
@@ -46,6 +48,7 @@ pub use error::SqlError;
 pub use meta::{charset, flags, CollectSink, ColumnMeta, FieldType, RowSink, SinkError};
 pub use quire_engine::row::Value;
 pub use session::{kill, startup_value, Instance, Outcome, PreparedInfo, Session, SessionInfo};
+pub use users::bootstrap as bootstrap_accounts;
 
 /// Whether `name` is one of the SQL layer's server variables (SHOW VARIABLES, `SET GLOBAL`):
 /// the server passes these from its configuration to [`Instance::set_global`].

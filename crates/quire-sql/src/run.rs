@@ -146,7 +146,13 @@ impl Env for ExecEnv<'_> {
     fn session(&self, f: &SessionFn) -> Result<Value> {
         Ok(match f {
             SessionFn::Database => self.sv.db.clone().map_or(Value::Null, Value::Str),
-            SessionFn::User => Value::Str(format!("{}@{}", self.sv.user, self.sv.host)),
+            // The host as MariaDB resolves it (loopback is `localhost`).
+            SessionFn::User => Value::Str(format!(
+                "{}@{}",
+                self.sv.user,
+                crate::acl::Peer::from_addr(&self.sv.host).name
+            )),
+            SessionFn::CurrentUser => Value::Str(Session::current_user_text(self.sv)),
             SessionFn::ConnectionId => Value::UInt(self.sv.conn_id),
             SessionFn::LastInsertId => Value::UInt(self.sv.last_insert_id),
             SessionFn::RowCount => Value::Int(self.sv.row_count),

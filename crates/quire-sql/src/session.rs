@@ -141,6 +141,8 @@ pub struct Instance<'d> {
     pub(crate) mdl: crate::mdl::Mdl,
     /// SHUTDOWN (or COM_SHUTDOWN) asked the server to stop; its accept loop polls this.
     shutdown_requested: std::sync::atomic::AtomicBool,
+    /// Accounts and privileges (`acl.rs`, `users.rs`).
+    pub(crate) acl: crate::acl::AclState,
 }
 
 impl<'d> Instance<'d> {
@@ -162,6 +164,7 @@ impl<'d> Instance<'d> {
             prepared_count: AtomicU64::new(0),
             mdl: crate::mdl::Mdl::default(),
             shutdown_requested: std::sync::atomic::AtomicBool::new(false),
+            acl: crate::acl::AclState::default(),
         }
     }
 
@@ -180,6 +183,11 @@ impl<'d> Instance<'d> {
             self.prepared_count.load(Ordering::Relaxed),
         ));
         all
+    }
+
+    /// The accounts: what the handshake authenticates against.
+    pub fn acl(&self) -> &crate::acl::AclState {
+        &self.acl
     }
 
     /// The server is asked to shut down as on SIGTERM (SHUTDOWN, COM_SHUTDOWN).
@@ -354,6 +362,8 @@ pub(crate) struct SessVars {
     /// the session (MariaDB's `user_vars`). Assigned while a statement evaluates
     /// (`@x := e` in a select list), so borrowed mutably through `&self` (`Env`).
     pub user_vars: RefCell<HashMap<String, (Value, VarKind)>>,
+    /// The account and its privilege checks (`users.rs`).
+    pub acct: crate::users::SessionAcct,
 }
 
 impl SessVars {
@@ -443,6 +453,7 @@ impl<'d> Session<'d> {
                 mode,
                 coll,
                 user_vars: RefCell::new(HashMap::new()),
+                acct: Default::default(),
             },
             inst,
             info,
@@ -493,6 +504,12 @@ impl<'d> Session<'d> {
     }
 
     pub(crate) fn query_text(&mut self, text: &str, sink: &mut dyn RowSink) -> Result<Outcome> {
+        if !self.sv.acct.bypass {
+            if let Some(out) = self.account_statement(text, sink)? {
+                return Ok(out);
+            }
+            self.check_access(text)?;
+        }
         let gen = self.inst.generation.load(Ordering::Acquire);
         let conn = self.sv.conn();
         if let Some(k) = self.cache.get(text) {
@@ -671,6 +688,8 @@ impl<'d> Session<'d> {
         if text.is_empty() {
             return Err(SqlError::EmptyQuery);
         }
+        // PREPARE (COM_STMT_PREPARE and SQL) is checked as the statement would be.
+        self.check_access_uncached(text)?;
         let gen = self.inst.generation.load(Ordering::Acquire);
         let (stmt, lock, params) = crate::parse::parse_prepared(text, conn.mode)?;
         let planned = self.plan(&stmt, lock, &params, conn)?;
@@ -744,7 +763,11 @@ impl<'d> Session<'d> {
         sink: &mut dyn RowSink,
     ) -> Result<Outcome> {
         match &k.planned {
-            Some(p) => self.run_planned(p, &k.sql, k.generation, k.conn, params, sink),
+            Some(p) => {
+                // Grants may have changed since PREPARE.
+                self.check_access(&k.sql)?;
+                self.run_planned(p, &k.sql, k.generation, k.conn, params, sink)
+            }
             None => self.query_text(&k.sql, sink),
         }
     }
@@ -795,6 +818,8 @@ impl<'d> Session<'d> {
         } else {
             db
         };
+        // As MariaDB: 1044 before 1049, so a name says nothing of what exists.
+        self.check_use_db(db)?;
         if db != crate::infoschema::SCHEMA && !self.inst.db.databases().iter().any(|d| d == db) {
             return Err(SqlError::UnknownDatabase(db.into()));
         }
@@ -810,6 +835,7 @@ impl<'d> Session<'d> {
     /// COM_FIELD_LIST: the columns of `table` in the current database.
     pub fn field_list(&mut self, table: &str) -> Result<Vec<ColumnMeta>> {
         let db = self.sv.db.clone().ok_or(SqlError::NoDatabaseSelected)?;
+        self.check_access(&format!("DESCRIBE `{}`", table.replace('`', "``")))?;
         let t = self
             .inst
             .db

@@ -399,7 +399,7 @@ pub fn infer(e: &Expr, cols: &[Column], aggs: &[AggCall]) -> Ty {
             | SessionFn::FoundRows => Ty::new(FieldType::LongLong, 21, 0),
             SessionFn::Now => datetime_ty(0),
             SessionFn::CurDate => Ty::new(FieldType::Date, 10, 0),
-            SessionFn::Database | SessionFn::User => Ty::string(64),
+            SessionFn::Database | SessionFn::User | SessionFn::CurrentUser => Ty::string(64),
             // MariaDB's `Item_func_get_user_var`: BIGINT, DECIMAL(65,38), DOUBLE, or a
             // LONGTEXT / LONGBLOB; an unset variable is a LONGBLOB one byte longer.
             SessionFn::UserVar { kind, .. } => match kind {
