@@ -222,6 +222,9 @@ impl Session<'_> {
             }
             infoschema::SCHEMA.to_string()
         } else {
+            // As the base-table listing in control.rs: 1044 for a database the account may
+            // not use, and only the tables and views it holds a privilege on.
+            self.check_use_db(db)?;
             let tables = self
                 .inst
                 .db
@@ -243,7 +246,9 @@ impl Session<'_> {
         let vs = FieldType::VarString;
         let rows: Vec<Vec<Value>> = rows
             .into_iter()
-            .filter(|(t, _)| like_ok(&pat, t))
+            .filter(|(t, _)| {
+                like_ok(&pat, t) && (infoschema::is_schema(db) || self.may_see_table(db, t))
+            })
             .map(|(t, kind)| {
                 if full {
                     vec![Value::Str(t), Value::Str(kind.into())]
