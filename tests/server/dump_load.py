@@ -13,7 +13,10 @@ in user variables. The script:
    session, reads back the variables the footer restores;
 2. checks the loaded rows with SELECTs (counts, sums, a CRC32 of every row, whole rows);
 3. checks that user variables belong to their session: another connection does not see
-   them, and they are gone after a reconnect.
+   them, and they are gone after a reconnect;
+4. dumps the loaded database from the server itself with mariadb-dump (default options),
+   loads that dump into a new database of the same server, and compares CHECKSUM TABLE of
+   every table in the two.
 
 The expected answers come from MariaDB: `--record` rewrites `dump/expected.json` from a
 MariaDB (the dump re-creates its database there too).
@@ -103,6 +106,31 @@ def session_checks(args):
     return out
 
 
+TABLES = ("bulk", "people", "empty_one")
+
+
+def round_trip(args):
+    """mariadb-dump of the server's own `dumptest`, loaded into `dumptest_copy`: both
+    tools' exit codes, then whether each table's CHECKSUM TABLE is the same in both."""
+    base = ["-h", "127.0.0.1", "-P", str(args.port), "-u", "root"]
+    dump = subprocess.run(["mariadb-dump"] + base + ["dumptest"], capture_output=True,
+                          timeout=300)
+    conn = connect(args)
+    query(conn, "DROP DATABASE IF EXISTS dumptest_copy")
+    query(conn, "CREATE DATABASE dumptest_copy")
+    load = subprocess.run(["mariadb"] + base + ["dumptest_copy"], input=dump.stdout,
+                          capture_output=True, timeout=300)
+    same = []
+    for t in TABLES:
+        rows = query(conn, "CHECKSUM TABLE dumptest.%s, dumptest_copy.%s" % (t, t))
+        same.append([t, len(rows) == 2 and rows[0][1] is not None and rows[0][1] == rows[1][1]])
+    query(conn, "DROP DATABASE dumptest_copy")
+    conn.close()
+    return {"dump exit": dump.returncode, "dump stderr": dump.stderr.decode("utf-8", "replace").strip(),
+            "load exit": load.returncode, "load stderr": load.stderr.decode("utf-8", "replace").strip(),
+            "same checksums": same}
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--port", type=int, default=3307)
@@ -116,6 +144,7 @@ def main():
     got["queries"] = {q: query(conn, q) for q in QUERIES}
     conn.close()
     got["sessions"] = session_checks(args)
+    got["round trip"] = round_trip(args)
     if args.record:
         with open(EXPECTED, "w", encoding="utf-8") as f:
             json.dump(got, f, indent=1, ensure_ascii=False)
@@ -138,6 +167,8 @@ def main():
     for q in QUERIES:
         check(q, want["queries"].get(q), got["queries"][q])
     check("user variables per session", want["sessions"], got["sessions"])
+    check("dump of the loaded database, reloaded: same checksums", want["round trip"],
+          got["round trip"])
     print("mariadb-dump load: %d passed, %d failed" % (passed, failed))
     sys.exit(1 if failed else 0)
 

@@ -27,7 +27,7 @@ use mysql_common::constants::CapabilityFlags;
 use quire_sql::{kill, Outcome, Session, SqlError};
 
 use crate::errors::{proto, to_wire, WireError};
-use crate::handshake::{authenticate, new_salt, Authed, HandshakeError};
+use crate::handshake::{authenticate, new_salt, parse_change_user, verify, Authed, HandshakeError};
 use crate::listener::{Shared, Stream};
 use crate::packet::{FrameError, PacketIo};
 use crate::reply::{eof_packet, err_packet, ok_packet, status, Malformed, OkInfo, Reader};
@@ -45,6 +45,7 @@ pub mod cmd {
     pub const STATISTICS: u8 = 0x09;
     pub const PROCESS_KILL: u8 = 0x0C;
     pub const PING: u8 = 0x0E;
+    pub const CHANGE_USER: u8 = 0x11;
     pub const STMT_PREPARE: u8 = 0x16;
     pub const STMT_EXECUTE: u8 = 0x17;
     pub const STMT_SEND_LONG_DATA: u8 = 0x18;
@@ -74,13 +75,19 @@ pub struct Conn<'a> {
     pub(crate) caps: CapabilityFlags,
     /// Server-side state of prepared statements: parameter types and long data.
     pub(crate) stmts: HashMap<u32, StmtState>,
-    /// CLIENT_MULTI_STATEMENTS as last set (handshake, COM_SET_OPTION); the SQL layer runs
-    /// one statement per COM_QUERY for now.
+    /// CLIENT_MULTI_STATEMENTS as last set (handshake, COM_SET_OPTION): a COM_QUERY may
+    /// hold several statements.
     multi_statements: bool,
     pub(crate) shared: &'a Shared<'a>,
     /// The socket's read timeout as last set: set again only when `wait_timeout` changes,
     /// not with a system call per command.
     read_timeout: Option<Duration>,
+    /// The greeting's salt: COM_CHANGE_USER answers against it, as clients compute it.
+    salt: [u8; 20],
+    /// The peer's address, as the handshake matched accounts against it.
+    host: String,
+    /// The collation id of the handshake, restored by COM_RESET_CONNECTION.
+    collation: u8,
 }
 
 /// Accepted → Handshake → Authenticated → Command loop → Closed.
@@ -128,7 +135,7 @@ pub fn run_connection(stream: Stream, shared: &Shared<'_>, conn_id: u64, host: S
             return;
         }
     };
-    let Some(mut conn) = open_session(io, shared, conn_id, &host, authed) else {
+    let Some(mut conn) = open_session(io, shared, conn_id, &host, authed, salt) else {
         return;
     };
     conn.command_loop();
@@ -142,6 +149,7 @@ fn open_session<'a>(
     conn_id: u64,
     host: &str,
     authed: Authed,
+    salt: [u8; 20],
 ) -> Option<Conn<'a>> {
     // max_user_connections (0: no limit) counts the user's sessions already open.
     let limit = shared
@@ -182,6 +190,9 @@ fn open_session<'a>(
             .contains(CapabilityFlags::CLIENT_MULTI_STATEMENTS),
         shared,
         read_timeout: None,
+        salt,
+        host: host.to_string(),
+        collation: authed.collation,
     };
     // The handshake is over: commands may be read ahead (packet invariant 5).
     conn.io.read_ahead();
@@ -217,13 +228,18 @@ pub fn session_status(session: &Session<'_>) -> u16 {
 }
 
 /// Ends a statement that ran with `sink`: the result set's end marker, an OK, or an ERR
-/// (also valid after some rows: the client drops the partial result).
+/// (also valid after some rows: the client drops the partial result). With `more`, the end
+/// marker or OK says that another result of the same multi-statement query follows.
 pub fn finish_statement(
     session: &Session<'_>,
     result: Result<Outcome, SqlError>,
     mut sink: ResultSink<'_, Stream>,
+    more: bool,
 ) -> Step {
-    let status = session_status(session);
+    let mut status = session_status(session);
+    if more {
+        status |= status::MORE_RESULTS_EXISTS;
+    }
     let warnings = session.warning_count();
     match result {
         Ok(outcome) => {
@@ -391,6 +407,7 @@ impl Conn<'_> {
             },
             cmd::PROCESS_KILL => self.com_process_kill(body),
             cmd::PING => self.send_ok(0, 0, "").map_err(Into::into),
+            cmd::CHANGE_USER => self.com_change_user(body),
             cmd::STMT_PREPARE => self.com_stmt_prepare(body),
             cmd::STMT_EXECUTE => self.com_stmt_execute(body),
             cmd::STMT_SEND_LONG_DATA => self.com_stmt_send_long_data(body),
@@ -422,17 +439,39 @@ impl Conn<'_> {
     fn com_query(&mut self, body: &[u8]) -> CmdResult {
         // Raw bytes quoted into the text (a client's interpolated BLOB) become hex literals.
         let sql = quire_sql::dispatch::statement_text(body);
+        if self.multi_statements {
+            // CLIENT_MULTI_STATEMENTS: each statement gets its own result, every one but the
+            // last flagged MORE_RESULTS_EXISTS; the first error ends the query (MariaDB runs
+            // no statement after it). Without the flag, a second statement is a syntax error.
+            let parts =
+                quire_sql::dispatch::split_statements(&sql, self.session.backslash_escapes());
+            if parts.len() > 1 {
+                for (i, part) in parts.iter().enumerate() {
+                    if !self.run_statement(part, i + 1 < parts.len())? {
+                        break;
+                    }
+                }
+                return Ok(());
+            }
+        }
         self.run_text(&sql)
     }
 
     /// Runs `sql` through the text protocol and answers it.
     fn run_text(&mut self, sql: &str) -> CmdResult {
+        self.run_statement(sql, false).map(|_| ())
+    }
+
+    /// Runs one statement and answers it, flagging `more` results to come; whether it
+    /// succeeded.
+    fn run_statement(&mut self, sql: &str, more: bool) -> Result<bool, CmdError> {
         self.session.info().set_command("Query", Some(sql));
         let deprecate_eof = self.deprecate_eof();
         let mut sink = ResultSink::new(&mut self.io, RowFormat::Text, deprecate_eof);
         let r = self.session.query(sql, &mut sink);
-        finish_statement(&self.session, r, sink)?;
-        Ok(())
+        let ok = r.is_ok();
+        finish_statement(&self.session, r, sink, more && ok)?;
+        Ok(ok)
     }
 
     fn com_field_list(&mut self, body: &[u8]) -> CmdResult {
@@ -481,17 +520,85 @@ impl Conn<'_> {
     }
 
     fn com_reset_connection(&mut self) -> CmdResult {
-        // Prepared statements (by id and by name) and user variables go, as in MariaDB;
-        // system variables and the transaction stay (see docs/protocol.md).
-        let ids: Vec<u32> = self.stmts.keys().copied().collect();
-        for id in ids {
-            self.session.close_prepared(id);
+        // As MariaDB: the session starts over for the same account, in the same database,
+        // with the handshake's character set (`Session::start_over` says what goes).
+        let user = self.session.info().user.clone();
+        let account = self.session.account();
+        let db = self.session.current_database();
+        self.start_over(&user, account.as_ref(), self.collation);
+        if let Some(db) = db {
+            // It was usable a moment ago; if it was dropped since, no database is selected.
+            let _ = self.session.use_database(&db);
         }
-        self.stmts.clear();
-        self.session.clear_named_statements();
-        self.session.clear_user_vars();
         self.send_ok(0, 0, "")?;
         Ok(())
+    }
+
+    /// COM_CHANGE_USER: the new login is checked against the greeting's salt (switching
+    /// the client's plugin as at the handshake); then, as MariaDB's `THD::change_user`, the
+    /// session starts over, as the new user when the login and its database were accepted,
+    /// else as the old one after the ERR (1045, 1044, 1049, 4151).
+    fn com_change_user(&mut self, body: &[u8]) -> CmdResult {
+        let cu = parse_change_user(body, self.caps).ok_or(CmdError::Malformed)?;
+        self.session.info().set_command("Change user", None);
+        let old_user = self.session.info().user.clone();
+        let old_account = self.session.account();
+        let collation = cu.collation.unwrap_or(self.collation);
+        let verified = verify(
+            &mut self.io,
+            &self.salt,
+            self.shared.instance.acl(),
+            &self.shared.rsa_keys,
+            &self.host,
+            self.caps,
+            cu.login.clone(),
+        );
+        match &verified {
+            Ok(_) => self.shared.login_result(&self.host, true),
+            Err(HandshakeError::Refused(e)) if e.code == 1045 => {
+                self.shared.login_result(&self.host, false)
+            }
+            Err(_) => {}
+        }
+        let refused = match verified {
+            Ok(account) => {
+                self.start_over(&cu.login.user, Some(&account), collation);
+                match &cu.db {
+                    Some(db) => self.session.use_database(db).err(),
+                    None => None,
+                }
+                .map(|e| to_wire(&e).ok_or(CmdError::Close))
+                .transpose()?
+            }
+            Err(HandshakeError::Refused(e)) => Some(e),
+            Err(HandshakeError::Frame(e)) => {
+                let _ = send_frame_error(&mut self.io, &e);
+                return Err(CmdError::Close);
+            }
+        };
+        match refused {
+            None => {
+                self.collation = collation;
+                self.send_ok(0, 0, "")?;
+            }
+            Some(e) => {
+                // The old user stays, in a session that started over.
+                self.start_over(&old_user, old_account.as_ref(), self.collation);
+                self.send_err(&e)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The session starts over as `user` (`Session::start_over`); the connection's
+    /// prepared-statement state goes with it.
+    fn start_over(&mut self, user: &str, account: Option<&(String, String)>, collation: u8) {
+        self.stmts.clear();
+        self.session.start_over(user);
+        if let Some((u, h)) = account {
+            self.session.set_account(u, h);
+        }
+        self.session.set_handshake_collation(collation);
     }
 }
 

@@ -273,8 +273,49 @@ pub fn authenticate(
         .filter(|d| !d.is_empty())
         .map(|d| String::from_utf8_lossy(d).into_owned());
     let caps = client_caps & server_capabilities();
-    let mut response = resp.scramble_buf().to_vec();
-    let plugin = resp.auth_plugin().map(|p| p.as_bytes().to_vec());
+    let login = Login {
+        user,
+        response: resp.scramble_buf().to_vec(),
+        plugin: resp.auth_plugin().map(|p| p.as_bytes().to_vec()),
+    };
+    let account = verify(io, salt, accounts, rsa_keys, host, caps, login.clone())?;
+    Ok(Authed {
+        user: login.user,
+        account,
+        db,
+        caps,
+        collation: resp.collation(),
+    })
+}
+
+/// What a client sends to log in, in its HandshakeResponse or its COM_CHANGE_USER.
+#[derive(Debug, Clone)]
+pub struct Login {
+    pub user: String,
+    /// The auth response computed against the connection's salt.
+    pub response: Vec<u8>,
+    /// The client's auth plugin, when it named one.
+    pub plugin: Option<Vec<u8>>,
+}
+
+/// Authenticates `login` against the accounts: the exchange the account's plugin asks for
+/// (switching the client's plugin when needed), then the lock check. The account matched
+/// (user, host pattern), or the ERR to refuse with. Used by the handshake and by
+/// COM_CHANGE_USER, which both answer against the connection's first `salt`.
+pub fn verify(
+    io: &mut PacketIo<Stream>,
+    salt: &[u8; 20],
+    accounts: &AclState,
+    rsa_keys: &RsaKeys,
+    host: &str,
+    caps: CapabilityFlags,
+    login: Login,
+) -> Result<(String, String), HandshakeError> {
+    let Login {
+        user,
+        mut response,
+        plugin,
+    } = login;
     let peer = Peer::from_addr(host);
     // 1045 names the connection's host as MariaDB resolves it.
     let refused = |response: &[u8]| {
@@ -356,12 +397,57 @@ pub fn authenticate(
     if account.locked {
         return Err(HandshakeError::Refused(proto::account_locked()));
     }
-    Ok(Authed {
-        user,
-        account: (account.user.clone(), account.host.clone()),
+    Ok((account.user.clone(), account.host.clone()))
+}
+
+/// COM_CHANGE_USER's body (after the command byte), as a CLIENT_PROTOCOL_41 +
+/// SECURE_CONNECTION client sends it: user NUL, u8 length + auth response, database NUL,
+/// then (when the client sends them) the u16 collation, the plugin name NUL (with
+/// PLUGIN_AUTH) and the connection attributes (with CONNECT_ATTRS, ignored).
+#[derive(Debug, Clone)]
+pub struct ChangeUser {
+    pub login: Login,
+    pub db: Option<String>,
+    pub collation: Option<u8>,
+}
+
+/// Parses COM_CHANGE_USER's body; `None` when it is malformed.
+pub fn parse_change_user(body: &[u8], caps: CapabilityFlags) -> Option<ChangeUser> {
+    fn nul_terminated<'b>(b: &mut &'b [u8]) -> Option<&'b [u8]> {
+        let end = b.iter().position(|&c| c == 0)?;
+        let (s, rest) = b.split_at(end);
+        *b = &rest[1..];
+        Some(s)
+    }
+    let mut b = body;
+    let user = String::from_utf8_lossy(nul_terminated(&mut b)?).into_owned();
+    let (&len, rest) = b.split_first()?;
+    let response = rest.get(..len as usize)?.to_vec();
+    b = &rest[len as usize..];
+    // Old clients end the database without its NUL when nothing follows.
+    let db = match nul_terminated(&mut b) {
+        Some(d) => d,
+        None => std::mem::take(&mut b),
+    };
+    let db = (!db.is_empty()).then(|| String::from_utf8_lossy(db).into_owned());
+    let mut collation = None;
+    let mut plugin = None;
+    if b.len() >= 2 {
+        // The collation's low byte names it (ids above 255 are not offered).
+        collation = Some(b[0]);
+        b = &b[2..];
+        if caps.contains(CapabilityFlags::CLIENT_PLUGIN_AUTH) && !b.is_empty() {
+            plugin = Some(nul_terminated(&mut b).unwrap_or(b).to_vec());
+        }
+    }
+    Some(ChangeUser {
+        login: Login {
+            user,
+            response,
+            plugin,
+        },
         db,
-        caps,
-        collation: resp.collation(),
+        collation,
     })
 }
 

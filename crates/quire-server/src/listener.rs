@@ -59,6 +59,9 @@ pub struct ServerConfig {
     pub require_secure_transport: bool,
     /// `/metrics` (Prometheus) on this port, on the TCP listener's address (metrics.rs).
     pub metrics_port: Option<u16>,
+    /// The error log: the server's messages go to this file (the binary opens it; a
+    /// relative name is in the data directory), else to standard error.
+    pub log_error: Option<PathBuf>,
     /// connection_control: consecutive failed logins from one host after which its logins
     /// are answered late (0: never), and the delay's bounds.
     pub login_delay_threshold: u32,
@@ -97,6 +100,9 @@ impl ServerConfig {
         }
         if let Some(path) = &self.socket {
             v.push(("socket", path.display().to_string()));
+        }
+        if let Some(path) = &self.log_error {
+            v.push(("log_error", path.display().to_string()));
         }
         let on = self.tls.is_some();
         let have = if on { "YES" } else { "DISABLED" };
@@ -143,6 +149,7 @@ impl Default for ServerConfig {
             require_secure_transport: false,
             globals: Vec::new(),
             metrics_port: None,
+            log_error: None,
             login_delay_threshold: 3,
             login_delay_min: Duration::from_secs(1),
             login_delay_max: Duration::from_secs(30),
@@ -202,6 +209,7 @@ impl ServerConfig {
             "ssl_cert" => self.ssl_cert = Some(PathBuf::from(value.trim())),
             "ssl_key" => self.ssl_key = Some(PathBuf::from(value.trim())),
             "ssl_ca" => self.ssl_ca = Some(PathBuf::from(value.trim())),
+            "log_error" => self.log_error = Some(PathBuf::from(value.trim())),
             // The engine's settings are the engine's (the caller's next stop).
             _ if quire_sql::is_server_variable(&n)
                 && !quire_engine::config::Config::NAMES.contains(&n.as_str()) =>

@@ -7,6 +7,8 @@ use crate::errors::WireError;
 pub mod status {
     pub const IN_TRANS: u16 = 0x0001;
     pub const AUTOCOMMIT: u16 = 0x0002;
+    /// Another result of the same multi-statement COM_QUERY follows.
+    pub const MORE_RESULTS_EXISTS: u16 = 0x0008;
 }
 
 pub fn put_lenenc_int(buf: &mut Vec<u8>, n: u64) {

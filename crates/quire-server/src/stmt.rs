@@ -134,7 +134,7 @@ impl Conn<'_> {
         let deprecate_eof = self.deprecate_eof();
         let mut sink = ResultSink::new(&mut self.io, RowFormat::Binary, deprecate_eof);
         let result = self.session.execute(id, &params, &mut sink);
-        finish_statement(&self.session, result, sink)?;
+        finish_statement(&self.session, result, sink, false)?;
         Ok(())
     }
 

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{Reply, TestServer};
+use common::{Client, Reply, TestServer};
 
 #[test]
 fn ping_answers_ok_with_autocommit_status() {
@@ -175,4 +175,103 @@ fn quit_closes_the_connection() {
     let mut c = server.connect();
     c.send(&[0x01]);
     assert!(c.io.read_message().is_err());
+}
+
+/// A text-protocol row's first column (length-prefixed; short values here).
+fn first_cell(row: &[u8]) -> Option<String> {
+    match row.first() {
+        Some(0xFB) => None,
+        Some(&n) => Some(String::from_utf8_lossy(&row[1..=usize::from(n)]).into_owned()),
+        None => None,
+    }
+}
+
+fn select_one(c: &mut Client, sql: &str) -> Option<String> {
+    let mut p = vec![0x03];
+    p.extend_from_slice(sql.as_bytes());
+    let first = c.command(&p);
+    assert_eq!(Reply::parse(&first).err_code(), None, "{sql}");
+    let rs = c.read_result_set(&first);
+    assert_eq!(rs.rows.len(), 1, "{sql}");
+    first_cell(&rs.rows[0])
+}
+
+#[test]
+fn reset_connection_starts_the_session_over_in_its_database() {
+    let server = TestServer::start();
+    let mut c = server.connect();
+    for sql in [
+        "CREATE DATABASE r",
+        "USE r",
+        "CREATE TABLE t (id INT PRIMARY KEY)",
+        "SET @x = 5",
+        "SET SESSION sql_mode = 'ANSI_QUOTES'",
+        "CREATE TEMPORARY TABLE tmp (a INT)",
+        "BEGIN",
+        "INSERT INTO t VALUES (1)",
+    ] {
+        assert_eq!(c.query(sql).err_code(), None, "{sql}");
+    }
+    match Reply::parse(&c.command(&[0x1F])) {
+        // The transaction is over: no IN_TRANS in the status.
+        Reply::Ok { status, .. } => assert_eq!(status & 0x0001, 0),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        select_one(&mut c, "SELECT DATABASE()").as_deref(),
+        Some("r")
+    );
+    assert_eq!(select_one(&mut c, "SELECT @x"), None);
+    assert_eq!(
+        select_one(&mut c, "SELECT @@session.sql_mode = @@global.sql_mode").as_deref(),
+        Some("1")
+    );
+    assert_eq!(c.query("SELECT * FROM tmp").err_code(), Some(1146));
+    assert_eq!(
+        select_one(&mut c, "SELECT COUNT(*) FROM t").as_deref(),
+        Some("0")
+    );
+}
+
+#[test]
+fn multi_statements_answer_each_statement_and_stop_at_the_first_error() {
+    let server = TestServer::start();
+    let mut c = server.connect();
+    // Off (the test client does not ask for it): a second statement is a syntax error.
+    assert_eq!(c.query("SELECT 1; SELECT 2").err_code(), Some(1064));
+    let mut on = vec![0x1B];
+    on.extend_from_slice(&0u16.to_le_bytes());
+    assert_eq!(c.command(&on)[0], 0xFE);
+    c.send(b"\x03SELECT 'a;b'; SET @z = 1; SELECT * FROM nowhere; SELECT 3");
+    let first = c.io.read_message().unwrap();
+    let rs = c.read_result_set(&first);
+    assert_eq!(first_cell(&rs.rows[0]).as_deref(), Some("a;b"));
+    match rs.end {
+        Reply::Ok { status, .. } => assert_ne!(status & 0x0008, 0, "MORE_RESULTS_EXISTS"),
+        other => panic!("{other:?}"),
+    }
+    match Reply::parse(&c.io.read_message().unwrap()) {
+        Reply::Ok { status, .. } => assert_ne!(status & 0x0008, 0, "MORE_RESULTS_EXISTS"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        Reply::parse(&c.io.read_message().unwrap()).err_code(),
+        Some(1046)
+    );
+    // Nothing follows the error: the next command's answer is the next packet.
+    match c.ping() {
+        Reply::Ok { status, .. } => assert_eq!(status & 0x0008, 0),
+        other => panic!("{other:?}"),
+    }
+    // The last result carries no MORE_RESULTS_EXISTS.
+    c.send(b"\x03SET @z = 1; SET @z = 2;");
+    match Reply::parse(&c.io.read_message().unwrap()) {
+        Reply::Ok { status, .. } => assert_ne!(status & 0x0008, 0),
+        other => panic!("{other:?}"),
+    }
+    match Reply::parse(&c.io.read_message().unwrap()) {
+        Reply::Ok { status, .. } => assert_eq!(status & 0x0008, 0),
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(c.ping(), Reply::Ok { .. }));
 }

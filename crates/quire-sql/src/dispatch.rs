@@ -328,6 +328,53 @@ pub fn statement_text(b: &[u8]) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(String::from_utf8_lossy(&out).into_owned())
 }
 
+/// Splits a multi-statement query (CLIENT_MULTI_STATEMENTS) at the semicolons that end
+/// statements: those outside quotes (`'…'`, `"…"`, `` `…` ``, with doubled quotes and, under
+/// `backslash_escapes`, backslash escapes) and comments (`/* … */`, `-- `, `#`). Each piece
+/// keeps its text as written, without the semicolon; a last piece of only whitespace and
+/// comments is no statement. An unterminated quote or comment runs to the end (the statement
+/// then fails to parse, as in MariaDB).
+pub fn split_statements(s: &str, backslash_escapes: bool) -> Vec<&str> {
+    let b = s.as_bytes();
+    let mut out = Vec::new();
+    let (mut start, mut i) = (0, 0);
+    while i < b.len() {
+        match b[i] {
+            q @ (b'\'' | b'"' | b'`') => {
+                i += 1;
+                while i < b.len() {
+                    match b[i] {
+                        c if c == q && b.get(i + 1) == Some(&q) => i += 2,
+                        c if c == q => break,
+                        b'\\' if q != b'`' && backslash_escapes => i += 2,
+                        _ => i += 1,
+                    }
+                }
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                i = s[i + 2..].find("*/").map_or(b.len(), |p| i + 2 + p + 1);
+            }
+            b'#' => i = s[i..].find('\n').map_or(b.len(), |p| i + p),
+            b'-' if b.get(i + 1) == Some(&b'-')
+                && b.get(i + 2).is_none_or(|c| c.is_ascii_whitespace()) =>
+            {
+                i = s[i..].find('\n').map_or(b.len(), |p| i + p);
+            }
+            b';' => {
+                out.push(&s[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    let rest = &s[start.min(s.len())..];
+    if !skip_leading_comments(rest).is_empty() || out.is_empty() {
+        out.push(rest);
+    }
+    out
+}
+
 /// Splits `s` at its top-level commas (outside quotes and parentheses) into trimmed items;
 /// `None` on an unterminated quote.
 pub fn split_list(s: &str) -> Option<Vec<&str>> {
@@ -376,6 +423,40 @@ pub fn strip_lock_in_share_mode(sql: &str) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn multi_statements_split_only_at_semicolons_outside_quotes_and_comments() {
+        let split = |s| split_statements(s, true);
+        assert_eq!(split("SELECT 1"), vec!["SELECT 1"]);
+        assert_eq!(split("SELECT 1;"), vec!["SELECT 1"]);
+        assert_eq!(split("SELECT 1; SELECT 2"), vec!["SELECT 1", " SELECT 2"]);
+        assert_eq!(split("SELECT 1;  -- done\n"), vec!["SELECT 1"]);
+        assert_eq!(
+            split("SELECT ';', \"a;\", `x;y` FROM t; DO 1"),
+            vec!["SELECT ';', \"a;\", `x;y` FROM t", " DO 1"]
+        );
+        assert_eq!(
+            split("SELECT 'it''s;' ;DO 2"),
+            vec!["SELECT 'it''s;' ", "DO 2"]
+        );
+        assert_eq!(
+            split("SELECT 'a\\';' ;DO 2"),
+            vec!["SELECT 'a\\';' ", "DO 2"]
+        );
+        // NO_BACKSLASH_ESCAPES: the backslash is a character, the quote ends the string.
+        assert_eq!(
+            split_statements("SELECT 'a\\';DO 2", false),
+            vec!["SELECT 'a\\'", "DO 2"]
+        );
+        assert_eq!(
+            split("SELECT 1 /* ; */; # x;y\nSELECT 2 -- ;\n;"),
+            vec!["SELECT 1 /* ; */", " # x;y\nSELECT 2 -- ;\n"]
+        );
+        // --x is not a comment (minus minus x).
+        assert_eq!(split("SELECT 1--1;DO 3"), vec!["SELECT 1--1", "DO 3"]);
+        assert_eq!(split("SELECT 'open;"), vec!["SELECT 'open;"]);
+        assert_eq!(split(""), vec![""]);
+    }
 
     #[test]
     fn names_lex_in_every_quoting() {

@@ -477,9 +477,20 @@ fn parse_text(text: &str) -> Result<(Statement, Option<ReadLock>, std::borrow::C
     match stmts.len() {
         0 => Err(SqlError::EmptyQuery),
         1 => Ok((stmts.remove(0), lock, parsed)),
-        _ => Err(SqlError::Unsupported(
-            "several statements in one query".into(),
-        )),
+        // Several statements where the client did not ask for multi-statements: MariaDB's
+        // 1064 near the second one (the server splits them when the client asked).
+        _ => {
+            let second = crate::dispatch::split_statements(text, true)
+                .get(1)
+                .map(|p| p.trim_start())
+                .unwrap_or("");
+            let at = (second.as_ptr() as usize).saturating_sub(text.as_ptr() as usize);
+            let line = 1 + text.get(..at).unwrap_or("").matches('\n').count() as u64;
+            Err(SqlError::Parse {
+                near: second.chars().take(80).collect(),
+                line,
+            })
+        }
     }
 }
 

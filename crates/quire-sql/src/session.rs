@@ -320,7 +320,8 @@ fn uses_tables(text: &str) -> bool {
         ),
         "create" | "drop" => !matches!(second.as_str(), "database" | "schema"),
         "describe" | "desc" | "explain" | "check" | "analyze" | "optimize" | "flush" | "lock"
-        | "truncate" | "rename" | "alter" | "insert" | "replace" | "update" | "delete" => true,
+        | "checksum" | "truncate" | "rename" | "alter" | "insert" | "replace" | "update"
+        | "delete" => true,
         _ => false,
     }
 }
@@ -470,6 +471,35 @@ impl<'d> Session<'d> {
             locked: None,
             temps: crate::temp::Temps::default(),
         }
+    }
+
+    /// COM_RESET_CONNECTION and COM_CHANGE_USER: the session starts over as a new login of
+    /// `user` would, keeping its connection id, host and TLS. As MariaDB's
+    /// `THD::change_user`: the transaction rolls back, LOCK TABLES and metadata locks are
+    /// released, temporary tables are dropped, prepared statements (by id and by name),
+    /// user variables, kept plans and warnings go, and the session variables are the
+    /// globals again. The caller sets the account and the handshake collation afterwards.
+    pub fn start_over(&mut self, user: &str) {
+        let inst = self.inst;
+        let old = &self.info;
+        let info = Arc::new(SessionInfo {
+            id: old.id,
+            user: user.into(),
+            host: old.host.clone(),
+            db: Mutex::new(None),
+            command: Mutex::new(*old.command.lock()),
+            info: Mutex::new(old.info.lock().clone()),
+            state: Mutex::new(""),
+            since: Mutex::new(*old.since.lock()),
+            killed: AtomicU8::new(kill::NONE),
+            interrupt: Arc::new(AtomicBool::new(false)),
+            tls: Mutex::new(old.tls.lock().clone()),
+        });
+        let fresh = Session::new(inst, info.clone());
+        // Dropping the old session does the rollback and the releases, and unregisters its
+        // id; the new one is registered under the same id after that.
+        drop(std::mem::replace(self, fresh));
+        inst.sessions.lock().insert(info.id, info);
     }
 
     pub fn id(&self) -> u64 {
@@ -867,6 +897,11 @@ impl<'d> Session<'d> {
     /// SERVER_STATUS_IN_TRANS.
     pub fn in_transaction(&self) -> bool {
         self.trx.is_some() || self.read_open || self.explicit
+    }
+
+    /// Whether a backslash escapes in string literals (not under NO_BACKSLASH_ESCAPES).
+    pub fn backslash_escapes(&self) -> bool {
+        !self.sv.mode.has(SqlMode::NO_BACKSLASH_ESCAPES)
     }
 
     /// SERVER_STATUS_AUTOCOMMIT.

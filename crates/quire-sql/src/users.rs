@@ -587,6 +587,11 @@ impl<'d> Session<'d> {
         self.sv.acct.account = Some((user.to_string(), host.to_string()));
     }
 
+    /// The account the login matched (user, host pattern), when one did.
+    pub fn account(&self) -> Option<(String, String)> {
+        self.sv.acct.account.clone()
+    }
+
     /// CURRENT_USER(): `user@host` of the account, or USER()'s when there is none.
     pub(crate) fn current_user_text(sv: &crate::session::SessVars) -> String {
         match &sv.acct.account {
@@ -793,7 +798,7 @@ impl<'d> Session<'d> {
                 });
                 return Ok(needs);
             }
-            "describe" | "desc" | "explain" | "check" | "analyze" | "optimize" => {
+            "describe" | "desc" | "explain" | "check" | "analyze" | "optimize" | "checksum" => {
                 let toks = lex(text).unwrap_or_default();
                 if let Some((db, t, _)) = crate::dispatch::qualified_name(
                     &toks,

@@ -115,6 +115,8 @@ pub static VARS: &[Var] = &[
     ),
     v("default_storage_engine", Scope::Both, Kind::Str, "InnoDB"),
     v("foreign_key_checks", Scope::Both, Kind::Bool, "1"),
+    // The server sets it from `--set log_error=PATH`; empty: standard error (errlog.rs).
+    v("log_error", Scope::Global, Kind::ReadOnly, ""),
     // The server sets these at start from its TLS setup (docs/protocol.md, "TLS").
     v("have_openssl", Scope::Global, Kind::ReadOnly, "DISABLED"),
     // GROUP_CONCAT's result is cut at this many bytes (warning 1260).
@@ -252,6 +254,8 @@ pub static VARS: &[Var] = &[
         Kind::Str,
         "STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_AUTO_CREATE_USER,NO_ENGINE_SUBSTITUTION",
     ),
+    // mariadb-dump sets it to 1; SHOW CREATE always quotes names (0 changes nothing).
+    v("sql_quote_show_create", Scope::Both, Kind::Bool, "1"),
     v("sql_select_limit", Scope::Both, INT, "18446744073709551615"),
     v("storage_engine", Scope::Both, Kind::Str, "InnoDB"),
     v("system_time_zone", Scope::Global, Kind::ReadOnly, "UTC"),

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod bench;
+mod errlog;
 mod options;
 mod serve;
 
@@ -91,8 +92,10 @@ fn main() -> ExitCode {
             tracing_subscriber::EnvFilter::try_from_default_env()
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
         )
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        // Standard error until `quire serve` opens its `log_error` file (errlog.rs); no
+        // colour codes, which would end up in that file.
+        .with_writer(errlog::Target)
+        .with_ansi(false)
         .init();
     let cli = Cli::parse();
     match cli.cmd {

@@ -63,7 +63,7 @@ fn settings(list: &[String]) -> Result<(Config, ServerConfig), String> {
             format!(
                 "--set {s}: {e} (server settings: max_connections, max_allowed_packet, \
                  wait_timeout, connect_timeout, net_write_timeout, ssl, ssl_cert, ssl_key, \
-                 ssl_ca, require_secure_transport, metrics_port)"
+                 ssl_ca, require_secure_transport, metrics_port, log_error)"
             )
         })?;
     }
@@ -185,47 +185,59 @@ pub fn main(mut opts: Options) -> ExitCode {
     });
     server.socket = opts.socket;
     server.root_password = opts.root_password;
+    if let Some(path) = &server.log_error {
+        // As MariaDB: a relative name is in the data directory.
+        let path = data_dir.join(path);
+        if let Err(e) = crate::errlog::open(&path) {
+            eprintln!("quire serve: log_error: {}: {e}", path.display());
+            return ExitCode::from(1);
+        }
+        server.log_error = Some(path);
+    }
     install_signal_handlers();
 
     let db = match Db::open(&data_dir, config) {
         Ok(db) => db,
         Err(e) => {
-            eprintln!("quire serve: {}: {e}", data_dir.display());
+            crate::errlog::say(&format!("quire serve: {}: {e}", data_dir.display()));
             return ExitCode::from(1);
         }
     };
     if let Err(e) = setup_tls(&mut server, &data_dir).and_then(|()| check_secure_transport(&server))
     {
-        eprintln!("quire serve: {e}");
+        crate::errlog::say(&format!("quire serve: {e}"));
         let _ = db.shutdown();
         return ExitCode::from(1);
     }
     let listeners = match Listeners::bind(&server) {
         Ok(l) => l,
         Err(e) => {
-            eprintln!("quire serve: cannot listen: {e}");
+            crate::errlog::say(&format!("quire serve: cannot listen: {e}"));
             let _ = db.shutdown();
             return ExitCode::from(1);
         }
     };
     if let Some(addr) = listeners.tcp_addr() {
-        eprintln!("quire: ready for connections on {addr}");
+        crate::errlog::say(&format!("quire: ready for connections on {addr}"));
     }
     if let Some(path) = &server.socket {
-        eprintln!("quire: ready for connections on {}", path.display());
+        crate::errlog::say(&format!(
+            "quire: ready for connections on {}",
+            path.display()
+        ));
     }
     if let Some(addr) = listeners.metrics_addr() {
-        eprintln!("quire: metrics on http://{addr}/metrics");
+        crate::errlog::say(&format!("quire: metrics on http://{addr}/metrics"));
     }
     let served = serve_on(&db, listeners, &server, &SHUTDOWN);
-    eprintln!("quire: shutting down");
+    crate::errlog::say("quire: shutting down");
     let mut code = ExitCode::SUCCESS;
     if let Err(e) = served {
-        eprintln!("quire serve: {e}");
+        crate::errlog::say(&format!("quire serve: {e}"));
         code = ExitCode::from(1);
     }
     if let Err(e) = db.shutdown() {
-        eprintln!("quire serve: shutdown: {e}");
+        crate::errlog::say(&format!("quire serve: shutdown: {e}"));
         code = ExitCode::from(1);
     }
     code

@@ -276,6 +276,76 @@ def stream(drv, db, conn):
         s.close()
 
 
+def multi_statements(drv, db):
+    """CLIENT_MULTI_STATEMENTS: one query, a result per statement, the first error ends it."""
+    flag = drv.mod.constants.CLIENT.MULTI_STATEMENTS
+    conn = drv.connect(db, client_flag=flag)
+    cur = conn.cursor()
+    cur.execute("CREATE TEMPORARY TABLE m (a INT); INSERT INTO m VALUES (1),(2);"
+                " SELECT a FROM m ORDER BY a; SELECT 'x;y' AS s, @v := 7 AS v")
+    check("multi: CREATE", cur.description, None)
+    check("multi: next", bool(cur.nextset()), True)
+    check("multi: INSERT rowcount", cur.rowcount, 2)
+    check("multi: next", bool(cur.nextset()), True)
+    check("multi: SELECT", [tuple(r) for r in cur.fetchall()], [(1,), (2,)])
+    check("multi: next", bool(cur.nextset()), True)
+    check("multi: quoted ;", [tuple(r) for r in cur.fetchall()], [("x;y", 7)])
+    check("multi: end", bool(cur.nextset()), False)
+    cur.close()
+    cur = conn.cursor()
+    cur.execute("SELECT 1; SELECT * FROM no_such_table; SELECT 3")
+    check("multi: first result", [tuple(r) for r in cur.fetchall()], [(1,)])
+    try:
+        cur.nextset()
+        raise Mismatch("multi: no error for the missing table")
+    except drv.mod.MySQLError as e:
+        check("multi: error code", drv.error_code(e), 1146)
+    cur.close()
+    # The statement after the error did not run; the connection is usable.
+    check("multi: after an error", one(conn, "SELECT @v"), (7,))
+    conn.close()
+
+
+def change_user(drv, db):
+    """COM_CHANGE_USER (mysqlclient's change_user): the session starts over as the new
+    user; a refused login keeps the old user, in a session that also started over."""
+    root = drv.connect(db)
+    query(root, "DROP USER IF EXISTS 'cu_one'@'localhost'")
+    query(root, "CREATE USER 'cu_one'@'localhost' IDENTIFIED BY 'pw-one'")
+    query(root, "GRANT SELECT ON " + db + ".* TO 'cu_one'@'localhost'")
+    conn = drv.connect(db, autocommit=False)
+    query(conn, "SET @x = 5")
+    query(conn, "SET SESSION sql_mode = 'ANSI_QUOTES'")
+    query(conn, "CREATE TEMPORARY TABLE cu_tmp (a INT)")
+    query(conn, "INSERT INTO t (name) VALUES ('changed-away')")
+    conn.change_user("cu_one", "pw-one", db)
+    check("change_user: CURRENT_USER()", one(conn, "SELECT CURRENT_USER()"), ("cu_one@localhost",))
+    check("change_user: database", one(conn, "SELECT DATABASE()"), (db,))
+    check("change_user: user variables", one(conn, "SELECT @x"), (None,))
+    check("change_user: sql_mode", one(conn, "SELECT @@session.sql_mode = @@global.sql_mode"),
+          (1,))
+    expect_error(drv, "change_user: temporary table", 1146,
+                 "Table '%s.cu_tmp' doesn't exist" % db,
+                 lambda: query(conn, "SELECT * FROM cu_tmp"))
+    check("change_user: rolled back",
+          one(root, "SELECT COUNT(*) FROM t WHERE name = 'changed-away'"), (0,))
+    expect_error(drv, "change_user: privileges", 1142,
+                 "INSERT command denied to user 'cu_one'@'localhost' for table `%s`.`t`" % db,
+                 lambda: query(conn, "INSERT INTO t (name) VALUES ('no')"))
+    try:
+        conn.change_user("cu_one", "wrong", db)
+        raise Mismatch("change_user: a wrong password was accepted")
+    except drv.mod.MySQLError as e:
+        check("change_user: refused", drv.error_code(e), 1045)
+    check("change_user: still the old user", one(conn, "SELECT CURRENT_USER()"),
+          ("cu_one@localhost",))
+    conn.change_user(drv.args.user, drv.args.password, db)
+    check("change_user: back", one(conn, "SELECT CURRENT_USER()"), ("root@localhost",))
+    conn.close()
+    query(root, "DROP USER 'cu_one'@'localhost'")
+    root.close()
+
+
 def expected_stream_crc():
     crc = 0
     for i in range(1, STREAM_ROWS + 1):
@@ -302,8 +372,12 @@ def main():
         query(conn, TABLE)
         for step, fn in [("round trip", lambda: round_trip(drv, conn)),
                          ("transactions", lambda: transactions(drv, db)),
-                         ("errors", lambda: errors(drv, db, conn))]:
+                         ("errors", lambda: errors(drv, db, conn)),
+                         ("multi statements", lambda: multi_statements(drv, db))]:
             fn()
+        if args.driver == "mysqlclient":
+            step = "change_user"
+            change_user(drv, db)
         step = "4 MiB blob"
         conn = big_blob(drv, db, conn)
         step = "stream"

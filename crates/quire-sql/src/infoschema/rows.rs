@@ -433,7 +433,11 @@ pub(crate) fn rows(t: InfoTable, inst: &Instance<'_>, sv: &SessVars) -> Result<V
             }
         }
         // The lock manager lists no locks or waits yet (docs/sql.md).
-        InfoTable::InnodbLocks | InfoTable::InnodbLockWaits => {}
+        InfoTable::InnodbLocks
+        | InfoTable::InnodbLockWaits
+        | InfoTable::Triggers
+        | InfoTable::Routines
+        | InfoTable::Events => {}
         InfoTable::InnodbMetrics => {
             for (name, v) in inst.global_status() {
                 let lower = name.to_ascii_lowercase();
