@@ -217,6 +217,8 @@ impl DbInner {
         }
         let lsn = self.catalog.put_foreign_key(&self.engine, &f, false)?;
         self.durable(lsn);
+        self.any_fks
+            .store(true, std::sync::atomic::Ordering::Release);
         self.state.write().fks.insert(f);
         Ok(())
     }
@@ -296,7 +298,7 @@ impl DbInner {
 impl<'d> Transaction<'d> {
     /// Whether some constraint names `t` as its parent (and checks are on).
     pub(super) fn fk_referenced(&self, t: &TableState) -> bool {
-        if !self.fk_checks {
+        if !self.fk_checks || !self.db.any_fks.load(std::sync::atomic::Ordering::Acquire) {
             return false;
         }
         let st = self.db.state.read();
@@ -417,7 +419,7 @@ impl<'d> Transaction<'d> {
         row: &[Value],
         old: Option<&[Value]>,
     ) -> Result<()> {
-        if !self.fk_checks {
+        if !self.fk_checks || !self.db.any_fks.load(std::sync::atomic::Ordering::Acquire) {
             return Ok(());
         }
         let fks = {
@@ -473,7 +475,7 @@ impl<'d> Transaction<'d> {
         old: &[Value],
         new: Option<&[Value]>,
     ) -> Result<()> {
-        if !self.fk_checks {
+        if !self.fk_checks || !self.db.any_fks.load(std::sync::atomic::Ordering::Acquire) {
             return Ok(());
         }
         let fks = {

@@ -460,6 +460,9 @@ pub struct DbInner {
     /// shutdown (history logs are removed in commit order). It holds the logs fetched
     /// ahead from the history lists (`purge::Queue`).
     purge_one: Mutex<purge::Queue>,
+    /// Some foreign key has existed since open: until then row changes skip the
+    /// constraint lookups without touching `state` (`foreign.rs`). Never reset.
+    any_fks: std::sync::atomic::AtomicBool,
 }
 
 /// Counters of the transaction layer and purge, under `Db::stats` names.
@@ -750,6 +753,7 @@ impl Db {
             engine.raise_table_id_mark(state.next_table_id)?;
         }
         state.next_table_id = state.next_table_id.max(mark);
+        let has_fks = !state.fks.is_empty();
         let limits = RowLimits::for_page(engine.page_size());
         // Undo after the catalog: TRX_SYS and the rollback segments live in the system
         // space next to it (docs/undo.md).
@@ -773,6 +777,7 @@ impl Db {
             locks: LockManager::new(),
             counters: Counters::default(),
             purge_one: Mutex::new(purge::Queue::new()),
+            any_fks: std::sync::atomic::AtomicBool::new(has_fks),
         });
         // Transactions active at the crash: their rows are locked again at once, then
         // rolled back in the background (synchronously for `quire check`, which must see
@@ -1055,6 +1060,7 @@ impl DbInner {
         st.names.insert((db.into(), name.into()), id);
         st.tables.insert(id, state);
         for f in fks {
+            self.any_fks.store(true, Ordering::Release);
             st.fks.insert(f);
         }
         drop(st);
