@@ -208,6 +208,13 @@ pub fn code_of(e: &SqlError) -> Option<(u16, &'static str)> {
         NoSuchGrant { .. } => (1141, "42000"),
         NoSuchTableGrant { .. } => (1147, "42000"),
         KillDenied(_) => (1095, "HY000"),
+        FkNoReferencedRow(_) => (1452, "23000"),
+        FkRowIsReferenced(_) => (1451, "23000"),
+        FkCascadeTooDeep(_) => (1296, "HY000"),
+        FkMalformed { .. } | FkDuplicateName { .. } => (1005, "HY000"),
+        FkKeyMismatch(_) => (1239, "42000"),
+        FkCantDrop(_) => (1091, "42000"),
+        KeyColumnMissing(_) => (1072, "42000"),
         Engine(_) => (1105, "HY000"),
         Sink(_) => return None,
     })

@@ -705,7 +705,12 @@ impl<'d> Session<'d> {
                     self.check_table(db.clone(), &t, crate::acl::privs::TABLE_ACLS, "SHOW")?;
                     let (db, def) = self.table_def(db, &t)?;
                     let next = self.open_table(&db, &t)?.next_auto_increment()?;
-                    let sql = crate::ddl::show_create_table(&def, next);
+                    let fks = self
+                        .inst
+                        .db
+                        .foreign_keys(&db, &def.name)
+                        .unwrap_or_default();
+                    let sql = crate::ddl::show_create_table(&def, next, &fks);
                     send_table(
                         sink,
                         &[("Table", vs), ("Create Table", vs)],

@@ -265,7 +265,11 @@ fn index_columns(cols: &[sql::IndexColumn], columns: &[Column]) -> Result<Vec<In
 /// SHOW CREATE TABLE's text.
 /// SHOW CREATE TABLE's text; `next_auto` is the AUTO_INCREMENT counter, shown past 1 as
 /// MariaDB does.
-pub fn show_create_table(def: &TableDef, next_auto: Option<u64>) -> String {
+pub fn show_create_table(
+    def: &TableDef,
+    next_auto: Option<u64>,
+    fks: &[quire_engine::catalog::ForeignKeyDef],
+) -> String {
     // The catalog keeps each column's collation, not the table's default: the default shown
     // is the one every string column shares, or the server's.
     let mut strings = def.columns.iter().filter(|c| c.ty.is_string());
@@ -321,6 +325,7 @@ pub fn show_create_table(def: &TableDef, next_auto: Option<u64>) -> String {
             names(&ix.columns)
         ));
     }
+    lines.extend(crate::fk::show_create_lines(&def.db, fks));
     format!(
         "CREATE TABLE `{}` (\n{}\n) ENGINE=InnoDB{} DEFAULT CHARSET=utf8mb4 COLLATE={}",
         def.name,
@@ -637,6 +642,7 @@ impl<'d> Session<'d> {
                 self.inst.bump_generation();
                 Ok(Outcome::ok(0))
             }
+            S::AlterTable(at) if crate::fk::is_fk_alter(at) => self.alter_foreign_keys(at),
             S::Set(set) => self.set(set),
             S::Kill { modifier, id } => {
                 let target = self
@@ -760,6 +766,15 @@ impl<'d> Session<'d> {
             }
             sql::ObjectType::Table => {
                 let mut missing = Vec::new();
+                let dropping = names
+                    .iter()
+                    .map(|n| self.db_and_name(n))
+                    .collect::<Result<Vec<_>>>()?;
+                for (db, t) in &dropping {
+                    if self.inst.db.table(db, t).is_ok() {
+                        self.check_drop_referenced(db, t, &dropping)?;
+                    }
+                }
                 for n in names {
                     let (db, t) = self.db_and_name(n)?;
                     // A temporary table hides the base table (temp.rs, invariant 2).
@@ -827,6 +842,7 @@ impl<'d> Session<'d> {
         let mut auto = None;
         let mut indexes: Vec<IndexSpec> = Vec::new();
         let mut unique_cols: Vec<usize> = Vec::new();
+        let mut fks: Vec<sql::ForeignKeyConstraint> = Vec::new();
         for (i, cd) in ct.columns.iter().enumerate() {
             if columns
                 .iter()
@@ -867,6 +883,9 @@ impl<'d> Session<'d> {
                     }
                     sql::ColumnOption::Collation(n) => collation = Some(object_parts(n)?.join(".")),
                     sql::ColumnOption::Comment(_) => {}
+                    sql::ColumnOption::ForeignKey(fk) => {
+                        fks.push(crate::fk::from_column(&cd.name.value, fk))
+                    }
                     other => return Err(SqlError::Unsupported(format!("column option {other}"))),
                 }
             }
@@ -936,6 +955,7 @@ impl<'d> Session<'d> {
                         unique: false,
                     });
                 }
+                sql::TableConstraint::ForeignKey(fk) => fks.push(fk.clone()),
                 other => return Err(SqlError::Unsupported(format!("{other}"))),
             }
         }
@@ -970,13 +990,31 @@ impl<'d> Session<'d> {
             // MariaDB makes an AUTO_INCREMENT column NOT NULL.
             columns[a].nullable = false;
         }
+        if ct.temporary && !fks.is_empty() {
+            return Err(SqlError::Unsupported(
+                "FOREIGN KEY on a temporary table".into(),
+            ));
+        }
+        if !fks.is_empty() && ct.if_not_exists && self.inst.db.table(&db, &name).is_ok() {
+            self.warn_now(Level::Note, 1050, format!("Table '{name}' already exists"));
+            return Ok(Outcome::ok(0));
+        }
+        let fk_defs = if fks.is_empty() {
+            Vec::new()
+        } else {
+            self.plan_create_fks(&db, &name, &columns, &pk, &mut indexes, &fks)?
+        };
         let mut spec = TableSpec::new(columns, pk);
         spec.auto_increment = auto;
         spec.indexes = indexes;
         if ct.temporary {
             return self.create_temporary(&db, &name, spec, ct.if_not_exists);
         }
-        match self.inst.db.create_table(&db, &name, spec) {
+        match self
+            .inst
+            .db
+            .create_table_with_foreign_keys(&db, &name, spec, fk_defs)
+        {
             Ok(_) => Ok(Outcome::ok(0)),
             Err(DbError::TableExists(_)) if ct.if_not_exists => {
                 self.warn_now(Level::Note, 1050, format!("Table '{name}' already exists"));

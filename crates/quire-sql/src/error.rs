@@ -358,6 +358,34 @@ pub enum SqlError {
     /// 1095: KILL of another user's thread without SUPER.
     #[error("You are not owner of thread {0}")]
     KillDenied(u64),
+    /// 1452: a child row without its parent (the text names the constraint).
+    #[error("Cannot add or update a child row: a foreign key constraint fails ({0})")]
+    FkNoReferencedRow(String),
+    /// 1451: a parent row still referenced; DROP TABLE gives it without the constraint.
+    #[error("Cannot delete or update a parent row: a foreign key constraint fails{}", .0.as_ref().map(|d| format!(" ({d})")).unwrap_or_default())]
+    FkRowIsReferenced(Option<String>),
+    /// 1296: a cascade deeper than 15, as MariaDB reports InnoDB's error 193.
+    #[error("Got error 193 '{0}' from InnoDB")]
+    FkCascadeTooDeep(String),
+    /// 1005 with errno 150.
+    #[error("Can't create table `{db}`.`{table}` (errno: 150 \"Foreign key constraint is incorrectly formed\")")]
+    FkMalformed { db: String, table: String },
+    /// 1005 with errno 121: a constraint name taken in the database.
+    #[error(
+        "Can't create table `{db}`.`{table}` (errno: 121 \"Duplicate key on write or update\")"
+    )]
+    FkDuplicateName { db: String, table: String },
+    /// 1239
+    #[error(
+        "Incorrect foreign key definition for '{0}': Key reference and table reference don't match"
+    )]
+    FkKeyMismatch(String),
+    /// 1091
+    #[error("Can't DROP FOREIGN KEY `{0}`; check that it exists")]
+    FkCantDrop(String),
+    /// 1072
+    #[error("Key column '{0}' doesn't exist in table")]
+    KeyColumnMissing(String),
     /// 1105: the engine failed in a way the client cannot fix (I/O, corruption).
     #[error("{0}")]
     Engine(DbError),
@@ -383,6 +411,10 @@ impl From<DbError> for SqlError {
             },
             DbError::Interrupted => SqlError::Interrupted,
             DbError::TableDefinitionChanged => SqlError::TableDefinitionChanged,
+            DbError::NoReferencedRow(d) => SqlError::FkNoReferencedRow(d),
+            DbError::RowIsReferenced(d) => SqlError::FkRowIsReferenced(Some(d)),
+            DbError::CascadeTooDeep(d) => SqlError::FkCascadeTooDeep(d),
+            DbError::NoSuchForeignKey(k) => SqlError::FkCantDrop(k),
             e => SqlError::Engine(e),
         }
     }

@@ -24,6 +24,7 @@ pub mod dispatch;
 pub mod error;
 pub mod exec;
 pub mod expr;
+mod fk;
 pub mod func;
 pub mod infoschema;
 mod lock_tables;

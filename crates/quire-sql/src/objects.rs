@@ -168,7 +168,7 @@ impl Session<'_> {
                         .or_else(|| self.sv.db.clone())
                         .ok_or(SqlError::NoDatabaseSelected)?;
                     if let Some((def, next)) = self.temp_def(&db, &t) {
-                        let sql = crate::ddl::show_create_table(&def, next).replacen(
+                        let sql = crate::ddl::show_create_table(&def, next, &[]).replacen(
                             "CREATE TABLE",
                             "CREATE TEMPORARY TABLE",
                             1,

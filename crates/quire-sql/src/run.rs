@@ -297,11 +297,13 @@ impl<'d> Session<'d> {
         }
         let autocommit_stmt = !self.explicit && self.autocommit();
         let timeout = self.lock_wait_timeout();
+        let fk_checks = self.foreign_key_checks();
         let inst = self.inst;
         let Some(tx) = self.trx.as_mut() else {
             return Err(SqlError::Deadlock);
         };
         tx.set_lock_wait_timeout(timeout);
+        tx.set_foreign_key_checks(fk_checks);
         tx.begin_statement()?;
         let env = ExecEnv::new(params, &self.sv, inst, true, abort_on_warning);
         if subqueries {

@@ -422,6 +422,9 @@ pub struct Session<'d> {
     pub(crate) locked: Option<crate::lock_tables::Locked<'d>>,
     /// Temporary tables of this session (`temp.rs`), dropped when it ends.
     pub(crate) temps: crate::temp::Temps,
+    /// Warnings MariaDB lists after a statement's error (1215 after a malformed foreign
+    /// key's 1005), raised by `record_error`.
+    pub(crate) after_error: RefCell<Vec<(u16, String)>>,
 }
 
 impl<'d> Session<'d> {
@@ -468,6 +471,7 @@ impl<'d> Session<'d> {
             named: HashMap::new(),
             cache: HashMap::new(),
             mdl: crate::mdl::SessionLocks::default(),
+            after_error: RefCell::new(Vec::new()),
             locked: None,
             temps: crate::temp::Temps::default(),
         }
@@ -610,6 +614,9 @@ impl<'d> Session<'d> {
     pub fn record_error(&self, code: u16, message: &str) {
         self.sv
             .raise(self.inst, Level::Error, code, message.to_string());
+        for (c, m) in self.after_error.borrow_mut().drain(..) {
+            self.sv.raise(self.inst, Level::Warning, c, m);
+        }
     }
 
     pub(crate) fn plan(

@@ -411,3 +411,65 @@ pub fn decode_view(b: &[u8]) -> Result<super::ViewDef, CatalogError> {
     }
     Ok(v)
 }
+
+const FK_VERSION: u8 = 1;
+
+/// A foreign key record (docs/catalog.md, "Foreign key record").
+pub fn encode_foreign_key(f: &super::ForeignKeyDef) -> Vec<u8> {
+    let mut w = W(Vec::with_capacity(128));
+    w.u8(FK_VERSION);
+    w.u64(f.child);
+    w.str(&f.name);
+    w.len(f.columns.len());
+    for c in &f.columns {
+        w.str(c);
+    }
+    w.str(&f.parent_db);
+    w.str(&f.parent_table);
+    w.len(f.parent_columns.len());
+    for c in &f.parent_columns {
+        w.str(c);
+    }
+    w.u8(f.on_delete as u8);
+    w.u8(f.on_update as u8);
+    w.0
+}
+
+pub fn decode_foreign_key(b: &[u8]) -> Result<super::ForeignKeyDef, CatalogError> {
+    let mut r = R { b };
+    if r.u8()? != FK_VERSION {
+        return Err(bad("unknown foreign key record version"));
+    }
+    let child = r.u64()?;
+    let name = r.str()?;
+    let mut columns = Vec::new();
+    for _ in 0..r.u16()? {
+        columns.push(r.str()?);
+    }
+    let parent_db = r.str()?;
+    let parent_table = r.str()?;
+    let mut parent_columns = Vec::new();
+    for _ in 0..r.u16()? {
+        parent_columns.push(r.str()?);
+    }
+    let on_delete =
+        super::FkAction::from_u8(r.u8()?).ok_or_else(|| bad("bad foreign key action"))?;
+    let on_update =
+        super::FkAction::from_u8(r.u8()?).ok_or_else(|| bad("bad foreign key action"))?;
+    if !r.b.is_empty() {
+        return Err(bad("trailing bytes after a foreign key record"));
+    }
+    if columns.is_empty() || columns.len() != parent_columns.len() {
+        return Err(bad("foreign key column counts differ"));
+    }
+    Ok(super::ForeignKeyDef {
+        child,
+        name,
+        columns,
+        parent_db,
+        parent_table,
+        parent_columns,
+        on_delete,
+        on_update,
+    })
+}

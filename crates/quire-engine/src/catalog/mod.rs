@@ -34,6 +34,8 @@ pub const NAME_MAX: usize = 64;
 const KEY_DATABASE: u8 = 1;
 const KEY_TABLE: u8 = 2;
 const KEY_VIEW: u8 = 3;
+/// `0x04` child table id (u64 BE), constraint name: a foreign key (docs/catalog.md).
+const KEY_FOREIGN: u8 = 4;
 
 #[derive(Debug, thiserror::Error)]
 pub enum CatalogError {
@@ -45,6 +47,8 @@ pub enum CatalogError {
     BTree(#[from] BTreeError),
     #[error("{0}")]
     TooLong(String),
+    #[error("{0}")]
+    Invalid(String),
     #[error("invalid table definition: {0}")]
     Row(#[from] RowError),
 }
@@ -85,6 +89,124 @@ pub struct IndexDef {
     /// "CREATE INDEX and older snapshots"). Not persisted: after a restart no view is older
     /// than any index, and a loaded index has `TrxId(0)`, usable by every view.
     pub usable_from: TrxId,
+}
+
+/// What a foreign key does to the child rows when a referenced parent row is deleted or
+/// its referenced columns change. The numbers are the record's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FkAction {
+    /// RESTRICT, or no clause: refuse while a child row references the parent row.
+    Restrict = 0,
+    Cascade = 1,
+    SetNull = 2,
+    /// NO ACTION: as RESTRICT in InnoDB (checked at once, not at commit).
+    NoAction = 3,
+    /// SET DEFAULT: accepted and kept for SHOW CREATE TABLE, enforced as RESTRICT, as
+    /// MariaDB 10.11's InnoDB does (MDEV-10393).
+    SetDefault = 4,
+}
+
+impl FkAction {
+    pub fn from_u8(b: u8) -> Option<FkAction> {
+        Some(match b {
+            0 => FkAction::Restrict,
+            1 => FkAction::Cascade,
+            2 => FkAction::SetNull,
+            3 => FkAction::NoAction,
+            4 => FkAction::SetDefault,
+            _ => return None,
+        })
+    }
+
+    /// The clause as SHOW CREATE TABLE prints it; `None` for what MariaDB omits
+    /// (RESTRICT, SET DEFAULT). `information_schema` spells every action.
+    pub fn sql(self) -> Option<&'static str> {
+        match self {
+            FkAction::Restrict | FkAction::SetDefault => None,
+            FkAction::Cascade => Some("CASCADE"),
+            FkAction::SetNull => Some("SET NULL"),
+            FkAction::NoAction => Some("NO ACTION"),
+        }
+    }
+
+    /// The rule as information_schema.REFERENTIAL_CONSTRAINTS spells it.
+    pub fn rule(self) -> &'static str {
+        match self {
+            FkAction::Restrict | FkAction::SetDefault => "RESTRICT",
+            FkAction::Cascade => "CASCADE",
+            FkAction::SetNull => "SET NULL",
+            FkAction::NoAction => "NO ACTION",
+        }
+    }
+}
+
+/// A foreign key constraint (docs/catalog.md, "Foreign keys"): stored as its own record
+/// under its child table's id, so the table record never changes for one. Columns are
+/// named, not numbered, as InnoDB's SYS_FOREIGN_COLS does; the parent is named by
+/// database and table (it may not exist while `foreign_key_checks=0`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ForeignKeyDef {
+    pub child: u64,
+    pub name: String,
+    pub columns: Vec<String>,
+    pub parent_db: String,
+    pub parent_table: String,
+    pub parent_columns: Vec<String>,
+    pub on_delete: FkAction,
+    pub on_update: FkAction,
+}
+
+impl ForeignKeyDef {
+    pub fn validate(&self) -> Result<()> {
+        if self.columns.is_empty() || self.columns.len() != self.parent_columns.len() {
+            return Err(CatalogError::Invalid(format!(
+                "foreign key `{}`: column counts differ",
+                self.name
+            )));
+        }
+        if self.name.is_empty() || self.name.len() > 64 || self.name.contains('\0') {
+            return Err(CatalogError::Invalid(format!(
+                "foreign key `{}`: bad name",
+                self.name
+            )));
+        }
+        check_name(&self.parent_db)?;
+        check_name(&self.parent_table)?;
+        Ok(())
+    }
+
+    /// The constraint as SHOW CREATE TABLE and the 1451/1452 messages print it:
+    /// ``CONSTRAINT `n` FOREIGN KEY (`a`) REFERENCES `p` (`id`) ON DELETE CASCADE``; the
+    /// parent is qualified by its database when that is not `child_db`.
+    pub fn sql(&self, child_db: &str) -> String {
+        let list = |cs: &[String]| {
+            cs.iter()
+                .map(|c| format!("`{}`", c.replace('`', "``")))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let parent = if self.parent_db == child_db {
+            format!("`{}`", self.parent_table)
+        } else {
+            format!("`{}`.`{}`", self.parent_db, self.parent_table)
+        };
+        let mut s = format!(
+            "CONSTRAINT `{}` FOREIGN KEY ({}) REFERENCES {} ({})",
+            self.name.replace('`', "``"),
+            list(&self.columns),
+            parent,
+            list(&self.parent_columns)
+        );
+        if let Some(a) = self.on_delete.sql() {
+            s.push_str(" ON DELETE ");
+            s.push_str(a);
+        }
+        if let Some(a) = self.on_update.sql() {
+            s.push_str(" ON UPDATE ");
+            s.push_str(a);
+        }
+        s
+    }
 }
 
 /// A view as the catalog records it (docs/catalog.md, "View record"). The engine keeps
@@ -244,6 +366,13 @@ fn view_key(db: &str, name: &str) -> Vec<u8> {
     k
 }
 
+fn fk_key(child: u64, name: &str) -> Vec<u8> {
+    let mut k = vec![KEY_FOREIGN];
+    k.extend_from_slice(&child.to_be_bytes());
+    k.extend_from_slice(name.as_bytes());
+    k
+}
+
 fn table_key(id: u64) -> Vec<u8> {
     let mut k = vec![KEY_TABLE];
     k.extend_from_slice(&id.to_be_bytes());
@@ -256,6 +385,7 @@ pub struct Contents {
     pub databases: Vec<String>,
     pub tables: Vec<TableDef>,
     pub views: Vec<ViewDef>,
+    pub foreign_keys: Vec<ForeignKeyDef>,
 }
 
 /// The catalog tree. Each change is one B-tree mtr; the returned LSN must be waited on for
@@ -340,6 +470,18 @@ impl Catalog {
                     }
                     c.views.push(v);
                 }
+                Some(&KEY_FOREIGN) => {
+                    let f = format::decode_foreign_key(&e.value).map_err(|err| {
+                        CatalogError::Corrupt(format!("foreign key record {:02x?}: {err}", e.key))
+                    })?;
+                    if e.key != fk_key(f.child, &f.name) {
+                        return Err(CatalogError::Corrupt(format!(
+                            "foreign key record under key {:02x?} names `{}`",
+                            e.key, f.name
+                        )));
+                    }
+                    c.foreign_keys.push(f);
+                }
                 _ => {
                     return Err(CatalogError::Corrupt(format!(
                         "unknown catalog key {:02x?}",
@@ -397,9 +539,38 @@ impl Catalog {
         Ok(self.tree.delete(s, &view_key(db, name))?)
     }
 
+    /// Writes a foreign key's record (new, or updated in place: RENAME of its parent).
+    pub fn put_foreign_key<S: BTreeStore + ?Sized>(
+        &self,
+        s: &S,
+        f: &ForeignKeyDef,
+        exists: bool,
+    ) -> Result<Lsn> {
+        f.validate()?;
+        let key = fk_key(f.child, &f.name);
+        let value = format::encode_foreign_key(f);
+        Ok(if exists {
+            self.tree.update(s, &key, &value)?
+        } else {
+            self.tree.insert(s, &key, &value)?
+        })
+    }
+
+    pub fn delete_foreign_key<S: BTreeStore + ?Sized>(
+        &self,
+        s: &S,
+        child: u64,
+        name: &str,
+    ) -> Result<Lsn> {
+        Ok(self.tree.delete(s, &fk_key(child, name))?)
+    }
+
     pub fn delete_table<S: BTreeStore + ?Sized>(&self, s: &S, id: u64) -> Result<Lsn> {
         Ok(self.tree.delete(s, &table_key(id))?)
     }
 }
 
-pub use format::{decode_table, decode_view, encode_table, encode_view, VIEW_TEXT_MAX};
+pub use format::{
+    decode_foreign_key, decode_table, decode_view, encode_foreign_key, encode_table, encode_view,
+    VIEW_TEXT_MAX,
+};

@@ -194,3 +194,57 @@ fn a_view_definition_past_the_limit_is_refused_before_encoding() {
     v.definition = "x".repeat(VIEW_TEXT_MAX + 1);
     assert!(matches!(v.validate(), Err(CatalogError::TooLong(_))));
 }
+
+fn sample_fk() -> ForeignKeyDef {
+    ForeignKeyDef {
+        child: 9,
+        name: "orders_ibfk_1".into(),
+        columns: vec!["customer".into(), "region".into()],
+        parent_db: "shop".into(),
+        parent_table: "customers".into(),
+        parent_columns: vec!["id".into(), "region".into()],
+        on_delete: FkAction::Cascade,
+        on_update: FkAction::SetNull,
+    }
+}
+
+#[test]
+fn foreign_key_record_round_trips() {
+    let f = sample_fk();
+    assert_eq!(
+        decode_foreign_key(&encode_foreign_key(&f)).expect("decode"),
+        f
+    );
+}
+
+#[test]
+fn decoding_a_damaged_foreign_key_record_is_an_error_never_a_panic() {
+    let b = encode_foreign_key(&sample_fk());
+    for n in 0..b.len() {
+        assert!(decode_foreign_key(&b[..n]).is_err(), "truncated at {n}");
+    }
+    let mut long = b.clone();
+    long.push(0);
+    assert!(decode_foreign_key(&long).is_err());
+    let mut bad_action = b.clone();
+    let last = bad_action.len() - 1;
+    bad_action[last] = 9;
+    assert!(decode_foreign_key(&bad_action).is_err());
+}
+
+#[test]
+fn show_create_text_omits_restrict_and_set_default_and_qualifies_other_databases() {
+    let mut f = sample_fk();
+    assert_eq!(
+        f.sql("shop"),
+        "CONSTRAINT `orders_ibfk_1` FOREIGN KEY (`customer`, `region`) REFERENCES \
+         `customers` (`id`, `region`) ON DELETE CASCADE ON UPDATE SET NULL"
+    );
+    f.on_delete = FkAction::Restrict;
+    f.on_update = FkAction::SetDefault;
+    assert_eq!(
+        f.sql("other"),
+        "CONSTRAINT `orders_ibfk_1` FOREIGN KEY (`customer`, `region`) REFERENCES \
+         `shop`.`customers` (`id`, `region`)"
+    );
+}

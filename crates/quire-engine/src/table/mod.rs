@@ -115,6 +115,7 @@
 
 mod blob;
 mod check;
+mod foreign;
 mod purge;
 mod recovery;
 mod rowid;
@@ -125,6 +126,7 @@ mod temp;
 mod txn;
 mod views;
 
+pub use foreign::{has_index_on, MAX_CASCADE_DEPTH};
 pub use temp::{is_temp_space, TEMP_DB};
 
 pub use rowid::RowHandle;
@@ -146,7 +148,9 @@ use parking_lot::{Mutex, RwLock};
 use quire_io::Vfs;
 
 use crate::btree::{BTree, BTreeError, Cursor, Direction};
-use crate::catalog::{self, Catalog, CatalogError, IndexDef, TableDef, CATALOG_ROOT};
+use crate::catalog::{
+    self, Catalog, CatalogError, ForeignKeyDef, IndexDef, TableDef, CATALOG_ROOT,
+};
 use crate::config::Config;
 use crate::engine::{Engine, EngineError};
 use crate::lock::LockManager;
@@ -210,6 +214,21 @@ pub enum DbError {
     /// made ([`IndexDef::usable_from`]); the statement fails, the transaction goes on.
     #[error("Table definition has changed, please retry transaction")]
     TableDefinitionChanged,
+    /// 1452: a child row names no parent row. The text is the constraint as MariaDB
+    /// prints it: `` `db`.`child`, CONSTRAINT … ``.
+    #[error("Cannot add or update a child row: a foreign key constraint fails ({0})")]
+    NoReferencedRow(String),
+    /// 1451: a parent row is still referenced (RESTRICT / NO ACTION).
+    #[error("Cannot delete or update a parent row: a foreign key constraint fails ({0})")]
+    RowIsReferenced(String),
+    /// A cascade deeper than `foreign::MAX_CASCADE_DEPTH` (InnoDB's FK_MAX_CASCADE_DEL).
+    /// A cascade deeper than `MAX_CASCADE_DEPTH`; the text names the constraint.
+    #[error("Foreign key cascade delete/update exceeds max depth of 15: {0}")]
+    CascadeTooDeep(String),
+    #[error("Duplicate foreign key constraint name '{0}'")]
+    ForeignKeyExists(String),
+    #[error("no foreign key '{0}'")]
+    NoSuchForeignKey(String),
     #[error("SAVEPOINT {0} does not exist")]
     NoSuchSavepoint(String),
     #[error("the database is still in use by another thread")]
@@ -402,6 +421,8 @@ struct State {
     next_table_id: u64,
     /// (db, view) → definition: views share tables' names (`views.rs`).
     views: BTreeMap<(String, String), crate::catalog::ViewDef>,
+    /// Foreign keys both ways (`foreign.rs`).
+    fks: foreign::FkMaps,
 }
 
 /// An open data directory with its catalog: the embedded API. It derefs to [`DbInner`],
@@ -439,6 +460,9 @@ pub struct DbInner {
     /// shutdown (history logs are removed in commit order). It holds the logs fetched
     /// ahead from the history lists (`purge::Queue`).
     purge_one: Mutex<purge::Queue>,
+    /// Some foreign key has existed since open: until then row changes skip the
+    /// constraint lookups without touching `state` (`foreign.rs`). Never reset.
+    any_fks: std::sync::atomic::AtomicBool,
 }
 
 /// Counters of the transaction layer and purge, under `Db::stats` names.
@@ -687,6 +711,7 @@ impl Db {
         }
         contents.tables.retain(|t| !missing.contains(&t.id));
         let views = std::mem::take(&mut contents.views);
+        let fks = std::mem::take(&mut contents.foreign_keys);
         let mut state = State {
             databases: contents.databases.into_iter().collect(),
             next_table_id: 1,
@@ -694,6 +719,24 @@ impl Db {
         };
         for v in views {
             state.views.insert((v.db.clone(), v.name.clone()), v);
+        }
+        let table_ids: BTreeSet<u64> = contents.tables.iter().map(|t| t.id).collect();
+        for f in fks {
+            if table_ids.contains(&f.child) || missing.contains(&f.child) {
+                state.fks.insert(f);
+            } else if repair {
+                // Of a table whose CREATE or DROP a crash interrupted (`foreign.rs`).
+                tracing::warn!(constraint = %f.name, "removing a foreign key of no table");
+                let lsn = catalog.delete_foreign_key(&engine, f.child, &f.name)?;
+                if lsn != Lsn::ZERO {
+                    engine.commit_wait(lsn);
+                }
+            } else {
+                problems.push(format!(
+                    "catalog: foreign key `{}` belongs to table id {}, which does not exist",
+                    f.name, f.child
+                ));
+            }
         }
         for t in contents.tables {
             state.next_table_id = state.next_table_id.max(t.id + 1);
@@ -710,6 +753,7 @@ impl Db {
             engine.raise_table_id_mark(state.next_table_id)?;
         }
         state.next_table_id = state.next_table_id.max(mark);
+        let has_fks = !state.fks.is_empty();
         let limits = RowLimits::for_page(engine.page_size());
         // Undo after the catalog: TRX_SYS and the rollback segments live in the system
         // space next to it (docs/undo.md).
@@ -733,6 +777,7 @@ impl Db {
             locks: LockManager::new(),
             counters: Counters::default(),
             purge_one: Mutex::new(purge::Queue::new()),
+            any_fks: std::sync::atomic::AtomicBool::new(has_fks),
         });
         // Transactions active at the crash: their rows are locked again at once, then
         // rolled back in the background (synchronously for `quire check`, which must see
@@ -933,6 +978,20 @@ impl DbInner {
     /// CREATE TABLE: the space first (durable), then its trees, then the catalog record
     /// (durable). A crash before the record leaves an orphan space that open deletes.
     pub fn create_table(&self, db: &str, name: &str, spec: TableSpec) -> Result<Table<'_>> {
+        self.create_table_with_foreign_keys(db, name, spec, Vec::new())
+    }
+
+    /// CREATE TABLE with foreign keys (their `child` is set here): the constraints'
+    /// records are written before the table's, which commits the whole (`foreign.rs`).
+    /// The caller has validated them (columns, types, indexes: the SQL layer gives
+    /// MariaDB's errors).
+    pub fn create_table_with_foreign_keys(
+        &self,
+        db: &str,
+        name: &str,
+        spec: TableSpec,
+        mut fks: Vec<ForeignKeyDef>,
+    ) -> Result<Table<'_>> {
         let _ddl = self.ddl.lock();
         catalog::check_name(name)?;
         {
@@ -975,15 +1034,24 @@ impl DbInner {
         def.validate()?;
         self.engine.raise_table_id_mark(id + 1)?;
         self.state.write().next_table_id = id + 1;
+        for f in &mut fks {
+            f.child = id;
+            f.validate()?;
+        }
         def.space = self.engine.create_space(&def.space_name)?;
         let built = (|| -> Result<()> {
             self.create_trees(&mut def)?;
+            self.put_fks_of_new_table(&fks)?;
             let lsn = self.catalog.insert_table(&self.engine, &def)?;
             self.durable(lsn);
             Ok(())
         })();
         if let Err(e) = built {
-            // Nothing names the space: remove it now (open would, after a crash).
+            // Nothing names the space: remove it now (open would, after a crash), and
+            // the constraints' records, if written.
+            for f in &fks {
+                let _ = self.catalog.delete_foreign_key(&self.engine, id, &f.name);
+            }
             let _ = self.engine.delete_space(&def.space_name);
             return Err(e);
         }
@@ -991,6 +1059,10 @@ impl DbInner {
         let mut st = self.state.write();
         st.names.insert((db.into(), name.into()), id);
         st.tables.insert(id, state);
+        for f in fks {
+            self.any_fks.store(true, Ordering::Release);
+            st.fks.insert(f);
+        }
         drop(st);
         self.table(db, name)
     }
@@ -1007,6 +1079,7 @@ impl DbInner {
             st.names.remove(&(db.to_string(), name.to_string()));
             st.tables.remove(&t.def.id);
         }
+        self.drop_fks_of(t.def.id)?;
         self.engine.delete_space(&t.def.space_name)?;
         Ok(())
     }
@@ -1037,10 +1110,13 @@ impl DbInner {
         self.engine
             .rename_space(&t.def.space_name, &def.space_name)?;
         let state = open_state(&self.engine, def, Some(&t))?;
-        let mut st = self.state.write();
-        st.names.remove(&(db.to_string(), name.to_string()));
-        st.names.insert((to_db.into(), to.into()), t.def.id);
-        st.tables.insert(t.def.id, state);
+        {
+            let mut st = self.state.write();
+            st.names.remove(&(db.to_string(), name.to_string()));
+            st.names.insert((to_db.into(), to.into()), t.def.id);
+            st.tables.insert(t.def.id, state);
+        }
+        self.rename_parent_refs(db, name, to_db, to)?;
         Ok(())
     }
 

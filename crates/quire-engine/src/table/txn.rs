@@ -230,6 +230,9 @@ impl DbInner {
             stmt: None,
             lock_wait_timeout: self.default_lock_wait_timeout(),
             interrupt: None,
+            fk_checks: true,
+            fk_depth: 0,
+            fk_cascade: false,
         })
     }
 
@@ -523,7 +526,7 @@ enum State {
 
 /// An open transaction. Dropping it without [`Transaction::commit`] rolls it back.
 pub struct Transaction<'d> {
-    db: &'d DbInner,
+    pub(super) db: &'d DbInner,
     id: TrxId,
     iso: Isolation,
     /// The snapshot (REPEATABLE READ: from the first read; READ COMMITTED: per statement;
@@ -541,6 +544,14 @@ pub struct Transaction<'d> {
     lock_wait_timeout: Duration,
     /// Set from outside to end a lock wait ([`Transaction::set_interrupt`]).
     interrupt: Option<Arc<AtomicBool>>,
+    /// `foreign_key_checks`: off, no constraint is checked and no action cascades
+    /// (`foreign.rs`), as InnoDB's `trx->check_foreigns`.
+    pub(super) fk_checks: bool,
+    /// How deep the cascade being applied is (0: the caller's own change).
+    pub(super) fk_depth: u32,
+    /// A cascaded change is being written: its child-side check is skipped (the values
+    /// come from the parent change that caused it).
+    pub(super) fk_cascade: bool,
 }
 
 impl<'d> Transaction<'d> {
@@ -691,7 +702,19 @@ impl<'d> Transaction<'d> {
         self.interrupt = Some(flag);
     }
 
-    fn lock(&mut self, index: u64, key: &LockKey, mode: LockMode, kind: LockKind) -> Result<()> {
+    /// `foreign_key_checks` for this transaction's next calls (on until set): off, no
+    /// foreign key is checked and no ON DELETE / ON UPDATE action runs.
+    pub fn set_foreign_key_checks(&mut self, on: bool) {
+        self.fk_checks = on;
+    }
+
+    pub(super) fn lock(
+        &mut self,
+        index: u64,
+        key: &LockKey,
+        mode: LockMode,
+        kind: LockKind,
+    ) -> Result<()> {
         self.db
             .locks
             .lock_interruptible(
@@ -934,7 +957,7 @@ impl<'d> Transaction<'d> {
     /// REPEATABLE READ, the gap before it and the gap above the range), calling `f` with
     /// the record as it is once locked, until `f` returns false.
     #[allow(clippy::too_many_arguments)]
-    fn locked_range(
+    pub(super) fn locked_range(
         &mut self,
         t: &TableState,
         tree: &BTree,
@@ -1160,6 +1183,7 @@ impl<'d> Transaction<'d> {
     ) -> Result<Vec<Value>> {
         let db = self.db;
         let row = table.prepare(t, row)?;
+        self.fk_check_child(t, &row, None)?;
         let row_id = rowid::next_row_id(t);
         let mut key = Vec::new();
         t.layout.encode_key(&row, row_id, &db.limits, &mut key)?;
@@ -1374,7 +1398,7 @@ impl<'d> Transaction<'d> {
     /// Waits out purge lag, X-locks the row with clustered key `key` and returns its
     /// record if it is live (the newest version is then committed or ours: invariant 1).
     /// The delay comes first: no one sleeps holding a row lock.
-    fn lock_live_row(&mut self, t: &TableState, key: &[u8]) -> Result<Option<Entry>> {
+    pub(super) fn lock_live_row(&mut self, t: &TableState, key: &[u8]) -> Result<Option<Entry>> {
         self.db.purge_lag_delay();
         self.lock(
             t.clustered.index_id(),
@@ -1403,7 +1427,7 @@ impl<'d> Transaction<'d> {
     /// `old`, if the caller decoded them already) by `row`. Returns the row as stored and
     /// whether it changed: a row equal to the old one writes nothing (no undo record, no
     /// new version), as InnoDB skips an update that changes no column.
-    fn update_in(
+    pub(super) fn update_in(
         &mut self,
         table: &Table<'_>,
         t: &TableState,
@@ -1423,6 +1447,10 @@ impl<'d> Transaction<'d> {
         if row == old {
             return Ok((row, false));
         }
+        if !self.fk_cascade {
+            self.fk_check_child(t, &row, Some(&old))?;
+        }
+        self.fk_parent_change(t, &old, Some(&row))?;
         let mut new_key = Vec::new();
         t.layout
             .encode_key(&row, row_id, &db.limits, &mut new_key)?;
@@ -1491,12 +1519,19 @@ impl<'d> Transaction<'d> {
 
     fn delete_in(&mut self, t: &TableState, key: Vec<u8>) -> Result<()> {
         let cur = self.lock_live_row(t, &key)?.ok_or(DbError::RowNotFound)?;
-        self.delete_mark(t, &key, &cur, None)
+        let old = if self.fk_referenced(t) {
+            let old = self.db.decode_version(t, &cur.value)?;
+            self.fk_parent_change(t, &old, None)?;
+            Some(old)
+        } else {
+            None
+        };
+        self.delete_mark(t, &key, &cur, old)
     }
 
     /// Delete-marks the live, X-locked row `key` whose record is `cur` (and whose values
     /// are `old`, if decoded already), and its secondary entries.
-    fn delete_mark(
+    pub(super) fn delete_mark(
         &mut self,
         t: &TableState,
         key: &[u8],

@@ -261,6 +261,24 @@ pub(crate) fn rows(t: InfoTable, inst: &Instance<'_>, sv: &SessVars) -> Result<V
                         let cols: Vec<usize> = ix.columns.iter().map(|c| c.column).collect();
                         add(&ix.name, &cols);
                     }
+                    for f in db.foreign_keys(&d, &def.name).unwrap_or_default() {
+                        for (pos, (c, pc)) in f.columns.iter().zip(&f.parent_columns).enumerate() {
+                            out.push(vec![
+                                s(DEF),
+                                s(d.clone()),
+                                s(f.name.clone()),
+                                s(DEF),
+                                s(d.clone()),
+                                s(def.name.clone()),
+                                s(c.clone()),
+                                Value::Int(pos as i64 + 1),
+                                Value::Int(pos as i64 + 1),
+                                s(f.parent_db.clone()),
+                                s(f.parent_table.clone()),
+                                s(pc.clone()),
+                            ]);
+                        }
+                    }
                 }
             }
         }
@@ -287,11 +305,66 @@ pub(crate) fn rows(t: InfoTable, inst: &Instance<'_>, sv: &SessVars) -> Result<V
                             s("UNIQUE"),
                         ]);
                     }
+                    for f in db.foreign_keys(&d, &def.name).unwrap_or_default() {
+                        out.push(vec![
+                            s(DEF),
+                            s(d.clone()),
+                            s(f.name.clone()),
+                            s(d.clone()),
+                            s(def.name.clone()),
+                            s("FOREIGN KEY"),
+                        ]);
+                    }
                 }
             }
         }
-        // Quire has no foreign keys yet.
-        InfoTable::ReferentialConstraints => {}
+        InfoTable::ReferentialConstraints => {
+            for d in db.databases() {
+                for def in tables(&d) {
+                    for f in db.foreign_keys(&d, &def.name).unwrap_or_default() {
+                        // The parent's index the constraint uses: its primary key when
+                        // that leads with the columns, else the first index that does.
+                        let unique = db
+                            .table(&f.parent_db, &f.parent_table)
+                            .and_then(|t| t.definition())
+                            .ok()
+                            .and_then(|p| {
+                                let cols: Vec<usize> = f
+                                    .parent_columns
+                                    .iter()
+                                    .filter_map(|c| p.columns.iter().position(|x| &x.name == c))
+                                    .collect();
+                                let leads =
+                                    |k: &[usize]| k.len() >= cols.len() && k[..cols.len()] == *cols;
+                                if leads(&p.primary_key) {
+                                    return Some("PRIMARY".to_string());
+                                }
+                                p.indexes
+                                    .iter()
+                                    .find(|ix| {
+                                        let k: Vec<usize> =
+                                            ix.columns.iter().map(|c| c.column).collect();
+                                        leads(&k)
+                                    })
+                                    .map(|ix| ix.name.clone())
+                            });
+                        out.push(vec![
+                            s(DEF),
+                            s(d.clone()),
+                            s(f.name.clone()),
+                            s(DEF),
+                            s(f.parent_db.clone()),
+                            unique.map_or(Value::Null, s),
+                            s("NONE"),
+                            s(f.on_update.rule()),
+                            s(f.on_delete.rule()),
+                            s(def.name.clone()),
+                            s(f.parent_table.clone()),
+                        ]);
+                    }
+                }
+            }
+        }
         InfoTable::Views => {
             for d in db.databases() {
                 for v in db.views(&d).unwrap_or_default() {
