@@ -42,6 +42,7 @@ fn sample() -> TableDef {
             }],
             usable_from: crate::row::TrxId(0),
         }],
+        rebuilt_at: crate::row::TrxId(41),
     }
 }
 
@@ -193,4 +194,15 @@ fn a_view_definition_past_the_limit_is_refused_before_encoding() {
     let mut v = sample_view();
     v.definition = "x".repeat(VIEW_TEXT_MAX + 1);
     assert!(matches!(v.validate(), Err(CatalogError::TooLong(_))));
+}
+
+#[test]
+fn table_record_of_version_2_decodes_as_never_rebuilt() {
+    // Version 2 is version 3 without the trailing rebuild mark.
+    let mut b = encode_table(&sample());
+    b.truncate(b.len() - 8);
+    b[0] = 2;
+    let t = decode_table(&b).expect("version 2 decodes");
+    assert_eq!(t.rebuilt_at, crate::row::TrxId(0));
+    assert_eq!(t.columns, sample().columns);
 }
