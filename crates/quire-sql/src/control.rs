@@ -331,6 +331,15 @@ impl<'d> Session<'d> {
                 );
                 ok
             }
+            "alter"
+                if toks.get(1).is_some_and(|t| t.is("table"))
+                    || (toks
+                        .get(1)
+                        .is_some_and(|t| t.is("online") || t.is("ignore"))
+                        && toks.get(2).is_some_and(|t| t.is("table"))) =>
+            {
+                self.alter_table(text).map(Some)
+            }
             "alter" => Ok(None),
             "analyze" | "optimize" => {
                 let op = first.clone();
