@@ -332,6 +332,15 @@ impl<'d> Session<'d> {
                 );
                 ok
             }
+            "alter"
+                if toks.get(1).is_some_and(|t| t.is("table"))
+                    || (toks
+                        .get(1)
+                        .is_some_and(|t| t.is("online") || t.is("ignore"))
+                        && toks.get(2).is_some_and(|t| t.is("table"))) =>
+            {
+                self.alter_table(text).map(Some)
+            }
             "alter" => Ok(None),
             "checksum" if toks.get(1).is_some_and(|t| t.is("table") || t.is("tables")) => {
                 self.checksum_tables(&toks[2..], text, sink).map(Some)

@@ -168,7 +168,7 @@ pub fn default_text(c: &Column) -> Option<String> {
 }
 
 /// The default collation of a table: `DEFAULT CHARSET=… COLLATE=…` or the server's.
-fn table_collation(opts: &sql::CreateTableOptions) -> Result<Collation> {
+pub(crate) fn table_collation(opts: &sql::CreateTableOptions) -> Result<Collation> {
     let list = match opts {
         sql::CreateTableOptions::Plain(v)
         | sql::CreateTableOptions::With(v)
@@ -225,7 +225,10 @@ fn literal_sql(v: &Value) -> String {
     }
 }
 
-fn index_columns(cols: &[sql::IndexColumn], columns: &[Column]) -> Result<Vec<IndexColumn>> {
+pub(crate) fn index_columns(
+    cols: &[sql::IndexColumn],
+    columns: &[Column],
+) -> Result<Vec<IndexColumn>> {
     let mut out = Vec::new();
     for ic in cols {
         let (name, prefix) = match &ic.column.expr {
@@ -262,7 +265,25 @@ fn index_columns(cols: &[sql::IndexColumn], columns: &[Column]) -> Result<Vec<In
     Ok(out)
 }
 
-/// SHOW CREATE TABLE's text.
+/// The secondary indexes in MariaDB's key order (`sort_keys` in sql_table.cc): UNIQUE
+/// ones first (those on NOT NULL whole columns before the others), then the rest, each
+/// group in the order the indexes were made.
+pub(crate) fn key_order(def: &TableDef) -> Vec<&quire_engine::catalog::IndexDef> {
+    let rank = |ix: &quire_engine::catalog::IndexDef| {
+        let nullable = ix.columns.iter().any(|c| def.columns[c.column].nullable);
+        let prefix = ix.columns.iter().any(|c| c.prefix.is_some());
+        match (ix.unique, nullable, prefix) {
+            (true, false, false) => 0,
+            (true, false, true) => 1,
+            (true, true, _) => 2,
+            (false, _, _) => 3,
+        }
+    };
+    let mut out: Vec<_> = def.indexes.iter().collect();
+    out.sort_by_key(|ix| rank(ix));
+    out
+}
+
 /// SHOW CREATE TABLE's text; `next_auto` is the AUTO_INCREMENT counter, shown past 1 as
 /// MariaDB does.
 pub fn show_create_table(
@@ -317,7 +338,7 @@ pub fn show_create_table(
             .collect();
         lines.push(format!("  PRIMARY KEY ({})", names(&pk)));
     }
-    for ix in &def.indexes {
+    for ix in key_order(def) {
         lines.push(format!(
             "  {}KEY `{}` ({})",
             if ix.unique { "UNIQUE " } else { "" },
@@ -338,6 +359,92 @@ pub fn show_create_table(
     )
 }
 
+/// A column definition as CREATE TABLE and ALTER TABLE's ADD / MODIFY / CHANGE read it.
+pub(crate) struct ColumnDef {
+    pub column: Column,
+    /// `PRIMARY KEY` on the column.
+    pub primary: bool,
+    /// `UNIQUE` on the column.
+    pub unique: bool,
+    /// `AUTO_INCREMENT`.
+    pub auto: bool,
+}
+
+impl<'d> Session<'d> {
+    /// Reads one column definition: its type, NULL / NOT NULL, DEFAULT, character set and
+    /// collation (under the table's default `table_collation`), and the key options.
+    pub(crate) fn column_def<'o>(
+        &self,
+        name: &str,
+        data_type: &sql::DataType,
+        options: impl Iterator<Item = &'o sql::ColumnOption>,
+        table_collation: Collation,
+    ) -> Result<ColumnDef> {
+        let ty = column_type(data_type)?;
+        ty.check().map_err(SqlError::BadDefinition)?;
+        let mut nullable = true;
+        let (mut primary, mut unique, mut auto) = (false, false, false);
+        let mut default: Option<String> = None;
+        let (mut charset, mut collation) = (None::<String>, None::<String>);
+        for o in options {
+            match o {
+                sql::ColumnOption::Null => nullable = true,
+                sql::ColumnOption::NotNull => nullable = false,
+                sql::ColumnOption::Default(e) => {
+                    default = Some(self.default_literal(e, ty, name)?);
+                }
+                sql::ColumnOption::PrimaryKey(_) => {
+                    primary = true;
+                    nullable = false;
+                }
+                sql::ColumnOption::Unique(_) => unique = true,
+                sql::ColumnOption::DialectSpecific(toks)
+                    if toks
+                        .iter()
+                        .any(|t| t.to_string().eq_ignore_ascii_case("AUTO_INCREMENT")) =>
+                {
+                    if auto {
+                        return Err(SqlError::WrongAutoKey);
+                    }
+                    auto = true;
+                }
+                sql::ColumnOption::CharacterSet(n) => charset = Some(object_parts(n)?.join(".")),
+                sql::ColumnOption::Collation(n) => collation = Some(object_parts(n)?.join(".")),
+                sql::ColumnOption::Comment(_) => {}
+                // A column-level REFERENCES: the caller makes the constraint (CREATE TABLE;
+                // fk.rs), as MariaDB 10.11 does.
+                sql::ColumnOption::ForeignKey(_) => {}
+                other => return Err(SqlError::Unsupported(format!("column option {other}"))),
+            }
+        }
+        if default.as_deref() == Some("NULL") && !nullable {
+            return Err(SqlError::InvalidDefault(name.into()));
+        }
+        let mut col = if nullable {
+            Column::nullable(name.to_string(), ty)
+        } else {
+            Column::new(name.to_string(), ty)
+        };
+        if let Some(d) = default {
+            col = col.with_default(d);
+        }
+        if ty.is_string() {
+            col = col.with_collation(crate::bind::column_collation(
+                charset.as_deref(),
+                collation.as_deref(),
+                table_collation,
+            )?);
+        }
+        // MariaDB ignores a character set or a collation on a number.
+        Ok(ColumnDef {
+            column: col,
+            primary,
+            unique,
+            auto,
+        })
+    }
+}
+
 impl<'d> Session<'d> {
     pub(crate) fn db_and_name(&self, n: &sql::ObjectName) -> Result<(String, String)> {
         let parts = object_parts(n)?;
@@ -353,7 +460,12 @@ impl<'d> Session<'d> {
 
     /// A column's DEFAULT as the catalog keeps it: the value converted to the column's type,
     /// as a literal (`'0'` on an INT column is kept as `0`), or `current_timestamp()`.
-    fn default_literal(&self, e: &sql::Expr, ty: ColumnType, column: &str) -> Result<String> {
+    pub(crate) fn default_literal(
+        &self,
+        e: &sql::Expr,
+        ty: ColumnType,
+        column: &str,
+    ) -> Result<String> {
         let invalid = || SqlError::InvalidDefault(column.into());
         let b = Binder {
             sub: None,
@@ -850,72 +962,33 @@ impl<'d> Session<'d> {
             {
                 return Err(SqlError::DuplicateColumn(cd.name.value.clone()));
             }
-            let ty = column_type(&cd.data_type)?;
-            ty.check().map_err(SqlError::BadDefinition)?;
-            let mut nullable = true;
-            let mut is_pk = false;
-            let mut default: Option<String> = None;
-            let (mut charset, mut collation) = (None::<String>, None::<String>);
+            let p = self.column_def(
+                &cd.name.value,
+                &cd.data_type,
+                cd.options.iter().map(|o| &o.option),
+                table_collation,
+            )?;
             for o in &cd.options {
-                match &o.option {
-                    sql::ColumnOption::Null => nullable = true,
-                    sql::ColumnOption::NotNull => nullable = false,
-                    sql::ColumnOption::Default(e) => {
-                        default = Some(self.default_literal(e, ty, &cd.name.value)?);
-                    }
-                    sql::ColumnOption::PrimaryKey(_) => {
-                        is_pk = true;
-                        nullable = false;
-                    }
-                    sql::ColumnOption::Unique(_) => unique_cols.push(i),
-                    sql::ColumnOption::DialectSpecific(toks)
-                        if toks
-                            .iter()
-                            .any(|t| t.to_string().eq_ignore_ascii_case("AUTO_INCREMENT")) =>
-                    {
-                        if auto.is_some() {
-                            return Err(SqlError::WrongAutoKey);
-                        }
-                        auto = Some(i);
-                    }
-                    sql::ColumnOption::CharacterSet(n) => {
-                        charset = Some(object_parts(n)?.join("."))
-                    }
-                    sql::ColumnOption::Collation(n) => collation = Some(object_parts(n)?.join(".")),
-                    sql::ColumnOption::Comment(_) => {}
-                    sql::ColumnOption::ForeignKey(fk) => {
-                        fks.push(crate::fk::from_column(&cd.name.value, fk))
-                    }
-                    other => return Err(SqlError::Unsupported(format!("column option {other}"))),
+                if let sql::ColumnOption::ForeignKey(fk) = &o.option {
+                    fks.push(crate::fk::from_column(&cd.name.value, fk));
                 }
             }
-            if is_pk {
+            if p.unique {
+                unique_cols.push(i);
+            }
+            if p.auto {
+                if auto.is_some() {
+                    return Err(SqlError::WrongAutoKey);
+                }
+                auto = Some(i);
+            }
+            if p.primary {
                 if !pk.is_empty() {
                     return Err(SqlError::MultiplePrimaryKey);
                 }
                 pk.push(i);
             }
-            if default.as_deref() == Some("NULL") && !nullable {
-                return Err(SqlError::InvalidDefault(cd.name.value.clone()));
-            }
-            let mut col = if nullable {
-                Column::nullable(cd.name.value.clone(), ty)
-            } else {
-                Column::new(cd.name.value.clone(), ty)
-            };
-            if let Some(d) = default {
-                col = col.with_default(d);
-            }
-            if ty.is_string() {
-                col = col.with_collation(crate::bind::column_collation(
-                    charset.as_deref(),
-                    collation.as_deref(),
-                    table_collation,
-                )?);
-            } else if charset.is_some() || collation.is_some() {
-                // MariaDB ignores a character set on a number; a collation too.
-            }
-            columns.push(col);
+            columns.push(p.column);
         }
         for c in &ct.constraints {
             match c {

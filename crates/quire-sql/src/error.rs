@@ -134,6 +134,26 @@ pub enum SqlError {
     /// 1091
     #[error("Can't DROP INDEX `{0}`; check that it exists")]
     CantDropKey(String),
+    /// 1091: ALTER TABLE … DROP COLUMN of a column the table lacks.
+    #[error("Can't DROP COLUMN `{0}`; check that it exists")]
+    CantDropColumn(String),
+    /// 1176: RENAME INDEX of an index the table lacks.
+    #[error("Key '{key}' doesn't exist in table '{table}'")]
+    KeyDoesNotExist { key: String, table: String },
+    /// 1072: an index on a column the table lacks.
+    #[error("Key column '{0}' doesn't exist in table")]
+    KeyColumnMissing(String),
+    /// 1090: ALTER TABLE dropping every column.
+    #[error("You can't delete all columns with ALTER TABLE; use DROP TABLE instead")]
+    DropAllColumns,
+    /// 1846: ALTER TABLE's ALGORITHM= or LOCK= asks for less than the operation needs
+    /// (`what` is `ALGORITHM=INSTANT`, `LOCK=NONE`, …; `try_` what would work).
+    #[error("{what} is not supported. Reason: {reason}. Try {try_}")]
+    AlterNotSupported {
+        what: String,
+        reason: String,
+        try_: String,
+    },
     /// 1062
     #[error("Duplicate entry '{value}' for key '{key}'")]
     DuplicateKey { value: String, key: String },

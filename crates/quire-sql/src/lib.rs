@@ -16,6 +16,7 @@
 //! Errors are typed ([`SqlError`]); the server maps them to MySQL codes in one place.
 
 pub mod acl;
+mod alter;
 pub mod bind;
 mod control;
 mod ddl;

@@ -37,6 +37,7 @@ fn bare_def(db: &str, name: &str, columns: Vec<quire_engine::row::Column>) -> Ta
         auto_increment: None,
         next_index_no: 1,
         indexes: Vec::new(),
+        rebuilt_at: quire_engine::row::TrxId(0),
     }
 }
 

@@ -833,6 +833,21 @@ impl<'d> Session<'d> {
             | "alter" | "truncate" | "rename" | "(" => {}
             _ => return Ok(needs),
         }
+        if first == "alter" {
+            // ALTER TABLE is read by alter.rs (sqlparser lacks some of its forms): ALTER on
+            // the table, and for RENAME, DROP on it and CREATE, INSERT on the new name.
+            if let Some(ts) = crate::alter::privilege_targets(text, cur.as_deref()) {
+                let renames = ts.iter().any(|t| t.2);
+                for (db, t, new) in ts {
+                    needs.push(match (new, renames) {
+                        (true, _) => table(db, t, privs::CREATE | privs::INSERT, "CREATE"),
+                        (false, true) => table(db, t, privs::ALTER | privs::DROP, "ALTER"),
+                        (false, false) => table(db, t, privs::ALTER, "ALTER"),
+                    });
+                }
+                return Ok(needs);
+            }
+        }
         let body = if first == "explain" {
             text[7..].trim_start()
         } else {

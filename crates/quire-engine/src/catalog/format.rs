@@ -8,8 +8,12 @@ use crate::row::{Collation, Column, ColumnType, IntWidth, LobSize};
 
 /// 2: a collation code after each column's flags, and string key parts hold collation
 /// sort keys (docs/row-format.md, "Collations"). Version 1 tables (binary string keys) are
-/// refused: their indexes would be read in the wrong order.
-pub const VERSION: u8 = 2;
+/// refused: their indexes would be read in the wrong order. 3: the rebuild mark
+/// (`TableDef::rebuilt_at`, u64) after the indexes.
+pub const VERSION: u8 = 3;
+
+/// The value of a database record (it kept the table record's version 2 when that was 3).
+pub const DATABASE_VERSION: u8 = 2;
 
 /// Column flags in the table record.
 const FLAG_NULLABLE: u8 = 1;
@@ -235,13 +239,14 @@ pub fn encode_table(t: &TableDef) -> Vec<u8> {
             w.u8(u8::from(c.descending));
         }
     }
+    w.u64(t.rebuilt_at.0);
     w.0
 }
 
 pub fn decode_table(b: &[u8]) -> Result<TableDef, CatalogError> {
     let mut r = R { b };
     let version = r.u8()?;
-    if version != VERSION && version != 1 {
+    if !(1..=VERSION).contains(&version) {
         return Err(bad("unknown table record version"));
     }
     let id = r.u64()?;
@@ -319,6 +324,11 @@ pub fn decode_table(b: &[u8]) -> Result<TableDef, CatalogError> {
             usable_from: crate::row::TrxId(0),
         });
     }
+    // Version 3 added the rebuild mark (ALTER TABLE); older records were never rebuilt.
+    let rebuilt_at = match version {
+        1 | 2 => crate::row::TrxId(0),
+        _ => crate::row::TrxId(r.u64()?),
+    };
     if !r.b.is_empty() {
         return Err(bad("trailing bytes after the table record"));
     }
@@ -347,6 +357,7 @@ pub fn decode_table(b: &[u8]) -> Result<TableDef, CatalogError> {
         auto_increment,
         next_index_no,
         indexes,
+        rebuilt_at,
     })
 }
 

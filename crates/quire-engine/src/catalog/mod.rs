@@ -272,6 +272,12 @@ pub struct TableDef {
     pub auto_increment: Option<usize>,
     pub next_index_no: u16,
     pub indexes: Vec<IndexDef>,
+    /// The transaction id the last ALTER TABLE rebuild reserved (0: never rebuilt;
+    /// docs/catalog.md, "ALTER TABLE"). Every undo record of an older transaction
+    /// describes the table's previous space and schema: purge skips it. A read view
+    /// that does not see this id is older than the rebuilt rows: its consistent reads
+    /// are refused (1412), as InnoDB does after a table rebuild.
+    pub rebuilt_at: TrxId,
 }
 
 impl TableDef {
@@ -435,7 +441,7 @@ impl Catalog {
                 Some(&KEY_DATABASE) => {
                     let name = String::from_utf8(e.key[1..].to_vec())
                         .map_err(|_| CatalogError::Corrupt("database name not UTF-8".into()))?;
-                    if e.value != [format::VERSION] {
+                    if e.value != [format::DATABASE_VERSION] {
                         return Err(CatalogError::Corrupt(format!(
                             "database `{name}`: bad record"
                         )));
@@ -495,7 +501,9 @@ impl Catalog {
 
     pub fn insert_database<S: BTreeStore + ?Sized>(&self, s: &S, name: &str) -> Result<Lsn> {
         check_name(name)?;
-        Ok(self.tree.insert(s, &db_key(name), &[format::VERSION])?)
+        Ok(self
+            .tree
+            .insert(s, &db_key(name), &[format::DATABASE_VERSION])?)
     }
 
     pub fn delete_database<S: BTreeStore + ?Sized>(&self, s: &S, name: &str) -> Result<Lsn> {

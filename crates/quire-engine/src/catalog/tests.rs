@@ -42,6 +42,7 @@ fn sample() -> TableDef {
             }],
             usable_from: crate::row::TrxId(0),
         }],
+        rebuilt_at: crate::row::TrxId(41),
     }
 }
 
@@ -247,4 +248,15 @@ fn show_create_text_omits_restrict_and_set_default_and_qualifies_other_databases
         "CONSTRAINT `orders_ibfk_1` FOREIGN KEY (`customer`, `region`) REFERENCES \
          `shop`.`customers` (`id`, `region`)"
     );
+}
+
+#[test]
+fn table_record_of_version_2_decodes_as_never_rebuilt() {
+    // Version 2 is version 3 without the trailing rebuild mark.
+    let mut b = encode_table(&sample());
+    b.truncate(b.len() - 8);
+    b[0] = 2;
+    let t = decode_table(&b).expect("version 2 decodes");
+    assert_eq!(t.rebuilt_at, crate::row::TrxId(0));
+    assert_eq!(t.columns, sample().columns);
 }

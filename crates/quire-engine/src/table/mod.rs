@@ -113,6 +113,7 @@
 //!    out twice in a run and starts above the largest durable one (`table/rowid.rs`); its
 //!    rows are named by [`RowHandle`].
 
+mod alter;
 mod blob;
 mod check;
 mod foreign;
@@ -129,6 +130,7 @@ mod views;
 pub use foreign::{has_index_on, MAX_CASCADE_DEPTH};
 pub use temp::{is_temp_space, TEMP_DB};
 
+pub use alter::Rebuilt;
 pub use rowid::RowHandle;
 pub use scan::IndexRows;
 pub use settings::SetError;
@@ -233,6 +235,10 @@ pub enum DbError {
     NoSuchSavepoint(String),
     #[error("the database is still in use by another thread")]
     Busy,
+    /// A rebuild met a row written by a transaction still active: the SQL layer's
+    /// metadata locks never let that happen; through the embedded API, retry later.
+    #[error("table '{0}' has changes of an active transaction")]
+    TableInUse(String),
     #[error("could not start a background thread: {0}")]
     Thread(String),
 }
@@ -591,6 +597,18 @@ fn open_state(
 fn check_index_visible(ix: &Index, view: Option<&ViewHandle>) -> Result<()> {
     match view {
         Some(v) if !index_visible_to(&ix.def, v) => Err(DbError::TableDefinitionChanged),
+        _ => Ok(()),
+    }
+}
+
+/// A consistent read of table `t` with `view`: refused if the table was rebuilt (ALTER
+/// TABLE) after the view was made: its rows carry no history from before (alter.rs,
+/// invariant 3).
+fn check_rebuild_visible(t: &TableState, view: Option<&ViewHandle>) -> Result<()> {
+    match view {
+        Some(v) if t.def.rebuilt_at != crate::row::TrxId(0) && !v.sees(t.def.rebuilt_at) => {
+            Err(DbError::TableDefinitionChanged)
+        }
         _ => Ok(()),
     }
 }
@@ -1017,6 +1035,7 @@ impl DbInner {
             auto_increment: spec.auto_increment,
             next_index_no: 1,
             indexes: Vec::new(),
+            rebuilt_at: crate::row::TrxId(0),
         };
         for (i, ix) in spec.indexes.into_iter().enumerate() {
             def.indexes.push(IndexDef {
@@ -1488,6 +1507,7 @@ impl<'d> Table<'d> {
     /// UNCOMMITTED).
     pub fn get_in(&self, pk: &[Value], snapshot: Option<&Snapshot>) -> Result<Option<Vec<Value>>> {
         self.with_state(|t| {
+            check_rebuild_visible(t, snapshot.map(|v| &**v))?;
             let key = self.pk_key(t, pk)?;
             let Some(e) = t.clustered.get(&self.db.engine, &key)? else {
                 return Ok(None);
@@ -1576,6 +1596,7 @@ impl<'d> Table<'d> {
         view: Option<Arc<ViewHandle>>,
     ) -> Result<Rows<'x>> {
         let t = self.state()?;
+        check_rebuild_visible(&t, view.as_deref())?;
         let (lo, hi) = scan::bounds(lower, upper, |v| {
             let mut k = Vec::new();
             t.layout.key_layout().encode(v, &db.limits, &mut k)?;

@@ -346,6 +346,11 @@ impl DbInner {
         let Some(t) = self.table_by_id(r.table_id) else {
             return Ok(Some(0));
         };
+        if trx < t.def.rebuilt_at {
+            // Older than an ALTER TABLE rebuild: the version lived in the old space, with
+            // the old schema; nothing of it is in the rebuilt table (alter.rs, invariant 4).
+            return Ok(Some(0));
+        }
         let p = decode_update(&r.payload)?;
         if blob::from_another_space(&t.layout, t.def.space, p.old)? {
             // A version from before a TRUNCATE TABLE: its tree and chains went with the

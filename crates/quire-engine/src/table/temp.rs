@@ -54,6 +54,7 @@ impl DbInner {
             auto_increment: spec.auto_increment,
             next_index_no: 1,
             indexes: Vec::new(),
+            rebuilt_at: crate::row::TrxId(0),
         };
         for (i, ix) in spec.indexes.into_iter().enumerate() {
             def.indexes.push(IndexDef {

@@ -846,6 +846,7 @@ impl<'d> Transaction<'d> {
 
     fn get_in(&mut self, t: &TableState, key: &[u8]) -> Result<Option<Vec<Value>>> {
         let view = self.view();
+        super::check_rebuild_visible(t, view.as_deref())?;
         let Some(e) = t.clustered.get(&self.db.engine, key)? else {
             return Ok(None);
         };
