@@ -219,7 +219,6 @@ pub fn code_of(e: &SqlError) -> Option<(u16, &'static str)> {
         FkMalformed { .. } | FkDuplicateName { .. } => (1005, "HY000"),
         FkKeyMismatch(_) => (1239, "42000"),
         FkCantDrop(_) => (1091, "42000"),
-        KeyColumnMissing(_) => (1072, "42000"),
         Engine(_) => (1105, "HY000"),
         Sink(_) => return None,
     })

@@ -403,9 +403,6 @@ pub enum SqlError {
     /// 1091
     #[error("Can't DROP FOREIGN KEY `{0}`; check that it exists")]
     FkCantDrop(String),
-    /// 1072
-    #[error("Key column '{0}' doesn't exist in table")]
-    KeyColumnMissing(String),
     /// 1105: the engine failed in a way the client cannot fix (I/O, corruption).
     #[error("{0}")]
     Engine(DbError),

@@ -273,6 +273,7 @@ impl<'d> Session<'d> {
                     columns: columns.to_vec(),
                     primary_key: pk.to_vec(),
                     auto_increment: None,
+                    rebuilt_at: quire_engine::row::TrxId(0),
                     next_index_no: 1,
                     indexes: indexes
                         .iter()
