@@ -328,6 +328,19 @@ mod tests {
                 key: s(),
                 table: s(),
             },
+            FkNoReferencedRow(s()),
+            FkRowIsReferenced(Some(s())),
+            FkCascadeTooDeep(s()),
+            FkMalformed {
+                db: s(),
+                table: s(),
+            },
+            FkDuplicateName {
+                db: s(),
+                table: s(),
+            },
+            FkKeyMismatch(s()),
+            FkCantDrop(s()),
             DropAllColumns,
             AlterNotSupported {
                 what: s(),

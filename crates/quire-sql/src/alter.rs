@@ -517,7 +517,9 @@ fn parse_op(op: &str, mode: crate::diag::SqlMode, out: &mut Vec<Op>) -> Result<(
 
 fn charset_op(rest: &str, charset: bool, out: &mut Vec<Op>) -> Result<()> {
     let rest = rest.trim_start_matches('=').trim();
-    let words: Vec<&str> = rest.split_whitespace().collect();
+    // `COLLATE=x` and `COLLATE = x` alike.
+    let spaced = rest.replace('=', " = ");
+    let words: Vec<&str> = spaced.split_whitespace().collect();
     let (cs, coll) = match (charset, words.as_slice()) {
         (true, [cs]) => (Some(option_value(cs)), None),
         (true, [cs, c, coll]) if c.eq_ignore_ascii_case("collate") => {
