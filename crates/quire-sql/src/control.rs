@@ -396,17 +396,7 @@ impl<'d> Session<'d> {
         text: &str,
         sink: &mut dyn RowSink,
     ) -> Result<Outcome> {
-        let mut names = Vec::new();
-        let mut i = 0;
-        while let Some((db, t, next)) = qualified_name(toks, i) {
-            names.push((db, t));
-            i = next;
-            if matches!(toks.get(i), Some(Tok::Punct(','))) {
-                i += 1;
-            } else {
-                break;
-            }
-        }
+        let (names, i) = table_list(toks);
         let quick = match toks.get(i) {
             None => false,
             Some(t) if t.is("quick") && i + 1 == toks.len() => true,
@@ -555,17 +545,7 @@ impl<'d> Session<'d> {
     }
 
     fn check_tables(&self, toks: &[Tok], sink: &mut dyn RowSink) -> Result<Outcome> {
-        let mut names = Vec::new();
-        let mut i = 0;
-        while let Some((db, t, next)) = qualified_name(toks, i) {
-            names.push((db, t));
-            i = next;
-            if matches!(toks.get(i), Some(Tok::Punct(','))) {
-                i += 1;
-            } else {
-                break;
-            }
-        }
+        let (names, _) = table_list(toks);
         // The engine checks the whole data directory; a table's problems name its space.
         let problems = self.inst.db.check()?;
         let mut rows = Vec::new();
@@ -1175,6 +1155,23 @@ pub(crate) fn var_text(name: &str, v: &Value) -> String {
         Value::Int(1) if boolean => "ON".into(),
         other => types::display(other),
     }
+}
+
+/// `t [, db.t …]` at the start of `toks` (CHECK TABLE, CHECKSUM TABLE): the names, and
+/// the index of the first token after them.
+fn table_list(toks: &[Tok]) -> (Vec<(Option<String>, String)>, usize) {
+    let mut names = Vec::new();
+    let mut i = 0;
+    while let Some((db, t, next)) = qualified_name(toks, i) {
+        names.push((db, t));
+        i = next;
+        if matches!(toks.get(i), Some(Tok::Punct(','))) {
+            i += 1;
+        } else {
+            break;
+        }
+    }
+    (names, i)
 }
 
 /// CHECKSUM TABLE's per-row CRC-32, summed (`Session::checksum_tables`).
