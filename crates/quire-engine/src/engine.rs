@@ -169,7 +169,9 @@ fn log_config(c: &Config) -> LogConfig {
         buffer_size: c.log_buffer_size,
         flush_at_commit: c.flush_log_at_trx_commit,
         // Lesson 3: O_DIRECT where it pays; innodb_log_file_buffering where it does not.
-        direct: c.flush_method != FlushMethod::Fsync && !c.log_file_buffering_effective(),
+        // The file is opened O_DIRECT whenever it can be, so that the mode can change live
+        // (`Log::set_buffered`, applied right after the open and on `SET GLOBAL`).
+        direct: c.flush_method != FlushMethod::Fsync,
         dsync: c.flush_method == FlushMethod::ODsync,
         ..LogConfig::default()
     }
@@ -440,6 +442,7 @@ impl Engine {
             }
         }
         let log = Arc::new(log);
+        log.set_buffered(config.log_file_buffering_effective())?;
         if gate.log.set(log.clone()).is_err() {
             unreachable!("the gate is set once");
         }
@@ -760,8 +763,8 @@ impl Engine {
 
     /// Applies the engine's settings among [`Config::DYNAMIC`] that differ between `old`
     /// and `new` (`SET GLOBAL`): the log's commit mode and size, the cleaner's rates and
-    /// limits, the LRU's old sublist, adaptive flushing. `innodb_buffer_pool_size` and
-    /// `innodb_log_file_buffering` are not changed here (the caller refuses or keeps them).
+    /// limits, the LRU's old sublist, adaptive flushing, the log's buffering.
+    /// `innodb_buffer_pool_size` is not changed here (the caller refuses it).
     /// Only the log resize can fail for values `Config::set` accepted; it runs first.
     pub fn apply_settings(&self, old: &Config, new: &Config) -> Result<()> {
         // The one step that can fail for a valid value goes first: a failed resize leaves
@@ -773,6 +776,13 @@ impl Engine {
             self.shared
                 .log
                 .set_flush_at_commit(new.flush_log_at_trx_commit);
+        }
+        // Automatic buffering follows the commit mode: `SET GLOBAL
+        // innodb_flush_log_at_trx_commit=2` gets the cached writes a start at 2 gets.
+        if new.log_file_buffering_effective() != old.log_file_buffering_effective() {
+            self.shared
+                .log
+                .set_buffered(new.log_file_buffering_effective())?;
         }
         let to_u32 = |v: u64| v.min(u64::from(u32::MAX)) as u32;
         if (new.io_capacity, new.io_capacity_max) != (old.io_capacity, old.io_capacity_max)

@@ -253,8 +253,18 @@ pub trait VfsFile: Send + Sync + fmt::Debug {
     /// Sets the file size, truncating or growing (sparse).
     fn set_len(&self, len: u64) -> Result<()>;
     fn len(&self) -> Result<u64>;
-    /// `Some` when O_DIRECT is in effect, with its alignment rules.
+    /// `Some` when the file was opened with O_DIRECT, with its alignment rules. They stay
+    /// in force while [`VfsFile::set_buffered`] has the writes go through the cache, so a
+    /// caller writes the same way in either mode.
     fn direct_io(&self) -> Option<DirectIo>;
+    /// For a file opened with O_DIRECT: `on` sends later reads and writes through the file
+    /// system cache, `off` back to O_DIRECT (`innodb_log_file_buffering` switched live).
+    /// Durability is unchanged: `sync_data` covers writes made in either mode. Returns
+    /// whether the file can switch (false when it was not opened with O_DIRECT).
+    fn set_buffered(&self, on: bool) -> Result<bool> {
+        let _ = on;
+        Ok(false)
+    }
 }
 
 /// The engine's handle on a file: reads and allocation return errors, but a failed write or

@@ -76,17 +76,22 @@ impl OsVfs {
             file,
             path: path.to_path_buf(),
             direct,
+            buffered: parking_lot::Mutex::new(false),
         })
     }
 }
 
 #[derive(Debug)]
 pub struct OsFile {
-    // Invariant: `direct` is `Some` exactly when O_DIRECT is set on `file` (checked by
-    // `direct_flag_matches_direct_io`).
+    // Invariant: `direct` is `Some` exactly when the file was opened with O_DIRECT granted,
+    // and O_DIRECT is set on `file` exactly when `direct` is `Some` and `buffered` holds
+    // false (checked by `direct_flag_matches_direct_io` and
+    // `set_buffered_switches_o_direct_and_keeps_the_data`). The mutex also makes each
+    // switch one F_GETFL/F_SETFL pair.
     file: fs::File,
     path: PathBuf,
     direct: Option<DirectIo>,
+    buffered: parking_lot::Mutex<bool>,
 }
 
 impl Vfs for OsVfs {
@@ -519,6 +524,36 @@ impl VfsFile for OsFile {
     fn direct_io(&self) -> Option<DirectIo> {
         self.direct
     }
+
+    fn set_buffered(&self, on: bool) -> Result<bool> {
+        if self.direct.is_none() {
+            return Ok(false);
+        }
+        let mut buffered = self.buffered.lock();
+        if *buffered == on {
+            return Ok(true);
+        }
+        let fd = self.file.as_raw_fd();
+        // SAFETY: F_GETFL/F_SETFL on an fd we own.
+        let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+        if flags < 0 {
+            let e = std::io::Error::last_os_error();
+            return Err(IoError::from_std("fcntl(F_GETFL)", &self.path, &e));
+        }
+        let flags = if on {
+            flags & !libc::O_DIRECT
+        } else {
+            flags | libc::O_DIRECT
+        };
+        // SAFETY: as above. The kernel granted O_DIRECT on this file at open, so setting it
+        // again cannot fail for lack of support.
+        if unsafe { libc::fcntl(fd, libc::F_SETFL, flags) } != 0 {
+            let e = std::io::Error::last_os_error();
+            return Err(IoError::from_std("fcntl(F_SETFL)", &self.path, &e));
+        }
+        *buffered = on;
+        Ok(true)
+    }
 }
 
 #[cfg(test)]
@@ -645,6 +680,48 @@ mod tests {
     }
 
     #[test]
+    fn set_buffered_switches_o_direct_and_keeps_the_data() {
+        let d = tmp();
+        let v = OsVfs::new();
+        let f = v
+            .open_file(&d.path().join("f"), OpenOptions::create_new().direct(true))
+            .expect("open");
+        let direct_flag = |f: &OsFile| f.status_flags().expect("flags") & libc::O_DIRECT != 0;
+        let Some(dio) = f.direct_io() else {
+            // Not opened O_DIRECT: nothing to switch, and the file says so.
+            assert!(!f.set_buffered(true).expect("set_buffered"));
+            assert!(!direct_flag(&f));
+            return;
+        };
+        let a = dio.offset_align.max(dio.mem_align) as usize;
+        let mut buf = AlignedBuf::zeroed(3 * a, a);
+        buf[..a].fill(1);
+        f.write_all_at(&buf[..a], 0).expect("direct write");
+        assert!(f.set_buffered(true).expect("to buffered"));
+        assert!(!direct_flag(&f));
+        // The alignment rules stay in force while buffered.
+        assert_eq!(f.direct_io(), Some(dio));
+        buf[a..2 * a].fill(2);
+        f.write_all_at(&buf[a..2 * a], a as u64)
+            .expect("buffered write");
+        assert!(f.set_buffered(false).expect("back to direct"));
+        assert!(direct_flag(&f));
+        // A direct read sees the buffered write (the kernel writes the cache back first),
+        // and a direct write over cached bytes replaces them.
+        buf[2 * a..].fill(3);
+        f.write_all_at(&buf[2 * a..], a as u64)
+            .expect("direct write over cached bytes");
+        f.sync_data().expect("sync");
+        let mut r = AlignedBuf::zeroed(2 * a, a);
+        f.read_exact_at(&mut r, 0).expect("read");
+        assert!(r[..a].iter().all(|&b| b == 1));
+        assert!(r[a..].iter().all(|&b| b == 3));
+        // Asking for the mode in force is a no-op.
+        assert!(f.set_buffered(false).expect("again"));
+        assert!(direct_flag(&f));
+    }
+
+    #[test]
     fn vectored_write_puts_buffers_back_to_back() {
         let d = tmp();
         let f = open(d.path(), "f", OpenOptions::create_new());
@@ -709,6 +786,7 @@ mod tests {
                 .expect("open"),
             path: d.path().join("f"),
             direct: None,
+            buffered: parking_lot::Mutex::new(false),
         };
         // Range that starts inside the data: the data must survive.
         os.fill_zeros(1000, 4000).expect("fill");
@@ -745,6 +823,7 @@ mod tests {
                 .expect("open"),
             path: d.path().join("f"),
             direct,
+            buffered: parking_lot::Mutex::new(false),
         };
         os.fill_zeros(0, 3000).expect("fill through a buffered fd");
         assert_eq!(os.len().expect("len"), 3000);

@@ -1322,6 +1322,12 @@ impl VfsFile for SimFile {
     fn direct_io(&self) -> Option<DirectIo> {
         self.direct
     }
+
+    /// The simulator models cached and O_DIRECT writes alike (neither is durable before a
+    /// sync), so a file opened O_DIRECT switches by saying so.
+    fn set_buffered(&self, _on: bool) -> Result<bool> {
+        Ok(self.direct.is_some())
+    }
 }
 
 #[cfg(test)]

@@ -172,11 +172,25 @@ fn log_settings_change_live() {
         // Below the log buffer: MariaDB's 1210, nothing changed.
         let e = q(&mut s, "SET GLOBAL innodb_log_file_size = 4194304").expect_err("too small");
         assert!(matches!(e, SqlError::InvalidArgument(_)), "{e}");
-        // The open log keeps its mode: accepted and unchanged (MariaDB does the same when
-        // it cannot switch), with a warning that says so.
-        ok(&mut s, "SET GLOBAL innodb_log_file_buffering = ON");
-        assert_eq!(warnings(&mut s)[0].0, 1210);
-        assert_eq!(shown(&mut s, "innodb_log_file_buffering"), "OFF");
+        let log = db.engine().log();
+        if log.can_be_direct() {
+            // Automatic buffering followed the commit mode, and the resized file kept it.
+            assert_eq!(shown(&mut s, "innodb_log_file_buffering"), "ON");
+            assert!(!log.direct_io());
+            // An explicit OFF goes back to O_DIRECT while the commits only write.
+            ok(&mut s, "SET GLOBAL innodb_log_file_buffering = OFF");
+            assert!(log.direct_io());
+            assert_eq!(shown(&mut s, "innodb_log_file_buffering"), "OFF");
+            ok(&mut s, "SET GLOBAL innodb_flush_log_at_trx_commit = 1");
+            ok(&mut s, "SET GLOBAL innodb_log_file_buffering = ON");
+            assert!(!log.direct_io());
+            assert_eq!(shown(&mut s, "innodb_log_file_buffering"), "ON");
+        } else {
+            // A file system without O_DIRECT: the log stays buffered, and says so.
+            ok(&mut s, "SET GLOBAL innodb_log_file_buffering = OFF");
+            assert_eq!(warnings(&mut s)[0].0, 1210);
+            assert_eq!(shown(&mut s, "innodb_log_file_buffering"), "ON");
+        }
     });
 }
 

@@ -146,6 +146,12 @@ impl Shared {
         if let Err(e) = self.vfs.sync_dir(&self.dir) {
             quire_io::fatal::fatal_io(&e);
         }
+        if self.buffered.load(SeqCst) {
+            // The old file was switched to buffered writes: so is its successor (a file that
+            // cannot switch simply stays O_DIRECT, and `buffered` says so).
+            let ok = new.handle.inner().set_buffered(true).unwrap_or(false);
+            self.buffered.store(ok, SeqCst);
+        }
         *self.file.write() = Arc::new(new);
         c.seq += 1;
         c.next_slot = 1;

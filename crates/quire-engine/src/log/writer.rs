@@ -195,6 +195,10 @@ pub(crate) struct Shared {
     flush_lock: Mutex<()>,
     pub ckpt: Mutex<CkptState>,
     pub resize_lock: Mutex<()>,
+    /// `innodb_log_file_buffering` in force: writes go through the file system cache. The
+    /// file keeps O_DIRECT's alignment either way (invariant 6 is unchanged); a resize
+    /// puts its new file in this mode.
+    pub buffered: std::sync::atomic::AtomicBool,
     wait_mx: Mutex<()>,
     wait_cv: Condvar,
     waiters: AtomicUsize,
@@ -236,6 +240,7 @@ impl Shared {
     pub(crate) fn new(vfs: Arc<dyn Vfs>, dir: PathBuf, config: LogConfig, s: Start) -> Shared {
         let ring = config.ring_size();
         let capacity = s.file.capacity;
+        let never_direct = s.file.io_block == 1;
         let writer = WriterState::new(&s.file, &s.tail);
         Shared {
             vfs,
@@ -255,6 +260,7 @@ impl Shared {
             flush_lock: Mutex::new(()),
             ckpt: Mutex::new(s.ckpt),
             resize_lock: Mutex::new(()),
+            buffered: std::sync::atomic::AtomicBool::new(never_direct),
             wait_mx: Mutex::new(()),
             wait_cv: Condvar::new(),
             waiters: AtomicUsize::new(0),
@@ -1004,7 +1010,31 @@ impl Log {
     }
     /// Whether writes go through O_DIRECT.
     pub fn direct_io(&self) -> bool {
+        self.shared.file.read().io_block > 1 && !self.shared.buffered.load(SeqCst)
+    }
+
+    /// Whether the file was opened with O_DIRECT, so that [`Log::set_buffered`] can switch.
+    pub fn can_be_direct(&self) -> bool {
         self.shared.file.read().io_block > 1
+    }
+
+    /// `innodb_log_file_buffering`, live (lesson 3): `on` sends the log's writes through
+    /// the file system cache, `off` back to O_DIRECT. Commits that only write
+    /// (`innodb_flush_log_at_trx_commit=2`) then cost a copy into the cache instead of a
+    /// device round trip; durable commits sync either way, and a sync covers the writes of
+    /// both modes. Returns the mode now in force (`true`: buffered), which is always
+    /// buffered for a file the system would not open with O_DIRECT.
+    pub fn set_buffered(&self, on: bool) -> Result<bool> {
+        // Not while a resize swaps the file: it puts the new one in the recorded mode.
+        let _no_resize = self.shared.resize_lock.lock();
+        let file = Arc::clone(&self.shared.file.read());
+        if file.io_block == 1 {
+            return Ok(true);
+        }
+        let switched = file.handle.inner().set_buffered(on)?;
+        let now = on && switched;
+        self.shared.buffered.store(now, SeqCst);
+        Ok(now)
     }
 
     pub fn stats(&self) -> LogStats {

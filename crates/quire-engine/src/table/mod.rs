@@ -781,6 +781,7 @@ impl Db {
             trx.register_recovered(a.undo.trx());
         }
         let config = engine.config().clone();
+        let log_direct = engine.log().direct_io();
         let purge_running = repair && config.purge_threads > 0;
         let inner = Arc::new(DbInner {
             engine,
@@ -789,7 +790,7 @@ impl Db {
             state: RwLock::new(state),
             ddl: Mutex::new(()),
             live: settings::Live::new(&config, purge_running),
-            settings: Mutex::new(settings::as_opened(&config)),
+            settings: Mutex::new(settings::as_opened(&config, log_direct)),
             undo,
             trx,
             locks: LockManager::new(),

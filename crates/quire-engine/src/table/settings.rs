@@ -18,9 +18,8 @@
 //!
 //! Invariants:
 //! 1. After `set_globals` returns, [`DbInner::settings`] shows what the engine uses: a
-//!    change is applied before it is recorded, a refused one records nothing, and a
-//!    setting that cannot change live (`innodb_log_file_buffering`) keeps showing the
-//!    value in force.
+//!    change is applied before it is recorded, a refused one records nothing, and
+//!    `innodb_log_file_buffering` shows ON when the log cannot be O_DIRECT.
 //! 2. Readers never lock: they load an atomic that `set_globals` stored.
 
 use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
@@ -90,12 +89,14 @@ impl Live {
     }
 }
 
-/// The settings as shown at open: an automatic `innodb_log_file_buffering` is fixed to what
-/// the log file was opened with, so changing `innodb_flush_log_at_trx_commit` later does
-/// not make it show a mode the file is not in.
-pub(crate) fn as_opened(c: &Config) -> Config {
+/// The settings as shown at open: `innodb_log_file_buffering` shows the mode the log is
+/// in. It stays automatic (following `innodb_flush_log_at_trx_commit`) unless the file
+/// cannot be in the mode that would pick (no O_DIRECT here), which then holds for good.
+pub(crate) fn as_opened(c: &Config, log_direct: bool) -> Config {
     let mut c = c.clone();
-    c.log_file_buffering = Some(c.log_file_buffering_effective());
+    if c.log_file_buffering_effective() == log_direct {
+        c.log_file_buffering = Some(!log_direct);
+    }
     c
 }
 
@@ -135,14 +136,15 @@ impl DbInner {
             });
         }
         let mut notes = Vec::new();
-        if next.log_file_buffering_effective() != cur.log_file_buffering_effective() {
+        if !next.log_file_buffering_effective() && !self.engine.log().can_be_direct() {
             // MariaDB, too, leaves it as it is when it cannot change it.
-            notes.push(format!(
-                "innodb_log_file_buffering stays {}: the open redo log keeps its mode until a restart",
-                if cur.log_file_buffering_effective() { "ON" } else { "OFF" }
-            ));
+            notes.push(
+                "innodb_log_file_buffering stays ON: the redo log's file system does not \
+                 take O_DIRECT (or innodb_flush_method=fsync)"
+                    .into(),
+            );
+            next.log_file_buffering = Some(true);
         }
-        next.log_file_buffering = Some(cur.log_file_buffering_effective());
         if !self.live.purge_running && next.purge_threads != cur.purge_threads {
             notes.push(
                 "background purge is off (innodb_purge_threads=0 at start): \
