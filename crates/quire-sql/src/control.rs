@@ -60,6 +60,65 @@ pub(crate) fn like_at(toks: &[Tok], i: usize) -> Result<Option<String>> {
     }
 }
 
+/// `SHOW … WHERE cond` split at its top-level WHERE (outside quotes and parentheses):
+/// the SHOW and the condition's text. `None`: no WHERE.
+pub(crate) fn split_show_where(text: &str) -> Option<(&str, &str)> {
+    let b = text.as_bytes();
+    let (mut i, mut depth, mut quote) = (0usize, 0i32, None::<u8>);
+    while i < b.len() {
+        let c = b[i];
+        match quote {
+            Some(q) => {
+                if c == b'\\' && q != b'`' {
+                    i += 1;
+                } else if c == q {
+                    quote = None;
+                }
+            }
+            None => match c {
+                b'\'' | b'"' | b'`' => quote = Some(c),
+                b'(' => depth += 1,
+                b')' => depth -= 1,
+                _ if depth == 0
+                    && b.len() - i >= 5
+                    && b[i..i + 5].eq_ignore_ascii_case(b"where")
+                    && (i == 0 || !is_word_byte(b[i - 1]))
+                    && b.get(i + 5).is_none_or(|&n| !is_word_byte(n)) =>
+                {
+                    return Some((&text[..i], &text[i + 5..]));
+                }
+                _ => {}
+            },
+        }
+        i += 1;
+    }
+    None
+}
+
+fn is_word_byte(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_' || c == b'$' || c >= 0x80
+}
+
+/// A SHOW output value as a literal of the filtering SELECT (hex for anything a
+/// NO_BACKSLASH_ESCAPES session would read differently).
+fn show_literal(v: &Value) -> String {
+    match v {
+        Value::Null => "NULL".into(),
+        Value::Int(n) => n.to_string(),
+        Value::UInt(n) => n.to_string(),
+        Value::Str(t) if !t.contains(['\\', '\0']) => crate::acl::quote(t),
+        other => {
+            let text = types::display(other);
+            let hex: String = text.bytes().map(|b| format!("{b:02X}")).collect();
+            if hex.is_empty() {
+                "\'\'".into()
+            } else {
+                format!("CONVERT(X'{hex}' USING utf8mb4)")
+            }
+        }
+    }
+}
+
 fn syntax(text: &str) -> SqlError {
     SqlError::Parse {
         near: text.chars().take(80).collect(),
@@ -231,7 +290,10 @@ impl<'d> Session<'d> {
                 self.use_database(db)?;
                 ok
             }
-            "show" => self.show(text, &toks, sink).map(Some),
+            "show" => match split_show_where(text) {
+                Some((show, cond)) => self.show_where(show, cond, sink).map(Some),
+                None => self.show(text, &toks, sink).map(Some),
+            },
             "describe" | "desc" | "explain" => {
                 // DESCRIBE t / EXPLAIN t; EXPLAIN SELECT … goes to the parser.
                 let next = w(1).unwrap_or_default();
@@ -593,6 +655,44 @@ impl<'d> Session<'d> {
             ],
             rows,
         )
+    }
+
+    /// `SHOW … WHERE cond`, as MariaDB: the condition is evaluated on each row of the SHOW's
+    /// output, naming its columns (`SHOW VARIABLES WHERE Variable_name IN (…)`, `SHOW FULL
+    /// TABLES WHERE Table_type = 'BASE TABLE'`). The SHOW runs without its WHERE, then its
+    /// rows are filtered by a SELECT over them as a derived table, so the condition has the
+    /// whole expression language and its errors (1054 for a column the SHOW lacks).
+    fn show_where(&mut self, show: &str, cond: &str, sink: &mut dyn RowSink) -> Result<Outcome> {
+        let mut all = crate::meta::CollectSink::default();
+        self.query_text(show, &mut all)?;
+        let name = |c: &ColumnMeta| format!("`{}`", c.name.replace('`', "``"));
+        let branches: Vec<String> = if all.rows.is_empty() {
+            // No rows: one of NULLs that the condition can still name, filtered out.
+            let cols: Vec<String> = all
+                .columns
+                .iter()
+                .map(|c| format!("NULL AS {}", name(c)))
+                .collect();
+            vec![format!("SELECT {} FROM DUAL WHERE 0", cols.join(", "))]
+        } else {
+            all.rows
+                .iter()
+                .map(|r| {
+                    let cols: Vec<String> = r
+                        .iter()
+                        .zip(&all.columns)
+                        .map(|(v, c)| format!("{} AS {}", show_literal(v), name(c)))
+                        .collect();
+                    format!("SELECT {}", cols.join(", "))
+                })
+                .collect()
+        };
+        let sql = format!(
+            "SELECT * FROM ({}) AS `show` WHERE {}",
+            branches.join(" UNION ALL "),
+            cond.trim().trim_end_matches(';')
+        );
+        self.query_text(&sql, sink)
     }
 
     fn show(&mut self, text: &str, toks: &[Tok], sink: &mut dyn RowSink) -> Result<Outcome> {

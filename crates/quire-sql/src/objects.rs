@@ -152,6 +152,11 @@ impl Session<'_> {
                 Ok(Some(Outcome::ok(0)))
             }
             "show" => {
+                // SHOW … WHERE: control.rs filters the SHOW's output (it comes back here
+                // without its WHERE).
+                if crate::control::split_show_where(text).is_some() {
+                    return Ok(None);
+                }
                 let Some(toks) = lex(text) else {
                     return Ok(None);
                 };
