@@ -429,6 +429,7 @@ impl Conn<'_> {
     fn com_init_db(&mut self, body: &[u8]) -> CmdResult {
         let name = String::from_utf8_lossy(body);
         self.session.info().set_command("Init DB", Some(&name));
+        self.session.count_stmt_command("Com_change_db");
         match self.session.use_database(&name) {
             Ok(()) => self.send_ok(0, 0, "")?,
             Err(e) => self.send_sql_err(&e)?,

@@ -140,6 +140,7 @@ impl Conn<'_> {
 
     /// No reply, even for an unknown statement (the client does not read one).
     pub(crate) fn com_stmt_send_long_data(&mut self, body: &[u8]) -> CmdResult {
+        self.session.count_stmt_command("Com_stmt_send_long_data");
         let mut r = Reader::new(body);
         let id = r.u32()?;
         let param = usize::from(r.u16()?);
@@ -181,6 +182,7 @@ impl Conn<'_> {
     /// Cursors are never opened (an execution sends its whole result), so there is
     /// nothing to fetch from.
     pub(crate) fn com_stmt_fetch(&mut self, body: &[u8]) -> CmdResult {
+        self.session.count_stmt_command("Com_stmt_fetch");
         let mut r = Reader::new(body);
         let id = r.u32()?;
         let _rows = r.u32()?;

@@ -37,6 +37,7 @@ pub mod plan;
 mod prepare;
 mod run;
 pub mod session;
+mod status;
 pub mod stmt;
 pub mod subquery;
 mod temp;

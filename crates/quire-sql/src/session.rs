@@ -131,6 +131,8 @@ pub struct Instance<'d> {
     /// Bumped by every DDL: cached and prepared plans made before it are re-planned.
     pub(crate) generation: AtomicU64,
     pub(crate) questions: AtomicU64,
+    /// `Com_*` statement counters (`status.rs`).
+    pub(crate) com: crate::status::ComCounters,
     /// Runs of subquery plans, all sessions (a cached answer is no run): what shows that
     /// an uncorrelated subquery runs once per statement (`subquery.rs`).
     pub(crate) subquery_runs: AtomicU64,
@@ -160,6 +162,7 @@ impl<'d> Instance<'d> {
             globals: RwLock::new(Globals::default()),
             generation: AtomicU64::new(0),
             questions: AtomicU64::new(0),
+            com: crate::status::ComCounters::default(),
             subquery_runs: AtomicU64::new(0),
             prepared_count: AtomicU64::new(0),
             mdl: crate::mdl::Mdl::default(),
@@ -182,6 +185,7 @@ impl<'d> Instance<'d> {
             "Prepared_stmt_count".into(),
             self.prepared_count.load(Ordering::Relaxed),
         ));
+        all.extend(self.com.all().map(|(n, v)| (n.to_string(), v)));
         all
     }
 
@@ -532,9 +536,16 @@ impl<'d> Session<'d> {
             }
             return Err(SqlError::EmptyQuery);
         }
+        self.inst.com.count_statement(text);
         let r = self.query_text(text, sink);
         self.after_statement(&r);
         r
+    }
+
+    /// Counts a command the server handles without a statement (`Com_stmt_send_long_data`,
+    /// `Com_stmt_fetch`, `Com_change_db` for COM_INIT_DB): see `status.rs`.
+    pub fn count_stmt_command(&self, name: &'static str) {
+        self.inst.com.count(name);
     }
 
     pub(crate) fn query_text(&mut self, text: &str, sink: &mut dyn RowSink) -> Result<Outcome> {
@@ -702,6 +713,7 @@ impl<'d> Session<'d> {
 
     /// COM_STMT_PREPARE.
     pub fn prepare(&mut self, sql: &str) -> Result<PreparedInfo> {
+        self.inst.com.count("Com_stmt_prepare");
         self.sv.diag.get_mut().start();
         let text = crate::dispatch::skip_leading_comments(sql)
             .trim_end()
@@ -787,6 +799,8 @@ impl<'d> Session<'d> {
                 id,
                 what: "mysqld_stmt_execute",
             })?;
+        self.inst.com.count("Com_stmt_execute");
+        self.inst.com.count_statement(&k.sql);
         let r = self.run_kept(&k, params, sink);
         self.after_statement(&r);
         r
@@ -811,6 +825,7 @@ impl<'d> Session<'d> {
 
     /// COM_STMT_RESET: a statement's cursor and long data are gone.
     pub fn reset_prepared(&mut self, id: u32) -> Result<()> {
+        self.inst.com.count("Com_stmt_reset");
         if self.prepared.contains_key(&id) {
             Ok(())
         } else {
@@ -823,6 +838,7 @@ impl<'d> Session<'d> {
 
     /// COM_STMT_CLOSE (no answer on the wire, even for an unknown id).
     pub fn close_prepared(&mut self, id: u32) {
+        self.inst.com.count("Com_stmt_close");
         if self.prepared.remove(&id).is_some() {
             self.release_prepared(1);
         }
