@@ -3,6 +3,7 @@
 //! text order, aggregates collected.
 
 pub mod from;
+mod window;
 
 use std::collections::HashMap;
 
@@ -198,6 +199,9 @@ pub struct AggCall {
     /// GROUP_CONCAT's result is cut at this many bytes (`group_concat_max_len` when the
     /// statement was bound).
     pub max_len: u64,
+    /// `OVER (…)`: a window function, computed after grouping over the result rows
+    /// (`window.rs`), never part of a group's aggregates.
+    pub over: Option<Box<crate::window::Over>>,
 }
 
 impl AggCall {
@@ -1007,8 +1011,8 @@ impl Binder<'_> {
             .cloned()
             .unwrap_or_default()
             .to_ascii_lowercase();
-        if f.over.is_some() {
-            return Err(SqlError::Unsupported("window functions".into()));
+        if let Some(over) = &f.over {
+            return self.window_function(f, &name, over);
         }
         let mut clauses: &[sql::FunctionArgumentClause] = &[];
         let (args, distinct, star) = match &f.args {
@@ -1098,7 +1102,11 @@ impl Binder<'_> {
                 Ok((bound, order, separator))
             })();
             self.aggs = saved;
-            let (mut bound, order, separator) = bound?;
+            // A window function in an aggregate's arguments (MariaDB's 4074).
+            let (mut bound, order, separator) = bound.map_err(|e| match e {
+                SqlError::WindowPlacement => SqlError::WindowAsArgument,
+                e => e,
+            })?;
             let colls: Vec<Collation> = bound
                 .iter()
                 .map(|a| derive_collation(a, self.columns(), self.lit()).0)
@@ -1123,6 +1131,7 @@ impl Binder<'_> {
                 order,
                 separator,
                 max_len: GROUP_CONCAT_MAX_LEN.with(|c| c.get()),
+                over: None,
             };
             let i = match aggs.iter().position(|c| *c == call) {
                 Some(i) => i,

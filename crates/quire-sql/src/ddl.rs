@@ -1549,20 +1549,26 @@ fn explain_select(
     let mut derived = Vec::new();
     let mut own = match &p.source {
         Source::Union(u) => {
+            use crate::stmt::union::SetOp;
+            let (member_kind, result) = match u.op {
+                SetOp::Union => ("UNION", "union"),
+                SetOp::Intersect { .. } => ("INTERSECT", "intersect"),
+                SetOp::Except { .. } => ("EXCEPT", "except"),
+            };
             let mut ids = Vec::new();
             for (i, m) in u.members.iter().enumerate() {
                 let (mid, k) = if i == 0 {
                     (id, kind)
                 } else {
                     *next += 1;
-                    (*next - 1, "UNION")
+                    (*next - 1, member_kind)
                 };
                 ids.push(mid.to_string());
                 explain_select(m, mid, k, next, rows);
             }
             let mut r = vec![Value::Null; 10];
-            r[1] = s("UNION RESULT");
-            r[2] = s(&format!("<union{}>", ids.join(",")));
+            r[1] = s(&format!("{member_kind} RESULT"));
+            r[2] = s(&format!("<{result}{}>", ids.join(",")));
             r[3] = s("ALL");
             if !p.sort.is_empty() {
                 r[9] = s("Using filesort");
@@ -1592,6 +1598,13 @@ fn explain_select(
         Source::Dual | Source::Seq { .. } => {
             let mut r = vec![Value::Null; 10];
             r[9] = s("No tables used");
+            vec![r]
+        }
+        Source::Recursive(_) | Source::WorkTable(_) => {
+            // MariaDB lists a recursive CTE's members as DERIVED / RECURSIVE UNION rows;
+            // Quire shows the CTE as one read of its rows.
+            let mut r = vec![Value::Null; 10];
+            r[3] = s("ALL");
             vec![r]
         }
         Source::Virtual(t) => {

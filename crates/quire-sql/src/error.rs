@@ -110,6 +110,60 @@ pub enum SqlError {
     /// 1288: INSERT, UPDATE or DELETE through a view that cannot take it.
     #[error("The target table {table} of the {op} is not updatable")]
     NotUpdatable { table: String, op: &'static str },
+    /// 4015: a window function outside the select list and ORDER BY.
+    #[error("Window function is allowed only in SELECT list and ORDER BY clause")]
+    WindowPlacement,
+    /// 4074: a window function in the arguments of an aggregate or of another window
+    /// function.
+    #[error("Window functions can not be used as arguments to group functions.")]
+    WindowAsArgument,
+    /// 4017: a frame given to a window function that has none (ROW_NUMBER, RANK, …).
+    #[error("Window frame is not allowed with '{0}'")]
+    WindowFrameNotAllowed(String),
+    /// 4018: a window function that needs ORDER BY in its window (RANK, NTILE, …).
+    #[error("No order list in window specification for '{0}'")]
+    WindowNoOrder(String),
+    /// 4019
+    #[error("RANGE-type frame requires ORDER BY clause with single sort key")]
+    RangeFrameOrderBy,
+    /// 4020
+    #[error("Integer is required for ROWS-type frame")]
+    RowsFrameType,
+    /// 4021
+    #[error("Numeric datatype is required for RANGE-type frame")]
+    RangeFrameType,
+    /// 4024
+    #[error("Argument of NTILE must be greater than 0")]
+    NtileArgument,
+    /// 4009: `OVER w` of no `WINDOW w AS (…)`.
+    #[error("Window specification with name '{0}' is not defined")]
+    WindowName(String),
+    /// 4010
+    #[error("Multiple window specifications with the same name '{0}'")]
+    DuplicateWindowName(String),
+    /// 4011
+    #[error("Window specification referencing another one '{0}' cannot contain partition list")]
+    WindowRefPartition(String),
+    /// 4012
+    #[error("Referenced window specification '{0}' already contains order list")]
+    WindowRefOrder(String),
+    /// 4013
+    #[error("Referenced window specification '{0}' cannot contain window frame")]
+    WindowRefFrame(String),
+    /// 4014: a frame that starts after it ends by its kinds of bound.
+    #[error("Unacceptable combination of window frame bound specifications")]
+    FrameBounds,
+    /// 1235 as MariaDB itself answers it (a limitation MariaDB 10.11 has too, so the text
+    /// names MariaDB: `COUNT(DISTINCT) aggregate as window function`).
+    #[error("This version of MariaDB doesn't yet support '{0}'")]
+    MariaDbUnsupported(String),
+    /// 4005: a recursive CTE whose members all name it.
+    #[error("No anchors for recursive WITH element '{0}'")]
+    RecursiveWithoutAnchors(String),
+    /// 4008: a recursive reference where MariaDB's (standard) restrictions forbid it: in a
+    /// subquery, an aggregate's query, an outer join's inner side, twice in a member.
+    #[error("Restrictions imposed on recursive definitions are violated for table '{0}'")]
+    RecursiveRestrictions(String),
     /// 4004: a WITH clause names two queries alike.
     #[error("Duplicate query name `{0}` in WITH clause")]
     DuplicateQueryName(String),

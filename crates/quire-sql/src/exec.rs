@@ -9,6 +9,8 @@
 //! into the same pipeline.
 
 pub mod join;
+pub(crate) mod recursive;
+pub(crate) mod window;
 
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashSet};
@@ -46,6 +48,12 @@ pub enum Source {
     Union(Box<crate::stmt::union::UnionPlan>),
     /// A table of information_schema: rows computed when read (`infoschema/`).
     Virtual(crate::infoschema::InfoTable),
+    /// A recursive CTE (`stmt/recursive.rs`): its anchors, then its recursive members
+    /// round after round (`exec/recursive.rs`).
+    Recursive(Box<crate::stmt::recursive::RecursivePlan>),
+    /// Inside a recursive member: the rows the recursive CTE's last round added, by the
+    /// work table's id (`Env::work_rows`).
+    WorkTable(usize),
 }
 
 impl Source {
@@ -57,7 +65,15 @@ impl Source {
             Source::Table(t) => vec![t],
             Source::Join(j) => j.tables().collect(),
             Source::Union(u) => u.members.iter().flat_map(|m| m.source.tables()).collect(),
-            Source::Dual | Source::Seq { .. } | Source::Virtual(_) => Vec::new(),
+            Source::Recursive(r) => r
+                .anchors
+                .iter()
+                .chain(&r.steps)
+                .flat_map(|m| m.source.tables())
+                .collect(),
+            Source::Dual | Source::Seq { .. } | Source::Virtual(_) | Source::WorkTable(_) => {
+                Vec::new()
+            }
         }
     }
 }
@@ -116,11 +132,15 @@ pub struct SelectPlan {
     pub limit: Option<Expr>,
     pub offset: Option<Expr>,
     pub lock: Option<ReadLock>,
+    /// The window step (`window.rs`): window functions computed over the rows after
+    /// HAVING, before the select list; `None` without window functions.
+    pub window: Option<Box<crate::window::WindowPlan>>,
 }
 
 impl SelectPlan {
+    /// Whether rows are grouped: GROUP BY, or an aggregate that is not over a window.
     fn aggregated(&self) -> bool {
-        !self.aggs.is_empty() || !self.group_by.is_empty()
+        self.aggs.iter().any(|a| a.over.is_none()) || !self.group_by.is_empty()
     }
 }
 
@@ -583,6 +603,18 @@ fn agg_init(c: &AggCall) -> AggState {
         AggFn::BitAnd => AggState::Bits(u64::MAX),
         AggFn::BitOr | AggFn::BitXor => AggState::Bits(0),
         AggFn::GroupConcat => AggState::Concat(Vec::new()),
+        // Window-only functions have no group state (`exec/window.rs` computes them).
+        AggFn::RowNumber
+        | AggFn::Rank
+        | AggFn::DenseRank
+        | AggFn::PercentRank
+        | AggFn::CumeDist
+        | AggFn::Ntile
+        | AggFn::Lag
+        | AggFn::Lead
+        | AggFn::FirstValue
+        | AggFn::LastValue
+        | AggFn::NthValue => AggState::MinMax(None),
     }
 }
 
@@ -597,6 +629,10 @@ fn agg_row(
     row_no: u64,
     env: &dyn Env,
 ) -> Result<()> {
+    if c.over.is_some() {
+        // A window function is no part of a group (`exec/window.rs`).
+        return Ok(());
+    }
     let r = Row {
         values: row,
         aggs: &[],
@@ -781,7 +817,11 @@ impl Group {
     fn results(self, aggs: &[AggCall], env: &dyn Env) -> Result<Vec<Value>> {
         aggs.iter()
             .zip(self.states)
-            .map(|(c, s)| agg_result(c, s, env))
+            .map(|(c, s)| match c.over {
+                // Filled in by the window step.
+                Some(_) => Ok(Value::Null),
+                None => agg_result(c, s, env),
+            })
             .collect()
     }
 }
@@ -804,6 +844,8 @@ struct Pipeline<'p> {
     rollups: Vec<BTreeMap<Vec<u8>, Group>>,
     /// Rows aggregated so far (GROUP_CONCAT's warning names the row).
     rows_in: u64,
+    /// Rows after HAVING kept for the window step (`exec/window.rs`).
+    windowed: Vec<window::WinRow>,
 }
 
 /// A byte key for hashing values as SQL equality sees them (for DISTINCT and GROUP BY).
@@ -926,6 +968,24 @@ impl Pipeline<'_> {
                 return Ok(true);
             }
         }
+        if self.plan.window.is_some() {
+            // Window functions need every row first (invariant 1 of `exec/window.rs`).
+            let mut a = aggs.to_vec();
+            a.resize(plan.aggs.len(), Value::Null);
+            self.windowed.push(window::WinRow {
+                row: row.to_vec(),
+                aggs: a,
+                level,
+            });
+            return Ok(true);
+        }
+        self.project(row, aggs, rolled)
+    }
+
+    /// A result row after HAVING (and the window step): the select list, DISTINCT, then
+    /// kept for ORDER BY or sent.
+    fn project(&mut self, row: &[Value], aggs: &[Value], rolled: &[Expr]) -> Result<bool> {
+        let r = Row { values: row, aggs };
         let out: Vec<Value> = self
             .plan
             .items
@@ -1083,8 +1143,31 @@ impl Pipeline<'_> {
         self.finish_sorted()
     }
 
+    /// Computes the window functions of the rows kept for them and projects the rows in
+    /// the order of the last window's sort.
+    fn finish_window(&mut self) -> Result<()> {
+        let plan = self.plan;
+        let Some(w) = &plan.window else {
+            return Ok(());
+        };
+        let mut rows = std::mem::take(&mut self.windowed);
+        let order = window::compute(w, &plan.aggs, &mut rows, self.env)?;
+        for i in order {
+            let Some(r) = rows.get(i) else { continue };
+            let rolled: &[Expr] = match r.level {
+                Some(l) => plan.group_by.get(l..).unwrap_or(&[]),
+                None => &[],
+            };
+            if !self.project(&r.row, &r.aggs, rolled)? {
+                break;
+            }
+        }
+        Ok(())
+    }
+
     /// Sends the rows kept for ORDER BY, sorted.
     fn finish_sorted(mut self) -> Result<u64> {
+        self.finish_window()?;
         if !self.plan.sort.is_empty() {
             let mut rows = std::mem::take(&mut self.sorted);
             let dirs: Vec<bool> = self.plan.sort.iter().map(|(_, d)| *d).collect();
@@ -1183,6 +1266,7 @@ fn select_rows_into<'d>(
         group_order: Vec::new(),
         rollups: Vec::new(),
         rows_in: 0,
+        windowed: Vec::new(),
     };
     // LIMIT 0 reads nothing; otherwise rows stream until the pipeline says stop.
     if let (Source::Join(j), false) = (&plan.source, limit == Some(0)) {
@@ -1213,6 +1297,9 @@ fn select_rows_into<'d>(
             }
             // Ran above.
             (Source::Join(_), _) => {}
+            (Source::Union(u), _) if u.op != crate::stmt::union::SetOp::Union => {
+                set_operation(u, tables, txn, env, &plan.item_colls, &mut each)?;
+            }
             (Source::Union(u), _) => {
                 let mut seen = HashSet::new();
                 let mut at = 0;
@@ -1249,6 +1336,16 @@ fn select_rows_into<'d>(
                     };
                 }
             }
+            (Source::Recursive(r), _) => {
+                recursive::run(r, tables, txn, env, &mut each)?;
+            }
+            (Source::WorkTable(id), _) => {
+                for r in env.work_rows(*id)?.iter() {
+                    if !each(r.clone())? {
+                        break;
+                    }
+                }
+            }
             (Source::Virtual(t), _) => {
                 for r in env.virtual_rows(*t)? {
                     if !each(r)? {
@@ -1270,9 +1367,82 @@ fn select_rows_into<'d>(
     p.finish()
 }
 
+/// INTERSECT / EXCEPT [ALL] of a plan's two members: the second's rows counted by their
+/// value keys (NULLs equal, strings in `colls`), then the first's rows that pass, in the
+/// first's order, to `each`.
+fn set_operation<'d>(
+    u: &crate::stmt::union::UnionPlan,
+    tables: &[Table<'d>],
+    txn: &mut Txn<'_, 'd>,
+    env: &dyn Env,
+    colls: &[Collation],
+    each: &mut dyn FnMut(Vec<Value>) -> Result<bool>,
+) -> Result<()> {
+    use crate::stmt::union::SetOp;
+    let (Some(left), Some(right)) = (u.members.first(), u.members.get(1)) else {
+        return Ok(());
+    };
+    let nl = left.source.tables().len();
+    let nr = right.source.tables().len();
+    let conformed = |rows: Vec<Vec<Value>>| -> Vec<Vec<Value>> {
+        rows.into_iter()
+            .map(|r| {
+                r.into_iter()
+                    .zip(&u.tys)
+                    .map(|(v, t)| conform(v, t))
+                    .collect()
+            })
+            .collect()
+    };
+    let lrows = conformed(select_rows(
+        left,
+        tables.get(..nl).unwrap_or(&[]),
+        txn,
+        env,
+    )?);
+    let rrows = conformed(select_rows(
+        right,
+        tables.get(nl..nl + nr).unwrap_or(&[]),
+        txn,
+        env,
+    )?);
+    let mut counts: std::collections::HashMap<Vec<u8>, usize> = std::collections::HashMap::new();
+    for r in &rrows {
+        *counts.entry(value_key(r, colls)).or_insert(0) += 1;
+    }
+    drop(rrows);
+    let mut emitted = HashSet::new();
+    for r in lrows {
+        let key = value_key(&r, colls);
+        let keep = match u.op {
+            SetOp::Intersect { all: false } => counts.contains_key(&key) && emitted.insert(key),
+            SetOp::Intersect { all: true } => match counts.get_mut(&key) {
+                Some(c) if *c > 0 => {
+                    *c -= 1;
+                    true
+                }
+                _ => false,
+            },
+            SetOp::Except { all: false } => !counts.contains_key(&key) && emitted.insert(key),
+            SetOp::Except { all: true } => match counts.get_mut(&key) {
+                Some(c) if *c > 0 => {
+                    *c -= 1;
+                    false
+                }
+                _ => true,
+            },
+            SetOp::Union => true,
+        };
+        if keep && !each(r)? {
+            break;
+        }
+    }
+    Ok(())
+}
+
 /// A member's value as the union's column type has it (`SELECT 1 UNION SELECT 2.5` is
-/// DECIMAL(2,1): 1.0).
-fn conform(v: Value, t: &crate::func::types::Ty) -> Value {
+/// DECIMAL(2,1): 1.0); a recursive CTE's rows too.
+pub(crate) fn conform(v: Value, t: &crate::func::types::Ty) -> Value {
     use crate::meta::FieldType as F;
     match (t.ft, v) {
         (_, Value::Null) => Value::Null,

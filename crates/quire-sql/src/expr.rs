@@ -44,6 +44,19 @@ pub enum AggFn {
     BitOr,
     BitXor,
     GroupConcat,
+    // Window functions only (`window.rs`): computed over a window of the result rows,
+    // never over a group.
+    RowNumber,
+    Rank,
+    DenseRank,
+    PercentRank,
+    CumeDist,
+    Ntile,
+    Lag,
+    Lead,
+    FirstValue,
+    LastValue,
+    NthValue,
 }
 
 /// Values that come from the session, evaluated at execution (a cached plan stays right).
@@ -260,6 +273,12 @@ pub trait Env {
             "information_schema.{} here",
             t.name()
         )))
+    }
+    /// The rows of work table `id` (a recursive CTE's last round, `exec/recursive.rs`):
+    /// only the environment a recursive member runs in has them.
+    fn work_rows(&self, id: usize) -> Result<std::rc::Rc<Vec<Vec<Value>>>> {
+        let _ = id;
+        Err(SqlError::Unsupported("a recursive reference here".into()))
     }
     /// The k-th outer value of the subquery being run ([`Expr::Outer`]).
     fn outer(&self, k: usize) -> Result<Value> {

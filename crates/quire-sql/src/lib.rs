@@ -46,6 +46,7 @@ mod user_vars;
 mod users;
 mod vars;
 pub mod view;
+pub mod window;
 
 pub use error::SqlError;
 pub use meta::{charset, flags, CollectSink, ColumnMeta, FieldType, RowSink, SinkError};

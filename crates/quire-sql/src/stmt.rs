@@ -17,6 +17,7 @@ use crate::plan::{self, Access};
 use crate::subquery::Outer;
 use crate::types;
 
+pub mod recursive;
 pub mod union;
 
 /// A planned statement.
@@ -218,15 +219,19 @@ pub struct Ctes<'a> {
     /// In the order written.
     pub defs: Vec<CteDef<'a>>,
     pub up: Option<&'a Ctes<'a>>,
-    /// WITH RECURSIVE: the definition being planned may name itself and the CTEs after
-    /// it, which Quire cannot run yet (1235, never a table of that name).
+    /// WITH RECURSIVE: the definition being planned may name itself (a recursive CTE,
+    /// `stmt/recursive.rs`) and the CTEs after it (mutual recursion, which Quire cannot
+    /// run yet: 1235, never a table of that name).
     pub recursive: bool,
     pub pending: Vec<String>,
+    /// While a recursive CTE's recursive members are planned: its name is its work table.
+    pub work: Option<&'a recursive::WorkRef>,
 }
 
 impl<'a> Ctes<'a> {
     /// The CTE `name` names here: its definition, and the scope its query is planned in
-    /// (the CTEs written before it, and the enclosing ones: a CTE is not recursive).
+    /// (the CTEs written before it, and the enclosing ones; in a WITH RECURSIVE its own name
+    /// and those after it are `pending`, and an earlier CTE that names itself is recursive).
     pub fn find(&self, name: &str) -> Option<(&CteDef<'a>, Ctes<'a>)> {
         match self.defs.iter().position(|d| d.0 == name) {
             Some(i) => Some((
@@ -234,12 +239,13 @@ impl<'a> Ctes<'a> {
                 Ctes {
                     defs: self.defs[..i].to_vec(),
                     up: self.up,
-                    recursive: false,
+                    recursive: self.recursive,
                     pending: if self.recursive {
                         self.defs[i..].iter().map(|d| d.0.clone()).collect()
                     } else {
                         Vec::new()
                     },
+                    work: None,
                 },
             )),
             None => self.up.and_then(|u| u.find(name)),
@@ -249,6 +255,22 @@ impl<'a> Ctes<'a> {
     /// Whether `name` is a recursive reference (see `pending`).
     pub fn is_pending(&self, name: &str) -> bool {
         self.pending.iter().any(|p| p == name) || self.up.is_some_and(|u| u.is_pending(name))
+    }
+
+    /// The work table `name` is, inside a recursive CTE's recursive member.
+    pub fn work_for(&self, name: &str) -> Option<&'a recursive::WorkRef> {
+        match self.work {
+            Some(w) if w.name == name => Some(w),
+            _ => self.up.and_then(|u| u.work_for(name)),
+        }
+    }
+
+    /// Whether the CTE `find` gives for `name` names itself in a WITH RECURSIVE.
+    pub fn is_recursive_def(&self, name: &str) -> bool {
+        match self.defs.iter().find(|d| d.0 == name) {
+            Some(d) => self.recursive && recursive::mentions_set(&d.2.body, name),
+            None => self.up.is_some_and(|u| u.is_recursive_def(name)),
+        }
     }
 }
 
@@ -412,7 +434,7 @@ fn bind_input(
     };
     // A CTE's name is a derived table (bound with the joins).
     let cte = single.is_some_and(|(name, _)| {
-        matches!(object_parts(name).as_deref(), Ok([n]) if ctx.ctes.is_some_and(|c| c.find(n).is_some() || c.is_pending(n)))
+        matches!(object_parts(name).as_deref(), Ok([n]) if ctx.ctes.is_some_and(|c| c.find(n).is_some() || c.is_pending(n) || c.work_for(n).is_some()))
             // A view or an information_schema table is a derived table too.
             || ctx.derived_object(name)
     });
@@ -513,6 +535,7 @@ pub fn select_in(
             up: ctx.ctes,
             recursive: with.recursive,
             pending: Vec::new(),
+            work: None,
         };
         let inner = Ctx {
             db: ctx.db,
@@ -752,7 +775,34 @@ pub(crate) fn select_core(
         conn: ctx.conn,
     };
     let (limit, offset) = limit_exprs(limit_clause, &mut b)?;
-    let aggregated = !aggs.is_empty() || !group_by.is_empty();
+    // WINDOW w AS (…): bound in the query's scope; names resolved by `window::plan`.
+    let mut named = Vec::with_capacity(s.named_window.len());
+    for sql::NamedWindowDefinition(name, def) in &s.named_window {
+        let over = match def {
+            sql::NamedWindowExpr::WindowSpec(spec) => Binder {
+                sub,
+                scope: scope.as_ref(),
+                params: ctx.params,
+                aggs: Some(&mut aggs),
+                context: "window specification",
+                conn: ctx.conn,
+            }
+            .window_spec(spec)?,
+            sql::NamedWindowExpr::NamedWindow(w) => crate::window::Over {
+                name: Some(w.value.clone()),
+                bare: true,
+                ..Default::default()
+            },
+        };
+        named.push((name.value.clone(), over));
+    }
+    let window = crate::window::plan(
+        &mut aggs,
+        &named,
+        scope.as_ref().map_or(&[][..], |s| s.columns.as_slice()),
+    )?
+    .map(Box::new);
+    let aggregated = aggs.iter().any(|a| a.over.is_none()) || !group_by.is_empty();
     if aggregated && ctx.conn.mode.has(crate::diag::SqlMode::ONLY_FULL_GROUP_BY) {
         if let Some(sc) = &scope {
             full_group_by(sc, &items, &group_by, &order)?;
@@ -776,6 +826,10 @@ pub(crate) fn select_core(
         for a in &aggs {
             a.args().for_each(&mut note);
             a.order.iter().for_each(|(e, _, _)| note(e));
+            if let Some(o) = &a.over {
+                o.partition.iter().for_each(|(e, _)| note(e));
+                o.order.iter().for_each(|(e, _, _)| note(e));
+            }
         }
         if let Input::Join(f) = &input {
             on_conditions(&f.tree, &mut note);
@@ -799,7 +853,7 @@ pub(crate) fn select_core(
         Input::Dual => Source::Dual,
         Input::Seq { from, to, step } => Source::Seq { from, to, step },
         Input::Table(t) => {
-            if let (false, Some(cols)) = (aggregated, &order_cols) {
+            if let (false, None, Some(cols)) = (aggregated, &window, &order_cols) {
                 // The index may deliver ORDER BY, but DISTINCT of other columns would reorder.
                 plan::order_by_index(&t.def, &mut access, cols, limit.is_some());
                 if access.ordered {
@@ -814,7 +868,8 @@ pub(crate) fn select_core(
             let mut j = crate::plan::join::plan(&f.scope, &f.members, &f.tree, filter.as_ref());
             // Every WHERE condition is checked at a step of the join.
             filter = None;
-            if let (false, Some(cols), Some(first)) = (aggregated, &order_cols, j.steps.first_mut())
+            if let (false, None, Some(cols), Some(first)) =
+                (aggregated, &window, &order_cols, j.steps.first_mut())
             {
                 // The first table's index may deliver ORDER BY: rows leave the join in its
                 // order, so LIMIT stops it early.
@@ -885,6 +940,7 @@ pub(crate) fn select_core(
         limit,
         offset,
         lock,
+        window,
     })
 }
 
@@ -1302,6 +1358,7 @@ fn join_dml(
         limit: None,
         offset: None,
         lock: Some(ReadLock::Shared),
+        window: None,
     };
     Ok((select, targets))
 }

@@ -282,6 +282,9 @@ impl Env for SubEnv<'_> {
     fn subquery(&self, q: &Subquery, outer: Vec<Value>, need: usize) -> Result<Rc<Materialized>> {
         self.parent.subquery(q, outer, need)
     }
+    fn work_rows(&self, id: usize) -> Result<Rc<Vec<Vec<Value>>>> {
+        self.parent.work_rows(id)
+    }
 }
 
 /// Collects a run's rows, stopping (with an error it recognizes) past `need`.
@@ -505,7 +508,15 @@ pub fn plan_tables<'p>(p: &'p SelectPlan, out: &mut Vec<&'p exec::TableRef>) {
             }
         }
         exec::Source::Union(u) => u.members.iter().for_each(|m| plan_tables(m, out)),
-        exec::Source::Dual | exec::Source::Seq { .. } | exec::Source::Virtual(_) => {}
+        exec::Source::Recursive(r) => r
+            .anchors
+            .iter()
+            .chain(&r.steps)
+            .for_each(|m| plan_tables(m, out)),
+        exec::Source::Dual
+        | exec::Source::Seq { .. }
+        | exec::Source::Virtual(_)
+        | exec::Source::WorkTable(_) => {}
     }
     for q in &p.subqueries {
         plan_tables(&q.plan, out);
@@ -525,6 +536,11 @@ pub fn subquery_plans<'p>(p: &'p SelectPlan, out: &mut Vec<&'p SelectPlan>) {
             }
         }
         exec::Source::Union(u) => u.members.iter().for_each(|m| subquery_plans(m, out)),
+        exec::Source::Recursive(r) => r
+            .anchors
+            .iter()
+            .chain(&r.steps)
+            .for_each(|m| subquery_plans(m, out)),
         _ => {}
     }
     for q in &p.subqueries {

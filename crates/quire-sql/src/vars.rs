@@ -189,6 +189,16 @@ pub static VARS: &[Var] = &[
         "151",
     ),
     v("max_execution_time", Scope::Both, INT, "0"),
+    // A recursive CTE stops after this many rounds (`exec/recursive.rs`).
+    v(
+        "max_recursive_iterations",
+        Scope::Both,
+        Kind::Int {
+            min: 0,
+            max: 4_294_967_295,
+        },
+        "1000",
+    ),
     // Prepared statements of all sessions together (PREPARE and COM_STMT_PREPARE): 1461
     // past it.
     v(

@@ -202,6 +202,10 @@ impl FromBinder<'_, '_> {
                 let alias = alias.as_ref().map(|a| a.name.value.clone());
                 let parts = object_parts(name)?;
                 let last = parts.last().cloned().unwrap_or_default();
+                // Inside a recursive member: the CTE's own name reads its work table.
+                if let (1, Some(w)) = (parts.len(), self.ctx.ctes.and_then(|c| c.work_for(&last))) {
+                    return self.derived(alias.unwrap_or(last), w.plan.clone(), &[]);
+                }
                 if parts.len() == 1 && self.ctx.ctes.is_some_and(|c| c.is_pending(&last)) {
                     return Err(SqlError::Unsupported(
                         "a recursive common table expression".into(),
@@ -220,7 +224,12 @@ impl FromBinder<'_, '_> {
                         ctes: Some(&scope),
                         temps: self.ctx.temps,
                     };
-                    let plan = crate::stmt::select_in(&inner, def.2, None, None)?;
+                    let plan = if self.ctx.ctes.is_some_and(|c| c.is_recursive_def(&last)) {
+                        // Its column list names the work table's columns already.
+                        crate::stmt::recursive::plan(&inner, def, &scope)?
+                    } else {
+                        crate::stmt::select_in(&inner, def.2, None, None)?
+                    };
                     let names = def.1.clone();
                     return self.derived(alias.unwrap_or(last), plan, &names);
                 }

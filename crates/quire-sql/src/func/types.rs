@@ -299,6 +299,18 @@ fn const_int(e: &Expr) -> Option<Option<i64>> {
     }
 }
 
+/// A member's type as a UNION's result sees it: MariaDB's type holder gives a signed
+/// integer literal a place for its sign (`SELECT 1 UNION SELECT 2` is INT(2)).
+pub(crate) fn union_member(t: Ty) -> Ty {
+    match t.literal_digits {
+        Some(d) if t.is_int() && !t.unsigned => Ty {
+            len: t.len.max(d + 1),
+            ..t
+        },
+        _ => t,
+    }
+}
+
 /// The type of two alternatives of one result (CASE, IF, COALESCE, GREATEST, …).
 pub(crate) fn unify(a: Ty, b: Ty) -> Ty {
     if a.ft == FieldType::Null {
@@ -348,9 +360,41 @@ pub fn infer(e: &Expr, cols: &[Column], aggs: &[AggCall]) -> Ty {
         Expr::Column(i) => cols.get(*i).map_or(Ty::string(255), column_ty),
         Expr::Agg(i) => match aggs.get(*i) {
             Some(AggCall {
-                f: AggFn::Count | AggFn::CountStar,
+                f:
+                    AggFn::Count
+                    | AggFn::CountStar
+                    | AggFn::RowNumber
+                    | AggFn::Rank
+                    | AggFn::DenseRank
+                    | AggFn::Ntile,
                 ..
             }) => Ty::new(FieldType::LongLong, 21, 0),
+            // MariaDB's DOUBLE(17,10).
+            Some(AggCall {
+                f: AggFn::PercentRank | AggFn::CumeDist,
+                ..
+            }) => Ty::new(FieldType::Double, 17, 10),
+            // A window function that gives its argument's values: its type, a string's
+            // with "not fixed" decimals (39), as MariaDB's Item_sum_hybrid over a window.
+            Some(AggCall {
+                f:
+                    AggFn::Min
+                    | AggFn::Max
+                    | AggFn::Lag
+                    | AggFn::Lead
+                    | AggFn::FirstValue
+                    | AggFn::LastValue
+                    | AggFn::NthValue,
+                arg: Some(a),
+                over: Some(_),
+                ..
+            }) => {
+                let mut t = ty(a);
+                if t.is_string() {
+                    t.dec = 39;
+                }
+                t
+            }
             // MariaDB's Item_sum_sum / Item_sum_avg: a DOUBLE of floating or string
             // arguments, else a DECIMAL 22 digits wider (SUM) or with 4 more decimals (AVG,
             // `div_precision_increment`).

@@ -607,5 +607,6 @@ pub fn plan(t: InfoTable, alias: &str) -> SelectPlan {
         limit: None,
         offset: None,
         lock: None,
+        window: None,
     }
 }

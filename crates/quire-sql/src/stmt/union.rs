@@ -11,6 +11,12 @@
 //! A DISTINCT union removes duplicates from everything to its left too (MySQL's rule), so
 //! the rows of members `0..=distinct_until` are deduplicated together and the members
 //! after it (joined by UNION ALL) are appended as they are.
+//!
+//! INTERSECT and EXCEPT [ALL | DISTINCT] are the same plan with two members and their
+//! [`SetOp`]. sqlparser gives INTERSECT its higher precedence (`a UNION b INTERSECT c`
+//! is `a UNION (b INTERSECT c)`); UNION and EXCEPT bind left to right. A member that is
+//! itself a set operation is planned as a query of its own. Rows compare as DISTINCT
+//! does: NULLs equal, strings in the column's collation.
 
 use quire_engine::table::ReadLock;
 use sqlparser::ast as sql;
@@ -20,9 +26,22 @@ use crate::bind::{derive_collation, expr_name, Binder, Scope};
 use crate::error::{Result, SqlError};
 use crate::exec::{SelectPlan, Source};
 use crate::expr::Expr;
-use crate::func::types::{ty_column, unify, Ty};
+use crate::func::types::{ty_column, unify, union_member, Ty};
 use crate::plan::Access;
 use crate::subquery::Outer;
+
+/// How the members combine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SetOp {
+    /// UNION [ALL | DISTINCT] of any number of members (`distinct_until`).
+    Union,
+    /// INTERSECT [ALL]: the first member's rows that the second has (ALL: as many times
+    /// as both have them).
+    Intersect { all: bool },
+    /// EXCEPT [ALL]: the first member's rows that the second has not (ALL: each of the
+    /// second's rows takes one copy away).
+    Except { all: bool },
+}
 
 /// The members of a union and how they combine.
 #[derive(Debug, Clone)]
@@ -32,11 +51,22 @@ pub struct UnionPlan {
     pub distinct_until: Option<usize>,
     /// The result's column types (members' values are converted to them).
     pub tys: Vec<Ty>,
+    pub op: SetOp,
+}
+
+/// ALL (true) or DISTINCT (the default).
+fn is_all(q: &sql::SetQuantifier, op: &sql::SetOperator) -> Result<bool> {
+    match q {
+        sql::SetQuantifier::All => Ok(true),
+        sql::SetQuantifier::Distinct | sql::SetQuantifier::None => Ok(false),
+        other => Err(SqlError::Unsupported(format!("{op} {other}"))),
+    }
 }
 
 /// The members of `body` (a left-deep tree of UNIONs) in order, with the DISTINCT flag of
-/// each UNION between two of them.
-fn flatten<'q>(
+/// each UNION between two of them. A member that is another set operation (INTERSECT,
+/// EXCEPT) stays whole.
+pub(crate) fn flatten<'q>(
     body: &'q sql::SetExpr,
     members: &mut Vec<&'q sql::SetExpr>,
     distinct: &mut Vec<bool>,
@@ -44,18 +74,11 @@ fn flatten<'q>(
     match body {
         sql::SetExpr::SetOperation {
             left,
-            op,
+            op: op @ sql::SetOperator::Union,
             set_quantifier,
             right,
         } => {
-            if *op != sql::SetOperator::Union {
-                return Err(SqlError::Unsupported(format!("{op}")));
-            }
-            let d = match set_quantifier {
-                sql::SetQuantifier::All => false,
-                sql::SetQuantifier::Distinct | sql::SetQuantifier::None => true,
-                other => return Err(SqlError::Unsupported(format!("UNION {other}"))),
-            };
+            let d = !is_all(set_quantifier, op)?;
             flatten(left, members, distinct)?;
             distinct.push(d);
             members.push(right);
@@ -65,6 +88,30 @@ fn flatten<'q>(
             members.push(other);
             Ok(())
         }
+    }
+}
+
+/// Plans one member of a set operation: a SELECT, a parenthesized query, or a nested set
+/// operation (planned as a query of its own, `q` giving its other parts).
+pub(crate) fn member(
+    ctx: &Ctx<'_>,
+    q: &sql::Query,
+    m: &sql::SetExpr,
+    lock: Option<ReadLock>,
+    outer: Option<&Outer<'_>>,
+) -> Result<SelectPlan> {
+    match m {
+        sql::SetExpr::Select(s) => select_core(ctx, s, None, None, lock, outer),
+        sql::SetExpr::Query(inner) => select_in(ctx, inner, lock, outer),
+        sql::SetExpr::SetOperation { .. } => {
+            let mut sub = q.clone();
+            sub.with = None;
+            *sub.body = m.clone();
+            sub.order_by = None;
+            sub.limit_clause = None;
+            plan(ctx, &sub, lock, outer)
+        }
+        other => Err(SqlError::Unsupported(other.to_string())),
     }
 }
 
@@ -78,14 +125,33 @@ pub fn plan(
 ) -> Result<SelectPlan> {
     let mut members = Vec::new();
     let mut distinct = Vec::new();
-    flatten(&q.body, &mut members, &mut distinct)?;
+    let op = match q.body.as_ref() {
+        sql::SetExpr::SetOperation {
+            left,
+            op: op @ (sql::SetOperator::Intersect | sql::SetOperator::Except),
+            set_quantifier,
+            right,
+        } => {
+            let all = is_all(set_quantifier, op)?;
+            members.push(left.as_ref());
+            members.push(right.as_ref());
+            if *op == sql::SetOperator::Intersect {
+                SetOp::Intersect { all }
+            } else {
+                SetOp::Except { all }
+            }
+        }
+        sql::SetExpr::SetOperation { op, .. } if *op != sql::SetOperator::Union => {
+            return Err(SqlError::Unsupported(format!("{op}")));
+        }
+        body => {
+            flatten(body, &mut members, &mut distinct)?;
+            SetOp::Union
+        }
+    };
     let mut plans = Vec::with_capacity(members.len());
     for m in members {
-        plans.push(match m {
-            sql::SetExpr::Select(s) => select_core(ctx, s, None, None, lock, outer)?,
-            sql::SetExpr::Query(inner) => select_in(ctx, inner, lock, outer)?,
-            other => return Err(SqlError::Unsupported(other.to_string())),
-        });
+        plans.push(member(ctx, q, m, lock, outer)?);
     }
     let Some(first) = plans.first() else {
         return Err(SqlError::Unsupported("an empty UNION".into()));
@@ -94,45 +160,7 @@ pub fn plan(
     if plans.iter().any(|p| p.items.len() != n) {
         return Err(SqlError::DifferentColumnCount);
     }
-    let tys: Vec<Ty> = (0..n)
-        .map(|i| {
-            plans
-                .iter()
-                .filter_map(|p| p.item_tys.get(i).copied())
-                .reduce(unify)
-                .unwrap_or_else(|| {
-                    crate::func::types::infer(&Expr::Lit(quire_engine::row::Value::Null), &[], &[])
-                })
-        })
-        .collect();
-    // MariaDB's union of types differs from CASE's in three places: integers of one type
-    // keep it (INT with INT stays INT), a string result has no "not fixed" decimals, and a
-    // DOUBLE made of other types is 22 long.
-    let tys: Vec<Ty> = tys
-        .into_iter()
-        .enumerate()
-        .map(|(i, mut t)| {
-            let member_fts: Vec<_> = plans
-                .iter()
-                .filter_map(|p| p.item_tys.get(i).map(|m| m.ft))
-                .collect();
-            let one_ft = member_fts.iter().all(|f| Some(f) == member_fts.first());
-            if one_ft {
-                if let Some(f) = member_fts.first() {
-                    if t.ft != *f && t.len <= 11 {
-                        t.ft = *f;
-                    }
-                }
-            }
-            if t.is_string() {
-                t.dec = 0;
-            }
-            if t.ft == crate::meta::FieldType::Double && !one_ft {
-                t.len = 22;
-            }
-            t
-        })
-        .collect();
+    let tys = result_types(&plans, n);
     let item_derived: Vec<_> = (0..n)
         .map(|i| {
             first
@@ -178,7 +206,7 @@ pub fn plan(
                             None => {
                                 return Err(SqlError::UnknownColumn {
                                     column: num.clone(),
-                                    context: "order clause".into(),
+                                    context: "ORDER BY".into(),
                                 })
                             }
                         }
@@ -211,6 +239,7 @@ pub fn plan(
             members: plans,
             distinct_until,
             tys: tys.clone(),
+            op,
         })),
         access: Access::full_scan(),
         filter: None,
@@ -231,7 +260,51 @@ pub fn plan(
         limit,
         offset,
         lock,
+        window: None,
     })
+}
+
+/// The result's column types of set-operation members `plans` (`n` columns each), as
+/// MariaDB types a UNION (a recursive CTE's anchors too).
+pub(crate) fn result_types(plans: &[SelectPlan], n: usize) -> Vec<Ty> {
+    let tys: Vec<Ty> = (0..n)
+        .map(|i| {
+            plans
+                .iter()
+                .filter_map(|p| p.item_tys.get(i).copied().map(union_member))
+                .reduce(unify)
+                .unwrap_or_else(|| {
+                    crate::func::types::infer(&Expr::Lit(quire_engine::row::Value::Null), &[], &[])
+                })
+        })
+        .collect();
+    // MariaDB's union of types differs from CASE's in three places: integers of one type
+    // keep it (INT with INT stays INT), a string result has no "not fixed" decimals, and a
+    // DOUBLE made of other types is 22 long.
+    tys.into_iter()
+        .enumerate()
+        .map(|(i, mut t)| {
+            let member_fts: Vec<_> = plans
+                .iter()
+                .filter_map(|p| p.item_tys.get(i).map(|m| m.ft))
+                .collect();
+            let one_ft = member_fts.iter().all(|f| Some(f) == member_fts.first());
+            if one_ft {
+                if let Some(f) = member_fts.first() {
+                    if t.ft != *f && t.len <= 11 {
+                        t.ft = *f;
+                    }
+                }
+            }
+            if t.is_string() {
+                t.dec = 0;
+            }
+            if t.ft == crate::meta::FieldType::Double && !one_ft {
+                t.len = 22;
+            }
+            t
+        })
+        .collect()
 }
 
 fn bind_order(ctx: &Ctx<'_>, scope: &Scope, e: &sql::Expr) -> Result<Expr> {
@@ -240,7 +313,7 @@ fn bind_order(ctx: &Ctx<'_>, scope: &Scope, e: &sql::Expr) -> Result<Expr> {
         scope: Some(scope),
         params: ctx.params,
         aggs: None,
-        context: "order clause",
+        context: "ORDER BY",
         conn: ctx.conn,
     }
     .bind(e)
