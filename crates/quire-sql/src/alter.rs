@@ -1047,7 +1047,9 @@ impl<'d> Session<'d> {
                     w.auto = None;
                 }
                 let same_type =
-                    p.column.ty == was.col.ty && p.column.collation == was.col.collation;
+                    p.column.ty == was.col.ty
+                        && p.column.collation == was.col.collation
+                        && p.column.members == was.col.members;
                 if !same_type {
                     w.copy = w.copy.or(Some("Cannot change column type"));
                 }
@@ -1088,7 +1090,7 @@ impl<'d> Session<'d> {
                 let i = w.position(&column).ok_or_else(|| w.unknown(&column))?;
                 let c = &w.cols[i].col;
                 let d = match value {
-                    Some(e) => Some(self.default_literal(&e, c.ty, &c.name)?),
+                    Some(e) => Some(self.default_literal(&e, c)?),
                     None => None,
                 };
                 if d.as_deref() == Some("NULL") && !c.nullable {
