@@ -1046,10 +1046,9 @@ impl<'d> Session<'d> {
                     // MODIFY without AUTO_INCREMENT takes it away, as in MariaDB.
                     w.auto = None;
                 }
-                let same_type =
-                    p.column.ty == was.col.ty
-                        && p.column.collation == was.col.collation
-                        && p.column.members == was.col.members;
+                let same_type = p.column.ty == was.col.ty
+                    && p.column.collation == was.col.collation
+                    && p.column.members == was.col.members;
                 if !same_type {
                     w.copy = w.copy.or(Some("Cannot change column type"));
                 }

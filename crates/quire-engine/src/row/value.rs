@@ -82,25 +82,47 @@ pub const MAX_BYTES_PER_CHAR: u64 = 4;
 /// The SQL type of a column (docs/row-format.md, "Column types and values").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ColumnType {
-    Int { width: IntWidth, unsigned: bool },
+    Int {
+        width: IntWidth,
+        unsigned: bool,
+    },
     Float,
     Double,
-    Decimal { precision: u8, scale: u8 },
-    Char { max_chars: u32 },
-    VarChar { max_chars: u32 },
-    Binary { len: u32 },
-    VarBinary { max_len: u32 },
+    Decimal {
+        precision: u8,
+        scale: u8,
+    },
+    Char {
+        max_chars: u32,
+    },
+    VarChar {
+        max_chars: u32,
+    },
+    Binary {
+        len: u32,
+    },
+    VarBinary {
+        max_len: u32,
+    },
     Text(LobSize),
     Blob(LobSize),
     Date,
-    DateTime { fsp: u8 },
-    Timestamp { fsp: u8 },
+    DateTime {
+        fsp: u8,
+    },
+    Timestamp {
+        fsp: u8,
+    },
     /// ENUM of `members` names (kept in [`Column::members`]): stored as the 1-based index
     /// of the member, 0 for the error value `''`.
-    Enum { members: u16 },
+    Enum {
+        members: u16,
+    },
     /// SET of `members` names (1..=64, in [`Column::members`]): stored as the bitmask of
     /// the members present, bit i for member i + 1.
-    Set { members: u8 },
+    Set {
+        members: u8,
+    },
 }
 
 impl ColumnType {
@@ -203,7 +225,9 @@ impl ColumnType {
                 return Err("ENUM has no members".into());
             }
             ColumnType::Set { members } if members == 0 || members > SET_MAX_MEMBERS => {
-                return Err(format!("SET has {members} members, not 1..={SET_MAX_MEMBERS}"));
+                return Err(format!(
+                    "SET has {members} members, not 1..={SET_MAX_MEMBERS}"
+                ));
             }
             _ => {}
         }
