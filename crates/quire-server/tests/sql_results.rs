@@ -203,3 +203,57 @@ fn length_reads_as_an_int_column() {
     assert_eq!(types, vec![(3, 0x80, 63), (3, 0x80, 63)]);
     assert_eq!(text_values(&rs.rows[0]), vec![b"3".to_vec(), b"2".to_vec()]);
 }
+
+#[test]
+fn enum_and_set_columns_are_strings_with_their_flags_in_both_protocols() {
+    // MariaDB sends ENUM and SET as STRING with ENUM_FLAG (256) / SET_FLAG (2048) and the
+    // longest text's length; SQLAlchemy and Connector/J read the flags.
+    let server = TestServer::start();
+    let mut c = server.connect();
+    for sql in [
+        "CREATE DATABASE es",
+        "CREATE TABLE es.t (id INT PRIMARY KEY, e ENUM('small','large') NOT NULL, s SET('a','bc'))",
+        "INSERT INTO es.t VALUES (1, 'LARGE', 'bc,a')",
+    ] {
+        assert!(matches!(c.query(sql), Reply::Ok { .. }), "{sql}");
+    }
+    let first = c.command(b"\x03SELECT e, s FROM es.t");
+    answered(&first, "the select");
+    let rs = c.read_result_set(&first);
+    // MariaDB also sets NO_DEFAULT_VALUE (0x1000) on `e`, which Quire sends on no column
+    // yet: it is masked out here.
+    let types: Vec<(u8, u16, u16)> = rs
+        .columns
+        .iter()
+        .map(|d| {
+            let (t, f, cs) = column_type(d);
+            (t, f & !0x1000, cs)
+        })
+        .collect();
+    assert_eq!(types, vec![(254, 0x0101, 45), (254, 0x0800, 45)]);
+    let length = |def: &[u8]| {
+        let at = def.len() - 10;
+        u32::from_le_bytes([def[at], def[at + 1], def[at + 2], def[at + 3]])
+    };
+    assert_eq!(length(&rs.columns[0]), 5 * 4);
+    assert_eq!(length(&rs.columns[1]), 4 * 4);
+    assert_eq!(
+        text_values(&rs.rows[0]),
+        vec![b"large".to_vec(), b"a,bc".to_vec()]
+    );
+
+    // A prepared statement's binary row: the texts as length-encoded strings.
+    let ok = c.command(b"\x16SELECT e, s FROM es.t");
+    answered(&ok, "the prepare");
+    let id = u32::from_le_bytes([ok[1], ok[2], ok[3], ok[4]]);
+    for _ in 0..2 {
+        c.io.read_message().unwrap();
+    }
+    let mut exec = vec![0x17];
+    exec.extend_from_slice(&id.to_le_bytes());
+    exec.push(0);
+    exec.extend_from_slice(&1u32.to_le_bytes());
+    let first = c.command(&exec);
+    let rs = c.read_result_set(&first);
+    assert_eq!(rs.rows, vec![b"\x00\x00\x05large\x04a,bc".to_vec()]);
+}

@@ -1046,8 +1046,9 @@ impl<'d> Session<'d> {
                     // MODIFY without AUTO_INCREMENT takes it away, as in MariaDB.
                     w.auto = None;
                 }
-                let same_type =
-                    p.column.ty == was.col.ty && p.column.collation == was.col.collation;
+                let same_type = p.column.ty == was.col.ty
+                    && p.column.collation == was.col.collation
+                    && p.column.members == was.col.members;
                 if !same_type {
                     w.copy = w.copy.or(Some("Cannot change column type"));
                 }
@@ -1088,7 +1089,7 @@ impl<'d> Session<'d> {
                 let i = w.position(&column).ok_or_else(|| w.unknown(&column))?;
                 let c = &w.cols[i].col;
                 let d = match value {
-                    Some(e) => Some(self.default_literal(&e, c.ty, &c.name)?),
+                    Some(e) => Some(self.default_literal(&e, c)?),
                     None => None,
                 };
                 if d.as_deref() == Some("NULL") && !c.nullable {

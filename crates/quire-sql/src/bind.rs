@@ -27,6 +27,70 @@ thread_local! {
         const { std::cell::Cell::new(GROUP_CONCAT_MAX_LEN_DEFAULT) };
 }
 
+/// An ENUM or SET column where MariaDB reads it as a number (arithmetic, a comparison
+/// with a number, ORDER BY, CAST to a number): an ENUM's member index, as
+/// `FIELD(e, 'a', 'b', …)` (the value is always a member's exact name or the error value
+/// '', which FIELD makes 0); a SET's bitmask, as the sum of `(FIND_IN_SET('a', s) > 0) * 1`,
+/// `… * 2`, …. NULL stays NULL. Anything else as is.
+pub(crate) fn enum_number(e: Expr, columns: &[Column]) -> Expr {
+    let (members, set) = match &e {
+        Expr::Column(i) => match columns.get(*i) {
+            Some(c) if c.ty.has_members() => (c.members.clone(), c.ty.is_set()),
+            _ => return e,
+        },
+        _ => return e,
+    };
+    let lit = |s: String| Expr::Lit(Value::Str(s));
+    let number = if set {
+        let mut sum: Option<Expr> = None;
+        for (i, m) in members.into_iter().enumerate() {
+            let find = Expr::Func(
+                Func::Str(crate::func::StrFn::FindInSet, Collation::Utf8mb4Bin),
+                vec![lit(m), e.clone()],
+            );
+            let present = Expr::Cmp(
+                BinOp::Gt,
+                Box::new(find),
+                Box::new(Expr::Lit(Value::Int(0))),
+                Collation::Utf8mb4Bin,
+            );
+            let bit = match i {
+                63 => Value::UInt(1u64 << 63),
+                _ => Value::Int(1i64 << i),
+            };
+            let term = Expr::Binary(BinOp::Mul, Box::new(present), Box::new(Expr::Lit(bit)));
+            sum = Some(match sum {
+                None => term,
+                Some(s) => Expr::Binary(BinOp::Add, Box::new(s), Box::new(term)),
+            });
+        }
+        sum.unwrap_or(Expr::Lit(Value::Int(0)))
+    } else {
+        let mut args = Vec::with_capacity(members.len() + 1);
+        args.push(e.clone());
+        args.extend(members.into_iter().map(lit));
+        Expr::Func(
+            Func::Str(crate::func::StrFn::Field, Collation::Utf8mb4Bin),
+            args,
+        )
+    };
+    Expr::Func(
+        Func::If,
+        vec![
+            Expr::IsNull(Box::new(e), false),
+            Expr::Lit(Value::Null),
+            number,
+        ],
+    )
+}
+
+fn is_number_literal(e: &Expr) -> bool {
+    matches!(
+        e,
+        Expr::Lit(Value::Int(_) | Value::UInt(_) | Value::Decimal(_) | Value::Double(_))
+    )
+}
+
 /// MariaDB's default `group_concat_max_len`.
 pub const GROUP_CONCAT_MAX_LEN_DEFAULT: u64 = 1_048_576;
 
@@ -549,7 +613,7 @@ fn sys_var(name: &str) -> Option<Expr> {
 
 impl Binder<'_> {
     /// The scope's columns (none without a table).
-    fn columns(&self) -> &[Column] {
+    pub(crate) fn columns(&self) -> &[Column] {
         self.scope.map_or(&[], |s| s.columns.as_slice())
     }
 
@@ -793,12 +857,30 @@ impl Binder<'_> {
                     BinaryOperator::StringConcat => BinOp::Or,
                     other => return Err(SqlError::Unsupported(format!("operator {other}"))),
                 };
-                let (l, r) = (self.bind(left)?, self.bind(right)?);
+                let (mut l, mut r) = (self.bind(left)?, self.bind(right)?);
                 if crate::expr::is_comparison(op) {
                     let coll =
                         comparison_collation(&l, &r, self.columns(), &op_text(op), self.lit())?;
+                    // An ENUM compared with a number compares its index.
+                    if is_number_literal(&r) {
+                        l = enum_number(l, self.columns());
+                    } else if is_number_literal(&l) {
+                        r = enum_number(r, self.columns());
+                    }
                     Expr::Cmp(op, Box::new(l), Box::new(r), coll)
                 } else {
+                    if matches!(
+                        op,
+                        BinOp::Add
+                            | BinOp::Sub
+                            | BinOp::Mul
+                            | BinOp::Div
+                            | BinOp::IntDiv
+                            | BinOp::Mod
+                    ) {
+                        l = enum_number(l, self.columns());
+                        r = enum_number(r, self.columns());
+                    }
                     Expr::Binary(op, Box::new(l), Box::new(r))
                 }
             }
@@ -815,7 +897,7 @@ impl Binder<'_> {
                         Expr::Lit(Value::Decimal(Decimal::new(-d.unscaled, d.scale)))
                     }
                     Expr::Lit(Value::Double(d)) => Expr::Lit(Value::Double(-d)),
-                    other => Expr::Neg(Box::new(other)),
+                    other => Expr::Neg(Box::new(enum_number(other, self.columns()))),
                 },
                 UnaryOperator::Plus => self.bind(expr)?,
                 UnaryOperator::BitwiseNot => Expr::Func(
@@ -1117,7 +1199,18 @@ impl Binder<'_> {
             } else {
                 Vec::new()
             };
-            let arg = bound.pop();
+            let mut arg = bound.pop();
+            // MIN and MAX of an ENUM compare member indexes, as MariaDB's: the aggregate
+            // takes the index, and ELT names the member back ('' for index 0).
+            let mut members_back: Option<Vec<String>> = None;
+            if matches!(af, AggFn::Min | AggFn::Max) {
+                if let Some(Expr::Column(c)) = &arg {
+                    if let Some(col) = self.columns().get(*c).filter(|c| c.ty.is_enum()) {
+                        members_back = Some(col.members.clone());
+                        arg = arg.map(|a| enum_number(a, self.columns()));
+                    }
+                }
+            }
             let Some(aggs) = self.aggs.as_deref_mut() else {
                 return Err(SqlError::InvalidGroupFunction);
             };
@@ -1140,6 +1233,22 @@ impl Binder<'_> {
                     aggs.len() - 1
                 }
             };
+            if let Some(members) = members_back {
+                // ELT(index + 1, '', m1, m2, …): NULL stays NULL.
+                let mut args = vec![
+                    Expr::Binary(
+                        BinOp::Add,
+                        Box::new(Expr::Agg(i)),
+                        Box::new(Expr::Lit(Value::Int(1))),
+                    ),
+                    Expr::Lit(Value::Str(String::new())),
+                ];
+                args.extend(members.into_iter().map(|m| Expr::Lit(Value::Str(m))));
+                return Ok(Expr::Func(
+                    Func::Str(crate::func::StrFn::Elt, Collation::Utf8mb4Bin),
+                    args,
+                ));
+            }
             return Ok(Expr::Agg(i));
         }
         if star {

@@ -1132,7 +1132,7 @@ impl<'d> Session<'d> {
                 ""
             };
             let default = crate::ddl::default_text(c).map_or(Value::Null, Value::Str);
-            let mut row = vec![s(c.name.clone()), s(types::type_sql(c.ty))];
+            let mut row = vec![s(c.name.clone()), s(types::column_type_sql(c))];
             if full {
                 row.push(if c.ty.is_string() {
                     s(c.collation.name())

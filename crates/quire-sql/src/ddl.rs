@@ -141,8 +141,69 @@ pub fn column_type(dt: &sql::DataType) -> Result<ColumnType> {
         D::Timestamp(fsp, _) => ColumnType::Timestamp {
             fsp: fsp.unwrap_or(0) as u8,
         },
+        D::Enum(members, _) => ColumnType::Enum {
+            members: u16::try_from(members.len())
+                .ok()
+                .filter(|n| *n > 0)
+                .ok_or_else(|| SqlError::BadDefinition("Too many strings for column".into()))?,
+        },
+        // Past 64 members: 1097, named by `column_def`.
+        D::Set(members) => ColumnType::Set {
+            members: u8::try_from(members.len()).unwrap_or(u8::MAX),
+        },
         other => return Err(SqlError::Unsupported(format!("type {other}"))),
     })
+}
+
+/// ENUM's and SET's member names as MariaDB keeps them: trailing spaces cut.
+fn enum_members(dt: &sql::DataType) -> Result<Vec<String>> {
+    match dt {
+        sql::DataType::Set(members) => Ok(members
+            .iter()
+            .map(|m| m.trim_end_matches(' ').to_string())
+            .collect()),
+        sql::DataType::Enum(members, _) => members
+            .iter()
+            .map(|m| match m {
+                sql::EnumMember::Name(n) => Ok(n.trim_end_matches(' ').to_string()),
+                sql::EnumMember::NamedValue(n, _) => {
+                    Err(SqlError::Unsupported(format!("ENUM member {n} = …")))
+                }
+            })
+            .collect(),
+        _ => Ok(Vec::new()),
+    }
+}
+
+/// 1291 for a member named twice in the column's collation (`'a'` and `'A'` under a
+/// case-insensitive one), as MariaDB checks it; for SET also 1097 past 64 members and 1367
+/// for a member with a comma.
+fn check_duplicate_members(col: &Column) -> Result<()> {
+    let kind = if col.ty.is_set() { "SET" } else { "ENUM" };
+    if col.ty.is_set() {
+        if col.members.len() > usize::from(quire_engine::row::SET_MAX_MEMBERS) {
+            return Err(SqlError::TooBigSet(col.name.clone()));
+        }
+        if let Some(m) = col.members.iter().find(|m| m.contains(',')) {
+            return Err(SqlError::IllegalValueForType {
+                kind: "set",
+                value: m.clone(),
+            });
+        }
+    }
+    for (i, m) in col.members.iter().enumerate() {
+        if col.members[..i]
+            .iter()
+            .any(|o| col.collation.cmp(o, m) == std::cmp::Ordering::Equal)
+        {
+            return Err(SqlError::DuplicatedValueInType {
+                column: col.name.clone(),
+                value: m.clone(),
+                kind,
+            });
+        }
+    }
+    Ok(())
 }
 
 /// The default as SHOW CREATE TABLE writes it (`DEFAULT 0`, `DEFAULT ''`, `DEFAULT NULL`).
@@ -300,7 +361,7 @@ pub fn show_create_table(
     };
     let mut lines = Vec::new();
     for (i, c) in def.columns.iter().enumerate() {
-        let mut l = format!("  `{}` {}", c.name, types::type_sql(c.ty));
+        let mut l = format!("  `{}` {}", c.name, types::column_type_sql(c));
         if c.ty.is_string() && c.collation != table_coll {
             l.push_str(&format!(
                 " CHARACTER SET utf8mb4 COLLATE {}",
@@ -381,18 +442,22 @@ impl<'d> Session<'d> {
         table_collation: Collation,
     ) -> Result<ColumnDef> {
         let ty = column_type(data_type)?;
+        let members = enum_members(data_type)?;
+        if let sql::DataType::Set(m) = data_type {
+            if m.len() > usize::from(quire_engine::row::SET_MAX_MEMBERS) {
+                return Err(SqlError::TooBigSet(name.into()));
+            }
+        }
         ty.check().map_err(SqlError::BadDefinition)?;
         let mut nullable = true;
         let (mut primary, mut unique, mut auto) = (false, false, false);
-        let mut default: Option<String> = None;
+        let mut default: Option<sql::Expr> = None;
         let (mut charset, mut collation) = (None::<String>, None::<String>);
         for o in options {
             match o {
                 sql::ColumnOption::Null => nullable = true,
                 sql::ColumnOption::NotNull => nullable = false,
-                sql::ColumnOption::Default(e) => {
-                    default = Some(self.default_literal(e, ty, name)?);
-                }
+                sql::ColumnOption::Default(e) => default = Some(e.clone()),
                 sql::ColumnOption::PrimaryKey(_) => {
                     primary = true;
                     nullable = false;
@@ -417,23 +482,27 @@ impl<'d> Session<'d> {
                 other => return Err(SqlError::Unsupported(format!("column option {other}"))),
             }
         }
-        if default.as_deref() == Some("NULL") && !nullable {
-            return Err(SqlError::InvalidDefault(name.into()));
-        }
         let mut col = if nullable {
             Column::nullable(name.to_string(), ty)
         } else {
             Column::new(name.to_string(), ty)
         };
-        if let Some(d) = default {
-            col = col.with_default(d);
-        }
+        col = col.with_members(members);
         if ty.is_string() {
             col = col.with_collation(crate::bind::column_collation(
                 charset.as_deref(),
                 collation.as_deref(),
                 table_collation,
             )?);
+        }
+        check_duplicate_members(&col)?;
+        // The DEFAULT converts into the column as it is (an ENUM's members, its collation).
+        if let Some(e) = default {
+            let d = self.default_literal(&e, &col)?;
+            if d == "NULL" && !nullable {
+                return Err(SqlError::InvalidDefault(name.into()));
+            }
+            col = col.with_default(d);
         }
         // MariaDB ignores a character set or a collation on a number.
         Ok(ColumnDef {
@@ -460,12 +529,8 @@ impl<'d> Session<'d> {
 
     /// A column's DEFAULT as the catalog keeps it: the value converted to the column's type,
     /// as a literal (`'0'` on an INT column is kept as `0`), or `current_timestamp()`.
-    pub(crate) fn default_literal(
-        &self,
-        e: &sql::Expr,
-        ty: ColumnType,
-        column: &str,
-    ) -> Result<String> {
+    pub(crate) fn default_literal(&self, e: &sql::Expr, col: &Column) -> Result<String> {
+        let (ty, column) = (col.ty, col.name.as_str());
         let invalid = || SqlError::InvalidDefault(column.into());
         let b = Binder {
             sub: None,
@@ -499,7 +564,8 @@ impl<'d> Session<'d> {
                 &strict,
             )
             .map_err(|_| invalid())?;
-        let probe = Column::nullable(column, ty);
+        let mut probe = col.clone();
+        probe.nullable = true;
         // A default that does not convert exactly is 1067, as in strict mode (`Quiet` would
         // let 'abc' on an INT column through as 0).
         let v = types::coerce(

@@ -253,6 +253,19 @@ pub enum SqlError {
     /// 1292
     #[error("Incorrect {kind} value: '{value}'")]
     TruncatedWrongValue { kind: &'static str, value: String },
+    /// 1291: an ENUM member named twice (in the column's collation).
+    #[error("Column '{column}' has duplicated value '{value}' in {kind}")]
+    DuplicatedValueInType {
+        column: String,
+        value: String,
+        kind: &'static str,
+    },
+    /// 1097: a SET of more than 64 members.
+    #[error("Too many strings for column {0} and SET")]
+    TooBigSet(String),
+    /// 1367: a SET member with a comma.
+    #[error("Illegal {kind} '{value}' value found during parsing")]
+    IllegalValueForType { kind: &'static str, value: String },
     /// 1067
     #[error("Invalid default value for '{0}'")]
     InvalidDefault(String),

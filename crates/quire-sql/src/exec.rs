@@ -1479,6 +1479,10 @@ pub fn column_default(col: &Column, auto: bool, env: &dyn Env) -> Result<Value> 
     if auto || col.nullable {
         return Ok(Value::Null);
     }
+    // MariaDB gives an ENUM NOT NULL its first member as its default, silently.
+    if col.ty.is_enum() {
+        return Ok(implicit_default(col));
+    }
     env.warn(
         Level::Warning,
         1364,
@@ -1496,6 +1500,9 @@ pub fn implicit_default(col: &Column) -> Value {
         T::Float | T::Double => Value::Double(0.0),
         T::Decimal { scale, .. } => Value::Decimal(Decimal::new(0, scale)),
         T::Char { .. } | T::VarChar { .. } | T::Text(_) => Value::Str(String::new()),
+        // MariaDB's: an ENUM NOT NULL without a DEFAULT takes its first member.
+        T::Enum { .. } => Value::Str(col.members.first().cloned().unwrap_or_default()),
+        T::Set { .. } => Value::Str(String::new()),
         T::Binary { .. } | T::VarBinary { .. } | T::Blob(_) => Value::Bytes(Vec::new()),
         T::Date => Value::Date(Date::new(0, 0, 0)),
         T::DateTime { .. } | T::Timestamp { .. } => {

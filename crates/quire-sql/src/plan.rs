@@ -182,6 +182,24 @@ fn cond_on(
     bound: &dyn Fn(&Expr) -> bool,
 ) -> Option<Cond> {
     let usable = |v: &Expr| bound(v) && lookup_value(columns, col, v);
+    // An ENUM's key is its member index (a SET's its bitmask), while SQL compares it as a
+    // string: only equality (one value, one key) has the index's answer; a range or several
+    // points would be read in index order, not the string order the planner assumes.
+    if columns.get(col).is_some_and(|c| c.ty.has_members()) {
+        return match e {
+            Expr::Cmp(BinOp::Eq, a, b, coll) if same_order(columns, col, *coll) => {
+                let v = if is_col(a, col) && usable(b) {
+                    b
+                } else if is_col(b, col) && usable(a) {
+                    a
+                } else {
+                    return None;
+                };
+                Some(Cond::Points(vec![(**v).clone()]))
+            }
+            _ => None,
+        };
+    }
     match e {
         Expr::Cmp(_, _, _, coll) if !same_order(columns, col, *coll) => None,
         Expr::Binary(BinOp::Or, a, b) => {

@@ -907,6 +907,11 @@ pub(crate) fn select_core(
     };
     // The collation each sort key, group key and output column compares in.
     let scope_cols: &[Column] = scope.as_ref().map_or(&[], |s| s.columns.as_slice());
+    // An ENUM sorts by its member index, as MariaDB's (an index on it is in that order).
+    let sort: Vec<(Expr, bool)> = sort
+        .into_iter()
+        .map(|(e, d)| (crate::bind::enum_number(e, scope_cols), d))
+        .collect();
     let coll = |e: &Expr| crate::bind::derive_collation(e, scope_cols, ctx.conn.coll).0;
     let sort_colls = sort.iter().map(|(e, _)| coll(e)).collect();
     let group_colls = group_by.iter().map(coll).collect();

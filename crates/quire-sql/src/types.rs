@@ -50,6 +50,29 @@ pub fn field_type(ty: ColumnType) -> (FieldType, u32, u8) {
         ColumnType::Date => (FieldType::Date, 10, 0),
         ColumnType::DateTime { fsp } => (FieldType::DateTime, 19 + fsp_len(fsp), fsp),
         ColumnType::Timestamp { fsp } => (FieldType::Timestamp, 19 + fsp_len(fsp), fsp),
+        // The length comes from the members: [`column_field_type`].
+        ColumnType::Enum { .. } | ColumnType::Set { .. } => (FieldType::String, 0, 0),
+    }
+}
+
+/// [`field_type`] of a column: an ENUM's or SET's length is its longest text's, in bytes.
+pub fn column_field_type(col: &Column) -> (FieldType, u32, u8) {
+    match col.ty {
+        ColumnType::Enum { .. } | ColumnType::Set { .. } => {
+            (FieldType::String, members_max_chars(col) * 4, 0)
+        }
+        ty => field_type(ty),
+    }
+}
+
+/// The longest text of an ENUM (its longest member) or a SET (every member and the commas
+/// between), in characters: CHARACTER_MAXIMUM_LENGTH.
+pub fn members_max_chars(col: &Column) -> u32 {
+    let lens = col.members.iter().map(|m| m.chars().count() as u32);
+    if col.ty.is_set() {
+        lens.sum::<u32>() + (col.members.len() as u32).saturating_sub(1)
+    } else {
+        lens.max().unwrap_or(0)
     }
 }
 
@@ -62,16 +85,19 @@ fn fsp_len(fsp: u8) -> u32 {
 }
 
 fn is_binary(ty: ColumnType) -> bool {
-    !matches!(
-        ty,
-        ColumnType::Char { .. } | ColumnType::VarChar { .. } | ColumnType::Text(_)
-    )
+    !ty.is_string()
 }
 
 /// A table column as a result-set column.
 pub fn column_meta(db: &str, table: &str, alias: &str, col: &Column, key_flags: u16) -> ColumnMeta {
-    let (ty, length, decimals) = field_type(col.ty);
+    let (ty, length, decimals) = column_field_type(col);
     let mut f = key_flags;
+    if col.ty.is_enum() {
+        f |= flags::ENUM;
+    }
+    if col.ty.is_set() {
+        f |= flags::SET;
+    }
     if !col.nullable {
         f |= flags::NOT_NULL;
     }
@@ -113,6 +139,23 @@ pub fn column_meta(db: &str, table: &str, alias: &str, col: &Column, key_flags: 
     }
 }
 
+/// The SQL text of a column's type, as SHOW CREATE TABLE and DESCRIBE print it (an
+/// ENUM's members quoted as MariaDB quotes them).
+pub fn column_type_sql(col: &Column) -> String {
+    match col.ty {
+        ColumnType::Enum { .. } | ColumnType::Set { .. } => {
+            let ms: Vec<String> = col
+                .members
+                .iter()
+                .map(|m| format!("'{}'", m.replace('\'', "''")))
+                .collect();
+            let kind = if col.ty.is_set() { "set" } else { "enum" };
+            format!("{kind}({})", ms.join(","))
+        }
+        ty => type_sql(ty),
+    }
+}
+
 /// The SQL text of a type, as SHOW CREATE TABLE and DESCRIBE print it.
 pub fn type_sql(ty: ColumnType) -> String {
     let u = |unsigned: bool| if unsigned { " unsigned" } else { "" };
@@ -141,6 +184,9 @@ pub fn type_sql(ty: ColumnType) -> String {
         ColumnType::DateTime { fsp } => format!("datetime({fsp})"),
         ColumnType::Timestamp { fsp: 0 } => "timestamp".into(),
         ColumnType::Timestamp { fsp } => format!("timestamp({fsp})"),
+        // Needs the members: [`column_type_sql`].
+        ColumnType::Enum { .. } => "enum".into(),
+        ColumnType::Set { .. } => "set".into(),
     }
 }
 
@@ -542,6 +588,100 @@ pub fn coerce(v: Value, col: &Column, at: &Target<'_>, env: &dyn Env) -> Result<
                 b.truncate(max as usize);
             }
             Ok(Value::Bytes(b))
+        }
+        ColumnType::Enum { .. } => {
+            // MariaDB's Field_enum::store: a name (in the column's collation, trailing
+            // spaces aside), else a string that is a number, or a number, is a member's
+            // index; anything else is the error value '' with 1265.
+            let index: Option<i128> = match &v {
+                Value::Int(i) => Some(i128::from(*i)),
+                Value::UInt(u) => Some(i128::from(*u)),
+                Value::Double(d) => Some(d.trunc().clamp(-1e30, 1e30) as i128),
+                Value::Decimal(d) => Some(d.unscaled / 10i128.pow(u32::from(d.scale))),
+                other => {
+                    let t = to_text(other.clone());
+                    if let Some(i) = col.member_index(&t) {
+                        return Ok(Value::Str(
+                            col.member_name(i).unwrap_or_default().to_string(),
+                        ));
+                    }
+                    // A short all-digit string is an index ('3' on a column without a
+                    // member named '3').
+                    let digits = t.trim_end_matches(' ');
+                    if !digits.is_empty()
+                        && digits.len() < 6
+                        && digits.bytes().all(|b| b.is_ascii_digit())
+                    {
+                        digits.parse::<i128>().ok()
+                    } else {
+                        None
+                    }
+                }
+            };
+            match index
+                .and_then(|i| u16::try_from(i).ok())
+                .filter(|i| *i > 0)
+                .and_then(|i| col.member_name(i))
+            {
+                Some(m) => Ok(Value::Str(m.to_string())),
+                None => {
+                    truncated(Level::Warning)?;
+                    Ok(Value::Str(String::new()))
+                }
+            }
+        }
+        ColumnType::Set { .. } => {
+            // MariaDB's Field_set::store: the members a string names (parts that are no
+            // member dropped with 1265), else a short all-digit string or a number as the
+            // bitmask (bits without a member dropped with 1265).
+            let all = match col.members.len() {
+                n if n >= 64 => u64::MAX,
+                n => (1u64 << n) - 1,
+            };
+            let number: Option<u64> = match &v {
+                Value::Int(i) => Some(*i as u64),
+                Value::UInt(u) => Some(*u),
+                Value::Double(d) => Some(d.trunc().clamp(-9.2e18, 1.8e19) as i128 as u64),
+                Value::Decimal(d) => Some((d.unscaled / 10i128.pow(u32::from(d.scale))) as u64),
+                other => {
+                    let t = to_text(other.clone());
+                    let (mut mask, mut bad) = (0u64, false);
+                    if !t.is_empty() {
+                        for part in t.split(',') {
+                            match col.member_index(part) {
+                                Some(i) => mask |= 1u64 << (i - 1),
+                                None => bad = true,
+                            }
+                        }
+                    }
+                    let digits = t.trim_end_matches(' ');
+                    if bad
+                        && mask == 0
+                        && !digits.is_empty()
+                        && digits.len() < 22
+                        && digits.bytes().all(|b| b.is_ascii_digit())
+                    {
+                        match digits.parse::<u64>() {
+                            Ok(n) if n & !all == 0 => Some(n),
+                            _ => {
+                                truncated(Level::Warning)?;
+                                Some(0)
+                            }
+                        }
+                    } else {
+                        if bad {
+                            truncated(Level::Warning)?;
+                        }
+                        Some(mask)
+                    }
+                }
+            };
+            let mut mask = number.unwrap_or(0);
+            if mask & !all != 0 {
+                truncated(Level::Warning)?;
+                mask &= all;
+            }
+            Ok(Value::Str(col.set_text(mask).unwrap_or_default()))
         }
         ColumnType::Date => match v {
             Value::Date(d) => Ok(Value::Date(d)),

@@ -107,8 +107,8 @@ const LOBS: [LobSize; 4] = [
     LobSize::Long,
 ];
 
-fn put_type(w: &mut W, t: ColumnType) {
-    match t {
+fn put_type(w: &mut W, c: &Column) {
+    match c.ty {
         ColumnType::Int { width, unsigned } => {
             w.u8(0);
             w.u8(WIDTHS.iter().position(|x| *x == width).unwrap_or(0) as u8);
@@ -154,10 +154,27 @@ fn put_type(w: &mut W, t: ColumnType) {
             w.u8(12);
             w.u8(fsp);
         }
+        ColumnType::Enum { members } => {
+            w.u8(13);
+            w.u16(members);
+            // `Column::check_members` (TableDef::validate) keeps the names to `members`.
+            for m in &c.members {
+                w.str(m);
+            }
+        }
+        ColumnType::Set { members } => {
+            w.u8(14);
+            w.u8(members);
+            for m in &c.members {
+                w.str(m);
+            }
+        }
     }
 }
 
-fn get_type(r: &mut R<'_>) -> Result<ColumnType, CatalogError> {
+/// A column type and its ENUM member names (empty for other types).
+fn get_type(r: &mut R<'_>) -> Result<(ColumnType, Vec<String>), CatalogError> {
+    let mut members = Vec::new();
     let lob = |r: &mut R<'_>| {
         LOBS.get(usize::from(r.u8()?))
             .copied()
@@ -190,11 +207,25 @@ fn get_type(r: &mut R<'_>) -> Result<ColumnType, CatalogError> {
         10 => ColumnType::Date,
         11 => ColumnType::DateTime { fsp: r.u8()? },
         12 => ColumnType::Timestamp { fsp: r.u8()? },
+        13 => {
+            let n = r.u16()?;
+            for _ in 0..n {
+                members.push(r.str()?);
+            }
+            ColumnType::Enum { members: n }
+        }
+        14 => {
+            let n = r.u8()?;
+            for _ in 0..n {
+                members.push(r.str()?);
+            }
+            ColumnType::Set { members: n }
+        }
         _ => return Err(bad("unknown column type")),
     };
     t.check()
         .map_err(|e| bad(&format!("bad column type: {e}")))?;
-    Ok(t)
+    Ok((t, members))
 }
 
 pub fn encode_table(t: &TableDef) -> Vec<u8> {
@@ -209,7 +240,7 @@ pub fn encode_table(t: &TableDef) -> Vec<u8> {
     w.len(t.columns.len());
     for c in &t.columns {
         w.str(&c.name);
-        put_type(&mut w, c.ty);
+        put_type(&mut w, c);
         let flags = (u8::from(c.nullable) * FLAG_NULLABLE)
             | (u8::from(c.default.is_some()) * FLAG_HAS_DEFAULT);
         w.u8(flags);
@@ -258,7 +289,7 @@ pub fn decode_table(b: &[u8]) -> Result<TableDef, CatalogError> {
     let mut columns = Vec::new();
     for _ in 0..r.u16()? {
         let name = r.str()?;
-        let ty = get_type(&mut r)?;
+        let (ty, members) = get_type(&mut r)?;
         let flags = r.u8()?;
         if flags & !(FLAG_NULLABLE | FLAG_HAS_DEFAULT) != 0 {
             return Err(bad("unknown column flags"));
@@ -278,6 +309,7 @@ pub fn decode_table(b: &[u8]) -> Result<TableDef, CatalogError> {
             nullable: flags & FLAG_NULLABLE != 0,
             default,
             collation,
+            members,
         });
     }
     let col = |c: u16| -> Result<usize, CatalogError> {

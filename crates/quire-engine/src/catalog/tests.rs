@@ -260,3 +260,26 @@ fn table_record_of_version_2_decodes_as_never_rebuilt() {
     assert_eq!(t.rebuilt_at, crate::row::TrxId(0));
     assert_eq!(t.columns, sample().columns);
 }
+
+#[test]
+fn enum_members_round_trip_in_declaration_order() {
+    let mut t = sample();
+    t.columns.push(
+        Column::nullable("size", ColumnType::Enum { members: 3 })
+            .with_members(vec!["small".into(), "it's".into(), String::new()])
+            .with_default("'small'"),
+    );
+    t.validate().expect("valid");
+    let b = encode_table(&t);
+    let d = decode_table(&b).expect("decode");
+    assert_eq!(d, t);
+    assert_eq!(d.columns[4].members, ["small", "it's", ""]);
+    // A record cut inside the member list is an error, never a panic.
+    for n in 0..b.len() {
+        assert!(decode_table(&b[..n]).is_err(), "prefix {n} accepted");
+    }
+    // Names must match the type's member count.
+    let mut bad = t.clone();
+    bad.columns[4].members.pop();
+    assert!(bad.validate().is_err());
+}

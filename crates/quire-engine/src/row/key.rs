@@ -46,7 +46,7 @@ impl KeyPart {
     /// A string part: the key holds its collation's sort key, from which the value cannot
     /// be read back (the record keeps the value itself).
     pub fn holds_weights(&self) -> bool {
-        self.column.ty.is_string()
+        self.column.ty.is_string() && !self.column.ty.has_members()
     }
 }
 
@@ -276,6 +276,14 @@ fn encode_part(p: &KeyPart, v: &Value, out: &mut Vec<u8>) {
         (ColumnType::Binary { .. }, Value::Bytes(b)) if p.prefix.is_none() => {
             out.extend_from_slice(b);
         }
+        (ColumnType::Enum { members }, Value::Str(s)) => {
+            let i = u64::from(p.column.member_index(s).unwrap_or(0));
+            out.extend_from_slice(&i.to_be_bytes()[8 - super::value::enum_bytes(members)..]);
+        }
+        (ColumnType::Set { members }, Value::Str(s)) => {
+            let m = p.column.set_mask(s).unwrap_or(0);
+            out.extend_from_slice(&m.to_be_bytes()[8 - super::value::set_bytes(members)..]);
+        }
         (_, Value::Str(s)) => p.column.collation.sort_key(s, out),
         (_, Value::Bytes(b)) => escape(b, out),
         (_, Value::Date(d)) => out.extend_from_slice(&d.packed().to_be_bytes()[1..]),
@@ -427,6 +435,12 @@ fn decode_part_inner(p: &KeyPart, r: &mut Reader<'_>) -> Result<Option<Value>, R
             DateTime::unpack(r.be(8)? as u64)
                 .map_err(|_| RowError::corrupt("bad DATETIME in a key"))?,
         ),
+        ColumnType::Enum { members } => {
+            super::record::enum_value(&p.column, r.be(super::value::enum_bytes(members))?)?
+        }
+        ColumnType::Set { members } => {
+            super::record::set_value(&p.column, r.be(super::value::set_bytes(members))?)?
+        }
         ColumnType::Char { .. } | ColumnType::VarChar { .. } | ColumnType::Text(_) => {
             return Err(RowError::corrupt("string key part read as a value"))
         }

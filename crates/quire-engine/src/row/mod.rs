@@ -42,7 +42,8 @@ pub use record::{RecordFields, RowLayout, Stored, SysFields};
 pub use secondary::SecondaryLayout;
 pub use value::{
     decimal_bytes, Column, ColumnType, Date, DateTime, Decimal, IntWidth, LobSize, Value,
-    ValueError, DECIMAL_MAX_PRECISION, DEFAULT_MAX_BYTES, TIMESTAMP_MAX, TIMESTAMP_MIN,
+    ValueError, DECIMAL_MAX_PRECISION, DEFAULT_MAX_BYTES, SET_MAX_MEMBERS, TIMESTAMP_MAX,
+    TIMESTAMP_MIN,
 };
 
 use crate::page::{PageNo, PageSize, HEADER_SIZE, TRAILER_SIZE};

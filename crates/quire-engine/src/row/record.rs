@@ -180,6 +180,7 @@ impl RowLayout {
         let (mut slots, mut nullable, mut n_var, mut fixed) = (Vec::new(), 0, 0, 0);
         for (c, col) in columns.iter().enumerate() {
             col.ty.check().map_err(RowError::Schema)?;
+            col.check_members().map_err(RowError::Schema)?;
             if places[c] != Place::Slot(usize::MAX) {
                 continue;
             }
@@ -418,7 +419,7 @@ impl RowLayout {
             match s.kind {
                 SlotKind::Fixed { off, size } => {
                     let at = fixed_at + off;
-                    encode_fixed(self.columns[s.col].ty, v, &mut out[at..at + size]);
+                    encode_fixed(&self.columns[s.col], v, &mut out[at..at + size]);
                 }
                 SlotKind::Var(n) => {
                     let bytes = Self::var_bytes(v);
@@ -568,7 +569,7 @@ impl RowLayout {
                 if is_null {
                     return Ok(Stored::Inline(Value::Null));
                 }
-                decode_fixed(ty, &p.fixed[off..off + size]).map(Stored::Inline)
+                decode_fixed(&self.columns[col], &p.fixed[off..off + size]).map(Stored::Inline)
             }
             SlotKind::Var(n) => {
                 let start = if n == 0 {
@@ -632,9 +633,19 @@ fn end_at(ends: &[u8], n: usize) -> Result<u16, RowError> {
     get_u16(ends, 2 * n)
 }
 
-fn encode_fixed(ty: ColumnType, v: &Value, out: &mut [u8]) {
-    let n = out.len();
+fn encode_fixed(col: &Column, v: &Value, out: &mut [u8]) {
+    let (ty, n) = (col.ty, out.len());
     match v {
+        // ENUM: the member's index (`canonical` made `v` a member or '').
+        Value::Str(s) if ty.is_enum() => {
+            let i = col.member_index(s).unwrap_or(0);
+            out.copy_from_slice(&u64::from(i).to_le_bytes()[..n]);
+        }
+        // SET: the bitmask of its members (`canonical` made every part a member).
+        Value::Str(s) if ty.is_set() => {
+            let m = col.set_mask(s).unwrap_or(0);
+            out.copy_from_slice(&m.to_le_bytes()[..n]);
+        }
         Value::Int(i) => out.copy_from_slice(&i.to_le_bytes()[..n]),
         Value::UInt(u) => out.copy_from_slice(&u.to_le_bytes()[..n]),
         Value::Double(d) if matches!(ty, ColumnType::Float) => {
@@ -650,8 +661,8 @@ fn encode_fixed(ty: ColumnType, v: &Value, out: &mut [u8]) {
     }
 }
 
-fn decode_fixed(ty: ColumnType, b: &[u8]) -> Result<Value, RowError> {
-    let n = b.len();
+fn decode_fixed(col: &Column, b: &[u8]) -> Result<Value, RowError> {
+    let (ty, n) = (col.ty, b.len());
     let mut a = [0u8; 16];
     a[..n.min(16)].copy_from_slice(&b[..n.min(16)]);
     let raw = u128::from_le_bytes(a);
@@ -691,8 +702,28 @@ fn decode_fixed(ty: ColumnType, b: &[u8]) -> Result<Value, RowError> {
         ColumnType::DateTime { .. } | ColumnType::Timestamp { .. } => Value::DateTime(
             DateTime::unpack(raw as u64).map_err(|_| RowError::Corrupt("bad DATETIME"))?,
         ),
+        ColumnType::Enum { .. } => enum_value(col, raw)?,
+        ColumnType::Set { .. } => set_value(col, raw)?,
         _ => return Err(RowError::Corrupt("variable-length type in a fixed field")),
     })
+}
+
+/// The ENUM member at stored index `raw`.
+pub(crate) fn enum_value(col: &Column, raw: u128) -> Result<Value, RowError> {
+    u16::try_from(raw)
+        .ok()
+        .and_then(|i| col.member_name(i))
+        .map(|m| Value::Str(m.to_string()))
+        .ok_or(RowError::Corrupt("ENUM index past its members"))
+}
+
+/// The SET value of stored bitmask `raw`.
+pub(crate) fn set_value(col: &Column, raw: u128) -> Result<Value, RowError> {
+    u64::try_from(raw)
+        .ok()
+        .and_then(|m| col.set_text(m))
+        .map(Value::Str)
+        .ok_or(RowError::Corrupt("SET bit without a member"))
 }
 
 /// The info byte and key length of a record (clustered or secondary), bounds-checked.

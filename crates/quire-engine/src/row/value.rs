@@ -82,19 +82,47 @@ pub const MAX_BYTES_PER_CHAR: u64 = 4;
 /// The SQL type of a column (docs/row-format.md, "Column types and values").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ColumnType {
-    Int { width: IntWidth, unsigned: bool },
+    Int {
+        width: IntWidth,
+        unsigned: bool,
+    },
     Float,
     Double,
-    Decimal { precision: u8, scale: u8 },
-    Char { max_chars: u32 },
-    VarChar { max_chars: u32 },
-    Binary { len: u32 },
-    VarBinary { max_len: u32 },
+    Decimal {
+        precision: u8,
+        scale: u8,
+    },
+    Char {
+        max_chars: u32,
+    },
+    VarChar {
+        max_chars: u32,
+    },
+    Binary {
+        len: u32,
+    },
+    VarBinary {
+        max_len: u32,
+    },
     Text(LobSize),
     Blob(LobSize),
     Date,
-    DateTime { fsp: u8 },
-    Timestamp { fsp: u8 },
+    DateTime {
+        fsp: u8,
+    },
+    Timestamp {
+        fsp: u8,
+    },
+    /// ENUM of `members` names (kept in [`Column::members`]): stored as the 1-based index
+    /// of the member, 0 for the error value `''`.
+    Enum {
+        members: u16,
+    },
+    /// SET of `members` names (1..=64, in [`Column::members`]): stored as the bitmask of
+    /// the members present, bit i for member i + 1.
+    Set {
+        members: u8,
+    },
 }
 
 impl ColumnType {
@@ -108,6 +136,8 @@ impl ColumnType {
             ColumnType::Binary { len } => len as usize,
             ColumnType::Date => 3,
             ColumnType::DateTime { .. } | ColumnType::Timestamp { .. } => 8,
+            ColumnType::Enum { members } => enum_bytes(members),
+            ColumnType::Set { members } => set_bytes(members),
             ColumnType::Char { .. }
             | ColumnType::VarChar { .. }
             | ColumnType::VarBinary { .. }
@@ -121,12 +151,32 @@ impl ColumnType {
         matches!(self, ColumnType::Text(_) | ColumnType::Blob(_))
     }
 
-    /// Holds `Value::Str` (as opposed to `Value::Bytes`).
+    /// Holds `Value::Str` (as opposed to `Value::Bytes`) and has a collation: CHAR,
+    /// VARCHAR, TEXT, and ENUM and SET (whose key part is a number, not a sort key).
     pub fn is_string(self) -> bool {
         matches!(
             self,
-            ColumnType::Char { .. } | ColumnType::VarChar { .. } | ColumnType::Text(_)
+            ColumnType::Char { .. }
+                | ColumnType::VarChar { .. }
+                | ColumnType::Text(_)
+                | ColumnType::Enum { .. }
+                | ColumnType::Set { .. }
         )
+    }
+
+    /// ENUM: a string stored as a member number.
+    pub fn is_enum(self) -> bool {
+        matches!(self, ColumnType::Enum { .. })
+    }
+
+    /// SET: a string stored as a bitmask of members.
+    pub fn is_set(self) -> bool {
+        matches!(self, ColumnType::Set { .. })
+    }
+
+    /// ENUM or SET: a string of declared members, stored as a number.
+    pub fn has_members(self) -> bool {
+        self.is_enum() || self.is_set()
     }
 
     /// Largest value in bytes of a variable-length type.
@@ -171,6 +221,14 @@ impl ColumnType {
             ColumnType::VarBinary { max_len } if max_len > 65_535 => {
                 return Err(format!("VARBINARY({max_len}) exceeds 65535"));
             }
+            ColumnType::Enum { members: 0 } => {
+                return Err("ENUM has no members".into());
+            }
+            ColumnType::Set { members } if members == 0 || members > SET_MAX_MEMBERS => {
+                return Err(format!(
+                    "SET has {members} members, not 1..={SET_MAX_MEMBERS}"
+                ));
+            }
             _ => {}
         }
         Ok(())
@@ -184,6 +242,30 @@ pub fn decimal_bytes(precision: u8) -> usize {
     (1..=16usize)
         .find(|&n| n == 16 || max < (1i128 << (8 * n - 1)))
         .unwrap_or(16)
+}
+
+/// Record (and key) bytes of an ENUM of `members` members: the index, 0..=members.
+pub fn enum_bytes(members: u16) -> usize {
+    if members <= 255 {
+        1
+    } else {
+        2
+    }
+}
+
+/// Longest ENUM or SET member name, in characters (MariaDB's limit).
+pub const ENUM_MEMBER_MAX_CHARS: usize = 255;
+
+/// Most members a SET may have: one bit each in a u64.
+pub const SET_MAX_MEMBERS: u8 = 64;
+
+/// Record (and key) bytes of a SET of `members` members, as MariaDB packs it: 1, 2, 3, 4
+/// or 8.
+pub fn set_bytes(members: u8) -> usize {
+    match usize::from(members).div_ceil(8) {
+        n @ 0..=4 => n.max(1),
+        _ => 8,
+    }
 }
 
 pub(crate) fn pow10(p: u8) -> i128 {
@@ -202,6 +284,9 @@ pub struct Column {
     pub default: Option<String>,
     /// How the column's strings compare, in SQL and in keys (ignored for other types).
     pub collation: Collation,
+    /// ENUM: the members' names in declaration order (member i has index i + 1); empty for
+    /// every other type.
+    pub members: Vec<String>,
 }
 
 /// The longest DEFAULT text a column may have (the catalog stores it with a u16 length).
@@ -216,7 +301,96 @@ impl Column {
             nullable: false,
             default: None,
             collation: Collation::default(),
+            members: Vec::new(),
         }
+    }
+
+    /// This column with ENUM members `m` (its type's `members` must be `m.len()`).
+    pub fn with_members(mut self, m: Vec<String>) -> Self {
+        self.members = m;
+        self
+    }
+
+    /// The 1-based index of the ENUM member `s` equals in the column's collation (PAD
+    /// SPACE: trailing spaces do not count); the exact name wins over a collation match.
+    pub fn member_index(&self, s: &str) -> Option<u16> {
+        let at = |i: usize| u16::try_from(i + 1).ok();
+        if let Some(i) = self.members.iter().position(|m| m == s) {
+            return at(i);
+        }
+        self.members
+            .iter()
+            .position(|m| self.collation.cmp(m, s) == Ordering::Equal)
+            .and_then(at)
+    }
+
+    /// The member's name at 1-based `index`; `''` for 0, the error value.
+    pub fn member_name(&self, index: u16) -> Option<&str> {
+        match index {
+            0 => Some(""),
+            i => self.members.get(usize::from(i) - 1).map(String::as_str),
+        }
+    }
+
+    /// Checks the member list against the type: ENUM and SET have exactly `members` names,
+    /// each at most [`ENUM_MEMBER_MAX_CHARS`] characters (a SET's without a comma, which
+    /// separates them in its text); other types none.
+    pub fn check_members(&self) -> Result<(), String> {
+        let n = match self.ty {
+            ColumnType::Enum { members } => usize::from(members),
+            ColumnType::Set { members } => usize::from(members),
+            _ if !self.members.is_empty() => {
+                return Err(format!(
+                    "column `{}` has members but is no ENUM or SET",
+                    self.name
+                ));
+            }
+            _ => return Ok(()),
+        };
+        if self.members.len() != n {
+            return Err(format!(
+                "column `{}` has {} names for {n} members",
+                self.name,
+                self.members.len()
+            ));
+        }
+        if self
+            .members
+            .iter()
+            .any(|m| m.chars().count() > ENUM_MEMBER_MAX_CHARS)
+        {
+            return Err(format!("column `{}`: a member is too long", self.name));
+        }
+        if self.ty.is_set() && self.members.iter().any(|m| m.contains(',')) {
+            return Err(format!("SET column `{}`: a member has a comma", self.name));
+        }
+        Ok(())
+    }
+
+    /// The bitmask of SET text `s` (members separated by commas, in any order, each equal
+    /// to a member in the column's collation); `None` if a part is no member. `''` is 0.
+    pub fn set_mask(&self, s: &str) -> Option<u64> {
+        if s.is_empty() {
+            return Some(0);
+        }
+        s.split(',').try_fold(0u64, |mask, part| {
+            let i = self.member_index(part)?;
+            Some(mask | 1u64 << (i - 1))
+        })
+    }
+
+    /// The text of SET bitmask `mask`: its members in declaration order, joined by commas;
+    /// `None` if a bit has no member.
+    pub fn set_text(&self, mask: u64) -> Option<String> {
+        let n = self.members.len();
+        if n < 64 && mask >> n != 0 {
+            return None;
+        }
+        let names: Vec<&str> = (0..n)
+            .filter(|i| mask >> i & 1 == 1)
+            .map(|i| self.members[i].as_str())
+            .collect();
+        Some(names.join(","))
     }
 
     /// This column with collation `c`.
@@ -341,6 +515,27 @@ impl Column {
                 dt.check(fsp).map_err(bad)?;
                 Ok(Cow::Borrowed(v))
             }
+            (ColumnType::Enum { .. }, Value::Str(s)) => match self.member_index(s) {
+                Some(i) => match self.member_name(i) {
+                    Some(m) if m == s => Ok(Cow::Borrowed(v)),
+                    Some(m) => Ok(Cow::Owned(Value::Str(m.to_string()))),
+                    None => Err(bad(ValueError::NotAMember)),
+                },
+                // The error value: index 0.
+                None if s.is_empty() => Ok(Cow::Borrowed(v)),
+                None => Err(bad(ValueError::NotAMember)),
+            },
+            (ColumnType::Set { .. }, Value::Str(s)) => {
+                let text = self
+                    .set_mask(s)
+                    .and_then(|m| self.set_text(m))
+                    .ok_or_else(|| bad(ValueError::NotAMember))?;
+                if text == *s {
+                    Ok(Cow::Borrowed(v))
+                } else {
+                    Ok(Cow::Owned(Value::Str(text)))
+                }
+            }
             (ColumnType::Timestamp { fsp }, Value::DateTime(dt)) => {
                 dt.check(fsp).map_err(bad)?;
                 // The zero timestamp (0000-00-00 00:00:00) is MariaDB's too.
@@ -372,7 +567,11 @@ fn type_name(t: ColumnType) -> &'static str {
         ColumnType::Int { .. } => "integer",
         ColumnType::Float | ColumnType::Double => "floating point",
         ColumnType::Decimal { .. } => "decimal",
-        ColumnType::Char { .. } | ColumnType::VarChar { .. } | ColumnType::Text(_) => "string",
+        ColumnType::Char { .. }
+        | ColumnType::VarChar { .. }
+        | ColumnType::Text(_)
+        | ColumnType::Enum { .. }
+        | ColumnType::Set { .. } => "string",
         ColumnType::Binary { .. } | ColumnType::VarBinary { .. } | ColumnType::Blob(_) => "bytes",
         ColumnType::Date => "date",
         ColumnType::DateTime { .. } | ColumnType::Timestamp { .. } => "datetime",
@@ -394,6 +593,8 @@ pub enum ValueError {
     InvalidTime,
     #[error("fractional seconds finer than the column's precision {fsp}")]
     TooPrecise { fsp: u8 },
+    #[error("not a member of the ENUM or SET")]
+    NotAMember,
 }
 
 /// An exact decimal: `unscaled * 10^-scale`.

@@ -159,7 +159,10 @@ impl DbInner {
             && def.root == old.root
             && def.columns.len() == old.columns.len()
             && def.columns.iter().zip(&old.columns).all(|(a, b)| {
-                a.ty == b.ty && a.nullable == b.nullable && a.collation == b.collation
+                a.ty == b.ty
+                    && a.nullable == b.nullable
+                    && a.collation == b.collation
+                    && a.members == b.members
             })
             && def.primary_key == old.primary_key
             && def.auto_increment == old.auto_increment

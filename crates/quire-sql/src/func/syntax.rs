@@ -332,6 +332,49 @@ impl Binder<'_> {
         }
         let mut bound = self.bind_all(args)?;
         Ok(match func {
+            // FIND_IN_SET of a string in a SET column is the string's member number in the
+            // column's definition when the value has it, as MariaDB answers it.
+            Func::Str(StrFn::FindInSet, _) => {
+                let set_col = match (bound.first(), bound.get(1)) {
+                    (Some(Expr::Lit(Value::Str(m))), Some(Expr::Column(c)))
+                        if self.cols().get(*c).is_some_and(|c| c.ty.is_set()) =>
+                    {
+                        Some((m.clone(), *c))
+                    }
+                    _ => None,
+                };
+                match set_col {
+                    Some((m, c)) => {
+                        let index = self
+                            .cols()
+                            .get(c)
+                            .and_then(|col| col.member_index(&m))
+                            .unwrap_or(0);
+                        let present = Expr::Cmp(
+                            BinOp::Gt,
+                            Box::new(self.str_call(StrFn::FindInSet, bound)?),
+                            Box::new(Expr::Lit(Value::Int(0))),
+                            quire_engine::row::Collation::Utf8mb4Bin,
+                        );
+                        Expr::Func(
+                            Func::If,
+                            vec![
+                                Expr::IsNull(Box::new(Expr::Column(c)), false),
+                                Expr::Lit(Value::Null),
+                                Expr::Func(
+                                    Func::If,
+                                    vec![
+                                        present,
+                                        Expr::Lit(Value::Int(i64::from(index))),
+                                        Expr::Lit(Value::Int(0)),
+                                    ],
+                                ),
+                            ],
+                        )
+                    }
+                    None => self.str_call(StrFn::FindInSet, bound)?,
+                }
+            }
             Func::Str(f, _) => {
                 if name == "instr" {
                     bound.swap(0, 1);
@@ -374,7 +417,13 @@ impl Binder<'_> {
             _ => None,
         };
         if let Some(f) = bit {
+            // An ENUM or SET is its number here (`s | 4` adds a member).
             let (a, b) = (self.bind(left)?, self.bind(right)?);
+            let cols = self.columns();
+            let (a, b) = (
+                crate::bind::enum_number(a, cols),
+                crate::bind::enum_number(b, cols),
+            );
             return Ok(Some(Expr::Func(Func::Math(f), vec![a, b])));
         }
         // A hexadecimal literal is a number in arithmetic (`0xa + 1` is 11).
@@ -486,7 +535,14 @@ impl Binder<'_> {
                 format: None,
             } => {
                 let to = cast_target(data_type, &expr.to_string())?;
-                let arg = self.bind(expr)?;
+                let mut arg = self.bind(expr)?;
+                if matches!(
+                    to,
+                    CastTo::Signed | CastTo::Unsigned | CastTo::Decimal { .. } | CastTo::Double
+                ) {
+                    // An ENUM as a number is its member index.
+                    arg = crate::bind::enum_number(arg, self.columns());
+                }
                 let mut args = self.text_args(Func::Cast(to), vec![arg]);
                 if matches!(to, CastTo::Decimal { .. }) {
                     // The name 1264 gives the value: the expression as written.

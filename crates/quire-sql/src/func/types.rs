@@ -17,7 +17,6 @@ use super::{datetime, CastTo, MathFn, StrFn, TimeFn};
 use crate::bind::AggCall;
 use crate::expr::{AggFn, BinOp, Expr, Func, SessionFn, VarKind};
 use crate::meta::{charset, flags, ColumnMeta, FieldType};
-use crate::types::field_type;
 
 /// MariaDB's decimals of a value without fixed decimals: 31 for numbers, 39 for strings.
 pub const NOT_FIXED_DEC: u8 = 31;
@@ -205,7 +204,7 @@ impl Ty {
 
 /// A column's type.
 fn column_ty(col: &Column) -> Ty {
-    let (ft, len, dec) = field_type(col.ty);
+    let (ft, len, dec) = crate::types::column_field_type(col);
     let string = col.ty.is_string();
     let mut t = Ty::new(ft, if string { len / 4 } else { len }, dec);
     if string {

@@ -586,7 +586,7 @@ fn column_row(
     extra: &str,
     system: bool,
 ) -> Vec<Value> {
-    let ty = crate::types::type_sql(c.ty);
+    let ty = crate::types::column_type_sql(c);
     let data_type = ty.split(['(', ' ']).next().unwrap_or_default().to_string();
     let (char_max, octet_max): (Option<u64>, Option<u64>) = match c.ty {
         ColumnType::Char { max_chars } | ColumnType::VarChar { max_chars } => {
@@ -598,6 +598,10 @@ fn column_row(
         ColumnType::Text(sz) | ColumnType::Blob(sz) => {
             let n = lob_max(sz);
             (Some(n), Some(n))
+        }
+        ColumnType::Enum { .. } | ColumnType::Set { .. } => {
+            let n = u64::from(crate::types::members_max_chars(c));
+            (Some(n), Some(n * 4))
         }
         _ => (None, None),
     };
