@@ -241,7 +241,9 @@ impl Session<'_> {
             self.named.insert(name.to_string(), k.clone());
         }
         self.inst.com.count("Com_stmt_execute");
-        self.inst.com.count_statement(&k.sql);
+        if let Some(name) = k.com {
+            self.inst.com.count(name);
+        }
         self.run_kept(&k, &params, sink)
     }
 

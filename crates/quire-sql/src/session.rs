@@ -301,6 +301,8 @@ pub(crate) struct Kept {
     /// the plan again under others; a prepared statement keeps them (MariaDB binds its
     /// literals at PREPARE), also when a DDL makes it plan again.
     pub conn: Conn,
+    /// Its `Com_*` counter (`status::kind`), read once here rather than per execution.
+    pub com: Option<&'static str>,
 }
 
 /// Whether a statement that is not planned (SHOW, DESCRIBE, DDL, SET, …) uses tables:
@@ -597,6 +599,7 @@ impl<'d> Session<'d> {
                         params: 0,
                         columns: Vec::new(),
                         conn,
+                        com: crate::status::kind(text),
                     },
                 );
                 self.run_planned(&planned, text, gen, conn, &[], sink)
@@ -757,6 +760,7 @@ impl<'d> Session<'d> {
             params: params.len() as u16,
             columns,
             conn,
+            com: crate::status::kind(text),
         })
     }
 
@@ -800,7 +804,9 @@ impl<'d> Session<'d> {
                 what: "mysqld_stmt_execute",
             })?;
         self.inst.com.count("Com_stmt_execute");
-        self.inst.com.count_statement(&k.sql);
+        if let Some(name) = k.com {
+            self.inst.com.count(name);
+        }
         let r = self.run_kept(&k, params, sink);
         self.after_statement(&r);
         r
