@@ -24,6 +24,7 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use mysql_common::constants::CapabilityFlags;
+use quire_sql::status::ServerCounters;
 use quire_sql::{kill, Outcome, Session, SqlError};
 
 use crate::errors::{proto, to_wire, WireError};
@@ -88,6 +89,8 @@ pub struct Conn<'a> {
     host: String,
     /// The collation id of the handshake, restored by COM_RESET_CONNECTION.
     collation: u8,
+    /// Bytes read and written that `Bytes_received` / `Bytes_sent` count already.
+    bytes_counted: (u64, u64),
 }
 
 /// Accepted → Handshake → Authenticated → Command loop → Closed.
@@ -118,8 +121,12 @@ pub fn run_connection(stream: Stream, shared: &Shared<'_>, conn_id: u64, host: S
         Err(HandshakeError::Refused(e)) if e.code == 1045 => shared.login_result(&host, false),
         Err(_) => {}
     }
+    if result.is_err() {
+        ServerCounters::add(&shared.instance.counters().aborted_connects, 1);
+    }
     let authed = match result {
         Ok(_) if shared.require_secure_transport() && !io.stream().is_secure() => {
+            ServerCounters::add(&shared.instance.counters().aborted_connects, 1);
             tracing::debug!(conn_id, "refused: require_secure_transport and no TLS");
             let _ = send_err(&mut io, &proto::secure_transport_required());
             return;
@@ -139,6 +146,7 @@ pub fn run_connection(stream: Stream, shared: &Shared<'_>, conn_id: u64, host: S
         return;
     };
     conn.command_loop();
+    conn.count_bytes();
     // Invariant 3: dropping the session rolls its transaction back.
 }
 
@@ -193,6 +201,7 @@ fn open_session<'a>(
         salt,
         host: host.to_string(),
         collation: authed.collation,
+        bytes_counted: (0, 0),
     };
     // The handshake is over: commands may be read ahead (packet invariant 5).
     conn.io.read_ahead();
@@ -225,6 +234,54 @@ pub fn session_status(session: &Session<'_>) -> u16 {
         s |= status::IN_TRANS;
     }
     s
+}
+
+/// What a statement's slow-log entry needs measured from its start: the clock, this
+/// thread's lock waits, the connection's bytes written.
+pub(crate) struct StatementTimer {
+    started: std::time::SystemTime,
+    clock: std::time::Instant,
+    lock_us: u64,
+    bytes_out: u64,
+}
+
+impl StatementTimer {
+    pub(crate) fn start(io: &PacketIo<Stream>) -> StatementTimer {
+        StatementTimer {
+            started: std::time::SystemTime::now(),
+            clock: std::time::Instant::now(),
+            lock_us: quire_engine::lock::thread_wait_us(),
+            bytes_out: io.bytes().1,
+        }
+    }
+
+    pub(crate) fn finish<'t>(
+        &self,
+        io: &PacketIo<Stream>,
+        text: &'t str,
+        rows_sent: u64,
+        rows_affected: u64,
+    ) -> crate::slowlog::Statement<'t> {
+        crate::slowlog::Statement {
+            text,
+            started: self.started,
+            query_time: self.clock.elapsed(),
+            lock_time: Duration::from_micros(
+                quire_engine::lock::thread_wait_us().saturating_sub(self.lock_us),
+            ),
+            rows_sent,
+            rows_affected,
+            bytes_sent: io.bytes().1 - self.bytes_out,
+        }
+    }
+}
+
+/// The rows a statement changed, for the slow log (0 for a result set or an error).
+pub(crate) fn affected_rows(r: &Result<Outcome, SqlError>) -> u64 {
+    match r {
+        Ok(Outcome::Ok { affected_rows, .. }) => *affected_rows,
+        _ => 0,
+    }
 }
 
 /// Ends a statement that ran with `sink`: the result set's end marker, an OK, or an ERR
@@ -349,6 +406,23 @@ impl Conn<'_> {
         Duration::from_secs_f64(secs.max(0.001))
     }
 
+    /// Adds the bytes read and written since the last call to `Bytes_received` and
+    /// `Bytes_sent`.
+    fn count_bytes(&mut self) {
+        let (r, w) = self.io.bytes();
+        let c = self.shared.instance.counters();
+        ServerCounters::add(&c.bytes_received, r - self.bytes_counted.0);
+        ServerCounters::add(&c.bytes_sent, w - self.bytes_counted.1);
+        self.bytes_counted = (r, w);
+    }
+
+    /// Counts `stmt` in `Slow_queries` and writes it to the slow query log if it was slow.
+    pub(crate) fn slow_log(&self, stmt: &crate::slowlog::Statement) {
+        self.shared
+            .slow_log
+            .after_statement(&self.shared.instance, &self.session, stmt);
+    }
+
     /// Command: read a command, dispatch it, flush, until the connection ends.
     fn command_loop(&mut self) {
         loop {
@@ -363,6 +437,8 @@ impl Conn<'_> {
                     if let FrameError::Io(err) = &e {
                         tracing::debug!(conn_id = self.session.id(), "connection ends: {err}");
                     }
+                    // Gone without COM_QUIT (or timed out, or over max_allowed_packet).
+                    ServerCounters::add(&self.shared.instance.counters().aborted_clients, 1);
                     let _ = send_frame_error(&mut self.io, &e);
                     return;
                 }
@@ -370,7 +446,12 @@ impl Conn<'_> {
             let step = self.dispatch(&msg);
             let info = self.session.info().clone();
             info.set_command("Sleep", None);
-            if step.is_err() || self.io.flush().is_err() {
+            let flushed = self.io.flush();
+            self.count_bytes();
+            if step.is_err() || flushed.is_err() {
+                if msg.first() != Some(&cmd::QUIT) {
+                    ServerCounters::add(&self.shared.instance.counters().aborted_clients, 1);
+                }
                 return;
             }
             if info.kill_requested() == kill::CONNECTION {
@@ -467,11 +548,14 @@ impl Conn<'_> {
     /// succeeded.
     fn run_statement(&mut self, sql: &str, more: bool) -> Result<bool, CmdError> {
         self.session.info().set_command("Query", Some(sql));
+        let timer = StatementTimer::start(&self.io);
         let deprecate_eof = self.deprecate_eof();
         let mut sink = ResultSink::new(&mut self.io, RowFormat::Text, deprecate_eof);
         let r = self.session.query(sql, &mut sink);
         let ok = r.is_ok();
+        let (rows_sent, affected) = (sink.rows(), affected_rows(&r));
         finish_statement(&self.session, r, sink, more && ok)?;
+        self.slow_log(&timer.finish(&self.io, sql, rows_sent, affected));
         Ok(ok)
     }
 

@@ -16,6 +16,7 @@
 //! | `errors`        | the one table from `SqlError` to MySQL code + SQLSTATE          |
 //! | `listener`      | TCP / Unix listeners, thread per connection, limits, shutdown   |
 //! | `metrics`       | `/metrics` for Prometheus on `metrics_port`                      |
+//! | `slowlog`       | the slow query log, in MariaDB's file format                    |
 //! | `tls`           | the TLS configuration: ssl_cert / ssl_key, or self-signed       |
 
 // Library code never unwraps (a bad client must not panic the server); unit tests may.
@@ -30,6 +31,7 @@ pub mod metrics;
 pub mod packet;
 pub mod reply;
 pub mod resultset;
+pub mod slowlog;
 pub mod stmt;
 pub mod stmt_params;
 pub mod tls;

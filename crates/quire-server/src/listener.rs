@@ -485,6 +485,8 @@ pub struct Shared<'d> {
     conns: Mutex<HashMap<u64, Stream>>,
     /// Consecutive failed logins per client host (connection_control, below).
     failed_logins: Mutex<HashMap<String, u32>>,
+    /// The slow query log (`slow_query_log`, `long_query_time`).
+    pub slow_log: crate::slowlog::SlowLog,
 }
 
 impl Shared<'_> {
@@ -572,12 +574,19 @@ pub fn serve_on(
             "cannot load the accounts (mysql system tables): {e}"
         ))
     })?;
+    let port = cfg
+        .bind
+        .as_deref()
+        .and_then(|b| b.rsplit_once(':'))
+        .map(|p| p.1);
+    let slow_log = crate::slowlog::SlowLog::new(db.engine().dir(), port, cfg.socket.as_deref());
     let shared = Shared {
         instance,
         cfg: cfg.clone(),
         rsa_keys: RsaKeys::default(),
         conns: Mutex::new(HashMap::new()),
         failed_logins: Mutex::new(HashMap::new()),
+        slow_log,
     };
     let shared = &shared;
     let result = std::thread::scope(|scope| -> io::Result<()> {
@@ -638,6 +647,7 @@ fn accept_loop(
                 continue;
             }
         };
+        quire_sql::status::ServerCounters::add(&shared.instance.counters().connections, 1);
         // Accepted sockets must block: reads wait (with timeouts), they do not spin.
         if stream.set_nonblocking(false).is_err() {
             continue;

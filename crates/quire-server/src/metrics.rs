@@ -28,6 +28,9 @@ const GAUGES: &[&str] = &[
     "quire_purge_batch_size_effective",
     "quire_purge_lag_delay_us",
     "Threads_connected",
+    "Threads_running",
+    "Max_used_connections",
+    "Prepared_stmt_count",
 ];
 
 /// The exposition text for `status` (name, value) pairs.

@@ -58,6 +58,10 @@ pub struct PacketIo<S> {
     rbuf: Vec<u8>,
     rstart: usize,
     rend: usize,
+    /// Bytes of messages read and written (headers included): `Bytes_received` and
+    /// `Bytes_sent`, and a statement's `Bytes_sent` in the slow log.
+    bytes_in: u64,
+    bytes_out: u64,
 }
 
 impl<S: Read + Write> PacketIo<S> {
@@ -70,7 +74,14 @@ impl<S: Read + Write> PacketIo<S> {
             rbuf: Vec::new(),
             rstart: 0,
             rend: 0,
+            bytes_in: 0,
+            bytes_out: 0,
         }
+    }
+
+    /// Bytes read and written so far (headers included).
+    pub fn bytes(&self) -> (u64, u64) {
+        (self.bytes_in, self.bytes_out)
     }
 
     /// Turns read-ahead on (invariant 5): call once the handshake is over.
@@ -82,6 +93,7 @@ impl<S: Read + Write> PacketIo<S> {
 
     /// Fills `out` from the read-ahead buffer, then from the stream (invariant 5).
     fn read_exact(&mut self, out: &mut [u8]) -> io::Result<()> {
+        self.bytes_in += out.len() as u64;
         let have = (self.rend - self.rstart).min(out.len());
         out[..have].copy_from_slice(&self.rbuf[self.rstart..self.rstart + have]);
         self.rstart += have;
@@ -182,6 +194,7 @@ impl<S: Read + Write> PacketIo<S> {
                 self.seq,
             ]);
             self.seq = self.seq.wrapping_add(1);
+            self.bytes_out += 4 + n as u64;
             self.wbuf.extend_from_slice(&rest[..n]);
             rest = &rest[n..];
             if self.wbuf.len() >= FLUSH_AT {

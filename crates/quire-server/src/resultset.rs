@@ -352,6 +352,8 @@ pub struct ResultSink<'c, S> {
     cols: Vec<ColumnMeta>,
     started: bool,
     rowbuf: Vec<u8>,
+    /// Rows sent (the slow log's `Rows_sent`).
+    rows: u64,
 }
 
 fn sink_err(e: std::io::Error) -> SinkError {
@@ -367,7 +369,13 @@ impl<'c, S: Read + Write> ResultSink<'c, S> {
             cols: Vec::new(),
             started: false,
             rowbuf: Vec::with_capacity(256),
+            rows: 0,
         }
+    }
+
+    /// Rows sent so far.
+    pub fn rows(&self) -> u64 {
+        self.rows
     }
 
     /// The connection, for the OK or ERR that ends a statement without rows.
@@ -434,6 +442,7 @@ impl<S: Read + Write> RowSink for ResultSink<'_, S> {
             RowFormat::Text => text_row(&mut self.rowbuf, row, &self.cols),
             RowFormat::Binary => binary_row(&mut self.rowbuf, row, &self.cols),
         }
+        self.rows += 1;
         self.io.write_message(&self.rowbuf).map_err(sink_err)
     }
 }

@@ -7,7 +7,7 @@
 
 use quire_sql::{charset, flags, ColumnMeta, FieldType, SqlError};
 
-use crate::conn::{finish_statement, CmdResult, Conn};
+use crate::conn::{affected_rows, finish_statement, CmdResult, Conn, StatementTimer};
 use crate::errors::proto;
 use crate::reply::{eof_packet, Reader};
 use crate::resultset::{column_definition, ResultSink, RowFormat};
@@ -131,10 +131,25 @@ impl Conn<'_> {
             }
         };
         self.session.info().set_command("Execute", None);
+        let timer = StatementTimer::start(&self.io);
         let deprecate_eof = self.deprecate_eof();
         let mut sink = ResultSink::new(&mut self.io, RowFormat::Binary, deprecate_eof);
         let result = self.session.execute(id, &params, &mut sink);
+        let (rows_sent, affected) = (sink.rows(), affected_rows(&result));
         finish_statement(&self.session, result, sink, false)?;
+        // The text is built only for a statement that goes to the log.
+        let stmt = timer.finish(&self.io, "", rows_sent, affected);
+        if self.shared.slow_log.is_slow(&self.session, &stmt) {
+            let text = self
+                .session
+                .prepared_sql(id)
+                .map(|sql| crate::slowlog::with_parameters(sql, &params))
+                .unwrap_or_default();
+            self.slow_log(&crate::slowlog::Statement {
+                text: &text,
+                ..stmt
+            });
+        }
         Ok(())
     }
 

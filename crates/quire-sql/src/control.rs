@@ -343,6 +343,13 @@ impl<'d> Session<'d> {
                         self.flush_table(db, &t)?;
                     }
                 }
+                // FLUSH [SLOW] LOGS: the slow log's file is closed, and opened again (new,
+                // after a rotation moved it) by its next entry.
+                if words.iter().any(|w| w == "logs") {
+                    self.inst
+                        .logs_flushed
+                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
                 ok
             }
             // UNLOCK TABLES ends LOCK TABLES; after FLUSH TABLES … FOR EXPORT or WITH READ

@@ -1438,6 +1438,20 @@ impl<'d> Session<'d> {
         {
             return Err(SqlError::NoSecureTransports);
         }
+        if let crate::vars::Kind::Double { min, max } = def.kind {
+            // normalize clamped a fraction out of range: MariaDB says so.
+            if shown
+                .trim()
+                .parse::<f64>()
+                .is_ok_and(|x| x < min || x > max)
+            {
+                self.warn_now(
+                    Level::Warning,
+                    1292,
+                    format!("Truncated incorrect {var} value: '{shown}'"),
+                );
+            }
+        }
         if let (crate::vars::Kind::Int { .. }, Some(a), Value::Int(n)) = (def.kind, asked, &v) {
             if a != i128::from(*n) {
                 // normalize clamped it: MariaDB says so.

@@ -356,6 +356,12 @@ pub fn read_rows<'d>(
     env: &dyn Env,
     mut each: impl FnMut(Vec<Value>) -> Result<bool>,
 ) -> Result<()> {
+    // Every row the engine hands over is examined (the slow log's `Rows_examined`), whether
+    // WHERE keeps it or not.
+    let mut each = |row: Vec<Value>| {
+        crate::status::examined(1);
+        each(row)
+    };
     let dir = if access.backward {
         Direction::Backward
     } else {
@@ -469,10 +475,14 @@ pub(crate) enum RangeRows<'d> {
 impl Iterator for RangeRows<'_> {
     type Item = Result<Vec<Value>>;
     fn next(&mut self) -> Option<Result<Vec<Value>>> {
-        match self {
+        let row = match self {
             RangeRows::Held(it) => it.next().map(Ok),
             RangeRows::Scan(it) => it.next().map(|r| r.map_err(SqlError::from)),
+        };
+        if matches!(row, Some(Ok(_))) {
+            crate::status::examined(1);
         }
+        row
     }
 }
 

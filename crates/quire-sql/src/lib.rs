@@ -37,7 +37,7 @@ pub mod plan;
 mod prepare;
 mod run;
 pub mod session;
-mod status;
+pub mod status;
 pub mod stmt;
 pub mod subquery;
 mod temp;
@@ -51,7 +51,9 @@ pub mod window;
 pub use error::SqlError;
 pub use meta::{charset, flags, CollectSink, ColumnMeta, FieldType, RowSink, SinkError};
 pub use quire_engine::row::Value;
-pub use session::{kill, startup_value, Instance, Outcome, PreparedInfo, Session, SessionInfo};
+pub use session::{
+    kill, startup_value, Instance, Outcome, PreparedInfo, Session, SessionInfo, SlowLogSettings,
+};
 pub use users::bootstrap as bootstrap_accounts;
 
 /// Whether `name` is one of the SQL layer's server variables (SHOW VARIABLES, `SET GLOBAL`):

@@ -264,6 +264,7 @@ impl Mdl {
         }
         let mut deadline = None;
         let mut waited = false;
+        let start = Instant::now();
         let result = loop {
             let mut taken = 0;
             for (_, e) in &entries {
@@ -293,6 +294,9 @@ impl Mdl {
                 break Err(e);
             }
         };
+        if waited {
+            quire_engine::lock::add_thread_wait(start.elapsed());
+        }
         for (_, e) in &entries {
             let prev = e.state.fetch_sub(X_WAIT_ONE, Ordering::AcqRel);
             debug_assert!(prev & X_WAIT_MASK != 0, "waiter count underflow");
@@ -378,7 +382,8 @@ impl SessionLocks {
         let behind_waiters = self.held.is_empty();
         if !e.try_shared(behind_waiters) {
             (wait.waiting)(true);
-            let deadline = Instant::now().checked_add((wait.timeout)());
+            let start = Instant::now();
+            let deadline = start.checked_add((wait.timeout)());
             let r = loop {
                 if let Err(err) = e.wait_until(
                     |s| Entry::shared_allowed(s, behind_waiters),
@@ -393,6 +398,7 @@ impl SessionLocks {
                 }
             };
             (wait.waiting)(false);
+            quire_engine::lock::add_thread_wait(start.elapsed());
             r?;
         }
         self.held.push(e);

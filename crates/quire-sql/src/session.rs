@@ -145,6 +145,10 @@ pub struct Instance<'d> {
     shutdown_requested: std::sync::atomic::AtomicBool,
     /// Accounts and privileges (`acl.rs`, `users.rs`).
     pub(crate) acl: crate::acl::AclState,
+    /// Bytes, connections, rows read, slow queries (`status.rs`).
+    pub(crate) counters: crate::status::ServerCounters,
+    /// Bumped by FLUSH LOGS and FLUSH SLOW LOGS: the server reopens its log files.
+    pub(crate) logs_flushed: AtomicU64,
 }
 
 impl<'d> Instance<'d> {
@@ -168,7 +172,20 @@ impl<'d> Instance<'d> {
             mdl: crate::mdl::Mdl::default(),
             shutdown_requested: std::sync::atomic::AtomicBool::new(false),
             acl: crate::acl::AclState::default(),
+            counters: crate::status::ServerCounters::default(),
+            logs_flushed: AtomicU64::new(0),
         }
+    }
+
+    /// How many times FLUSH LOGS (or FLUSH SLOW LOGS) has run: a log file opened before
+    /// the last one is closed and opened again.
+    pub fn logs_flushed(&self) -> u64 {
+        self.logs_flushed.load(Ordering::Relaxed)
+    }
+
+    /// The server's counters (`status.rs`): the server layer adds bytes and connections.
+    pub fn counters(&self) -> &crate::status::ServerCounters {
+        &self.counters
     }
 
     /// The server's counters and gauges: the engine's (`Db::stats`) and the server's own
@@ -181,6 +198,15 @@ impl<'d> Instance<'d> {
             self.sessions.lock().len() as u64,
         ));
         all.push(("Questions".into(), self.questions.load(Ordering::Relaxed)));
+        // Sessions running a command now (not idle between commands), as MariaDB counts.
+        let running = self
+            .sessions
+            .lock()
+            .values()
+            .filter(|s| *s.command.lock() != "Sleep")
+            .count();
+        all.push(("Threads_running".into(), running as u64));
+        all.extend(self.counters.all().map(|(n, v)| (n.to_string(), v)));
         all.push((
             "Prepared_stmt_count".into(),
             self.prepared_count.load(Ordering::Relaxed),
@@ -229,7 +255,14 @@ impl<'d> Instance<'d> {
             interrupt: Arc::new(AtomicBool::new(false)),
             tls: Mutex::new(None),
         });
-        self.sessions.lock().insert(id, info.clone());
+        let open = {
+            let mut sessions = self.sessions.lock();
+            sessions.insert(id, info.clone());
+            sessions.len() as u64
+        };
+        self.counters
+            .max_used_connections
+            .fetch_max(open, Ordering::Relaxed);
         Session::new(self, info)
     }
 
@@ -250,6 +283,12 @@ impl<'d> Instance<'d> {
         self.globals.write().values.insert(name, v);
         Ok(())
     }
+}
+
+/// A global variable's value as text (`slow_query_log_file`): what the server reads of
+/// the variables it acts on.
+pub fn global_text(inst: &Instance<'_>, name: &str) -> Option<String> {
+    crate::vars::global(inst, name).map(|v| crate::types::display(&v))
 }
 
 /// A server variable's start-up value (`quire serve --set`, an option file) as it is kept:
@@ -431,6 +470,22 @@ pub struct Session<'d> {
     /// Warnings MariaDB lists after a statement's error (1215 after a malformed foreign
     /// key's 1005), raised by `record_error`.
     pub(crate) after_error: RefCell<Vec<(u16, String)>>,
+    /// Rows the last statement read from tables (the slow log's `Rows_examined`).
+    pub(crate) last_examined: u64,
+}
+
+/// What decides whether a statement goes to the slow query log, read from the session's
+/// variables when a statement ends.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SlowLogSettings {
+    /// `long_query_time`, in microseconds: a statement slower than this is slow.
+    pub long_query_us: u64,
+    /// `min_examined_row_limit`: a slow statement that examined fewer rows is not.
+    pub min_examined: u64,
+    /// `slow_query_log` and this session's `sql_log_slow`: slow statements are written.
+    pub write: bool,
+    /// `log_slow_admin_statements`: ALTER, ANALYZE, OPTIMIZE, CHECK, CREATE/DROP INDEX too.
+    pub admin: bool,
 }
 
 impl<'d> Session<'d> {
@@ -480,6 +535,45 @@ impl<'d> Session<'d> {
             after_error: RefCell::new(Vec::new()),
             locked: None,
             temps: crate::temp::Temps::default(),
+            last_examined: 0,
+        }
+    }
+
+    /// Rows the last statement (COM_QUERY or COM_STMT_EXECUTE) read from tables.
+    pub fn rows_examined(&self) -> u64 {
+        self.last_examined
+    }
+
+    /// `long_query_time` in microseconds: a statement slower than this is slow. Read at
+    /// the end of every statement, so it is one lookup, apart from the other settings.
+    pub fn long_query_us(&self) -> u64 {
+        let long = match self.var("long_query_time") {
+            Some(Value::Str(t)) => t.parse::<f64>().unwrap_or(10.0),
+            Some(Value::Double(d)) => d,
+            _ => 10.0,
+        };
+        (long * 1e6) as u64
+    }
+
+    /// The slow query log's settings as they apply to this session now.
+    pub fn slow_log_settings(&self) -> SlowLogSettings {
+        let on = |name: &str| self.session_u64(name).is_some_and(|v| v != 0);
+        SlowLogSettings {
+            long_query_us: self.long_query_us(),
+            min_examined: self.session_u64("min_examined_row_limit").unwrap_or(0),
+            write: crate::vars::global_u64(self.inst, "slow_query_log").is_some_and(|v| v != 0)
+                && on("sql_log_slow"),
+            admin: on("log_slow_admin_statements"),
+        }
+    }
+
+    /// A statement ends: its rows examined are this thread's reads since `examined_before`
+    /// (`status::thread_rows_examined`), and count in `Innodb_rows_read`.
+    fn note_examined(&mut self, examined_before: u64) {
+        let n = crate::status::thread_rows_examined().wrapping_sub(examined_before);
+        self.last_examined = n;
+        if n > 0 {
+            crate::status::ServerCounters::add(&self.inst.counters.rows_read, n);
         }
     }
 
@@ -539,7 +633,9 @@ impl<'d> Session<'d> {
             return Err(SqlError::EmptyQuery);
         }
         self.inst.com.count_statement(text);
+        let examined = crate::status::thread_rows_examined();
         let r = self.query_text(text, sink);
+        self.note_examined(examined);
         self.after_statement(&r);
         r
     }
@@ -764,6 +860,11 @@ impl<'d> Session<'d> {
         })
     }
 
+    /// The text of prepared statement `id` (the slow query log writes it).
+    pub fn prepared_sql(&self, id: u32) -> Option<&str> {
+        self.prepared.get(&id).map(|k| k.sql.as_str())
+    }
+
     /// The number of parameters of prepared statement `id` (to decode COM_STMT_EXECUTE).
     pub fn param_count(&self, id: u32) -> Option<u16> {
         self.prepared.get(&id).map(|k| k.params)
@@ -807,7 +908,9 @@ impl<'d> Session<'d> {
         if let Some(name) = k.com {
             self.inst.com.count(name);
         }
+        let examined = crate::status::thread_rows_examined();
         let r = self.run_kept(&k, params, sink);
+        self.note_examined(examined);
         self.after_statement(&r);
         r
     }

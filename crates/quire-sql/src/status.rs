@@ -125,6 +125,82 @@ impl ComCounters {
     }
 }
 
+/// The server's own counters (SHOW GLOBAL STATUS, `/metrics`), bumped by the server layer
+/// (bytes, connections) and by the session at the end of each statement (rows read, slow
+/// queries). Invariant: counters only grow; `Max_used_connections` is a high-water mark.
+#[derive(Debug, Default)]
+pub struct ServerCounters {
+    pub aborted_clients: AtomicU64,
+    pub aborted_connects: AtomicU64,
+    pub bytes_received: AtomicU64,
+    pub bytes_sent: AtomicU64,
+    pub connections: AtomicU64,
+    pub max_used_connections: AtomicU64,
+    pub slow_queries: AtomicU64,
+    /// Rows read from tables by statements (`Innodb_rows_read`): the sum of their
+    /// `Rows_examined`.
+    pub rows_read: AtomicU64,
+}
+
+impl ServerCounters {
+    pub fn add(counter: &AtomicU64, n: u64) {
+        counter.fetch_add(n, Ordering::Relaxed);
+    }
+
+    /// Every counter under its MariaDB status name.
+    pub(crate) fn all(&self) -> [(&'static str, u64); 8] {
+        let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        [
+            ("Aborted_clients", get(&self.aborted_clients)),
+            ("Aborted_connects", get(&self.aborted_connects)),
+            ("Bytes_received", get(&self.bytes_received)),
+            ("Bytes_sent", get(&self.bytes_sent)),
+            ("Connections", get(&self.connections)),
+            ("Innodb_rows_read", get(&self.rows_read)),
+            ("Max_used_connections", get(&self.max_used_connections)),
+            ("Slow_queries", get(&self.slow_queries)),
+        ]
+    }
+}
+
+thread_local! {
+    /// Rows this thread has read from tables (index and table reads the executor asked the
+    /// engine for), all statements together; a statement's `Rows_examined` is the difference
+    /// across it. A statement runs on its connection's thread, so the count is its own.
+    static ROWS_EXAMINED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// `n` more rows were read from a table by this thread's statement.
+pub(crate) fn examined(n: u64) {
+    ROWS_EXAMINED.with(|c| c.set(c.get().wrapping_add(n)));
+}
+
+/// This thread's running count of rows read (see `ROWS_EXAMINED`).
+pub(crate) fn thread_rows_examined() -> u64 {
+    ROWS_EXAMINED.with(|c| c.get())
+}
+
+/// Whether `text` is what MariaDB calls an administrative statement for the slow log
+/// (`log_slow_admin_statements`): ALTER TABLE, ANALYZE, OPTIMIZE, CHECK, REPAIR, CREATE
+/// INDEX and DROP INDEX.
+pub fn is_admin_statement(text: &str) -> bool {
+    if matches!(
+        kind(text),
+        Some(
+            "Com_alter_table"
+                | "Com_analyze"
+                | "Com_optimize"
+                | "Com_check"
+                | "Com_create_index"
+                | "Com_drop_index"
+        )
+    ) {
+        return true;
+    }
+    let first = text.split_whitespace().next().unwrap_or("");
+    first.eq_ignore_ascii_case("repair")
+}
+
 /// The words of `text` outside quotes, lowercased, up to `max` of them; `(` counts as a word
 /// (a parenthesized SELECT), and a comma as `,` (a second table).
 fn words(text: &str, max: usize) -> Vec<String> {

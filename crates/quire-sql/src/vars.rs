@@ -22,11 +22,16 @@ pub enum Scope {
     Both,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Kind {
     Int {
         min: i64,
         max: i64,
+    },
+    /// A fraction kept with six decimals, as MariaDB shows `long_query_time` (10.000000).
+    Double {
+        min: f64,
+        max: f64,
     },
     Bool,
     Str,
@@ -160,6 +165,18 @@ pub static VARS: &[Var] = &[
         },
         "262144",
     ),
+    // The slow query log (quire-server's slowlog.rs): statements slower than
+    // long_query_time that examined at least min_examined_row_limit rows.
+    v("log_slow_admin_statements", Scope::Both, Kind::Bool, "1"),
+    v(
+        "long_query_time",
+        Scope::Both,
+        Kind::Double {
+            min: 0.0,
+            max: 31_536_000.0,
+        },
+        "10.000000",
+    ),
     v("lower_case_table_names", Scope::Global, Kind::ReadOnly, "0"),
     v(
         "max_allowed_packet",
@@ -189,6 +206,15 @@ pub static VARS: &[Var] = &[
         "151",
     ),
     v("max_execution_time", Scope::Both, INT, "0"),
+    v(
+        "min_examined_row_limit",
+        Scope::Both,
+        Kind::Int {
+            min: 0,
+            max: 4_294_967_295,
+        },
+        "0",
+    ),
     // A recursive CTE stops after this many rounds (`exec/recursive.rs`).
     v(
         "max_recursive_iterations",
@@ -255,7 +281,17 @@ pub static VARS: &[Var] = &[
     v("ssl_ca", Scope::Global, Kind::ReadOnly, ""),
     v("ssl_cert", Scope::Global, Kind::ReadOnly, ""),
     v("ssl_key", Scope::Global, Kind::ReadOnly, ""),
+    v("slow_query_log", Scope::Global, Kind::Bool, "0"),
+    // A relative name is in the data directory (MariaDB's default is `<host>-slow.log`).
+    v(
+        "slow_query_log_file",
+        Scope::Global,
+        Kind::Str,
+        "quire-slow.log",
+    ),
     v("sql_auto_is_null", Scope::Both, Kind::Bool, "0"),
+    // 0: this session's slow statements are not logged (they still count in Slow_queries).
+    v("sql_log_slow", Scope::Both, Kind::Bool, "1"),
     // 0: notes are not recorded (SessVars::raise); mariadb-dump sets it.
     v("sql_notes", Scope::Both, Kind::Bool, "1"),
     v(
@@ -600,6 +636,7 @@ pub fn var_type(name: &str) -> VarType {
         return match v.kind {
             Kind::Int { .. } => VarType::Unsigned,
             Kind::Bool => VarType::Bool,
+            Kind::Double { .. } => VarType::Double,
             Kind::Str => VarType::Text,
             Kind::ReadOnly if v.default.parse::<u64>().is_ok() => VarType::Unsigned,
             Kind::ReadOnly => VarType::Text,
@@ -745,6 +782,23 @@ pub fn normalize(name: &str, v: &Value) -> Result<Value> {
             };
             // MySQL clamps an out-of-range integer (with a warning).
             Ok(Value::Int(n.clamp(min, max)))
+        }
+        Some(Kind::Double { min, max }) => {
+            let x = match v {
+                Value::Int(i) => *i as f64,
+                Value::UInt(u) => *u as f64,
+                Value::Double(d) => *d,
+                Value::Decimal(_) => crate::types::num(v),
+                Value::Str(s) => s
+                    .trim()
+                    .parse::<f64>()
+                    .map_err(|_| SqlError::WrongTypeForVariable(name.into()))?,
+                _ => return Err(SqlError::WrongTypeForVariable(name.into())),
+            };
+            if !x.is_finite() {
+                return Err(SqlError::WrongTypeForVariable(name.into()));
+            }
+            Ok(Value::Str(format!("{:.6}", x.clamp(min, max))))
         }
         Some(Kind::ReadOnly) => Err(SqlError::ReadOnlyVariable(name.into())),
         Some(Kind::Str) => match v {

@@ -124,6 +124,24 @@ pub enum LockError {
 /// How often a wait looks at its interrupt flag: an interrupted wait ends within this.
 pub const INTERRUPT_POLL: Duration = Duration::from_millis(50);
 
+thread_local! {
+    /// Microseconds this thread has spent waiting for locks: row locks here, and the SQL
+    /// layer's metadata locks through [`add_thread_wait`]. Only grows; a statement's lock
+    /// time is the difference across it (the slow query log's `Lock_time`).
+    static THREAD_WAITED_US: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// How long this thread has waited for locks, in µs, since it started (see
+/// `THREAD_WAITED_US`).
+pub fn thread_wait_us() -> u64 {
+    THREAD_WAITED_US.with(|w| w.get())
+}
+
+/// Adds a lock wait of another layer (metadata locks) to this thread's lock time.
+pub fn add_thread_wait(waited: Duration) {
+    THREAD_WAITED_US.with(|w| w.set(w.get().saturating_add(waited.as_micros() as u64)));
+}
+
 /// Counters under InnoDB's status names.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct LockStats {
@@ -558,6 +576,7 @@ impl LockManager {
         drop(table);
         *me.wait.lock() = None;
         let waited = start.elapsed();
+        add_thread_wait(waited);
         self.counters
             .wait_time_us
             .fetch_add(waited.as_micros() as u64, Ordering::Relaxed);

@@ -482,6 +482,11 @@ struct Counters {
     purge_logs: AtomicU64,
     purge_batch_effective: AtomicU64,
     purge_trx_id_resets: AtomicU64,
+    /// Rows written through transactions (InnoDB's `Innodb_rows_*`): an update that leaves
+    /// the row as it was is not counted, as InnoDB does not.
+    rows_inserted: AtomicU64,
+    rows_updated: AtomicU64,
+    rows_deleted: AtomicU64,
 }
 
 /// The largest value of AUTO_INCREMENT column `c` on disk (0 if none): the last record of

@@ -19,7 +19,7 @@ impl DbInner {
         let l = self.locks.stats();
         let c = &self.counters;
         let get = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
-        let ours: [(&str, u64); 19] = [
+        let ours: [(&str, u64); 22] = [
             ("Innodb_history_list_length", self.undo.history_len()),
             ("quire_trx_active", self.trx.active_count()),
             ("quire_trx_commits", self.trx.commits()),
@@ -45,6 +45,9 @@ impl DbInner {
             ),
             ("quire_purge_lag_delay_us", get(&c.lag_delay_us)),
             ("quire_purge_trx_id_resets", get(&c.purge_trx_id_resets)),
+            ("Innodb_rows_inserted", get(&c.rows_inserted)),
+            ("Innodb_rows_updated", get(&c.rows_updated)),
+            ("Innodb_rows_deleted", get(&c.rows_deleted)),
         ];
         out.extend(ours.into_iter().map(|(n, v)| (n.to_string(), v)));
         out

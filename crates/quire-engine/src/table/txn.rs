@@ -1173,7 +1173,31 @@ impl<'d> Transaction<'d> {
 
     /// Inserts a row; returns it as stored (AUTO_INCREMENT filled, values canonical).
     pub fn insert(&mut self, table: &Table<'_>, row: Vec<Value>) -> Result<Vec<Value>> {
-        self.statement(|tx| table.with_state(|t| tx.insert_in(table, t, row)))
+        let r = self.statement(|tx| table.with_state(|t| tx.insert_in(table, t, row)));
+        if r.is_ok() {
+            self.db
+                .counters
+                .rows_inserted
+                .fetch_add(1, Ordering::Relaxed);
+        }
+        r
+    }
+
+    /// Counts an update that changed its row (`Innodb_rows_updated`).
+    fn count_update(&self, changed: bool) {
+        if changed {
+            self.db
+                .counters
+                .rows_updated
+                .fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    fn count_delete(&self) {
+        self.db
+            .counters
+            .rows_deleted
+            .fetch_add(1, Ordering::Relaxed);
     }
 
     fn insert_in(
@@ -1347,12 +1371,14 @@ impl<'d> Transaction<'d> {
     /// row changed: a row equal to the old one is only locked, nothing is written (MySQL
     /// counts it as matched, not changed).
     pub fn update(&mut self, table: &Table<'_>, pk: &[Value], row: Vec<Value>) -> Result<bool> {
-        self.statement(|tx| {
+        let changed = self.statement(|tx| {
             table.with_state(|t| {
                 let key = table.pk_key(t, pk)?;
                 tx.update_key(table, t, key, row)
             })
-        })
+        })?;
+        self.count_update(changed);
+        Ok(changed)
     }
 
     /// Replaces the row a handle names; returns whether it changed (as `update`).
@@ -1362,12 +1388,14 @@ impl<'d> Transaction<'d> {
         h: &RowHandle,
         row: Vec<Value>,
     ) -> Result<bool> {
-        self.statement(|tx| {
+        let changed = self.statement(|tx| {
             table.with_state(|t| {
                 let key = h.key_in(t)?.to_vec();
                 tx.update_key(table, t, key, row)
             })
-        })
+        })?;
+        self.count_update(changed);
+        Ok(changed)
     }
 
     /// Reads the row with primary key `pk` under an X lock, lets `f` change it, and writes
@@ -1380,7 +1408,7 @@ impl<'d> Transaction<'d> {
         pk: &[Value],
         f: impl FnOnce(&mut Vec<Value>),
     ) -> Result<Option<(Vec<Value>, bool)>> {
-        self.statement(|tx| {
+        let r = self.statement(|tx| {
             table.with_state(|t| {
                 let key = table.pk_key(t, pk)?;
                 let Some(cur) = tx.lock_live_row(t, &key)? else {
@@ -1393,7 +1421,11 @@ impl<'d> Transaction<'d> {
                 f(&mut row);
                 tx.update_in(table, t, key, row, cur, Some(old)).map(Some)
             })
-        })
+        })?;
+        if let Some((_, changed)) = &r {
+            self.count_update(*changed);
+        }
+        Ok(r)
     }
 
     /// Waits out purge lag, X-locks the row with clustered key `key` and returns its
@@ -1505,7 +1537,9 @@ impl<'d> Transaction<'d> {
                 let key = table.pk_key(t, pk)?;
                 tx.delete_in(t, key)
             })
-        })
+        })?;
+        self.count_delete();
+        Ok(())
     }
 
     /// Deletes the row a handle names.
@@ -1515,7 +1549,9 @@ impl<'d> Transaction<'d> {
                 let key = h.key_in(t)?.to_vec();
                 tx.delete_in(t, key)
             })
-        })
+        })?;
+        self.count_delete();
+        Ok(())
     }
 
     fn delete_in(&mut self, t: &TableState, key: Vec<u8>) -> Result<()> {
