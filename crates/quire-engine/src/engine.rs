@@ -844,6 +844,11 @@ impl Engine {
             ("Innodb_lsn_last_checkpoint", l.checkpoint_lsn.0),
             ("Innodb_buffer_pool_pages_total", b.frames as u64),
             ("Innodb_buffer_pool_pages_free", b.free_frames as u64),
+            // Frames holding a page: every frame that is not free.
+            (
+                "Innodb_buffer_pool_pages_data",
+                b.frames.saturating_sub(b.free_frames) as u64,
+            ),
             ("Innodb_buffer_pool_pages_dirty", b.dirty_pages as u64),
             ("Innodb_buffer_pool_reads", b.misses),
             ("Innodb_buffer_pool_read_requests", b.hits + b.misses),

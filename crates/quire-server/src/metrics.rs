@@ -22,6 +22,7 @@ const GAUGES: &[&str] = &[
     "Innodb_checkpoint_age",
     "Innodb_buffer_pool_pages_total",
     "Innodb_buffer_pool_pages_free",
+    "Innodb_buffer_pool_pages_data",
     "Innodb_buffer_pool_pages_dirty",
     "quire_trx_active",
     "quire_read_views_open",

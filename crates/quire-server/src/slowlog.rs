@@ -17,9 +17,10 @@
 //! A statement (COM_QUERY, one statement of a multi-statement query, COM_STMT_EXECUTE) is
 //! slow when its time less its lock waits is over `long_query_time` and it examined at least
 //! `min_examined_row_limit` rows, as MariaDB decides. A slow statement counts in
-//! `Slow_queries` whether or not the log is on; it is written when `slow_query_log` is on and
-//! the session's `sql_log_slow` is, and for ALTER, ANALYZE, OPTIMIZE, CHECK and CREATE/DROP
-//! INDEX only with `log_slow_admin_statements`.
+//! `Slow_queries` whether or not the log is on; it is written when `slow_query_log` is on,
+//! globally and in the session (which took the global value when it connected), and for
+//! ALTER, ANALYZE, OPTIMIZE, CHECK and CREATE/DROP INDEX only with
+//! `log_slow_admin_statements`.
 //!
 //! Invariants:
 //! 1. An entry is written whole, under the log's mutex, with one `write_all`: entries of

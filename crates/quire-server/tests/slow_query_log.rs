@@ -79,6 +79,8 @@ fn slow_statements_are_written_in_mariadbs_format() {
         &format!("SET GLOBAL slow_query_log_file = '{}'", path.display()),
     );
     ok(&mut c, "SET GLOBAL slow_query_log = ON");
+    // The session took the global value (OFF) when it connected.
+    ok(&mut c, "SET SESSION slow_query_log = ON");
     ok(&mut c, "SET SESSION long_query_time = 0");
     ok(&mut c, "CREATE DATABASE sl");
     ok(&mut c, "USE sl");
@@ -175,7 +177,12 @@ fn what_is_slow_is_counted_and_what_is_written_follows_the_settings() {
     assert!(!written().contains("WHERE a > 2"));
 
     // On: written. min_examined_row_limit above what a statement read: neither.
+    // A session takes the global value when it connects: this one is still off.
     ok(&mut c, "SET GLOBAL slow_query_log = 1");
+    rows(&mut c, "SELECT a FROM sc.t WHERE a > 3");
+    assert!(!written().contains("WHERE a > 3"));
+    let mut c = server.connect();
+    ok(&mut c, "SET long_query_time = 0");
     rows(&mut c, "SELECT a FROM sc.t WHERE a > 3");
     assert!(written().contains("\nSELECT a FROM sc.t WHERE a > 3;\n"));
     ok(&mut c, "SET min_examined_row_limit = 100");
@@ -185,11 +192,13 @@ fn what_is_slow_is_counted_and_what_is_written_follows_the_settings() {
     assert!(!written().contains("WHERE a > 1;"));
     ok(&mut c, "SET min_examined_row_limit = 0");
 
-    // sql_log_slow = 0: this session's statements are counted, not written.
-    ok(&mut c, "SET sql_log_slow = 0");
+    // SET SESSION slow_query_log = 0: this session's statements are counted, not written.
+    ok(&mut c, "SET SESSION slow_query_log = 0");
+    let before = status(&mut c, "Slow_queries");
     rows(&mut c, "SELECT a FROM sc.t WHERE a = 4");
     assert!(!written().contains("WHERE a = 4"));
-    ok(&mut c, "SET sql_log_slow = 1");
+    assert_eq!(status(&mut c, "Slow_queries"), before + 2);
+    ok(&mut c, "SET SESSION slow_query_log = 1");
 
     // Administrative statements: only with log_slow_admin_statements.
     ok(&mut c, "SET log_slow_admin_statements = 0");
@@ -249,7 +258,7 @@ fn long_query_time_is_a_fraction_clamped_as_mariadb_does() {
         "not a number"
     );
     assert_eq!(
-        c.query("SET SESSION slow_query_log = 1").err_code(),
+        c.query("SET SESSION slow_query_log_file = 'x.log'").err_code(),
         Some(1229),
         "global only"
     );

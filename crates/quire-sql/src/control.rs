@@ -1095,6 +1095,22 @@ impl<'d> Session<'d> {
                     rows,
                 )
             }
+            "slave" | "replica" if word(i) == "status" => {
+                self.require_global(
+                    crate::acl::privs::SUPER | crate::acl::privs::SLAVE_MONITOR,
+                    "SUPER, SLAVE MONITOR",
+                )?;
+                crate::replication::show_slave_status(false, sink)
+            }
+            "all"
+                if matches!(word(i).as_str(), "slaves" | "replicas") && word(i + 1) == "status" =>
+            {
+                self.require_global(
+                    crate::acl::privs::SUPER | crate::acl::privs::SLAVE_MONITOR,
+                    "SUPER, SLAVE MONITOR",
+                )?;
+                crate::replication::show_slave_status(true, sink)
+            }
             other => Err(SqlError::Unsupported(format!(
                 "SHOW {}",
                 other.to_uppercase()

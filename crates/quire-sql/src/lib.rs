@@ -35,6 +35,7 @@ mod objects;
 pub mod parse;
 pub mod plan;
 mod prepare;
+mod replication;
 mod run;
 pub mod session;
 pub mod status;

@@ -482,7 +482,7 @@ pub struct SlowLogSettings {
     pub long_query_us: u64,
     /// `min_examined_row_limit`: a slow statement that examined fewer rows is not.
     pub min_examined: u64,
-    /// `slow_query_log` and this session's `sql_log_slow`: slow statements are written.
+    /// `slow_query_log`, global and this session's: slow statements are written.
     pub write: bool,
     /// `log_slow_admin_statements`: ALTER, ANALYZE, OPTIMIZE, CHECK, CREATE/DROP INDEX too.
     pub admin: bool,
@@ -498,6 +498,10 @@ impl<'d> Session<'d> {
             _ => SqlMode::default(),
         };
         vars.insert("sql_mode".to_string(), Value::Str(mode.to_string()));
+        // So is slow_query_log: a later SET GLOBAL does not reach sessions already open.
+        if let Some(v) = crate::vars::global(inst, "slow_query_log") {
+            vars.insert("slow_query_log".to_string(), v);
+        }
         let coll = match crate::vars::global(inst, "collation_connection") {
             Some(Value::Str(t)) => quire_engine::row::Collation::from_name(&t)
                 .unwrap_or(crate::bind::LITERAL_COLLATION),
@@ -562,7 +566,7 @@ impl<'d> Session<'d> {
             long_query_us: self.long_query_us(),
             min_examined: self.session_u64("min_examined_row_limit").unwrap_or(0),
             write: crate::vars::global_u64(self.inst, "slow_query_log").is_some_and(|v| v != 0)
-                && on("sql_log_slow"),
+                && on("slow_query_log"),
             admin: on("log_slow_admin_statements"),
         }
     }

@@ -281,7 +281,9 @@ pub static VARS: &[Var] = &[
     v("ssl_ca", Scope::Global, Kind::ReadOnly, ""),
     v("ssl_cert", Scope::Global, Kind::ReadOnly, ""),
     v("ssl_key", Scope::Global, Kind::ReadOnly, ""),
-    v("slow_query_log", Scope::Global, Kind::Bool, "0"),
+    // Global and session, as in MariaDB 10.11: a session starts with the global value
+    // (Session::new) and writes to the log only while both are on.
+    v("slow_query_log", Scope::Both, Kind::Bool, "0"),
     // A relative name is in the data directory (MariaDB's default is `<host>-slow.log`).
     v(
         "slow_query_log_file",
@@ -290,8 +292,6 @@ pub static VARS: &[Var] = &[
         "quire-slow.log",
     ),
     v("sql_auto_is_null", Scope::Both, Kind::Bool, "0"),
-    // 0: this session's slow statements are not logged (they still count in Slow_queries).
-    v("sql_log_slow", Scope::Both, Kind::Bool, "1"),
     // 0: notes are not recorded (SessVars::raise); mariadb-dump sets it.
     v("sql_notes", Scope::Both, Kind::Bool, "1"),
     v(
