@@ -794,7 +794,7 @@ impl<'d> Session<'d> {
             Some(e) => (TEMP_DB.to_string(), e.clone()),
             None => (db.clone(), table.clone()),
         };
-        let r = self.alter_locked(&db, &table, &edb, &etable, ops, rename_to, x.as_mut());
+        let r = self.alter_locked(&db, &table, (&edb, &etable), ops, rename_to, x.as_mut());
         self.info.set_state("");
         self.info
             .progress
@@ -807,8 +807,7 @@ impl<'d> Session<'d> {
         &mut self,
         db: &str,
         table: &str,
-        edb: &str,
-        etable: &str,
+        (edb, etable): (&str, &str),
         ops: Vec<Op>,
         rename_to: Option<(String, String)>,
         mdl: Option<&mut crate::mdl::Exclusive<'d>>,
