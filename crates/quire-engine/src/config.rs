@@ -67,6 +67,9 @@ pub struct Config {
     pub max_purge_lag_delay_us: u64,
     /// `innodb_fast_shutdown`: 0 purges all history before shutting down; 1 does not.
     pub fast_shutdown: u8,
+    /// `innodb_online_alter_log_max_size`: the most bytes of concurrent changes an online
+    /// index build logs before it fails (1799; docs/online-ddl.md).
+    pub online_alter_log_max_size: u64,
 }
 
 impl Default for Config {
@@ -97,6 +100,7 @@ impl Default for Config {
             max_purge_lag: 100_000,
             max_purge_lag_delay_us: 10_000,
             fast_shutdown: 1,
+            online_alter_log_max_size: 128 << 20,
         }
     }
 }
@@ -195,6 +199,7 @@ impl Config {
         "innodb_max_purge_lag",
         "innodb_max_purge_lag_delay",
         "innodb_fast_shutdown",
+        "innodb_online_alter_log_max_size",
     ];
 
     /// One variable's current value, as [`Config::list`] shows it.
@@ -231,6 +236,7 @@ impl Config {
         "innodb_max_purge_lag",
         "innodb_max_purge_lag_delay",
         "innodb_fast_shutdown",
+        "innodb_online_alter_log_max_size",
     ];
 
     /// Applies one `name=value` setting.
@@ -325,6 +331,9 @@ impl Config {
                 self.max_purge_lag_delay_us = num_in(n, value, 0.0, 10_000_000.0)? as u64
             }
             "innodb_fast_shutdown" => self.fast_shutdown = num_in(n, value, 0.0, 1.0)? as u8,
+            "innodb_online_alter_log_max_size" => {
+                self.online_alter_log_max_size = size_in(n, value, 65536, u64::MAX)?
+            }
             _ => return Err(ConfigError::Unknown(name.into())),
         }
         Ok(())
@@ -388,6 +397,10 @@ impl Config {
                 self.max_purge_lag_delay_us.to_string(),
             ),
             ("innodb_fast_shutdown", self.fast_shutdown.to_string()),
+            (
+                "innodb_online_alter_log_max_size",
+                self.online_alter_log_max_size.to_string(),
+            ),
         ]
     }
 }

@@ -172,6 +172,7 @@ pub fn code_of(e: &SqlError) -> Option<(u16, &'static str)> {
         KeyDoesNotExist { .. } => (1176, "42000"),
         DropAllColumns => (1090, "42000"),
         AlterNotSupported { .. } => (1846, "0A000"),
+        OnlineLogTooBig(_) => (1799, "HY000"),
         DuplicateKey { .. } => (1062, "23000"),
         ValueCount(_) => (1136, "21S01"),
         NullNotAllowed(_) => (1048, "23000"),
@@ -379,6 +380,7 @@ mod tests {
             FkKeyMismatch(s()),
             FkCantDrop(s()),
             DropAllColumns,
+            OnlineLogTooBig(s()),
             AlterNotSupported {
                 what: s(),
                 reason: s(),

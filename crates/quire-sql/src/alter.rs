@@ -39,6 +39,11 @@ use crate::types;
 /// SHOW PROCESSLIST's State while the rows are copied, as MariaDB's.
 const COPY_STATE: &str = "copy to tmp table";
 
+/// SHOW PROCESSLIST's State while an index is built online, and while it is switched in
+/// (MariaDB's stage names).
+const ONLINE_STATE: &str = "altering table";
+const COMMIT_STATE: &str = "committing alter table to storage engine";
+
 /// ADD / DROP FOREIGN KEY together with other operations: 1235 from this one function
 /// (invariant 3); alone, `alter_table` hands them to fk.rs.
 pub(crate) fn foreign_key(what: &str) -> SqlError {
@@ -50,6 +55,17 @@ pub(crate) fn foreign_key(what: &str) -> SqlError {
 enum Pos {
     First,
     After(String),
+}
+
+/// ALTER TABLE's LOCK.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LockReq {
+    /// `DEFAULT` or none given: the least locking the operation allows.
+    Default,
+    /// `NONE`: concurrent reads and writes, or 1846.
+    None,
+    /// `SHARED` or `EXCLUSIVE`: Quire holds the exclusive metadata lock throughout.
+    Blocking,
 }
 
 /// ALTER TABLE's ALGORITHM, in the order of how much work each allows.
@@ -121,8 +137,8 @@ enum Op {
     RenameTable(sql::ObjectName),
     AutoIncrement(u64),
     Algorithm(Option<Alg>),
-    /// `LOCK = NONE` (true) or another mode.
-    LockNone(bool),
+    /// `LOCK = …`.
+    Lock(LockReq),
     Force,
     /// `[DEFAULT] CHARSET | COLLATE`: the table's default for columns added later.
     Charset {
@@ -168,7 +184,7 @@ struct Work {
     meta: bool,
     auto_increment: Option<u64>,
     algorithm: Option<Alg>,
-    lock_none: bool,
+    lock: LockReq,
     pk_dropped: bool,
     pk_added: bool,
 }
@@ -417,8 +433,9 @@ fn parse_op(op: &str, mode: crate::diag::SqlMode, out: &mut Vec<Op>) -> Result<(
         ["lock", ..] => {
             let v = option_value(after_words(op, 1)).to_ascii_lowercase();
             match v.as_str() {
-                "default" | "shared" | "exclusive" => out.push(Op::LockNone(false)),
-                "none" => out.push(Op::LockNone(true)),
+                "default" => out.push(Op::Lock(LockReq::Default)),
+                "shared" | "exclusive" => out.push(Op::Lock(LockReq::Blocking)),
+                "none" => out.push(Op::Lock(LockReq::None)),
                 _ => return Err(bad()),
             }
         }
@@ -679,7 +696,11 @@ fn from_sqlparser(o: sql::AlterTableOperation, text: &str) -> Result<Op> {
             sql::AlterTableAlgorithm::Inplace => Some(Alg::Inplace),
             sql::AlterTableAlgorithm::Copy => Some(Alg::Copy),
         }),
-        A::Lock { lock, .. } => Op::LockNone(matches!(lock, sql::AlterTableLock::None)),
+        A::Lock { lock, .. } => Op::Lock(match lock {
+            sql::AlterTableLock::Default => LockReq::Default,
+            sql::AlterTableLock::None => LockReq::None,
+            _ => LockReq::Blocking,
+        }),
         other => return Err(SqlError::Unsupported(format!("ALTER TABLE … {other}"))),
     })
 }
@@ -761,7 +782,7 @@ impl<'d> Session<'d> {
             ));
         }
         // A temporary table is the session's: it needs no lock and ends no transaction.
-        let _x = if temp.is_none() {
+        let mut x = if temp.is_none() {
             self.commit_open()?;
             let mut names = vec![(db.clone(), table.clone())];
             names.extend(rename_to.clone());
@@ -773,8 +794,11 @@ impl<'d> Session<'d> {
             Some(e) => (TEMP_DB.to_string(), e.clone()),
             None => (db.clone(), table.clone()),
         };
-        let r = self.alter_locked(&db, &table, &edb, &etable, ops, rename_to);
+        let r = self.alter_locked(&db, &table, (&edb, &etable), ops, rename_to, x.as_mut());
         self.info.set_state("");
+        self.info
+            .progress
+            .store(0, std::sync::atomic::Ordering::Relaxed);
         self.inst.bump_generation();
         r
     }
@@ -783,10 +807,10 @@ impl<'d> Session<'d> {
         &mut self,
         db: &str,
         table: &str,
-        edb: &str,
-        etable: &str,
+        (edb, etable): (&str, &str),
         ops: Vec<Op>,
         rename_to: Option<(String, String)>,
+        mdl: Option<&mut crate::mdl::Exclusive<'d>>,
     ) -> Result<Outcome> {
         let handle = self
             .inst
@@ -858,13 +882,25 @@ impl<'d> Session<'d> {
                 });
             }
         }
-        if w.lock_none && need > Alg::Instant {
-            // Quire keeps no log of concurrent changes: every change but an instant one
-            // excludes writers (the metadata lock).
+        // One new index and nothing else is built online (docs/online-ddl.md): DML goes on
+        // while it is built, under the upgradable metadata lock. Under LOCK TABLES the
+        // session holds the table already, and a RENAME takes a second name: in place, as
+        // before.
+        let copy_asked = w.algorithm == Some(Alg::Copy);
+        let online = need == Alg::NoCopy
+            && !copy_asked
+            && added.len() == 1
+            && w.lock != LockReq::Blocking
+            && rename_to.is_none()
+            && self.locked.is_none()
+            && mdl.is_some();
+        if w.lock == LockReq::None && need > Alg::Instant && !online {
+            // Quire logs concurrent changes only while it builds one index alone: every
+            // other change but an instant one excludes writers (the metadata lock).
             let reason = match w.copy {
                 Some(r) => r.to_string(),
                 None if rebuild => "Quire does not log concurrent changes during a rebuild".into(),
-                None => "Quire does not log concurrent changes during an index build".into(),
+                None => "Quire builds only one index at a time online".into(),
             };
             return Err(SqlError::AlterNotSupported {
                 what: "LOCK=NONE".into(),
@@ -872,9 +908,17 @@ impl<'d> Session<'d> {
                 try_: "LOCK=SHARED".into(),
             });
         }
-        let copy = w.algorithm == Some(Alg::Copy) || need == Alg::Copy;
+        let copy = copy_asked || need == Alg::Copy;
         let mut records = 0;
-        if rebuild || copy {
+        if let (true, Some(x)) = (online, mdl) {
+            let ix = spec
+                .indexes
+                .iter()
+                .find(|i| i.name == added[0].name)
+                .cloned()
+                .ok_or_else(|| SqlError::Unsupported("index".into()))?;
+            self.add_index_online(edb, etable, ix, x)?;
+        } else if rebuild || copy {
             records = self.rebuild(db, table, edb, etable, &def, &w, spec)?;
         } else {
             // Instant and in-place changes: drops, names and defaults; or adds alone (an
@@ -932,6 +976,61 @@ impl<'d> Session<'d> {
         })
     }
 
+    /// Builds index `spec` on `db`.`table` online (docs/online-ddl.md): with the exclusive
+    /// metadata lock `x` held on entry (so no transaction that used the table is open), the
+    /// build starts; the lock is downgraded while the rows are read and the log of
+    /// concurrent changes is applied, then upgraded again (waiting for the transactions
+    /// open on the table) for the last part of the log and the catalog switch. Progress
+    /// goes to SHOW PROCESSLIST; KILL stops the build, leaving the table as it was.
+    pub(crate) fn add_index_online(
+        &mut self,
+        db: &str,
+        table: &str,
+        spec: IndexSpec,
+        x: &mut crate::mdl::Exclusive<'d>,
+    ) -> Result<()> {
+        use std::sync::atomic::Ordering;
+        let opts = quire_engine::table::OnlineOptions {
+            log_max_size: self.inst.db.settings().online_alter_log_max_size,
+            ..Default::default()
+        };
+        let mut b = self
+            .inst
+            .db
+            .begin_online_index(db, table, spec, opts)
+            .map_err(index_error)?;
+        x.downgrade();
+        self.info.set_state(ONLINE_STATE);
+        let info = self.info.clone();
+        // The engine keeps no row count to measure the scan against: Progress moves by
+        // phase (the scan done: 90%, the log caught up: 95%).
+        let mut progress = |_: u64| !info.interrupt.load(Ordering::Acquire);
+        b.scan(&mut progress).map_err(index_error)?;
+        self.info.progress.store(90_000, Ordering::Relaxed);
+        b.catch_up().map_err(index_error)?;
+        self.info.progress.store(95_000, Ordering::Relaxed);
+        let secs = self.mdl_timeout();
+        let timeout = move || secs;
+        let info = self.info.clone();
+        let waiting = |on: bool| {
+            info.set_state(if on {
+                crate::run::MDL_WAIT_STATE
+            } else {
+                ONLINE_STATE
+            })
+        };
+        let wait = crate::mdl::Wait {
+            timeout: &timeout,
+            interrupt: &info.interrupt,
+            waiting: &waiting,
+        };
+        x.upgrade(&wait)?;
+        self.info.set_state(COMMIT_STATE);
+        b.finish().map_err(index_error)?;
+        self.info.progress.store(0, Ordering::Relaxed);
+        Ok(())
+    }
+
     /// The working copy of `def`.
     fn work_of(&self, def: &TableDef) -> Work {
         let mut strings = def.columns.iter().filter(|c| c.ty.is_string());
@@ -977,7 +1076,7 @@ impl<'d> Session<'d> {
             meta: false,
             auto_increment: None,
             algorithm: None,
-            lock_none: false,
+            lock: LockReq::Default,
             pk_dropped: false,
             pk_added: false,
         }
@@ -1182,7 +1281,7 @@ impl<'d> Session<'d> {
             Op::RenameTable(_) => {}
             Op::AutoIncrement(n) => w.auto_increment = Some(n),
             Op::Algorithm(a) => w.algorithm = a,
-            Op::LockNone(none) => w.lock_none = none,
+            Op::Lock(l) => w.lock = l,
             Op::Force => w.rebuild = true,
             Op::Charset { charset, collation } => {
                 w.collation = crate::bind::column_collation(
@@ -1457,7 +1556,7 @@ mod tests {
             parse_op(op, mode, &mut ops).unwrap_or_else(|e| panic!("{op}: {e}"));
         }
         assert!(matches!(ops[1], Op::Algorithm(Some(Alg::NoCopy))));
-        assert!(matches!(ops[2], Op::LockNone(true)));
+        assert!(matches!(ops[2], Op::Lock(LockReq::None)));
         assert!(matches!(&ops[3], Op::DropIndex { name, .. } if name == "k"));
         assert!(matches!(&ops[4], Op::RenameIndex { from, to } if from == "a" && to == "b"));
         assert!(matches!(&ops[5], Op::AddColumn { name, .. } if name == "x"));

@@ -893,7 +893,10 @@ impl<'d> Session<'d> {
                         Value::UInt(si.since.lock().elapsed().as_secs()),
                         s(*si.state.lock()),
                         info.map_or(Value::Null, Value::Str),
-                        s("0.000"),
+                        {
+                            let p = si.progress.load(std::sync::atomic::Ordering::Relaxed);
+                            s(format!("{}.{:03}", p / 1000, p % 1000))
+                        },
                     ]);
                 }
                 send_table(

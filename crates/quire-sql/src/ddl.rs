@@ -735,7 +735,7 @@ impl<'d> Session<'d> {
             S::CreateIndex(ci) => {
                 self.ddl_begin()?;
                 let (db, t) = self.db_and_name(&ci.table_name)?;
-                let _x = self.lock_exclusive(vec![(db.clone(), t.clone())])?;
+                let mut x = self.lock_exclusive(vec![(db.clone(), t.clone())])?;
                 let table = self
                     .inst
                     .db
@@ -757,6 +757,21 @@ impl<'d> Session<'d> {
                     columns,
                     unique: ci.unique,
                 };
+                if self.locked.is_none() {
+                    // Built online, as MariaDB's CREATE INDEX (docs/online-ddl.md).
+                    if ci.if_not_exists && def.indexes.iter().any(|i| i.name == name) {
+                        return Ok(Outcome::ok(0));
+                    }
+                    let r = self
+                        .add_index_online(&db, &t, spec, &mut x)
+                        .map(|()| Outcome::ok(0));
+                    self.info.set_state("");
+                    self.info
+                        .progress
+                        .store(0, std::sync::atomic::Ordering::Relaxed);
+                    self.inst.bump_generation();
+                    return r;
+                }
                 let r = match self.inst.db.create_index(&db, &t, spec) {
                     Ok(()) => Ok(Outcome::ok(0)),
                     Err(DbError::IndexExists { .. }) if ci.if_not_exists => Ok(Outcome::ok(0)),

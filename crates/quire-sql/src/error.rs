@@ -208,6 +208,10 @@ pub enum SqlError {
         reason: String,
         try_: String,
     },
+    /// 1799: an online index build's log of concurrent changes outgrew
+    /// `innodb_online_alter_log_max_size` (docs/online-ddl.md).
+    #[error("Creating index '{0}' required more than 'innodb_online_alter_log_max_size' bytes of modification log. Please try again")]
+    OnlineLogTooBig(String),
     /// 1062
     #[error("Duplicate entry '{value}' for key '{key}'")]
     DuplicateKey { value: String, key: String },
@@ -494,6 +498,7 @@ impl From<DbError> for SqlError {
                 key: index,
             },
             DbError::Interrupted => SqlError::Interrupted,
+            DbError::OnlineLogTooBig { index } => SqlError::OnlineLogTooBig(index),
             DbError::TableDefinitionChanged => SqlError::TableDefinitionChanged,
             DbError::NoReferencedRow(d) => SqlError::FkNoReferencedRow(d),
             DbError::RowIsReferenced(d) => SqlError::FkRowIsReferenced(Some(d)),

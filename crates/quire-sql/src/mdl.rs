@@ -34,6 +34,11 @@
 //!    1317: KILL, KILL QUERY).
 //! 5. An entry leaves the manager's map only when nothing refers to it (no holder, no waiter,
 //!    no session cache): otherwise two entries could exist for one name and exclude nothing.
+//! 6. An online ALTER downgrades its exclusive lock to *upgradable* (MDL_SHARED_UPGRADABLE:
+//!    shared holders come and go, no other exclusive or upgradable grant) and upgrades it
+//!    back at its end, waiting as an exclusive request does (invariant 2 applies) for the
+//!    shared count to reach 0; only the holder converts its upgradable bit, so no other
+//!    DDL can be granted in between (docs/online-ddl.md, "Metadata locks").
 
 use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
@@ -57,6 +62,8 @@ const SESSION_CACHE_MAX: usize = 1024;
 const SHARED_ONE: u64 = 1;
 const SHARED_MASK: u64 = (1 << 32) - 1;
 const X_HELD: u64 = 1 << 32;
+/// Held upgradable (invariant 6): shared grants go on, exclusive ones wait.
+const U_HELD: u64 = 1 << 33;
 const X_WAIT_ONE: u64 = 1 << 40;
 const X_WAIT_MASK: u64 = !((1 << 40) - 1);
 
@@ -125,10 +132,28 @@ impl Entry {
     /// One attempt at the exclusive grant (invariant 1).
     fn try_exclusive(&self) -> bool {
         let mut s = self.state.load(Ordering::Acquire);
-        while s & (SHARED_MASK | X_HELD) == 0 {
+        while s & (SHARED_MASK | X_HELD | U_HELD) == 0 {
             match self.state.compare_exchange_weak(
                 s,
                 s | X_HELD,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => return true,
+                Err(now) => s = now,
+            }
+        }
+        false
+    }
+
+    /// One attempt to turn the upgradable bit this session holds into the exclusive one.
+    fn try_convert(&self) -> bool {
+        let mut s = self.state.load(Ordering::Acquire);
+        debug_assert!(s & U_HELD != 0, "upgrade of no upgradable lock");
+        while s & SHARED_MASK == 0 {
+            match self.state.compare_exchange_weak(
+                s,
+                (s & !U_HELD) | X_HELD,
                 Ordering::AcqRel,
                 Ordering::Acquire,
             ) {
@@ -287,7 +312,7 @@ impl Mdl {
             }
             let blocker = &entries[taken].1;
             if let Err(e) = blocker.wait_until(
-                |s| s & (SHARED_MASK | X_HELD) == 0,
+                |s| s & (SHARED_MASK | X_HELD | U_HELD) == 0,
                 deadline,
                 wait.interrupt,
             ) {
@@ -308,7 +333,11 @@ impl Mdl {
         if waited {
             (wait.waiting)(false);
         }
-        result.map(|()| Exclusive { mdl: self, entries })
+        result.map(|()| Exclusive {
+            mdl: self,
+            entries,
+            downgraded: false,
+        })
     }
 }
 
@@ -316,11 +345,91 @@ impl Mdl {
 pub(crate) struct Exclusive<'m> {
     mdl: &'m Mdl,
     entries: Vec<(TableName, Arc<Entry>)>,
+    /// Downgraded to upgradable (invariant 6).
+    downgraded: bool,
+}
+
+impl Exclusive<'_> {
+    /// Lets shared requests in again while keeping every other DDL out (invariant 6).
+    pub(crate) fn downgrade(&mut self) {
+        if self.downgraded {
+            return;
+        }
+        for (_, e) in &self.entries {
+            // X_HELD → U_HELD in one step: no exclusive grant can slip in between.
+            let prev = e.state.fetch_xor(X_HELD | U_HELD, Ordering::AcqRel);
+            debug_assert!(
+                prev & X_HELD != 0 && prev & U_HELD == 0,
+                "downgrade of no lock"
+            );
+            e.wake_all();
+        }
+        self.downgraded = true;
+    }
+
+    /// Back to exclusive: waits, as an exclusive request (invariant 2), until no shared
+    /// holder is left on any name, then converts them all at once (invariant 3: it never
+    /// holds one exclusively while waiting for another). On a timeout or KILL the lock
+    /// stays upgradable.
+    pub(crate) fn upgrade(&mut self, wait: &Wait<'_>) -> Result<(), MdlError> {
+        if !self.downgraded {
+            return Ok(());
+        }
+        for (_, e) in &self.entries {
+            e.state.fetch_add(X_WAIT_ONE, Ordering::AcqRel);
+        }
+        let mut deadline = None;
+        let mut waited = false;
+        let result = loop {
+            let mut taken = 0;
+            for (_, e) in &self.entries {
+                if !e.try_convert() {
+                    break;
+                }
+                taken += 1;
+            }
+            if taken == self.entries.len() {
+                break Ok(());
+            }
+            for (_, e) in &self.entries[..taken] {
+                e.state.fetch_xor(X_HELD | U_HELD, Ordering::AcqRel);
+                e.wake_all();
+            }
+            if !waited {
+                waited = true;
+                deadline = Instant::now().checked_add((wait.timeout)());
+                (wait.waiting)(true);
+            }
+            let blocker = &self.entries[taken].1;
+            if let Err(e) = blocker.wait_until(|s| s & SHARED_MASK == 0, deadline, wait.interrupt) {
+                break Err(e);
+            }
+        };
+        for (_, e) in &self.entries {
+            let prev = e.state.fetch_sub(X_WAIT_ONE, Ordering::AcqRel);
+            debug_assert!(prev & X_WAIT_MASK != 0, "waiter count underflow");
+            if result.is_err() {
+                e.wake_all();
+            }
+        }
+        if result.is_ok() {
+            self.downgraded = false;
+        }
+        if waited {
+            (wait.waiting)(false);
+        }
+        result
+    }
 }
 
 impl Drop for Exclusive<'_> {
     fn drop(&mut self) {
         for (_, e) in &self.entries {
+            if self.downgraded {
+                e.state.fetch_and(!U_HELD, Ordering::AcqRel);
+                e.wake_all();
+                continue;
+            }
             debug_assert!(
                 e.state.load(Ordering::Acquire) & SHARED_MASK == 0,
                 "a shared holder under an exclusive lock"
@@ -465,6 +574,56 @@ mod tests {
         assert_eq!(c.shared(&mdl, "d", "t", &w), Err(MdlError::Timeout));
         drop(x);
         c.shared(&mdl, "d", "t", &w).expect("after the DDL");
+    }
+
+    #[test]
+    fn a_downgraded_ddl_lets_sessions_in_keeps_ddl_out_and_upgrades_after_them() {
+        let mdl = Mdl::default();
+        let flag = AtomicBool::new(false);
+        let w = wait_for(Duration::from_millis(30), &flag);
+        let mut x = mdl.exclusive(vec![name("t")], &w).expect("x");
+        let mut a = SessionLocks::default();
+        assert_eq!(a.shared(&mdl, "d", "t", &w), Err(MdlError::Timeout));
+        x.downgrade();
+        a.shared(&mdl, "d", "t", &w)
+            .expect("a session under the upgradable lock");
+        assert!(
+            matches!(mdl.exclusive(vec![name("t")], &w), Err(MdlError::Timeout)),
+            "another DDL waits for the upgradable holder"
+        );
+        // The upgrade waits for the session's transaction; while it waits, new sessions
+        // queue behind it.
+        assert_eq!(x.upgrade(&w), Err(MdlError::Timeout));
+        let mut b = SessionLocks::default();
+        b.shared(&mdl, "d", "t", &w)
+            .expect("still upgradable after a failed upgrade");
+        b.release_all();
+        std::thread::scope(|s| {
+            let up = s.spawn(|| {
+                let f = AtomicBool::new(false);
+                x.upgrade(&wait_for(Duration::from_secs(10), &f))
+            });
+            let e = mdl.entry("d", "t");
+            while e.state.load(Ordering::Acquire) & X_WAIT_MASK == 0 {
+                std::thread::yield_now();
+            }
+            let mut fresh = SessionLocks::default();
+            assert_eq!(fresh.shared(&mdl, "d", "t", &w), Err(MdlError::Timeout));
+            a.release_all();
+            assert_eq!(up.join().expect("upgrade"), Ok(()));
+        });
+        let mut c = SessionLocks::default();
+        assert_eq!(c.shared(&mdl, "d", "t", &w), Err(MdlError::Timeout));
+        drop(x);
+        c.shared(&mdl, "d", "t", &w).expect("after the DDL");
+        c.release_all();
+        // Dropped while upgradable: released too.
+        let mut y = mdl.exclusive(vec![name("t")], &w).expect("y");
+        y.downgrade();
+        drop(y);
+        mdl.exclusive(vec![name("t")], &w)
+            .expect("free")
+            .downgrade();
     }
 
     #[test]

@@ -338,7 +338,7 @@ impl<'d> Session<'d> {
     }
 
     /// `lock_wait_timeout` of this session: how long a metadata lock request waits.
-    fn mdl_timeout(&self) -> std::time::Duration {
+    pub(crate) fn mdl_timeout(&self) -> std::time::Duration {
         let secs = self.session_u64("lock_wait_timeout").unwrap_or(86_400);
         std::time::Duration::from_secs(secs)
     }

@@ -8,7 +8,7 @@
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -85,6 +85,9 @@ pub struct SessionInfo {
     /// The connection's TLS version and cipher (SHOW STATUS's Ssl_version, Ssl_cipher);
     /// `None` on a plain connection. Set by the server once, after the handshake.
     pub tls: Mutex<Option<(String, String)>>,
+    /// SHOW PROCESSLIST's Progress, in thousandths of a percent: how far an ALTER TABLE
+    /// that reports it has got (an online index build); 0 otherwise.
+    pub progress: AtomicU32,
 }
 
 impl SessionInfo {
@@ -254,6 +257,7 @@ impl<'d> Instance<'d> {
             killed: AtomicU8::new(kill::NONE),
             interrupt: Arc::new(AtomicBool::new(false)),
             tls: Mutex::new(None),
+            progress: AtomicU32::new(0),
         });
         let open = {
             let mut sessions = self.sessions.lock();
@@ -602,6 +606,7 @@ impl<'d> Session<'d> {
             killed: AtomicU8::new(kill::NONE),
             interrupt: Arc::new(AtomicBool::new(false)),
             tls: Mutex::new(old.tls.lock().clone()),
+            progress: AtomicU32::new(0),
         });
         let fresh = Session::new(inst, info.clone());
         // Dropping the old session does the rollback and the releases, and unregisters its

@@ -401,6 +401,10 @@ pub fn engine_kind(name: &str) -> EngineKind {
         },
         // MariaDB accepts 0..3; Quire does 0 and 1 and refuses 2 and 3 (1231).
         "innodb_fast_shutdown" => Int { min: 0, max: 3 },
+        "innodb_online_alter_log_max_size" => Int {
+            min: 65536,
+            max: i64::MAX,
+        },
         _ => ReadOnly,
     }
 }

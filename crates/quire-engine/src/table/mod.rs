@@ -117,6 +117,7 @@ mod alter;
 mod blob;
 mod check;
 mod foreign;
+mod online;
 mod purge;
 mod recovery;
 mod rowid;
@@ -131,6 +132,7 @@ pub use foreign::{has_index_on, MAX_CASCADE_DEPTH};
 pub use temp::{is_temp_space, TEMP_DB};
 
 pub use alter::Rebuilt;
+pub use online::{OnlineIndex, OnlineOptions};
 pub use rowid::RowHandle;
 pub use scan::IndexRows;
 pub use settings::SetError;
@@ -241,6 +243,13 @@ pub enum DbError {
     TableInUse(String),
     #[error("could not start a background thread: {0}")]
     Thread(String),
+    /// MariaDB 1799: an online index build's log of concurrent changes outgrew
+    /// `innodb_online_alter_log_max_size`; the build was abandoned.
+    #[error("Creating index '{index}' required more than 'innodb_online_alter_log_max_size' bytes of modification log. Please try again")]
+    OnlineLogTooBig { index: String },
+    /// The temporary file of an online index build's log failed; the build was abandoned.
+    #[error("{0}")]
+    OnlineLogFailed(String),
 }
 
 impl From<BTreeError> for DbError {
@@ -416,6 +425,9 @@ struct TableState {
     gaps: Arc<RwLock<()>>,
     /// Gap locks ever requested on this table: while 0, inserts skip the check.
     gap_locked: Arc<AtomicU64>,
+    /// The row log of an index being built online (`online.rs`): every change to a
+    /// clustered record appends to it while it is set.
+    online: arc_swap::ArcSwapOption<online::RowLog>,
 }
 
 #[derive(Default)]
@@ -594,6 +606,7 @@ fn open_state(
         row_id,
         gaps,
         gap_locked,
+        online: arc_swap::ArcSwapOption::empty(),
     }))
 }
 

@@ -389,13 +389,15 @@ impl DbInner {
             return Ok(None);
         }
         let mut removed = 0;
-        if !t.indexes.is_empty() {
+        let mut logged = None;
+        if !t.indexes.is_empty() || t.row_log().is_some() {
             // Invariant 8: these chains are freed only by purge, which is us.
             let row = blob::decode_row(engine, &t.layout, &cur.value)?;
             let row_id = rowid::row_id_of_key(&t.layout, key)?;
             for (ix, (k, _)) in t.indexes.iter().zip(self.entries(t, &row, row_id, trx)?) {
                 removed += self.remove_marked_entry(t, &ix.tree, &k, trx)?;
             }
+            logged = Some(row);
         }
         let _gaps = self.inherit_gaps(t, &t.clustered, key)?;
         let _c = blob::lock_for_change(t);
@@ -411,6 +413,10 @@ impl DbInner {
         };
         if blob::delete_if(engine, t, key, &cur.value, &mut decide)? {
             removed += 1;
+            // An online index build may have read the record (online.rs, invariant 2).
+            if let Some(row) = &logged {
+                self.log_change(t, key, &[row]);
+            }
         } else if locked {
             return Ok(None);
         }

@@ -420,17 +420,24 @@ impl DbInner {
                     return Ok(());
                 }
                 let _c = blob::lock_for_change(&t);
-                if !t.indexes.is_empty() {
+                let logging = t.row_log().is_some();
+                let mut undone = None;
+                if !t.indexes.is_empty() || logging {
                     let row = blob::decode_row(engine, &t.layout, &cur.value)?;
                     let row_id = rowid::row_id_of_key(&t.layout, key)?;
                     for (ix, (k, _)) in t.indexes.iter().zip(self.entries(&t, &row, row_id, me)?) {
                         ignore_missing(ix.tree.delete(engine, &k))?;
                     }
+                    undone = Some(row);
                 }
-                match blob::delete(engine, &t, key, &cur.value) {
+                let r = match blob::delete(engine, &t, key, &cur.value) {
                     Err(DbError::RowNotFound) => Ok(()),
                     r => r.map(|_| ()),
+                };
+                if let Some(row) = &undone {
+                    self.log_change(&t, key, &[row]);
                 }
+                r
             }
             UndoKind::Update => {
                 let p = decode_update(&u.payload)?;
@@ -462,6 +469,14 @@ impl DbInner {
                         ignore_missing(ix.tree.replace(engine, nk, v, true))
                     }
                 };
+                let logging = t.row_log().is_some();
+                let mut logged = None;
+                if logging {
+                    logged = Some((
+                        blob::decode_row(engine, &t.layout, &cur.value)?,
+                        blob::decode_row(engine, &t.layout, p.old)?,
+                    ));
+                }
                 if !t.indexes.is_empty() {
                     let new_row = blob::decode_row(engine, &t.layout, &cur.value)?;
                     let old_row = blob::decode_row(engine, &t.layout, p.old)?;
@@ -495,6 +510,9 @@ impl DbInner {
                 // The clustered record last: it is what makes this record "applied".
                 let deleted = p.op == Op::Revive;
                 t.clustered.replace(engine, p.key, p.old, deleted)?;
+                if let Some((undone, restored)) = &logged {
+                    self.log_change(&t, p.key, &[undone, restored]);
+                }
                 if p.op != Op::DeleteMark && record::has_external(&cur.value)? {
                     // The undone version's chains were its own (a new version always gets
                     // fresh ones). A crash before this leaks them (`check` says so).
@@ -1247,9 +1265,14 @@ impl<'d> Transaction<'d> {
                 .map(|(ix, (k, _))| (ix, k.as_slice())),
         )?;
         let cur = t.clustered.get(engine, &key)?;
+        let logging = t.row_log().is_some();
+        let mut revived_row = None;
         match cur {
             Some(e) if !e.delete_marked => return Err(t.duplicate_primary(&row)),
             Some(e) => {
+                if logging {
+                    revived_row = Some(db.decode_version(t, &e.value)?);
+                }
                 let payload = encode_update(&key, Op::Revive, &revived, &e.value);
                 let roll = self.undo_append(UndoKind::Update, t.def.id, &payload)?;
                 let w = blob::RowWrite::plan(engine, t, &db.limits, &row, row_id, (self.id, roll))?;
@@ -1267,6 +1290,12 @@ impl<'d> Transaction<'d> {
         }
         for (ix, (k, v)) in t.indexes.iter().zip(entries) {
             self.put_entry(t, ix, &row, &k, &v)?;
+        }
+        if logging {
+            match &revived_row {
+                Some(old) => db.log_change(t, &key, &[old, &row]),
+                None => db.log_change(t, &key, &[&row]),
+            }
         }
         Ok(row)
     }
@@ -1526,6 +1555,7 @@ impl<'d> Transaction<'d> {
             ix.tree.replace(engine, &ok, &ov, true)?;
             self.put_entry(t, ix, &row, &nk, &nv)?;
         }
+        db.log_change(t, &key, &[&old, &row]);
         Ok((row, true))
     }
 
@@ -1582,7 +1612,8 @@ impl<'d> Transaction<'d> {
         let mut rec = cur.value.clone();
         record::set_sys(&mut rec, self.id, roll)?;
         t.clustered.replace(engine, key, &rec, true)?;
-        if !t.indexes.is_empty() {
+        let logging = t.row_log().is_some();
+        if !t.indexes.is_empty() || logging {
             let row_id = rowid::row_id_of_key(&t.layout, key)?;
             let old = match old {
                 Some(o) => o,
@@ -1591,6 +1622,7 @@ impl<'d> Transaction<'d> {
             for (ix, (k, v)) in t.indexes.iter().zip(db.entries(t, &old, row_id, self.id)?) {
                 ix.tree.replace(engine, &k, &v, true)?;
             }
+            db.log_change(t, key, &[&old]);
         }
         Ok(())
     }

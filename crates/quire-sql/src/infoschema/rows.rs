@@ -413,7 +413,9 @@ pub(crate) fn rows(t: InfoTable, inst: &Instance<'_>, sv: &SessVars) -> Result<V
                     Value::Int(0),
                     Value::Int(0),
                     Value::Decimal(quire_engine::row::Decimal {
-                        unscaled: 0,
+                        unscaled: i128::from(
+                            si.progress.load(std::sync::atomic::Ordering::Relaxed),
+                        ),
                         scale: 3,
                     }),
                     Value::Int(0),
