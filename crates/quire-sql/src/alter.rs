@@ -934,11 +934,7 @@ impl<'d> Session<'d> {
 
     /// The working copy of `def`.
     fn work_of(&self, def: &TableDef) -> Work {
-        let mut strings = def.columns.iter().filter(|c| c.ty.is_string());
-        let collation = match strings.next() {
-            Some(first) if strings.all(|c| c.collation == first.collation) => first.collation,
-            _ => Collation::Utf8mb4GeneralCi,
-        };
+        let collation = crate::types::table_collation(&def.columns);
         Work {
             table: def.name.clone(),
             cols: def
@@ -1048,7 +1044,8 @@ impl<'d> Session<'d> {
                 }
                 let same_type = p.column.ty == was.col.ty
                     && p.column.collation == was.col.collation
-                    && p.column.members == was.col.members;
+                    && p.column.members == was.col.members
+                    && p.column.json == was.col.json;
                 if !same_type {
                     w.copy = w.copy.or(Some("Cannot change column type"));
                 }

@@ -1544,6 +1544,7 @@ pub fn coerce_row(
         let auto = t.def.auto_increment == Some(i);
         if missing.get(i) == Some(&true) {
             *slot = column_default(c, auto, env)?;
+            types::check_json(slot, c, at)?;
             continue;
         }
         let v = std::mem::replace(slot, Value::Null);
@@ -1552,7 +1553,9 @@ pub fn coerce_row(
             if null_is_error {
                 return Err(SqlError::NullNotAllowed(c.name.clone()));
             }
-            null_into_not_null(c, env)?
+            let v = null_into_not_null(c, env)?;
+            types::check_json(&v, c, at)?;
+            v
         } else {
             types::coerce(v, c, at, env)?
         };

@@ -139,6 +139,36 @@ pub fn column_meta(db: &str, table: &str, alias: &str, col: &Column, key_flags: 
     }
 }
 
+/// A JSON column's CHECK (json_valid(c)) on a value about to be stored: 4025 in every
+/// sql_mode, as MariaDB fails a CHECK (also for a DEFAULT, checked at the store, not at
+/// CREATE). A key range's bound (no table) is no store, and is not checked.
+pub fn check_json(v: &Value, col: &Column, at: &Target<'_>) -> Result<()> {
+    let bad = match v {
+        Value::Str(s) => col.json && crate::func::json::parse(s).is_err(),
+        _ => false,
+    };
+    if bad && !at.table.is_empty() {
+        return Err(SqlError::ConstraintFailed {
+            name: format!("{}.{}", at.table, col.name),
+            db: at.db.into(),
+            table: at.table.into(),
+        });
+    }
+    Ok(())
+}
+
+/// The table's default collation as SHOW CREATE TABLE, ALTER and information_schema show
+/// it: the catalog keeps each column's collation, not the table's, so it is the one every
+/// string column shares, else the server's. A JSON column's utf8mb4_bin is the type's own,
+/// not the table's, and does not count.
+pub fn table_collation(cols: &[Column]) -> Collation {
+    let mut strings = cols.iter().filter(|c| c.ty.is_string() && !c.json);
+    match strings.next() {
+        Some(first) if strings.all(|c| c.collation == first.collation) => first.collation,
+        _ => Collation::Utf8mb4GeneralCi,
+    }
+}
+
 /// The SQL text of a column's type, as SHOW CREATE TABLE and DESCRIBE print it (an
 /// ENUM's members quoted as MariaDB quotes them).
 pub fn column_type_sql(col: &Column) -> String {
@@ -578,7 +608,9 @@ pub fn coerce(v: Value, col: &Column, at: &Target<'_>, env: &dyn Env) -> Result<
                 }
                 s.truncate(cut);
             }
-            Ok(Value::Str(s))
+            let v = Value::Str(s);
+            check_json(&v, col, at)?;
+            Ok(v)
         }
         ColumnType::Binary { .. } | ColumnType::VarBinary { .. } | ColumnType::Blob(_) => {
             let mut b = to_bytes(v);

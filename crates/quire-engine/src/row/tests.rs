@@ -759,6 +759,7 @@ fn arb_parts(
                         Collation::Utf8mb4Bin
                     },
                     members: Vec::new(),
+                    json: false,
                 },
                 prefix: None,
                 descending: desc,
@@ -821,6 +822,7 @@ fn arb_table() -> impl Strategy<Value = (RowLayout, Vec<Value>)> {
                             Collation::Utf8mb4Bin
                         },
                         members: Vec::new(),
+                        json: false,
                     }),
             );
             let layout = RowLayout::new(cols.clone(), &(0..npk).collect::<Vec<_>>())

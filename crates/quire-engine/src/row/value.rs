@@ -284,9 +284,13 @@ pub struct Column {
     pub default: Option<String>,
     /// How the column's strings compare, in SQL and in keys (ignored for other types).
     pub collation: Collation,
-    /// ENUM: the members' names in declaration order (member i has index i + 1); empty for
-    /// every other type.
+    /// ENUM and SET: the members' names in declaration order (member i has index i + 1 /
+    /// bit i); empty for every other type.
     pub members: Vec<String>,
+    /// MariaDB's JSON: a LONGTEXT (utf8mb4_bin) whose values must be valid JSON, its
+    /// implicit `CHECK (json_valid(c))`. The SQL layer checks values; the engine keeps the
+    /// mark (catalog column flag 4) and stores the text as any LONGTEXT.
+    pub json: bool,
 }
 
 /// The longest DEFAULT text a column may have (the catalog stores it with a u16 length).
@@ -302,6 +306,7 @@ impl Column {
             default: None,
             collation: Collation::default(),
             members: Vec::new(),
+            json: false,
         }
     }
 
@@ -334,8 +339,11 @@ impl Column {
 
     /// Checks the member list against the type: ENUM and SET have exactly `members` names,
     /// each at most [`ENUM_MEMBER_MAX_CHARS`] characters (a SET's without a comma, which
-    /// separates them in its text); other types none.
+    /// separates them in its text); other types none. A JSON column is a LONGTEXT.
     pub fn check_members(&self) -> Result<(), String> {
+        if self.json && self.ty != ColumnType::Text(LobSize::Long) {
+            return Err(format!("JSON column `{}` is not a LONGTEXT", self.name));
+        }
         let n = match self.ty {
             ColumnType::Enum { members } => usize::from(members),
             ColumnType::Set { members } => usize::from(members),
