@@ -1278,7 +1278,16 @@ impl<'d> Session<'d> {
                 let col = &cols[i];
                 let v = match (c.src, &fill[i]) {
                     _ if added_auto == Some(i) => Value::Int(n as i64),
-                    (Some(s), _) => row.get(s).cloned().unwrap_or(Value::Null),
+                    // A YEAR read as text is four digits (the zero year is '0000').
+                    (Some(s), _) => match row.get(s) {
+                        Some(Value::UInt(y))
+                            if col.ty.is_string()
+                                && old.columns.get(s).is_some_and(|o| o.ty == ColumnType::Year) =>
+                        {
+                            Value::Str(format!("{y:04}"))
+                        }
+                        v => v.cloned().unwrap_or(Value::Null),
+                    },
                     (None, Some(v)) => v.clone(),
                     (None, None) => Value::Null,
                 };

@@ -153,6 +153,14 @@ pub fn column_type(dt: &sql::DataType) -> Result<ColumnType> {
         D::Set(members) => ColumnType::Set {
             members: u8::try_from(members.len()).unwrap_or(u8::MAX),
         },
+        // YEAR is no sqlparser type: a custom name, with its display width if given.
+        D::Custom(name, mods) if name.to_string().eq_ignore_ascii_case("year") => {
+            match mods.as_slice() {
+                [] => ColumnType::Year,
+                [sql::TypeModifier::Number(w, _)] if w == "4" => ColumnType::Year,
+                _ => return Err(SqlError::Unsupported(format!("type {dt}"))),
+            }
+        }
         other => return Err(SqlError::Unsupported(format!("type {other}"))),
     })
 }

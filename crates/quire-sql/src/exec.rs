@@ -1495,7 +1495,7 @@ pub fn column_default(col: &Column, auto: bool, env: &dyn Env) -> Result<Value> 
 pub fn implicit_default(col: &Column) -> Value {
     use quire_engine::row::{ColumnType as T, Date, DateTime};
     match col.ty {
-        T::Int { unsigned: true, .. } => Value::UInt(0),
+        T::Int { unsigned: true, .. } | T::Year => Value::UInt(0),
         T::Int { .. } => Value::Int(0),
         T::Float | T::Double => Value::Double(0.0),
         T::Decimal { scale, .. } => Value::Decimal(Decimal::new(0, scale)),

@@ -164,6 +164,7 @@ fn put_type(w: &mut W, c: &Column) {
                 w.str(m);
             }
         }
+        ColumnType::Year => w.u8(15),
         ColumnType::Set { members } => {
             w.u8(14);
             w.u8(members);
@@ -223,6 +224,7 @@ fn get_type(r: &mut R<'_>) -> Result<(ColumnType, Vec<String>), CatalogError> {
             }
             ColumnType::Set { members: n }
         }
+        15 => ColumnType::Year,
         _ => return Err(bad("unknown column type")),
     };
     t.check()

@@ -302,3 +302,15 @@ fn json_mark_round_trips_and_needs_a_longtext() {
     bad.columns[4].ty = ColumnType::Text(LobSize::Regular);
     assert!(bad.validate().is_err());
 }
+
+#[test]
+fn year_columns_round_trip_as_type_tag_15() {
+    let mut t = sample();
+    t.columns
+        .push(Column::nullable("born", ColumnType::Year).with_default("2000"));
+    t.validate().expect("valid");
+    let b = encode_table(&t);
+    let d = decode_table(&b).expect("decode");
+    assert_eq!(d, t);
+    assert_eq!(d.columns[4].ty, ColumnType::Year);
+}

@@ -210,7 +210,10 @@ fn column_ty(col: &Column) -> Ty {
     if string {
         t.dec = 0;
     }
-    t.unsigned = matches!(col.ty, ColumnType::Int { unsigned: true, .. });
+    t.unsigned = matches!(
+        col.ty,
+        ColumnType::Int { unsigned: true, .. } | ColumnType::Year
+    );
     t.binary = matches!(
         col.ty,
         ColumnType::Binary { .. } | ColumnType::VarBinary { .. } | ColumnType::Blob(_)
