@@ -184,6 +184,7 @@ pub fn code_of(e: &SqlError) -> Option<(u16, &'static str)> {
         InvalidDefault(_) => (1067, "42000"),
         DuplicatedValueInType { .. } => (1291, "HY000"),
         TooBigSet(_) => (1097, "HY000"),
+        ConstraintFailed { .. } => (4025, "23000"),
         IllegalValueForType { .. } => (1367, "22007"),
         WrongAutoKey => (1075, "42000"),
         MultiplePrimaryKey => (1068, "42000"),
@@ -428,6 +429,11 @@ mod tests {
                 kind: "ENUM",
             },
             TooBigSet(s()),
+            ConstraintFailed {
+                name: s(),
+                db: s(),
+                table: s(),
+            },
             IllegalValueForType {
                 kind: "set",
                 value: s(),

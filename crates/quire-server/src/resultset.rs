@@ -34,6 +34,7 @@ pub fn type_byte(ty: FieldType) -> u8 {
         FieldType::Int24 => 9,
         FieldType::Date => 10,
         FieldType::DateTime => 12,
+        FieldType::Year => 13,
         FieldType::NewDecimal => 246,
         FieldType::Blob => 252,
         FieldType::LongBlob => 251,
@@ -141,6 +142,18 @@ fn push_time(out: &mut String, dt: &DateTime, decimals: u8) {
 pub fn text_value(v: &Value, col: &ColumnMeta) -> Option<Vec<u8>> {
     let s = match v {
         Value::Null => return None,
+        // A YEAR column (ZEROFILL): four digits, so the zero year is 0000 as MariaDB sends
+        // it; a YEAR expression (MIN(y)) is not zero-filled, there as here.
+        Value::Int(i)
+            if col.ty == FieldType::Year && col.flags & quire_sql::flags::ZEROFILL != 0 =>
+        {
+            format!("{i:04}")
+        }
+        Value::UInt(u)
+            if col.ty == FieldType::Year && col.flags & quire_sql::flags::ZEROFILL != 0 =>
+        {
+            format!("{u:04}")
+        }
         Value::Int(i) => i.to_string(),
         Value::UInt(u) => u.to_string(),
         Value::Double(d) => {
@@ -262,7 +275,10 @@ fn put_binary_datetime(buf: &mut Vec<u8>, dt: &DateTime, date_only: bool) {
 pub fn binary_value(buf: &mut Vec<u8>, v: &Value, col: &ColumnMeta) {
     match col.ty {
         FieldType::Tiny => buf.push(as_i64(v) as u8),
-        FieldType::Short => buf.extend_from_slice(&(as_i64(v) as u16).to_le_bytes()),
+        // YEAR is a 2-byte integer in the binary protocol, as SMALLINT.
+        FieldType::Short | FieldType::Year => {
+            buf.extend_from_slice(&(as_i64(v) as u16).to_le_bytes())
+        }
         FieldType::Int24 | FieldType::Long => {
             buf.extend_from_slice(&(as_i64(v) as u32).to_le_bytes())
         }

@@ -257,3 +257,78 @@ fn enum_and_set_columns_are_strings_with_their_flags_in_both_protocols() {
     let rs = c.read_result_set(&first);
     assert_eq!(rs.rows, vec![b"\x00\x00\x05large\x04a,bc".to_vec()]);
 }
+
+#[test]
+fn year_and_json_columns_cross_both_protocols_as_mariadb_sends_them() {
+    // YEAR is MYSQL_TYPE_YEAR (13), length 4, UNSIGNED | ZEROFILL, binary charset: text
+    // "0000" for the zero year, a 2-byte integer in a binary row. JSON is a LONGTEXT.
+    let server = TestServer::start();
+    let mut c = server.connect();
+    for sql in [
+        "CREATE DATABASE yj",
+        "CREATE TABLE yj.t (id INT PRIMARY KEY, y YEAR NOT NULL, j JSON)",
+        "INSERT INTO yj.t VALUES (1, 0, '[1, {\"a\": null}]')",
+    ] {
+        assert!(matches!(c.query(sql), Reply::Ok { .. }), "{sql}");
+    }
+    // A prepared INSERT: YEAR bound as MYSQL_TYPE_YEAR, JSON as a string.
+    let ok = c.command(b"\x16INSERT INTO yj.t VALUES (2, ?, ?)");
+    answered(&ok, "the prepare");
+    let id = u32::from_le_bytes([ok[1], ok[2], ok[3], ok[4]]);
+    let nparams = u16::from_le_bytes([ok[7], ok[8]]);
+    for _ in 0..nparams {
+        c.io.read_message().unwrap();
+    }
+    let exec_with = |year: u16, json: &[u8]| {
+        let mut exec = vec![0x17];
+        exec.extend_from_slice(&id.to_le_bytes());
+        exec.push(0);
+        exec.extend_from_slice(&1u32.to_le_bytes());
+        exec.extend_from_slice(&[0, 1, 13, 0, 253, 0]);
+        exec.extend_from_slice(&year.to_le_bytes());
+        exec.push(json.len() as u8);
+        exec.extend_from_slice(json);
+        exec
+    };
+    // Not JSON: 4025, the row is not stored.
+    let bad = c.command(&exec_with(2024, b"{nope"));
+    assert_eq!(Reply::parse(&bad).err_code(), Some(4025));
+    assert!(matches!(
+        Reply::parse(&c.command(&exec_with(2024, b"{\"k\": 2}"))),
+        Reply::Ok { .. }
+    ));
+
+    let first = c.command(b"\x03SELECT y, j FROM yj.t ORDER BY id");
+    answered(&first, "the select");
+    let rs = c.read_result_set(&first);
+    let types: Vec<(u8, u16, u16)> = rs.columns.iter().map(|d| column_type(d)).collect();
+    assert_eq!(types[0], (13, 0x0001 | 0x0020 | 0x0040, 63));
+    assert_eq!(types[1].0, 252);
+    assert_eq!(
+        text_values(&rs.rows[0]),
+        vec![b"0000".to_vec(), b"[1, {\"a\": null}]".to_vec()]
+    );
+    assert_eq!(
+        text_values(&rs.rows[1]),
+        vec![b"2024".to_vec(), b"{\"k\": 2}".to_vec()]
+    );
+
+    // The binary row: header, NULL bitmap, YEAR as u16, JSON as a length-encoded string.
+    let ok = c.command(b"\x16SELECT y, j FROM yj.t WHERE id = 2");
+    answered(&ok, "the prepare");
+    let id = u32::from_le_bytes([ok[1], ok[2], ok[3], ok[4]]);
+    for _ in 0..2 {
+        c.io.read_message().unwrap();
+    }
+    let mut exec = vec![0x17];
+    exec.extend_from_slice(&id.to_le_bytes());
+    exec.push(0);
+    exec.extend_from_slice(&1u32.to_le_bytes());
+    let first = c.command(&exec);
+    let rs = c.read_result_set(&first);
+    let mut want = vec![0x00, 0x00];
+    want.extend_from_slice(&2024u16.to_le_bytes());
+    want.push(8);
+    want.extend_from_slice(b"{\"k\": 2}");
+    assert_eq!(rs.rows, vec![want]);
+}

@@ -1033,11 +1033,7 @@ impl<'d> Session<'d> {
 
     /// The working copy of `def`.
     fn work_of(&self, def: &TableDef) -> Work {
-        let mut strings = def.columns.iter().filter(|c| c.ty.is_string());
-        let collation = match strings.next() {
-            Some(first) if strings.all(|c| c.collation == first.collation) => first.collation,
-            _ => Collation::Utf8mb4GeneralCi,
-        };
+        let collation = crate::types::table_collation(&def.columns);
         Work {
             table: def.name.clone(),
             cols: def
@@ -1147,7 +1143,8 @@ impl<'d> Session<'d> {
                 }
                 let same_type = p.column.ty == was.col.ty
                     && p.column.collation == was.col.collation
-                    && p.column.members == was.col.members;
+                    && p.column.members == was.col.members
+                    && p.column.json == was.col.json;
                 if !same_type {
                     w.copy = w.copy.or(Some("Cannot change column type"));
                 }
@@ -1380,7 +1377,16 @@ impl<'d> Session<'d> {
                 let col = &cols[i];
                 let v = match (c.src, &fill[i]) {
                     _ if added_auto == Some(i) => Value::Int(n as i64),
-                    (Some(s), _) => row.get(s).cloned().unwrap_or(Value::Null),
+                    // A YEAR read as text is four digits (the zero year is '0000').
+                    (Some(s), _) => match row.get(s) {
+                        Some(Value::UInt(y))
+                            if col.ty.is_string()
+                                && old.columns.get(s).is_some_and(|o| o.ty == ColumnType::Year) =>
+                        {
+                            Value::Str(format!("{y:04}"))
+                        }
+                        v => v.cloned().unwrap_or(Value::Null),
+                    },
                     (None, Some(v)) => v.clone(),
                     (None, None) => Value::Null,
                 };

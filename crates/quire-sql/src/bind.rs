@@ -7,7 +7,7 @@ mod window;
 
 use std::collections::HashMap;
 
-use quire_engine::row::{Collation, Column, Decimal, Value};
+use quire_engine::row::{Collation, Column, ColumnType, Decimal, Value};
 use sqlparser::ast::{self as sql, BinaryOperator, UnaryOperator};
 
 use crate::diag::SqlMode;
@@ -82,6 +82,22 @@ pub(crate) fn enum_number(e: Expr, columns: &[Column]) -> Expr {
             number,
         ],
     )
+}
+
+/// A literal compared with a YEAR column, as the YEAR MariaDB reads it
+/// ([`crate::types::year_of_constant`]); anything else as is.
+fn year_literal(e: Expr, other: &Expr, columns: &[Column]) -> Expr {
+    let year_col = match other {
+        Expr::Column(i) => columns.get(*i).is_some_and(|c| c.ty == ColumnType::Year),
+        _ => false,
+    };
+    match &e {
+        Expr::Lit(v) if year_col => match crate::types::year_of_constant(v) {
+            Some(y) => Expr::Lit(Value::UInt(y)),
+            None => e,
+        },
+        _ => e,
+    }
 }
 
 fn is_number_literal(e: &Expr) -> bool {
@@ -861,6 +877,8 @@ impl Binder<'_> {
                 if crate::expr::is_comparison(op) {
                     let coll =
                         comparison_collation(&l, &r, self.columns(), &op_text(op), self.lit())?;
+                    r = year_literal(r, &l, self.columns());
+                    l = year_literal(l, &r, self.columns());
                     // An ENUM compared with a number compares its index.
                     if is_number_literal(&r) {
                         l = enum_number(l, self.columns());
@@ -927,6 +945,8 @@ impl Binder<'_> {
                 high,
             } => {
                 let (e, lo, hi) = (self.bind(expr)?, self.bind(low)?, self.bind(high)?);
+                let lo = year_literal(lo, &e, self.columns());
+                let hi = year_literal(hi, &e, self.columns());
                 let lit = self.lit();
                 let c1 = comparison_collation(&e, &lo, self.columns(), "between", lit)?;
                 let c2 = comparison_collation(&e, &hi, self.columns(), "between", lit)?;
@@ -952,7 +972,10 @@ impl Binder<'_> {
                 ..
             } => {
                 let e = self.bind(expr)?;
-                let list: Vec<Expr> = list.iter().map(|x| self.bind(x)).collect::<Result<_>>()?;
+                let list: Vec<Expr> = list
+                    .iter()
+                    .map(|x| Ok(year_literal(self.bind(x)?, &e, self.columns())))
+                    .collect::<Result<_>>()?;
                 let lit = self.lit();
                 let mut coll = derive_collation(&e, self.columns(), lit);
                 for x in &list {

@@ -130,6 +130,8 @@ pub fn column_type(dt: &sql::DataType) -> Result<ColumnType> {
         D::Text => ColumnType::Text(LobSize::Regular),
         D::MediumText => ColumnType::Text(LobSize::Medium),
         D::LongText => ColumnType::Text(LobSize::Long),
+        // MariaDB's JSON: LONGTEXT utf8mb4_bin with CHECK (json_valid(c)) (`column_def`).
+        D::JSON => ColumnType::Text(LobSize::Long),
         D::TinyBlob => ColumnType::Blob(LobSize::Tiny),
         D::Blob(_) => ColumnType::Blob(LobSize::Regular),
         D::MediumBlob => ColumnType::Blob(LobSize::Medium),
@@ -151,6 +153,14 @@ pub fn column_type(dt: &sql::DataType) -> Result<ColumnType> {
         D::Set(members) => ColumnType::Set {
             members: u8::try_from(members.len()).unwrap_or(u8::MAX),
         },
+        // YEAR is no sqlparser type: a custom name, with its display width if given.
+        D::Custom(name, mods) if name.to_string().eq_ignore_ascii_case("year") => {
+            match mods.as_slice() {
+                [] => ColumnType::Year,
+                [sql::TypeModifier::Number(w, _)] if w == "4" => ColumnType::Year,
+                _ => return Err(SqlError::Unsupported(format!("type {dt}"))),
+            }
+        }
         other => return Err(SqlError::Unsupported(format!("type {other}"))),
     })
 }
@@ -215,10 +225,12 @@ pub fn default_sql(c: &Column) -> Option<String> {
     }
 }
 
-/// The default DESCRIBE shows: the value itself, NULL as SQL NULL.
+/// The default DESCRIBE shows: the value itself, NULL as SQL NULL; a TEXT's or BLOB's
+/// (JSON's too) as its literal, quoted, as MariaDB keeps their defaults as expressions.
 pub fn default_text(c: &Column) -> Option<String> {
     match default_sql(c)?.as_str() {
         "NULL" => None,
+        d if c.ty.is_lob() => Some(d.to_string()),
         d => Some(
             match d.strip_prefix('\'').and_then(|x| x.strip_suffix('\'')) {
                 Some(inner) => inner.replace("''", "'"),
@@ -352,13 +364,7 @@ pub fn show_create_table(
     next_auto: Option<u64>,
     fks: &[quire_engine::catalog::ForeignKeyDef],
 ) -> String {
-    // The catalog keeps each column's collation, not the table's default: the default shown
-    // is the one every string column shares, or the server's.
-    let mut strings = def.columns.iter().filter(|c| c.ty.is_string());
-    let table_coll = match strings.next() {
-        Some(first) if strings.all(|c| c.collation == first.collation) => first.collation,
-        _ => Collation::Utf8mb4GeneralCi,
-    };
+    let table_coll = types::table_collation(&def.columns);
     let mut lines = Vec::new();
     for (i, c) in def.columns.iter().enumerate() {
         let mut l = format!("  `{}` {}", c.name, types::column_type_sql(c));
@@ -376,6 +382,9 @@ pub fn show_create_table(
         }
         if def.auto_increment == Some(i) {
             l.push_str(" AUTO_INCREMENT");
+        }
+        if c.json {
+            l.push_str(&format!(" CHECK (json_valid(`{}`))", c.name));
         }
         lines.push(l);
     }
@@ -494,6 +503,10 @@ impl<'d> Session<'d> {
                 collation.as_deref(),
                 table_collation,
             )?);
+        }
+        if matches!(data_type, sql::DataType::JSON) {
+            col.json = true;
+            col.collation = Collation::Utf8mb4Bin;
         }
         check_duplicate_members(&col)?;
         // The DEFAULT converts into the column as it is (an ENUM's members, its collation).

@@ -270,6 +270,13 @@ pub enum SqlError {
     /// 1367: a SET member with a comma.
     #[error("Illegal {kind} '{value}' value found during parsing")]
     IllegalValueForType { kind: &'static str, value: String },
+    /// 4025: a value that fails a column's CHECK (a JSON column's json_valid).
+    #[error("CONSTRAINT `{name}` failed for `{db}`.`{table}`")]
+    ConstraintFailed {
+        name: String,
+        db: String,
+        table: String,
+    },
     /// 1067
     #[error("Invalid default value for '{0}'")]
     InvalidDefault(String),

@@ -1505,7 +1505,7 @@ pub fn column_default(col: &Column, auto: bool, env: &dyn Env) -> Result<Value> 
 pub fn implicit_default(col: &Column) -> Value {
     use quire_engine::row::{ColumnType as T, Date, DateTime};
     match col.ty {
-        T::Int { unsigned: true, .. } => Value::UInt(0),
+        T::Int { unsigned: true, .. } | T::Year => Value::UInt(0),
         T::Int { .. } => Value::Int(0),
         T::Float | T::Double => Value::Double(0.0),
         T::Decimal { scale, .. } => Value::Decimal(Decimal::new(0, scale)),
@@ -1554,6 +1554,7 @@ pub fn coerce_row(
         let auto = t.def.auto_increment == Some(i);
         if missing.get(i) == Some(&true) {
             *slot = column_default(c, auto, env)?;
+            types::check_json(slot, c, at)?;
             continue;
         }
         let v = std::mem::replace(slot, Value::Null);
@@ -1562,7 +1563,9 @@ pub fn coerce_row(
             if null_is_error {
                 return Err(SqlError::NullNotAllowed(c.name.clone()));
             }
-            null_into_not_null(c, env)?
+            let v = null_into_not_null(c, env)?;
+            types::check_json(&v, c, at)?;
+            v
         } else {
             types::coerce(v, c, at, env)?
         };

@@ -215,6 +215,8 @@ pub enum Func {
     Time(crate::func::TimeFn),
     /// `CAST(x AS type)` / `CONVERT(x, type)` (`func/cast.rs`).
     Cast(crate::func::CastTo),
+    /// A JSON function (`func/json.rs`).
+    Json(crate::func::json::JsonFn),
 }
 
 impl Func {
@@ -1164,6 +1166,11 @@ fn func(f: Func, args: &[Expr], row: &Row<'_>, env: &dyn Env) -> Result<Value> {
         }
         Func::Time(f) => {
             let v = crate::func::datetime::eval(f, eval_all(args, row, env)?, env)?;
+            crate::func::take_raised()?;
+            v
+        }
+        Func::Json(f) => {
+            let v = crate::func::json::eval(f, eval_all(args, row, env)?, env)?;
             crate::func::take_raised()?;
             v
         }

@@ -24,6 +24,8 @@ pub enum FieldType {
     Date,
     DateTime,
     Timestamp,
+    /// YEAR: four digits, zero-padded (0000 for the zero year).
+    Year,
     Null,
 }
 
@@ -35,6 +37,7 @@ pub mod flags {
     pub const MULTIPLE_KEY: u16 = 8;
     pub const BLOB: u16 = 16;
     pub const UNSIGNED: u16 = 32;
+    pub const ZEROFILL: u16 = 64;
     pub const BINARY: u16 = 128;
     pub const ENUM: u16 = 256;
     pub const AUTO_INCREMENT: u16 = 512;

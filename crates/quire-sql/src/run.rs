@@ -606,7 +606,9 @@ impl<'d> Session<'d> {
                                 };
                                 new[*c] = if matches!(v, Value::Null) && !col.nullable {
                                     // 1048, and the column's implicit default outside strict mode.
-                                    exec::null_into_not_null(col, env)?
+                                    let v = exec::null_into_not_null(col, env)?;
+                                    types::check_json(&v, col, &at)?;
+                                    v
                                 } else {
                                     types::coerce(v, col, &at, env)?
                                 };
@@ -778,7 +780,15 @@ fn update_join_rows<'d>(
             let col = &t.table.def.columns[*c];
             if matches!(v, Value::Null) && !col.nullable {
                 // 1048, and the column's implicit default outside strict mode.
-                joined[t.offset + c] = exec::null_into_not_null(col, env)?;
+                let v = exec::null_into_not_null(col, env)?;
+                let at = types::Target {
+                    db: &t.table.db,
+                    table: &t.table.name,
+                    row: matched,
+                    strict,
+                };
+                types::check_json(&v, col, &at)?;
+                joined[t.offset + c] = v;
                 continue;
             }
             let Some(slot) = joined.get_mut(t.offset + c) else {

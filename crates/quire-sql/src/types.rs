@@ -52,6 +52,7 @@ pub fn field_type(ty: ColumnType) -> (FieldType, u32, u8) {
         ColumnType::Timestamp { fsp } => (FieldType::Timestamp, 19 + fsp_len(fsp), fsp),
         // The length comes from the members: [`column_field_type`].
         ColumnType::Enum { .. } | ColumnType::Set { .. } => (FieldType::String, 0, 0),
+        ColumnType::Year => (FieldType::Year, 4, 0),
     }
 }
 
@@ -104,7 +105,10 @@ pub fn column_meta(db: &str, table: &str, alias: &str, col: &Column, key_flags: 
     if matches!(col.ty, ColumnType::Int { unsigned: true, .. }) {
         f |= flags::UNSIGNED;
     }
-    if is_binary(col.ty) {
+    if col.ty == ColumnType::Year {
+        // MariaDB's YEAR: UNSIGNED and ZEROFILL, neither BINARY nor NUM.
+        f |= flags::UNSIGNED | flags::ZEROFILL;
+    } else if is_binary(col.ty) {
         f |= flags::BINARY;
     }
     if col.ty.is_lob() {
@@ -136,6 +140,36 @@ pub fn column_meta(db: &str, table: &str, alias: &str, col: &Column, key_flags: 
         ty,
         flags: f,
         decimals,
+    }
+}
+
+/// A JSON column's CHECK (json_valid(c)) on a value about to be stored: 4025 in every
+/// sql_mode, as MariaDB fails a CHECK (also for a DEFAULT, checked at the store, not at
+/// CREATE). A key range's bound (no table) is no store, and is not checked.
+pub fn check_json(v: &Value, col: &Column, at: &Target<'_>) -> Result<()> {
+    let bad = match v {
+        Value::Str(s) => col.json && crate::func::json::parse(s).is_err(),
+        _ => false,
+    };
+    if bad && !at.table.is_empty() {
+        return Err(SqlError::ConstraintFailed {
+            name: format!("{}.{}", at.table, col.name),
+            db: at.db.into(),
+            table: at.table.into(),
+        });
+    }
+    Ok(())
+}
+
+/// The table's default collation as SHOW CREATE TABLE, ALTER and information_schema show
+/// it: the catalog keeps each column's collation, not the table's, so it is the one every
+/// string column shares, else the server's. A JSON column's utf8mb4_bin is the type's own,
+/// not the table's, and does not count.
+pub fn table_collation(cols: &[Column]) -> Collation {
+    let mut strings = cols.iter().filter(|c| c.ty.is_string() && !c.json);
+    match strings.next() {
+        Some(first) if strings.all(|c| c.collation == first.collation) => first.collation,
+        _ => Collation::Utf8mb4GeneralCi,
     }
 }
 
@@ -184,6 +218,7 @@ pub fn type_sql(ty: ColumnType) -> String {
         ColumnType::DateTime { fsp } => format!("datetime({fsp})"),
         ColumnType::Timestamp { fsp: 0 } => "timestamp".into(),
         ColumnType::Timestamp { fsp } => format!("timestamp({fsp})"),
+        ColumnType::Year => "year(4)".into(),
         // Needs the members: [`column_type_sql`].
         ColumnType::Enum { .. } => "enum".into(),
         ColumnType::Set { .. } => "set".into(),
@@ -578,7 +613,9 @@ pub fn coerce(v: Value, col: &Column, at: &Target<'_>, env: &dyn Env) -> Result<
                 }
                 s.truncate(cut);
             }
-            Ok(Value::Str(s))
+            let v = Value::Str(s);
+            check_json(&v, col, at)?;
+            Ok(v)
         }
         ColumnType::Binary { .. } | ColumnType::VarBinary { .. } | ColumnType::Blob(_) => {
             let mut b = to_bytes(v);
@@ -683,6 +720,43 @@ pub fn coerce(v: Value, col: &Column, at: &Target<'_>, env: &dyn Env) -> Result<
             }
             Ok(Value::Str(col.set_text(mask).unwrap_or_default()))
         }
+        ColumnType::Year => {
+            // MariaDB's Field_year::store: the value as an integer (a double rounded half
+            // to even, a string read as an INT column reads it, with 1366 / 1265), then 0
+            // is the zero year (but 2000 from a string of other than 4 characters: '0',
+            // '00'), 1..=69 20xx, 70..=99 19xx, 1901..=2155 itself; anything else is 1264
+            // and the zero year.
+            let (n, rest, text_len): (Option<i128>, Rest, Option<usize>) = match &v {
+                Value::Int(i) => (Some(i128::from(*i)), Rest::None, None),
+                Value::UInt(u) => (Some(i128::from(*u)), Rest::None, None),
+                Value::Double(d) => (year_double(*d), Rest::None, None),
+                Value::Decimal(d) => (year_double(decimal_f64(*d)), Rest::None, None),
+                Value::Str(s) => match string_number(s, "integer", &v)? {
+                    // Not a number: the zero year (MariaDB stores 0 before the 2000 rule).
+                    None => return Ok(Value::UInt(0)),
+                    Some((Num::Int(i), r)) => (Some(i), r, Some(s.len())),
+                    Some((Num::Dec(d), r)) => (Some(round_decimal(d)), r, Some(s.len())),
+                    Some((Num::Float(f), r)) => (year_double(f), r, Some(s.len())),
+                },
+                Value::Bytes(_) | Value::Date(_) | Value::DateTime(_) => {
+                    incorrect("integer", &v)?;
+                    return Ok(Value::UInt(0));
+                }
+                Value::Null => return Ok(Value::Null),
+            };
+            let year = match n {
+                Some(0) if text_len.is_none_or(|l| l == 4) => 0,
+                Some(n @ 0..=69) => 2000 + n,
+                Some(n @ 70..=99) => 1900 + n,
+                Some(n @ 1901..=2155) => n,
+                _ => {
+                    out_of_range()?;
+                    return Ok(Value::UInt(0));
+                }
+            };
+            report_rest(rest)?;
+            Ok(Value::UInt(year as u64))
+        }
         ColumnType::Date => match v {
             Value::Date(d) => Ok(Value::Date(d)),
             Value::DateTime(dt) => {
@@ -755,6 +829,41 @@ fn sign(v: &Value) -> i32 {
         Value::Str(s) if s.trim_start().starts_with('-') => -1,
         _ => 1,
     }
+}
+
+/// The YEAR a constant compared with a YEAR column stands for, as MariaDB stores the
+/// constant into the column before comparing (`y = 69` is `y = 2069`, `y < 1` is `y <
+/// 2001`, `y = '0'` is `y = 2000`); `None` where the store would fail (out of range, not a
+/// number), and the comparison stays numeric (`y > 100`).
+pub fn year_of_constant(v: &Value) -> Option<u64> {
+    let (n, text_len) = match v {
+        Value::Int(i) => (i128::from(*i), None),
+        Value::UInt(u) => (i128::from(*u), None),
+        Value::Double(d) => (year_double(*d)?, None),
+        Value::Decimal(d) => (year_double(decimal_f64(*d))?, None),
+        Value::Str(s) => {
+            let t = s.trim();
+            let n = match t.parse::<i128>() {
+                Ok(n) => n,
+                Err(_) => year_double(t.parse::<f64>().ok()?)?,
+            };
+            (n, Some(s.len()))
+        }
+        _ => return None,
+    };
+    Some(match n {
+        0 if text_len.is_none_or(|l| l == 4) => 0,
+        0..=69 => 2000 + n as u64,
+        70..=99 => 1900 + n as u64,
+        1901..=2155 => n as u64,
+        _ => return None,
+    })
+}
+
+/// A double as YEAR reads it: rounded half to even (`rint`), `None` outside 0..=2155.
+fn year_double(d: f64) -> Option<i128> {
+    let r = d.round_ties_even();
+    (0.0..=2155.0).contains(&r).then_some(r as i128)
 }
 
 /// A double rounded to an integer, saturating (the range check clamps it after).

@@ -19,6 +19,8 @@ pub const DATABASE_VERSION: u8 = 2;
 const FLAG_NULLABLE: u8 = 1;
 /// A `str` with the DEFAULT expression's SQL text follows the flags.
 const FLAG_HAS_DEFAULT: u8 = 2;
+/// The column is MariaDB's JSON: a LONGTEXT with its implicit `CHECK (json_valid(c))`.
+const FLAG_JSON: u8 = 4;
 
 struct W(Vec<u8>);
 
@@ -162,6 +164,7 @@ fn put_type(w: &mut W, c: &Column) {
                 w.str(m);
             }
         }
+        ColumnType::Year => w.u8(15),
         ColumnType::Set { members } => {
             w.u8(14);
             w.u8(members);
@@ -221,6 +224,7 @@ fn get_type(r: &mut R<'_>) -> Result<(ColumnType, Vec<String>), CatalogError> {
             }
             ColumnType::Set { members: n }
         }
+        15 => ColumnType::Year,
         _ => return Err(bad("unknown column type")),
     };
     t.check()
@@ -242,7 +246,8 @@ pub fn encode_table(t: &TableDef) -> Vec<u8> {
         w.str(&c.name);
         put_type(&mut w, c);
         let flags = (u8::from(c.nullable) * FLAG_NULLABLE)
-            | (u8::from(c.default.is_some()) * FLAG_HAS_DEFAULT);
+            | (u8::from(c.default.is_some()) * FLAG_HAS_DEFAULT)
+            | (u8::from(c.json) * FLAG_JSON);
         w.u8(flags);
         w.u8(c.collation.code());
         if let Some(d) = &c.default {
@@ -291,7 +296,7 @@ pub fn decode_table(b: &[u8]) -> Result<TableDef, CatalogError> {
         let name = r.str()?;
         let (ty, members) = get_type(&mut r)?;
         let flags = r.u8()?;
-        if flags & !(FLAG_NULLABLE | FLAG_HAS_DEFAULT) != 0 {
+        if flags & !(FLAG_NULLABLE | FLAG_HAS_DEFAULT | FLAG_JSON) != 0 {
             return Err(bad("unknown column flags"));
         }
         let collation = match version {
@@ -310,6 +315,7 @@ pub fn decode_table(b: &[u8]) -> Result<TableDef, CatalogError> {
             default,
             collation,
             members,
+            json: flags & FLAG_JSON != 0,
         });
     }
     let col = |c: u16| -> Result<usize, CatalogError> {

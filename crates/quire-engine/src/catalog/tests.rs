@@ -283,3 +283,34 @@ fn enum_members_round_trip_in_declaration_order() {
     bad.columns[4].members.pop();
     assert!(bad.validate().is_err());
 }
+
+#[test]
+fn json_mark_round_trips_and_needs_a_longtext() {
+    let mut t = sample();
+    let mut j = Column::nullable("doc", ColumnType::Text(LobSize::Long))
+        .with_collation(crate::row::Collation::Utf8mb4Bin);
+    j.json = true;
+    t.columns.push(j);
+    t.validate().expect("valid");
+    let b = encode_table(&t);
+    let d = decode_table(&b).expect("decode");
+    assert_eq!(d, t);
+    assert!(d.columns[4].json);
+    assert!(!d.columns[0].json);
+    // The mark on anything but a LONGTEXT is refused.
+    let mut bad = t.clone();
+    bad.columns[4].ty = ColumnType::Text(LobSize::Regular);
+    assert!(bad.validate().is_err());
+}
+
+#[test]
+fn year_columns_round_trip_as_type_tag_15() {
+    let mut t = sample();
+    t.columns
+        .push(Column::nullable("born", ColumnType::Year).with_default("2000"));
+    t.validate().expect("valid");
+    let b = encode_table(&t);
+    let d = decode_table(&b).expect("decode");
+    assert_eq!(d, t);
+    assert_eq!(d.columns[4].ty, ColumnType::Year);
+}

@@ -276,6 +276,7 @@ fn encode_part(p: &KeyPart, v: &Value, out: &mut Vec<u8>) {
         (ColumnType::Binary { .. }, Value::Bytes(b)) if p.prefix.is_none() => {
             out.extend_from_slice(b);
         }
+        (ColumnType::Year, Value::UInt(y)) => out.push(super::value::year_byte(*y)),
         (ColumnType::Enum { members }, Value::Str(s)) => {
             let i = u64::from(p.column.member_index(s).unwrap_or(0));
             out.extend_from_slice(&i.to_be_bytes()[8 - super::value::enum_bytes(members)..]);
@@ -438,6 +439,7 @@ fn decode_part_inner(p: &KeyPart, r: &mut Reader<'_>) -> Result<Option<Value>, R
         ColumnType::Enum { members } => {
             super::record::enum_value(&p.column, r.be(super::value::enum_bytes(members))?)?
         }
+        ColumnType::Year => super::value::year_of_byte(r.be(1)? as u8),
         ColumnType::Set { members } => {
             super::record::set_value(&p.column, r.be(super::value::set_bytes(members))?)?
         }

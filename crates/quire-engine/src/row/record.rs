@@ -646,6 +646,7 @@ fn encode_fixed(col: &Column, v: &Value, out: &mut [u8]) {
             let m = col.set_mask(s).unwrap_or(0);
             out.copy_from_slice(&m.to_le_bytes()[..n]);
         }
+        Value::UInt(y) if ty == ColumnType::Year => out[0] = super::value::year_byte(*y),
         Value::Int(i) => out.copy_from_slice(&i.to_le_bytes()[..n]),
         Value::UInt(u) => out.copy_from_slice(&u.to_le_bytes()[..n]),
         Value::Double(d) if matches!(ty, ColumnType::Float) => {
@@ -672,6 +673,7 @@ fn decode_fixed(col: &Column, b: &[u8]) -> Result<Value, RowError> {
     };
     Ok(match ty {
         ColumnType::Int { unsigned: true, .. } => Value::UInt(raw as u64),
+        ColumnType::Year => super::value::year_of_byte(raw as u8),
         ColumnType::Int { .. } => Value::Int(signed() as i64),
         ColumnType::Float => {
             let f = f32::from_bits(raw as u32);

@@ -643,6 +643,9 @@ fn arb_non_null(ty: ColumnType) -> BoxedStrategy<Value> {
                 .prop_map(Value::Int)
                 .boxed()
         }
+        ColumnType::Year => prop_oneof![Just(0u64), 1901u64..=2155]
+            .prop_map(Value::UInt)
+            .boxed(),
         ColumnType::Float => any::<f32>()
             .prop_filter("finite", |f| f.is_finite())
             .prop_map(|f| Value::Double(f64::from(f)))
@@ -759,6 +762,7 @@ fn arb_parts(
                         Collation::Utf8mb4Bin
                     },
                     members: Vec::new(),
+                    json: false,
                 },
                 prefix: None,
                 descending: desc,
@@ -821,6 +825,7 @@ fn arb_table() -> impl Strategy<Value = (RowLayout, Vec<Value>)> {
                             Collation::Utf8mb4Bin
                         },
                         members: Vec::new(),
+                        json: false,
                     }),
             );
             let layout = RowLayout::new(cols.clone(), &(0..npk).collect::<Vec<_>>())
@@ -1126,5 +1131,59 @@ proptest! {
         let (ka, kb) = (enc(&k, &[Value::Str(text(a))]), enc(&k, &[Value::Str(text(b))]));
         prop_assert_eq!(ka.cmp(&kb), a.cmp(&b));
         prop_assert_eq!(c.set_mask(&text(a)), Some(a));
+    }
+}
+
+#[test]
+fn year_is_one_byte_of_year_minus_1900_with_zero_for_0000() {
+    assert_eq!(ColumnType::Year.fixed_size(), Some(1));
+    let c = Column::nullable("y", ColumnType::Year);
+    let k = KeyLayout::new(vec![KeyPart::new(Column::new("y", ColumnType::Year))]).expect("layout");
+    for (y, b) in [(0u64, 0u8), (1901, 1), (2024, 124), (2155, 255)] {
+        assert_eq!(enc(&k, &[Value::UInt(y)]), vec![b]);
+        assert_eq!(k.decode(&[b]).expect("decode"), vec![Value::UInt(y)]);
+    }
+    // Signed integers are taken; anything outside 0 and 1901..=2155 is refused.
+    assert_eq!(
+        c.canonical(&Value::Int(2000)).map(|v| v.into_owned()),
+        Ok(Value::UInt(2000))
+    );
+    for bad in [
+        Value::Int(-1),
+        Value::UInt(1900),
+        Value::UInt(2156),
+        Value::UInt(1),
+    ] {
+        assert!(matches!(
+            c.canonical(&bad),
+            Err(RowError::Value {
+                kind: ValueError::OutOfRange,
+                ..
+            })
+        ));
+    }
+    let l = RowLayout::new(vec![Column::new("id", ColumnType::Year), c], &[0]).expect("layout");
+    let lim = RowLimits::default();
+    for vals in [
+        vec![Value::UInt(0), Value::UInt(2155)],
+        vec![Value::UInt(1901), Value::Null],
+    ] {
+        let mut blobs = Blobs::default();
+        let rec = blobs.encode(&l, &vals, &sys(1), &lim);
+        assert_eq!(blobs.decode(&l, &rec), vals);
+    }
+}
+
+proptest! {
+    #[test]
+    fn year_key_order_is_year_order(a in 1900u64..=2155, b in 1900u64..=2155, desc in any::<bool>()) {
+        // 1900 stands for the zero year 0000, which sorts first.
+        let y = |x: u64| if x == 1900 { 0 } else { x };
+        let part = KeyPart::new(Column::new("y", ColumnType::Year));
+        let part = if desc { part.descending() } else { part };
+        let k = KeyLayout::new(vec![part]).expect("layout");
+        let (ka, kb) = (enc(&k, &[Value::UInt(y(a))]), enc(&k, &[Value::UInt(y(b))]));
+        let want = if desc { b.cmp(&a) } else { a.cmp(&b) };
+        prop_assert_eq!(ka.cmp(&kb), want);
     }
 }

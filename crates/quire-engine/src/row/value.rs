@@ -123,6 +123,9 @@ pub enum ColumnType {
     Set {
         members: u8,
     },
+    /// YEAR (MariaDB's YEAR(4)): `UInt` 0 (the zero year 0000) or 1901..=2155, stored in
+    /// one byte as MariaDB does: 0, or the year - 1900.
+    Year,
 }
 
 impl ColumnType {
@@ -138,6 +141,7 @@ impl ColumnType {
             ColumnType::DateTime { .. } | ColumnType::Timestamp { .. } => 8,
             ColumnType::Enum { members } => enum_bytes(members),
             ColumnType::Set { members } => set_bytes(members),
+            ColumnType::Year => 1,
             ColumnType::Char { .. }
             | ColumnType::VarChar { .. }
             | ColumnType::VarBinary { .. }
@@ -268,6 +272,24 @@ pub fn set_bytes(members: u8) -> usize {
     }
 }
 
+/// YEAR's range besides the zero year 0: 1901..=2155, what one byte of `year - 1900` holds.
+pub const YEAR_MIN: u64 = 1901;
+pub const YEAR_MAX: u64 = 2155;
+
+/// YEAR's stored byte: 0 for the zero year, else `year - 1900` (order-preserving).
+pub(crate) fn year_byte(year: u64) -> u8 {
+    if year == 0 {
+        0
+    } else {
+        (year.clamp(YEAR_MIN, YEAR_MAX) - 1900) as u8
+    }
+}
+
+/// The YEAR of stored byte `b`.
+pub(crate) fn year_of_byte(b: u8) -> Value {
+    Value::UInt(if b == 0 { 0 } else { 1900 + u64::from(b) })
+}
+
 pub(crate) fn pow10(p: u8) -> i128 {
     10i128.pow(u32::from(p.min(DECIMAL_MAX_PRECISION)))
 }
@@ -284,9 +306,13 @@ pub struct Column {
     pub default: Option<String>,
     /// How the column's strings compare, in SQL and in keys (ignored for other types).
     pub collation: Collation,
-    /// ENUM: the members' names in declaration order (member i has index i + 1); empty for
-    /// every other type.
+    /// ENUM and SET: the members' names in declaration order (member i has index i + 1 /
+    /// bit i); empty for every other type.
     pub members: Vec<String>,
+    /// MariaDB's JSON: a LONGTEXT (utf8mb4_bin) whose values must be valid JSON, its
+    /// implicit `CHECK (json_valid(c))`. The SQL layer checks values; the engine keeps the
+    /// mark (catalog column flag 4) and stores the text as any LONGTEXT.
+    pub json: bool,
 }
 
 /// The longest DEFAULT text a column may have (the catalog stores it with a u16 length).
@@ -302,6 +328,7 @@ impl Column {
             default: None,
             collation: Collation::default(),
             members: Vec::new(),
+            json: false,
         }
     }
 
@@ -334,8 +361,11 @@ impl Column {
 
     /// Checks the member list against the type: ENUM and SET have exactly `members` names,
     /// each at most [`ENUM_MEMBER_MAX_CHARS`] characters (a SET's without a comma, which
-    /// separates them in its text); other types none.
+    /// separates them in its text); other types none. A JSON column is a LONGTEXT.
     pub fn check_members(&self) -> Result<(), String> {
+        if self.json && self.ty != ColumnType::Text(LobSize::Long) {
+            return Err(format!("JSON column `{}` is not a LONGTEXT", self.name));
+        }
         let n = match self.ty {
             ColumnType::Enum { members } => usize::from(members),
             ColumnType::Set { members } => usize::from(members),
@@ -536,6 +566,18 @@ impl Column {
                     Ok(Cow::Owned(Value::Str(text)))
                 }
             }
+            (ColumnType::Year, Value::Int(_) | Value::UInt(_)) => {
+                let y = match v {
+                    Value::Int(i) => u64::try_from(*i).ok(),
+                    Value::UInt(u) => Some(*u),
+                    _ => None,
+                };
+                match y {
+                    Some(0) => Ok(Cow::Owned(Value::UInt(0))),
+                    Some(y) if (YEAR_MIN..=YEAR_MAX).contains(&y) => Ok(Cow::Owned(Value::UInt(y))),
+                    _ => Err(bad(ValueError::OutOfRange)),
+                }
+            }
             (ColumnType::Timestamp { fsp }, Value::DateTime(dt)) => {
                 dt.check(fsp).map_err(bad)?;
                 // The zero timestamp (0000-00-00 00:00:00) is MariaDB's too.
@@ -564,7 +606,7 @@ impl Column {
 
 fn type_name(t: ColumnType) -> &'static str {
     match t {
-        ColumnType::Int { .. } => "integer",
+        ColumnType::Int { .. } | ColumnType::Year => "integer",
         ColumnType::Float | ColumnType::Double => "floating point",
         ColumnType::Decimal { .. } => "decimal",
         ColumnType::Char { .. }

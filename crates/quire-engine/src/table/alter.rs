@@ -163,6 +163,7 @@ impl DbInner {
                     && a.nullable == b.nullable
                     && a.collation == b.collation
                     && a.members == b.members
+                    && a.json == b.json
             })
             && def.primary_key == old.primary_key
             && def.auto_increment == old.auto_increment

@@ -9,6 +9,7 @@
 //! | `math.rs` | POW, LOG, trigonometry, TRUNCATE, RAND, CONV, bit operators |
 //! | `datetime.rs` | the calendar: extraction, INTERVAL arithmetic, WEEK, DATE_FORMAT, … |
 //! | `cast.rs` | CAST / CONVERT, and MySQL's conversions of a value to a number or a date |
+//! | `json.rs` | JSON_VALID, JSON_EXTRACT, JSON_OBJECT, … on JSON text, as MariaDB prints it |
 //! | `syntax.rs` | binding of the special syntaxes (`SUBSTRING(s FROM p)`, `TRIM(… FROM …)`, `CAST`, `INTERVAL`, `&`, `<<`, …) |
 //! | `types.rs` | the result column of an expression (type, length, decimals), as MariaDB 10.11 types it |
 //!
@@ -20,6 +21,7 @@
 
 pub mod cast;
 pub mod datetime;
+pub mod json;
 pub mod math;
 pub mod regexp;
 pub mod string;
@@ -228,6 +230,8 @@ pub fn by_name(name: &str) -> Option<(crate::expr::Func, usize, usize)> {
     let s = |f: StrFn| Func::Str(f, Collation::Utf8mb4GeneralCi);
     let m = Func::Math;
     let t = Func::Time;
+    let j = Func::Json;
+    use json::JsonFn;
     const N: usize = usize::MAX;
     Some(match name {
         "substring" | "substr" | "mid" => (s(StrFn::Substring), 2, 3),
@@ -255,6 +259,17 @@ pub fn by_name(name: &str) -> Option<(crate::expr::Func, usize, usize)> {
         "field" => (s(StrFn::Field), 2, N),
         "elt" => (s(StrFn::Elt), 2, N),
         "find_in_set" => (s(StrFn::FindInSet), 2, 2),
+        "json_valid" => (j(JsonFn::Valid), 1, 1),
+        "json_extract" => (j(JsonFn::Extract), 2, N),
+        "json_unquote" => (j(JsonFn::Unquote), 1, 1),
+        "json_quote" => (j(JsonFn::Quote), 1, 1),
+        "json_type" => (j(JsonFn::Type), 1, 1),
+        "json_length" => (j(JsonFn::Length), 1, 2),
+        "json_keys" => (j(JsonFn::Keys), 1, 2),
+        "json_contains" => (j(JsonFn::Contains), 2, 3),
+        // The binder sets which arguments are JSON already (`func/syntax.rs`).
+        "json_object" => (j(JsonFn::Object { json_args: 0 }), 0, N),
+        "json_array" => (j(JsonFn::Array { json_args: 0 }), 0, N),
         "substring_index" => (s(StrFn::SubstringIndex), 3, 3),
         "insert" => (s(StrFn::Insert), 4, 4),
         "format" => (s(StrFn::Format), 2, 3),

@@ -7,11 +7,21 @@ use quire_engine::row::{Column, Value};
 use sqlparser::ast::{self as sql, BinaryOperator, DataType, DateTimeField, UnaryOperator};
 
 use super::{
-    by_name, cast, datetime, is_time_function, CastTo, MathFn, StrFn, TimeFn, TrimSide, Unit,
+    by_name, cast, datetime, is_time_function, json::JsonFn, CastTo, MathFn, StrFn, TimeFn,
+    TrimSide, Unit,
 };
 use crate::bind::Binder;
 use crate::error::{Result, SqlError};
 use crate::expr::{BinOp, Expr, Func};
+
+/// Whether `e`'s value is JSON text: a JSON function's result or a JSON column.
+fn is_json_expr(e: &Expr, cols: &[Column]) -> bool {
+    match e {
+        Expr::Func(Func::Json(f), _) => f.returns_json(),
+        Expr::Column(i) => cols.get(*i).is_some_and(|c| c.json),
+        _ => false,
+    }
+}
 
 fn parse_err(near: &str) -> SqlError {
     SqlError::Parse {
@@ -396,6 +406,25 @@ impl Binder<'_> {
                 let dec = super::types::temporal_dec(&bound[0], t);
                 Expr::Func(Func::Time(TimeFn::UnixTimestamp(dec)), bound)
             }
+            Func::Json(f @ (JsonFn::Object { .. } | JsonFn::Array { .. })) => {
+                // Arguments that are JSON already go in as JSON, not as strings.
+                let mask = bound
+                    .iter()
+                    .take(64)
+                    .enumerate()
+                    .filter(|(_, a)| is_json_expr(a, self.cols()))
+                    .fold(0u64, |m, (i, _)| m | 1 << i);
+                let f = match f {
+                    JsonFn::Object { .. } => {
+                        if bound.len() % 2 == 1 {
+                            return Err(SqlError::WrongParamCount(name.into()));
+                        }
+                        JsonFn::Object { json_args: mask }
+                    }
+                    _ => JsonFn::Array { json_args: mask },
+                };
+                Expr::Func(Func::Json(f), bound)
+            }
             other => Expr::Func(other, bound),
         })
     }
@@ -416,6 +445,17 @@ impl Binder<'_> {
             BinaryOperator::PGBitwiseShiftRight => Some(MathFn::Shr),
             _ => None,
         };
+        // MySQL's `c -> path` and `c ->> path` (MariaDB 10.11 has neither): JSON_EXTRACT,
+        // and JSON_UNQUOTE of it, as MySQL defines them.
+        if matches!(op, BinaryOperator::Arrow | BinaryOperator::LongArrow) {
+            let (a, b) = (self.bind(left)?, self.bind(right)?);
+            let extract = Expr::Func(Func::Json(JsonFn::Extract), vec![a, b]);
+            return Ok(Some(if matches!(op, BinaryOperator::LongArrow) {
+                Expr::Func(Func::Json(JsonFn::Unquote), vec![extract])
+            } else {
+                extract
+            }));
+        }
         if let Some(f) = bit {
             // An ENUM or SET is its number here (`s | 4` adds a member).
             let (a, b) = (self.bind(left)?, self.bind(right)?);

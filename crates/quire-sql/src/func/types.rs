@@ -210,7 +210,10 @@ fn column_ty(col: &Column) -> Ty {
     if string {
         t.dec = 0;
     }
-    t.unsigned = matches!(col.ty, ColumnType::Int { unsigned: true, .. });
+    t.unsigned = matches!(
+        col.ty,
+        ColumnType::Int { unsigned: true, .. } | ColumnType::Year
+    );
     t.binary = matches!(
         col.ty,
         ColumnType::Binary { .. } | ColumnType::VarBinary { .. } | ColumnType::Blob(_)
@@ -729,6 +732,7 @@ fn func(f: Func, args: &[Expr], cols: &[Column], aggs: &[AggCall]) -> Ty {
             )
         }
         Func::Str(sf, coll) => string_fn(sf, coll, args, cols, aggs),
+        Func::Json(jf) => json_fn(jf),
         Func::Math(mf) => math_fn(mf, args, cols, aggs),
         Func::Time(tf) => time_fn(tf, args, cols, aggs),
         Func::Cast(to) => {
@@ -745,6 +749,20 @@ fn func(f: Func, args: &[Expr], cols: &[Column], aggs: &[AggCall]) -> Ty {
             };
             cast_ty(to, arg(0), neg)
         }
+    }
+}
+
+/// MariaDB's types of the JSON functions: JSON_VALID and JSON_CONTAINS are INT(1),
+/// JSON_LENGTH INT(10), JSON_TYPE a string of 12; the others return JSON text of any
+/// length, a LONGTEXT as MariaDB's are on a column (on literals MariaDB sizes a VARCHAR
+/// from them, which Quire does not copy).
+fn json_fn(f: crate::func::json::JsonFn) -> Ty {
+    use crate::func::json::JsonFn as F;
+    match f {
+        F::Valid | F::Contains => Ty::long(1),
+        F::Length => Ty::long(10),
+        F::Type => Ty::string(12),
+        _ => Ty::new(FieldType::LongBlob, u32::MAX / 4, STRING_DEC),
     }
 }
 

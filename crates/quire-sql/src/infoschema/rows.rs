@@ -557,14 +557,7 @@ pub(crate) fn rows(t: InfoTable, inst: &Instance<'_>, sv: &SessVars) -> Result<V
 /// The collation every string column shares (SHOW CREATE TABLE's table default), else
 /// the server's.
 fn table_collation(cols: &[Column]) -> String {
-    let mut it = cols
-        .iter()
-        .filter(|c| c.ty.is_string())
-        .map(|c| c.collation);
-    match it.next() {
-        Some(first) if it.all(|c| c == first) => first.name().to_string(),
-        _ => "utf8mb4_general_ci".to_string(),
-    }
+    crate::types::table_collation(cols).name().to_string()
 }
 
 fn column_key(def: &TableDef, i: usize) -> &'static str {
