@@ -258,7 +258,8 @@ fn long_query_time_is_a_fraction_clamped_as_mariadb_does() {
         "not a number"
     );
     assert_eq!(
-        c.query("SET SESSION slow_query_log_file = 'x.log'").err_code(),
+        c.query("SET SESSION slow_query_log_file = 'x.log'")
+            .err_code(),
         Some(1229),
         "global only"
     );
