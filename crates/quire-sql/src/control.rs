@@ -839,31 +839,17 @@ impl<'d> Session<'d> {
             },
             "variables" => {
                 let pat = like_at(toks, i)?;
-                let mut rows: Vec<Vec<Value>> = Vec::new();
-                for (n, v) in crate::vars::all_globals(self.inst) {
-                    if !like_ok(&pat, &n) {
-                        continue;
-                    }
-                    let v = if global { v } else { self.var(&n).unwrap_or(v) };
-                    rows.push(vec![s(n.clone()), s(var_text(&n, &v))]);
-                }
+                let session = (!global).then_some(&self.sv.vars);
+                let rows = variable_rows(self.inst, session)
+                    .into_iter()
+                    .filter(|(n, _)| like_ok(&pat, n))
+                    .map(|(n, v)| vec![s(n), s(v)])
+                    .collect();
                 send_table(sink, &[("Variable_name", vs), ("Value", vs)], rows)
             }
             "status" => {
                 let pat = like_at(toks, i)?;
-                let mut all: Vec<(String, String)> = self
-                    .inst
-                    .global_status()
-                    .into_iter()
-                    .map(|(n, v)| (n, v.to_string()))
-                    .collect();
-                // This session's transport (empty on a plain connection), as clients check
-                // that TLS is on.
-                let (version, cipher) = self.info.tls.lock().clone().unwrap_or_default();
-                all.push(("Ssl_version".into(), version));
-                all.push(("Ssl_cipher".into(), cipher));
-                all.sort_by_key(|a| a.0.to_lowercase());
-                let rows = all
+                let rows = status_rows(self.inst, &self.info)
                     .into_iter()
                     .filter(|(n, _)| like_ok(&pat, n))
                     .map(|(n, v)| vec![s(n), s(v)])
@@ -1274,6 +1260,42 @@ impl<'d> Session<'d> {
 }
 
 /// A variable's value as SHOW VARIABLES prints it (booleans as ON/OFF).
+/// SHOW STATUS's rows (and information_schema.GLOBAL_STATUS's): the instance's counters and
+/// this session's transport (empty on a plain connection, as clients check that TLS is on),
+/// sorted as MariaDB lists them.
+pub(crate) fn status_rows(
+    inst: &crate::session::Instance<'_>,
+    info: &crate::session::SessionInfo,
+) -> Vec<(String, String)> {
+    let mut all: Vec<(String, String)> = inst
+        .global_status()
+        .into_iter()
+        .map(|(n, v)| (n, v.to_string()))
+        .collect();
+    let (version, cipher) = info.tls.lock().clone().unwrap_or_default();
+    all.push(("Ssl_version".into(), version));
+    all.push(("Ssl_cipher".into(), cipher));
+    all.sort_by_key(|a| a.0.to_lowercase());
+    all
+}
+
+/// SHOW VARIABLES's rows as text (and information_schema's GLOBAL_VARIABLES and
+/// SESSION_VARIABLES): the global values, or with `session` the values a session set over
+/// them.
+pub(crate) fn variable_rows(
+    inst: &crate::session::Instance<'_>,
+    session: Option<&std::collections::HashMap<String, Value>>,
+) -> Vec<(String, String)> {
+    crate::vars::all_globals(inst)
+        .into_iter()
+        .map(|(n, v)| {
+            let v = session.and_then(|m| m.get(&n).cloned()).unwrap_or(v);
+            let text = var_text(&n, &v);
+            (n, text)
+        })
+        .collect()
+}
+
 pub(crate) fn var_text(name: &str, v: &Value) -> String {
     let boolean = crate::vars::is_bool(name);
     match v {

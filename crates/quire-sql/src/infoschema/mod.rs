@@ -132,6 +132,12 @@ pub const INNODB_CMPMEM: &[Col] = &[
     ("relocation_ops", K::Big(21, false), false),
     ("relocation_time", K::Int(11, false), false),
 ];
+// GLOBAL_STATUS, SESSION_STATUS, GLOBAL_VARIABLES and SESSION_VARIABLES: what SHOW STATUS and
+// SHOW VARIABLES list, names in capitals as MariaDB gives them.
+pub const NAME_VALUE: &[Col] = &[
+    ("VARIABLE_NAME", K::Str(64), false),
+    ("VARIABLE_VALUE", K::Str(4096), false),
+];
 pub const INNODB_METRICS: &[Col] = &[
     ("NAME", K::Str(193), false),
     ("SUBSYSTEM", K::Str(193), false),
@@ -393,6 +399,10 @@ pub enum InfoTable {
     InnodbLockWaits,
     InnodbLocks,
     InnodbMetrics,
+    GlobalStatus,
+    GlobalVariables,
+    SessionStatus,
+    SessionVariables,
     InnodbCmp,
     InnodbCmpReset,
     InnodbCmpmem,
@@ -411,7 +421,7 @@ pub enum InfoTable {
 }
 
 impl InfoTable {
-    pub const ALL: [InfoTable; 23] = [
+    pub const ALL: [InfoTable; 27] = [
         InfoTable::CharacterSets,
         InfoTable::Collations,
         InfoTable::Columns,
@@ -420,6 +430,10 @@ impl InfoTable {
         InfoTable::InnodbLockWaits,
         InfoTable::InnodbLocks,
         InfoTable::InnodbMetrics,
+        InfoTable::GlobalStatus,
+        InfoTable::GlobalVariables,
+        InfoTable::SessionStatus,
+        InfoTable::SessionVariables,
         InfoTable::InnodbCmp,
         InfoTable::InnodbCmpReset,
         InfoTable::InnodbCmpmem,
@@ -449,6 +463,10 @@ impl InfoTable {
             InfoTable::InnodbLockWaits => "INNODB_LOCK_WAITS",
             InfoTable::InnodbLocks => "INNODB_LOCKS",
             InfoTable::InnodbMetrics => "INNODB_METRICS",
+            InfoTable::GlobalStatus => "GLOBAL_STATUS",
+            InfoTable::GlobalVariables => "GLOBAL_VARIABLES",
+            InfoTable::SessionStatus => "SESSION_STATUS",
+            InfoTable::SessionVariables => "SESSION_VARIABLES",
             InfoTable::InnodbCmp => "INNODB_CMP",
             InfoTable::InnodbCmpReset => "INNODB_CMP_RESET",
             InfoTable::InnodbCmpmem => "INNODB_CMPMEM",
@@ -484,6 +502,10 @@ impl InfoTable {
             InfoTable::InnodbLockWaits => INNODB_LOCK_WAITS,
             InfoTable::InnodbLocks => INNODB_LOCKS,
             InfoTable::InnodbMetrics => INNODB_METRICS,
+            InfoTable::GlobalStatus
+            | InfoTable::GlobalVariables
+            | InfoTable::SessionStatus
+            | InfoTable::SessionVariables => NAME_VALUE,
             InfoTable::InnodbCmp | InfoTable::InnodbCmpReset => INNODB_CMP,
             InfoTable::InnodbCmpmem | InfoTable::InnodbCmpmemReset => INNODB_CMPMEM,
             InfoTable::InnodbTrx => INNODB_TRX,

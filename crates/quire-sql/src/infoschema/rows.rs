@@ -513,6 +513,19 @@ pub(crate) fn rows(t: InfoTable, inst: &Instance<'_>, sv: &SessVars) -> Result<V
         | InfoTable::Triggers
         | InfoTable::Routines
         | InfoTable::Events => {}
+        // Quire keeps no per-session counters: SESSION_STATUS is the instance's, as SHOW
+        // SESSION STATUS is.
+        InfoTable::GlobalStatus | InfoTable::SessionStatus => {
+            for (n, v) in crate::control::status_rows(inst, &sv.info) {
+                out.push(vec![s(n.to_ascii_uppercase()), s(v)]);
+            }
+        }
+        InfoTable::GlobalVariables | InfoTable::SessionVariables => {
+            let session = (t == InfoTable::SessionVariables).then_some(&sv.vars);
+            for (n, v) in crate::control::variable_rows(inst, session) {
+                out.push(vec![s(n.to_ascii_uppercase()), s(v)]);
+            }
+        }
         InfoTable::InnodbCmp
         | InfoTable::InnodbCmpReset
         | InfoTable::InnodbCmpmem
