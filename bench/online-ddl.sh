@@ -53,7 +53,7 @@ one() { # name port
   sleep $((secs / 4))
   local a b
   a=$(now)
-  sql "$port" "ALTER TABLE sbtest1 ADD INDEX ix_pad (pad), ALGORITHM=INPLACE, LOCK=NONE" \
+  sql "$port" "ALTER TABLE sbtest.sbtest1 ADD INDEX ix_pad (pad), ALGORITHM=INPLACE, LOCK=NONE" \
     >"$WORK/$name.alter1" 2>&1 && r1=ok || r1="error: $(tr '\n' ' ' <"$WORK/$name.alter1")"
   b=$(now)
   echo "add_index $a $b $r1" >>"$events"
@@ -61,7 +61,7 @@ one() { # name port
   a=$(now)
   # MariaDB runs this instantly; LOCK is left to the server (Quire: a rebuild, which
   # excludes DML: docs/online-ddl.md).
-  sql "$port" "ALTER TABLE sbtest1 ADD COLUMN extra INT" \
+  sql "$port" "ALTER TABLE sbtest.sbtest1 ADD COLUMN extra INT" \
     >"$WORK/$name.alter2" 2>&1 && r2=ok || r2="error: $(tr '\n' ' ' <"$WORK/$name.alter2")"
   b=$(now)
   echo "add_column $a $b $r2" >>"$events"
