@@ -244,30 +244,16 @@ fn seconds(d: Duration) -> String {
 /// `261128  0:19:24` for 2026-11-28 00:19:24 UTC (the server's time zone is UTC:
 /// `system_time_zone`): `%y%m%d %2H:%M:%S`, as MariaDB's `# Time:` line.
 fn time_line(unix_secs: u64) -> String {
-    let days = (unix_secs / 86_400) as i64;
-    let rem = unix_secs % 86_400;
-    let (y, m, d) = civil_from_days(days);
+    let t = quire_sql::func::datetime::from_unix_us(unix_secs as i64 * 1_000_000);
     format!(
-        "{:02}{m:02}{d:02} {:2}:{:02}:{:02}",
-        y % 100,
-        rem / 3600,
-        rem / 60 % 60,
-        rem % 60
+        "{:02}{:02}{:02} {:2}:{:02}:{:02}",
+        t.date.year % 100,
+        t.date.month,
+        t.date.day,
+        t.hour,
+        t.minute,
+        t.second
     )
-}
-
-/// The proleptic Gregorian date of day `z` since 1970-01-01 (Howard Hinnant's algorithm).
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
 }
 
 /// A database name as the `use` line writes it: back-quoted, as MariaDB 10.11 does.

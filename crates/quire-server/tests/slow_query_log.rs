@@ -68,8 +68,8 @@ fn entry_for<'a>(all: &'a [String], statement: &str) -> &'a str {
         .unwrap_or_else(|| panic!("no entry for {statement:?} in {all:#?}"))
 }
 
-#[test]
-fn slow_statements_are_written_in_mariadbs_format() {
+/// A server whose slow query log goes to `slow.log` in a new directory, and a session.
+fn server_logging_to_a_file() -> (tempfile::TempDir, std::path::PathBuf, TestServer, Client) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("slow.log");
     let server = TestServer::start();
@@ -78,6 +78,12 @@ fn slow_statements_are_written_in_mariadbs_format() {
         &mut c,
         &format!("SET GLOBAL slow_query_log_file = '{}'", path.display()),
     );
+    (dir, path, server, c)
+}
+
+#[test]
+fn slow_statements_are_written_in_mariadbs_format() {
+    let (_dir, path, _server, mut c) = server_logging_to_a_file();
     ok(&mut c, "SET GLOBAL slow_query_log = ON");
     // The session took the global value (OFF) when it connected.
     ok(&mut c, "SET SESSION slow_query_log = ON");
@@ -150,14 +156,7 @@ fn slow_statements_are_written_in_mariadbs_format() {
 
 #[test]
 fn what_is_slow_is_counted_and_what_is_written_follows_the_settings() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("slow.log");
-    let server = TestServer::start();
-    let mut c = server.connect();
-    ok(
-        &mut c,
-        &format!("SET GLOBAL slow_query_log_file = '{}'", path.display()),
-    );
+    let (dir, path, server, mut c) = server_logging_to_a_file();
     ok(&mut c, "CREATE DATABASE sc");
     ok(&mut c, "CREATE TABLE sc.t (a INT PRIMARY KEY)");
     ok(&mut c, "INSERT INTO sc.t VALUES (1), (2), (3), (4)");
