@@ -65,6 +65,8 @@ suite "mariadb-admin" python3 tests/server/mariadb_admin.py --quire "$quire"
 # caching_sha2_password's RSA exchange in PyMySQL needs `cryptography`.
 python3 -c "import cryptography" 2>/dev/null || python3 -m pip install -q cryptography >/dev/null 2>&1
 suite "accounts" python3 tests/server/accounts.py --quire "$quire"
+suite "MySQL 8.4 and 9.x clients" python3 tests/server/mysql_clients.py --quire "$quire"
+suite "disk full" python3 tests/server/disk_full.py --quire "$quire"
 suite "kill -9 under load" python3 tests/server/crash_kill9.py --quire "$quire" --iterations "${QUIRE_SERVER_CRASH_ITERS:-3}"
 
 # One closing line for the whole run: cargo's test results plus the suites' own counts (a

@@ -253,6 +253,12 @@ impl Doublewrite {
             vfs.sync_dir(dir)?;
             file
         };
+        // Every slot's room is reserved now (fallocate: no zeros written), so a batch never
+        // grows the file: on a full disk a page write must not fail, since a failed page
+        // write is fatal (quire_io's FileHandle) while a failed allocation is only an error
+        // of the statement that needed it. Never shrinks a bigger file of an old geometry.
+        let bytes = (1 + u64::from(slots) * u64::from(slot_pages)) * ps as u64;
+        file.allocate(0, bytes)?;
         Ok(Doublewrite {
             spaces,
             file,

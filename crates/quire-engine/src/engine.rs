@@ -86,6 +86,21 @@ pub enum EngineError {
 
 pub type Result<T> = std::result::Result<T, EngineError>;
 
+impl EngineError {
+    /// A file could not grow: the disk is full (or a space reached its largest size).
+    pub fn is_disk_full(&self) -> bool {
+        match self {
+            EngineError::Log(e) => e.is_disk_full(),
+            EngineError::Buffer(e) => e.is_disk_full(),
+            EngineError::Space(e) => e.is_disk_full(),
+            EngineError::Mtr(e) => e.is_disk_full(),
+            EngineError::Alloc(e) => e.is_disk_full(),
+            EngineError::Io(e) => e.kind == quire_io::ErrorKind::NoSpace,
+            _ => false,
+        }
+    }
+}
+
 /// The write-ahead rule for the buffer pool, once the log exists. During recovery there is
 /// no log object yet, and nothing to wait for: every redo being applied was read from disk.
 #[derive(Default)]
@@ -604,6 +619,7 @@ impl Engine {
         }
         let rel = format!("{name}.{SPACE_SUFFIX}");
         let path = self.shared.dir.join(&rel);
+        let mut file_made = false;
         let created = (|| -> Result<Lsn> {
             let space = Arc::new(Space::create(
                 self.shared.vfs.as_ref(),
@@ -612,6 +628,7 @@ impl Engine {
                 self.shared.page_size,
                 INITIAL_SPACE_PAGES,
             )?);
+            file_made = true;
             self.shared.spaces.insert(space.clone());
             let mut mtr = self.mtr();
             // Counted before FILE_CREATE commits: a checkpoint that can pass it syncs the
@@ -639,6 +656,13 @@ impl Engine {
             Err(e) => {
                 self.shared.names.lock().remove(name);
                 self.shared.spaces.remove(id);
+                // Nothing was logged (the mtr did not commit), so the file this call made
+                // is nobody's: remove it rather than leave it on a disk that is likely full.
+                if file_made {
+                    if let Err(d) = self.shared.vfs.delete(&path) {
+                        tracing::warn!(path = %path.display(), error = %d, "could not remove the file of a failed space creation");
+                    }
+                }
                 Err(e)
             }
         }

@@ -9,7 +9,9 @@
 //!    the file and the page, never returned as data.
 //! 2. Every page written carries a valid checksum (asserted before the write, checked again on
 //!    read: "check it when it is written and when it is read").
-//! 3. `size_pages` only grows, and the file is at least `size_pages` pages long.
+//! 3. `size_pages` is whole extents, only grows, and the file is at least `size_pages` pages
+//!    long. A file longer than that holds a partial extension (a crash during one, or a full
+//!    disk that granted part of one): never used, ignored at open, covered by the next one.
 //! 4. Creating or extending a space writes no zeros: the file system allocates the range
 //!    (fallocate, lesson 5), and reads of never-written pages return zeros.
 //!
@@ -62,6 +64,13 @@ pub enum SpaceError {
 
 pub type Result<T> = std::result::Result<T, SpaceError>;
 
+impl SpaceError {
+    /// The file system refused to grow the file (ENOSPC or EDQUOT): MySQL's "table is full".
+    pub fn is_disk_full(&self) -> bool {
+        matches!(self, SpaceError::Io(e) if e.kind == quire_io::ErrorKind::NoSpace)
+    }
+}
+
 /// One open tablespace file.
 #[derive(Debug)]
 pub struct Space {
@@ -89,7 +98,14 @@ impl Space {
     ) -> Result<Space> {
         let file = FileHandle::new(vfs.open(path, OpenOptions::create_new().direct(true))?);
         let pages = initial_pages.max(1).div_ceil(EXTENT_PAGES) * EXTENT_PAGES;
-        file.allocate(0, u64::from(pages) * page_size.get() as u64)?;
+        if let Err(e) = file.allocate(0, u64::from(pages) * page_size.get() as u64) {
+            // The file is ours (create_new) and holds nothing: a full disk keeps no trace.
+            drop(file);
+            if let Err(d) = vfs.delete(path) {
+                tracing::warn!(path = %path.display(), error = %d, "could not remove a space file that could not be allocated");
+            }
+            return Err(e.into());
+        }
         Ok(Space {
             id,
             page_size,
@@ -104,17 +120,26 @@ impl Space {
     pub fn open(vfs: &dyn Vfs, path: &Path, id: SpaceId, page_size: PageSize) -> Result<Space> {
         let file = FileHandle::new(vfs.open(path, OpenOptions::existing().direct(true))?);
         let len = file.len()?;
-        if !len.is_multiple_of(page_size.get() as u64) {
-            // A crash during an extension on a file system without fallocate can leave a
-            // partial page at the end; it was never written, so round down.
-            tracing::warn!(path = %path.display(), len, "space file length is not page-aligned");
-        }
-        let pages =
+        let whole =
             u32::try_from(len / page_size.get() as u64).map_err(|_| SpaceError::BadLength {
                 path: path.to_path_buf(),
                 len,
                 page_size: page_size.get(),
             })?;
+        // Invariant 3: a space is whole extents. A longer file holds a partial extension:
+        // a crash during one on a file system without fallocate, or a fallocate that the
+        // disk filled up part way (ext4 keeps what it allocated). No page of it was ever
+        // used (the space header grows only after the extension succeeded), so the tail
+        // is ignored, and the next extension covers it again.
+        let pages = whole / EXTENT_PAGES * EXTENT_PAGES;
+        if u64::from(pages) * page_size.get() as u64 != len {
+            tracing::warn!(
+                path = %path.display(),
+                len,
+                pages,
+                "space file ends in a partial extension; its tail is ignored"
+            );
+        }
         Ok(Space {
             id,
             page_size,
@@ -228,9 +253,24 @@ impl Space {
             return Ok(cur);
         }
         let new = next_size(cur, page_no.0 + 1, self.page_size);
+        debug_assert!(
+            cur.is_multiple_of(EXTENT_PAGES) && new.is_multiple_of(EXTENT_PAGES),
+            "invariant 3: space {} of {cur} pages grows to {new}",
+            self.id
+        );
         let ps = self.page_size.get() as u64;
-        self.file
-            .allocate(u64::from(cur) * ps, u64::from(new - cur) * ps)?;
+        if let Err(e) = self
+            .file
+            .allocate(u64::from(cur) * ps, u64::from(new - cur) * ps)
+        {
+            // A full disk may have granted part of the range (ext4 does): give it back, so
+            // the file stays whole extents (invariant 3) and the space it took is free for
+            // whoever frees space next. If even that fails, `open` ignores the tail.
+            if let Err(t) = self.file.set_len(u64::from(cur) * ps) {
+                tracing::warn!(space = %self.id, error = %t, "could not cut a failed extension back");
+            }
+            return Err(e.into());
+        }
         self.size_pages.store(new, Ordering::Release);
         tracing::debug!(space = %self.id, from = cur, to = new, "extended space");
         Ok(new)

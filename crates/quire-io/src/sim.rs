@@ -31,7 +31,9 @@
 //! 5. `op_count` grows by exactly one per successful mutating call, and `frozen`, once taken
 //!    at `op_count == crash_point`, never changes.
 //! 6. A call that fails (an injected fault or a refused request) changes no state and is not
-//!    counted.
+//!    counted; except a fallocate on a full disk with [`SimVfs::set_partial_allocate`] on,
+//!    which grows the file to the last byte the disk holds first (as ext4 does), counted as
+//!    one op.
 //!
 //! [`SimVfs::check_invariants`] asserts 1, 3 and 4; `crash` calls it first.
 
@@ -314,6 +316,11 @@ struct State {
     generation: u64,
     direct_align: u32,
     faults: Vec<ArmedFault>,
+    /// The disk's size: a call that would make the live files (those a live directory
+    /// entry names) hold more bytes than this fails with ENOSPC, changing nothing.
+    capacity: Option<u64>,
+    /// A fallocate that fills the disk keeps what it got (see invariant 6).
+    partial_allocate: bool,
     stats: SimStats,
 }
 
@@ -419,6 +426,8 @@ impl State {
             generation,
             direct_align,
             faults: Vec::new(),
+            capacity: None,
+            partial_allocate: false,
             stats: SimStats::default(),
         }
     }
@@ -452,6 +461,40 @@ impl State {
                 path,
                 armed.fault.kind,
                 format!("injected fault {:?}", armed.fault),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Bytes held by the live files: every inode a live directory entry names, counted once.
+    fn used_bytes(&self) -> u64 {
+        let live: BTreeSet<Ino> = self
+            .disk
+            .dirs
+            .values()
+            .flat_map(|d| d.live.values().copied())
+            .collect();
+        live.iter()
+            .filter_map(|ino| self.disk.inodes.get(ino))
+            .map(|n| n.live.len() as u64)
+            .sum()
+    }
+
+    /// ENOSPC if growing inode `ino` to `new_len` bytes would pass the disk's capacity.
+    fn check_room(&self, ino: Ino, new_len: u64, opname: &'static str, path: &Path) -> Result<()> {
+        let Some(cap) = self.capacity else {
+            return Ok(());
+        };
+        let cur = self.inode(ino).live.len() as u64;
+        if new_len <= cur {
+            return Ok(());
+        }
+        if self.used_bytes() + (new_len - cur) > cap {
+            return Err(IoError::new(
+                opname,
+                path,
+                ErrorKind::NoSpace,
+                format!("No space left on device (simulated disk of {cap} bytes)"),
             ));
         }
         Ok(())
@@ -703,6 +746,27 @@ impl SimVfs {
     /// Disarms every fault not yet fired.
     pub fn clear_faults(&self) {
         self.state.lock().faults.clear();
+    }
+
+    /// Sets the disk's size in bytes (`None`: unbounded, the default). A write, allocate or
+    /// set_len that would make the live files hold more than this fails with
+    /// [`ErrorKind::NoSpace`] and changes nothing (invariant 6); overwrites inside a file never
+    /// fail. Lowering it below what is used makes every growth fail until files shrink, are
+    /// deleted or it is raised: a disk that filled up and later had space freed.
+    pub fn set_capacity(&self, bytes: Option<u64>) {
+        self.state.lock().capacity = bytes;
+    }
+
+    /// With `on`, a fallocate that the disk cannot hold grows the file to the disk's last
+    /// byte before failing with ENOSPC, as ext4 does; without (the default), it changes
+    /// nothing.
+    pub fn set_partial_allocate(&self, on: bool) {
+        self.state.lock().partial_allocate = on;
+    }
+
+    /// Bytes the live files hold (what [`SimVfs::set_capacity`] limits).
+    pub fn used_bytes(&self) -> u64 {
+        self.state.lock().used_bytes()
     }
 
     pub fn stats(&self) -> SimStats {
@@ -1179,6 +1243,7 @@ impl SimFile {
         }
         let mut st = self.state.lock();
         st.check_fault(FaultOp::Write, "write", &[&self.path])?;
+        st.check_room(self.ino, offset + len, "write", &self.path)?;
         let node = st.inode_mut(self.ino);
         if !data.is_empty() {
             put(&mut node.live, offset, &data);
@@ -1273,6 +1338,24 @@ impl VfsFile for SimFile {
         {
             let mut st = self.state.lock();
             st.check_fault(FaultOp::Allocate, "fallocate", &[&self.path])?;
+            if let Err(e) = st.check_room(self.ino, end, "fallocate", &self.path) {
+                if st.partial_allocate {
+                    // ext4 keeps the blocks it allocated before the disk filled, and the
+                    // size that covers them, then reports ENOSPC.
+                    let room = st.capacity.unwrap_or(0).saturating_sub(st.used_bytes());
+                    let node = st.inode_mut(self.ino);
+                    let got = node.live.len() as u64 + room;
+                    if room > 0 && got < end {
+                        node.live.resize(got as usize, 0);
+                        node.pending.push(PendingOp::SetLen {
+                            len: got,
+                            cause: SizeCause::Allocate,
+                        });
+                        st.mutated();
+                    }
+                }
+                return Err(e);
+            }
             let node = st.inode_mut(self.ino);
             // Never shrinks; a range already inside the file changes nothing, but the call
             // still counts as an op.
@@ -1302,6 +1385,7 @@ impl VfsFile for SimFile {
         {
             let mut st = self.state.lock();
             st.check_fault(FaultOp::SetLen, "ftruncate", &[&self.path])?;
+            st.check_room(self.ino, len, "ftruncate", &self.path)?;
             let node = st.inode_mut(self.ino);
             node.live.resize(len as usize, 0);
             node.pending.push(PendingOp::SetLen {

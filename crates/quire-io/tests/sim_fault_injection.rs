@@ -1,4 +1,5 @@
-//! Injected EIO and ENOSPC hit exactly the chosen call, change nothing, and disarm.
+//! Injected EIO and ENOSPC hit exactly the chosen call, change nothing, and disarm. A disk
+//! of limited capacity refuses every growth past it, and accepts them again once space is freed.
 
 use std::path::Path;
 
@@ -78,6 +79,68 @@ fn enospc_on_allocate_keeps_the_size() {
     assert_eq!(f.len().expect("len"), 0);
     f.allocate(0, 1 << 20).expect("space freed");
     assert_eq!(f.len().expect("len"), 1 << 20);
+}
+
+#[test]
+fn a_full_disk_refuses_growth_until_space_is_freed() {
+    let vfs = SimVfs::new(0);
+    let a = vfs
+        .open(Path::new("/a"), OpenOptions::create_new())
+        .expect("a");
+    let ballast = vfs
+        .open(Path::new("/ballast"), OpenOptions::create_new())
+        .expect("ballast");
+    ballast.allocate(0, 6000).expect("ballast");
+    a.write_all_at(&[1; 3000], 0).expect("write");
+    vfs.set_capacity(Some(10_000));
+    assert_eq!(vfs.used_bytes(), 9000);
+    let ops = vfs.op_count();
+    for e in [
+        a.allocate(0, 10_001 - 6000)
+            .expect_err("fallocate past the disk"),
+        a.write_all_at(&[2; 2000], 3000)
+            .expect_err("write past the disk"),
+        a.set_len(4001).expect_err("ftruncate past the disk"),
+    ] {
+        assert_eq!(e.kind, ErrorKind::NoSpace, "{e}");
+    }
+    assert_eq!(vfs.op_count(), ops, "a refused call is not an op");
+    assert_eq!(a.len().expect("len"), 3000, "nothing changed");
+    // Inside the file, and up to the last byte of the disk, everything still works.
+    a.write_all_at(&[3; 3000], 0).expect("overwrite");
+    a.allocate(0, 4000).expect("the last bytes");
+    assert_eq!(vfs.used_bytes(), 10_000);
+    a.write_all_at(&[4], 4000).expect_err("one byte too many");
+    // Space freed: a delete, or a bigger disk.
+    drop(ballast);
+    vfs.delete(Path::new("/ballast")).expect("delete");
+    a.allocate(0, 10_000).expect("room again");
+    vfs.set_capacity(None);
+    a.allocate(0, 1 << 20).expect("unbounded");
+}
+
+#[test]
+fn a_partial_fallocate_keeps_what_the_disk_held() {
+    let vfs = SimVfs::new(0);
+    let a = vfs
+        .open(Path::new("/a"), OpenOptions::create_new())
+        .expect("a");
+    vfs.set_capacity(Some(5000));
+    vfs.set_partial_allocate(true);
+    let ops = vfs.op_count();
+    let e = a.allocate(1000, 8000).expect_err("past the disk");
+    assert_eq!(e.kind, ErrorKind::NoSpace);
+    assert_eq!(
+        a.len().expect("len"),
+        5000,
+        "the file got the disk's last byte"
+    );
+    assert_eq!(vfs.op_count(), ops + 1, "the size change is an op");
+    let e = a.allocate(0, 6000).expect_err("nothing left");
+    assert_eq!(e.kind, ErrorKind::NoSpace);
+    assert_eq!(vfs.op_count(), ops + 1, "nothing granted: no op");
+    a.set_len(1000).expect("cut back");
+    assert_eq!(vfs.used_bytes(), 1000);
 }
 
 #[test]

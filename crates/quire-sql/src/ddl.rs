@@ -1555,7 +1555,7 @@ impl<'d> Session<'d> {
                     value: value(),
                 })
             }
-            Err(SetError::Engine(e)) => Err(SqlError::Engine(DbError::Engine(e))),
+            Err(SetError::Engine(e)) => Err(DbError::Engine(e).into()),
         }
     }
 

@@ -397,6 +397,14 @@ pub enum SqlError {
     /// snapshot was taken).
     #[error("Table definition has changed, please retry transaction")]
     TableDefinitionChanged,
+    /// 1114: a row change needed the table's file (or the undo log) to grow on a full disk
+    /// (InnoDB's DB_OUT_OF_FILE_SPACE); the statement was rolled back.
+    #[error("The table '{0}' is full")]
+    TableFull(String),
+    /// 1021: another write (DDL, a log resize) could not grow a file on a full disk. The
+    /// text is MariaDB's ER_DISK_FULL without its "waiting": Quire fails at once.
+    #[error("Disk full ({0}); free some space and retry (errno: 28 \"No space left on device\")")]
+    DiskFull(String),
     /// 1792
     #[error("Cannot execute statement in a READ ONLY transaction")]
     ReadOnlyTransaction,
@@ -511,6 +519,8 @@ impl From<DbError> for SqlError {
             DbError::RowIsReferenced(d) => SqlError::FkRowIsReferenced(Some(d)),
             DbError::CascadeTooDeep(d) => SqlError::FkCascadeTooDeep(d),
             DbError::NoSuchForeignKey(k) => SqlError::FkCantDrop(k),
+            DbError::TableFull(t) => SqlError::TableFull(t),
+            e if e.is_disk_full() => SqlError::DiskFull(e.to_string()),
             e => SqlError::Engine(e),
         }
     }

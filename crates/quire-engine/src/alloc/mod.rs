@@ -56,6 +56,19 @@ pub enum AllocError {
 
 pub type Result<T> = std::result::Result<T, AllocError>;
 
+impl AllocError {
+    /// The space could not grow: the disk is full, or the space reached its largest size.
+    /// Both are MySQL's "table is full" (1114), as InnoDB's DB_OUT_OF_FILE_SPACE.
+    pub fn is_disk_full(&self) -> bool {
+        match self {
+            AllocError::SpaceFull { .. } => true,
+            AllocError::Space(s) => s.is_disk_full(),
+            AllocError::Buffer(b) => b.is_disk_full(),
+            _ => false,
+        }
+    }
+}
+
 /// The pages the allocator reads and changes, latched exclusively for one operation.
 pub trait AllocPages {
     fn space_id(&self) -> SpaceId;

@@ -104,6 +104,23 @@ pub enum BTreeError {
 
 pub type Result<T> = std::result::Result<T, BTreeError>;
 
+impl BTreeError {
+    /// A page could not be allocated because its space could not grow: the disk is full.
+    pub fn is_disk_full(&self) -> bool {
+        match self {
+            BTreeError::Alloc(f) => {
+                f.downcast_ref::<crate::EngineError>()
+                    .is_some_and(crate::EngineError::is_disk_full)
+                    || f.downcast_ref::<crate::alloc::AllocError>()
+                        .is_some_and(crate::alloc::AllocError::is_disk_full)
+            }
+            BTreeError::Mtr(e) => e.is_disk_full(),
+            BTreeError::Buffer(e) => e.is_disk_full(),
+            _ => false,
+        }
+    }
+}
+
 /// What a tree needs from the layers around it: the buffer pool, mini-transactions and page
 /// allocation. The engine implements it; this layer cannot use the engine (layering).
 pub trait BTreeStore {

@@ -153,6 +153,13 @@ pub enum BufferError {
     Space(#[from] SpaceError),
 }
 
+impl BufferError {
+    /// A space file could not grow: the disk is full.
+    pub fn is_disk_full(&self) -> bool {
+        matches!(self, BufferError::Space(s) if s.is_disk_full())
+    }
+}
+
 /// Counters, with InnoDB's status names where they mean the same.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct BufferStats {

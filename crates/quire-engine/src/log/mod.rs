@@ -163,3 +163,10 @@ pub enum LogError {
 }
 
 pub type Result<T> = std::result::Result<T, LogError>;
+
+impl LogError {
+    /// The file system refused to grow the redo log (a resize on a full disk).
+    pub fn is_disk_full(&self) -> bool {
+        matches!(self, LogError::Io(e) if e.kind == quire_io::ErrorKind::NoSpace)
+    }
+}

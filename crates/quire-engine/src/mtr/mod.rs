@@ -52,6 +52,17 @@ pub enum MtrError {
     },
 }
 
+impl MtrError {
+    /// A file the mini-transaction needed to grow could not: the disk is full.
+    pub fn is_disk_full(&self) -> bool {
+        match self {
+            MtrError::Buffer(b) => b.is_disk_full(),
+            MtrError::Log(l) => l.is_disk_full(),
+            _ => false,
+        }
+    }
+}
+
 pub type Result<T> = std::result::Result<T, MtrError>;
 
 enum Latch<'a> {

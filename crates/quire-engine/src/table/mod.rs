@@ -250,6 +250,26 @@ pub enum DbError {
     /// The temporary file of an online index build's log failed; the build was abandoned.
     #[error("{0}")]
     OnlineLogFailed(String),
+    /// MySQL error 1114: a change to the table needed its file (or the undo log's) to grow
+    /// and the disk is full (InnoDB's DB_OUT_OF_FILE_SPACE). The statement was rolled
+    /// back; the transaction goes on. `{0}` is the table's name.
+    #[error("The table '{0}' is full")]
+    TableFull(String),
+}
+
+impl DbError {
+    /// A file could not grow because the disk is full (ENOSPC, EDQUOT), or a space reached
+    /// its largest size: whatever layer the error came through.
+    pub fn is_disk_full(&self) -> bool {
+        match self {
+            DbError::TableFull(_) => true,
+            DbError::BTree(e) => e.is_disk_full(),
+            DbError::Engine(e) => e.is_disk_full(),
+            DbError::Undo(e) => e.is_disk_full(),
+            DbError::Catalog(CatalogError::BTree(e)) => e.is_disk_full(),
+            _ => false,
+        }
+    }
 }
 
 impl From<BTreeError> for DbError {
@@ -1403,6 +1423,13 @@ pub struct Table<'d> {
 }
 
 impl<'d> Table<'d> {
+    /// The table's own name, without its database (names hold no '.': catalog rule).
+    pub fn table_name(&self) -> &str {
+        self.name
+            .split_once('.')
+            .map_or(self.name.as_str(), |(_, t)| t)
+    }
+
     fn state(&self) -> Result<Arc<TableState>> {
         self.db
             .state

@@ -660,6 +660,22 @@ impl<'d> Transaction<'d> {
         }
     }
 
+    /// [`Transaction::statement`] for a change to `table`: a disk that is full becomes
+    /// MySQL's "The table 't' is full" (1114), after the statement's rollback.
+    fn write_statement<R>(
+        &mut self,
+        table: &Table<'_>,
+        f: impl FnOnce(&mut Self) -> Result<R>,
+    ) -> Result<R> {
+        self.statement(f).map_err(|e| {
+            if e.is_disk_full() {
+                DbError::TableFull(table.table_name().to_string())
+            } else {
+                e
+            }
+        })
+    }
+
     /// Takes `snapshot` (made with no id, before this transaction began) as this
     /// transaction's view, seeing its own changes as well.
     pub(super) fn adopt_view(&mut self, snapshot: &ReadView) {
@@ -1191,7 +1207,9 @@ impl<'d> Transaction<'d> {
 
     /// Inserts a row; returns it as stored (AUTO_INCREMENT filled, values canonical).
     pub fn insert(&mut self, table: &Table<'_>, row: Vec<Value>) -> Result<Vec<Value>> {
-        let r = self.statement(|tx| table.with_state(|t| tx.insert_in(table, t, row)));
+        let r = self.write_statement(table, |tx| {
+            table.with_state(|t| tx.insert_in(table, t, row))
+        });
         if r.is_ok() {
             self.db
                 .counters
@@ -1400,7 +1418,7 @@ impl<'d> Transaction<'d> {
     /// row changed: a row equal to the old one is only locked, nothing is written (MySQL
     /// counts it as matched, not changed).
     pub fn update(&mut self, table: &Table<'_>, pk: &[Value], row: Vec<Value>) -> Result<bool> {
-        let changed = self.statement(|tx| {
+        let changed = self.write_statement(table, |tx| {
             table.with_state(|t| {
                 let key = table.pk_key(t, pk)?;
                 tx.update_key(table, t, key, row)
@@ -1417,7 +1435,7 @@ impl<'d> Transaction<'d> {
         h: &RowHandle,
         row: Vec<Value>,
     ) -> Result<bool> {
-        let changed = self.statement(|tx| {
+        let changed = self.write_statement(table, |tx| {
             table.with_state(|t| {
                 let key = h.key_in(t)?.to_vec();
                 tx.update_key(table, t, key, row)
@@ -1437,7 +1455,7 @@ impl<'d> Transaction<'d> {
         pk: &[Value],
         f: impl FnOnce(&mut Vec<Value>),
     ) -> Result<Option<(Vec<Value>, bool)>> {
-        let r = self.statement(|tx| {
+        let r = self.write_statement(table, |tx| {
             table.with_state(|t| {
                 let key = table.pk_key(t, pk)?;
                 let Some(cur) = tx.lock_live_row(t, &key)? else {
@@ -1562,7 +1580,7 @@ impl<'d> Transaction<'d> {
     /// Deletes the row with primary key `pk` (delete-marks it; purge removes it once no
     /// snapshot can see it).
     pub fn delete(&mut self, table: &Table<'_>, pk: &[Value]) -> Result<()> {
-        self.statement(|tx| {
+        self.write_statement(table, |tx| {
             table.with_state(|t| {
                 let key = table.pk_key(t, pk)?;
                 tx.delete_in(t, key)
@@ -1574,7 +1592,7 @@ impl<'d> Transaction<'d> {
 
     /// Deletes the row a handle names.
     pub fn delete_row(&mut self, table: &Table<'_>, h: &RowHandle) -> Result<()> {
-        self.statement(|tx| {
+        self.write_statement(table, |tx| {
             table.with_state(|t| {
                 let key = h.key_in(t)?.to_vec();
                 tx.delete_in(t, key)

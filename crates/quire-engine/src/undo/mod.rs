@@ -72,6 +72,18 @@ pub enum UndoError {
 
 pub type Result<T> = std::result::Result<T, UndoError>;
 
+impl UndoError {
+    /// The undo space could not grow: the disk is full.
+    pub fn is_disk_full(&self) -> bool {
+        match self {
+            UndoError::Engine(e) => e.is_disk_full(),
+            UndoError::Mtr(e) => e.is_disk_full(),
+            UndoError::Buffer(e) => e.is_disk_full(),
+            _ => false,
+        }
+    }
+}
+
 fn corrupt(page: PageNo, what: impl Into<String>) -> UndoError {
     UndoError::Corrupt {
         page,
