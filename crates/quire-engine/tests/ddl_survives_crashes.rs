@@ -86,6 +86,12 @@ fn space_files(vfs: &SimVfs) -> BTreeSet<String> {
 fn check(img: &SimVfs, acked: u32, what: &str) {
     let db = open(img).unwrap_or_else(|e| panic!("{what}: open: {e}"));
     let problems = db.check().unwrap_or_else(|e| panic!("{what}: check: {e}"));
+    // The one residue catalog.md documents: a crash during CREATE INDEX (acknowledged up
+    // to step 1) may leave the new tree's pages in table a's space, named by no index.
+    let residue = |p: &String| {
+        acked == 1 && p.starts_with("d.a: leaked: ") && p.contains("index page(s) of no index")
+    };
+    let problems: Vec<&String> = problems.iter().filter(|p| !residue(p)).collect();
     assert!(problems.is_empty(), "{what}: {problems:?}");
     let tables: BTreeSet<String> = db
         .databases()

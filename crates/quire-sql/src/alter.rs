@@ -182,6 +182,8 @@ struct Work {
     rebuild: bool,
     /// Names or defaults changed (instant).
     meta: bool,
+    /// Columns were added: instantly if `instant_columns` allows, else by a rebuild.
+    added: bool,
     auto_increment: Option<u64>,
     algorithm: Option<Alg>,
     lock: LockReq,
@@ -834,6 +836,17 @@ impl<'d> Session<'d> {
             ));
         }
         let spec = spec_of(&w)?;
+        // Columns added at the end, alone or with instant changes: a catalog change only
+        // (docs/row-format.md, "Instantly added columns"); otherwise the table is rebuilt.
+        let instant_cols = if w.added {
+            let cols = self.instant_columns(&def, &w, &spec)?;
+            if cols.is_none() {
+                w.rebuild = true;
+            }
+            cols
+        } else {
+            None
+        };
         // What the statement needs, and whether ALGORITHM= / LOCK= allow it (1846).
         let added: Vec<&WIndex> = w.indexes.iter().filter(|i| i.old.is_none()).collect();
         let dropped: Vec<String> = def
@@ -926,9 +939,10 @@ impl<'d> Session<'d> {
             for name in &dropped {
                 self.inst.db.drop_index(edb, etable, name)?;
             }
-            if w.meta {
+            if w.meta || instant_cols.is_some() {
                 let now = handle.definition()?;
-                let renamed = with_names(&now, &w, &spec);
+                let mut renamed = with_names(&now, &w, &spec);
+                renamed.columns.extend(instant_cols.unwrap_or_default());
                 self.inst.db.alter_definition(edb, etable, renamed)?;
             }
             let mut done: Vec<String> = Vec::new();
@@ -1070,6 +1084,7 @@ impl<'d> Session<'d> {
             copy: None,
             rebuild: false,
             meta: false,
+            added: false,
             auto_increment: None,
             algorithm: None,
             lock: LockReq::Default,
@@ -1108,7 +1123,15 @@ impl<'d> Session<'d> {
                     pos.as_ref(),
                 )?;
                 self.key_options(w, &name, p.primary, p.unique, p.auto)?;
-                w.rebuild = true;
+                // A plain column at the end may be added instantly (`instant_columns`
+                // decides once the whole statement is known); anything else rebuilds.
+                let last = pos.is_none()
+                    || matches!(&pos, Some(Pos::After(a))
+                        if w.cols.len() >= 2 && w.cols[w.cols.len() - 2].col.name.eq_ignore_ascii_case(a));
+                if !last || p.primary || p.unique || p.auto {
+                    w.rebuild = true;
+                }
+                w.added = true;
             }
             Op::DropColumn { name, if_exists } => match w.position(&name) {
                 Some(i) => w.drop_column(i),
@@ -1437,6 +1460,81 @@ impl<'d> Session<'d> {
     }
 
     /// An added column's DEFAULT (the catalog's text) as a value.
+    /// The columns an ADD COLUMN appends, each with the value the rows already in the table
+    /// read for it (`Column::instant`), when the statement can add them without a rebuild:
+    /// only appended columns and instant changes (names, defaults), no key or index on the
+    /// new columns, no AUTO_INCREMENT, and each value is what a rebuild would have stored
+    /// (the DEFAULT evaluated once, NULL or the implicit default). `None`: rebuild.
+    fn instant_columns(
+        &self,
+        def: &TableDef,
+        w: &Work,
+        spec: &TableSpec,
+    ) -> Result<Option<Vec<Column>>> {
+        let n_old = def.columns.len();
+        let kept_in_place = w.cols.len() > n_old
+            && w.cols[..n_old]
+                .iter()
+                .enumerate()
+                .all(|(i, c)| c.src == Some(i) && !c.convert)
+            && w.cols[n_old..].iter().all(|c| c.src.is_none());
+        let new_in_key = (n_old..w.cols.len()).any(|c| {
+            spec.primary_key.contains(&c)
+                || spec.auto_increment == Some(c)
+                || spec
+                    .indexes
+                    .iter()
+                    .any(|ix| ix.columns.iter().any(|p| p.column == c))
+        });
+        // Index changes in the same statement take the index paths, which know nothing of
+        // new columns: such a statement rebuilds.
+        let same_indexes = w.indexes.len() == def.indexes.len()
+            && w.indexes.iter().all(|i| i.old.is_some())
+            && !w.pk_dropped
+            && !w.pk_added;
+        if w.rebuild || w.copy.is_some() || !kept_in_place || new_in_key || !same_indexes {
+            return Ok(None);
+        }
+        let env = crate::run::ExecEnv::new(&[], &self.sv, self.inst, false, false);
+        let mut out = Vec::new();
+        for col in &spec.columns[n_old..] {
+            let v = match &col.default {
+                Some(text) => self.eval_default(text)?,
+                None if col.nullable => Value::Null,
+                None => crate::exec::implicit_default(col),
+            };
+            let at = types::Target {
+                db: &def.db,
+                table: &def.name,
+                row: 0,
+                strict: false,
+            };
+            let v = types::coerce(v, col, &at, &env)?;
+            let instant = match v {
+                Value::Null if col.nullable => quire_engine::row::InstantValue::Null,
+                Value::Null => quire_engine::row::InstantValue::Field(
+                    quire_engine::row::record::encode_field(
+                        col,
+                        &crate::exec::implicit_default(col),
+                    )
+                    .map_err(DbError::from)?,
+                ),
+                v => match quire_engine::row::record::encode_field(col, &v) {
+                    Ok(b) if b.len() <= u16::MAX as usize => {
+                        quire_engine::row::InstantValue::Field(b)
+                    }
+                    // Too long for the catalog, or not storable as it is: a rebuild says why.
+                    _ => return Ok(None),
+                },
+            };
+            out.push(Column {
+                instant: Some(instant),
+                ..col.clone()
+            });
+        }
+        Ok(Some(out))
+    }
+
     fn eval_default(&self, text: &str) -> Result<Value> {
         let e = crate::parse::parse_expr_in(text, self.sv.mode)?;
         let b = crate::bind::Binder {

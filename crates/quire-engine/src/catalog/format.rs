@@ -4,7 +4,7 @@
 use super::{CatalogError, IndexDef, TableDef};
 use crate::page::{PageNo, SpaceId};
 use crate::row::secondary::IndexColumn;
-use crate::row::{Collation, Column, ColumnType, IntWidth, LobSize};
+use crate::row::{Collation, Column, ColumnType, InstantValue, IntWidth, LobSize};
 
 /// 2: a collation code after each column's flags, and string key parts hold collation
 /// sort keys (docs/row-format.md, "Collations"). Version 1 tables (binary string keys) are
@@ -21,6 +21,11 @@ const FLAG_NULLABLE: u8 = 1;
 const FLAG_HAS_DEFAULT: u8 = 2;
 /// The column is MariaDB's JSON: a LONGTEXT with its implicit `CHECK (json_valid(c))`.
 const FLAG_JSON: u8 = 4;
+/// The column was added instantly: after the default comes the value older records read
+/// for it, `u8 0` (NULL) or `u8 1 | u32 n | n bytes` (its record field bytes).
+const FLAG_INSTANT: u8 = 8;
+/// The longest instant value the catalog keeps (larger defaults are added by a rebuild).
+pub const INSTANT_MAX_BYTES: usize = 65_535;
 
 struct W(Vec<u8>);
 
@@ -247,12 +252,23 @@ pub fn encode_table(t: &TableDef) -> Vec<u8> {
         put_type(&mut w, c);
         let flags = (u8::from(c.nullable) * FLAG_NULLABLE)
             | (u8::from(c.default.is_some()) * FLAG_HAS_DEFAULT)
-            | (u8::from(c.json) * FLAG_JSON);
+            | (u8::from(c.json) * FLAG_JSON)
+            | (u8::from(c.instant.is_some()) * FLAG_INSTANT);
         w.u8(flags);
         w.u8(c.collation.code());
         if let Some(d) = &c.default {
             // At most DEFAULT_MAX_BYTES: checked by `TableDef::validate` before encoding.
             w.str(d);
+        }
+        match &c.instant {
+            None => {}
+            Some(InstantValue::Null) => w.u8(0),
+            Some(InstantValue::Field(b)) => {
+                // At most INSTANT_MAX_BYTES: checked by `TableDef::validate`.
+                w.u8(1);
+                w.u32(b.len() as u32);
+                w.0.extend_from_slice(b);
+            }
         }
     }
     w.len(t.primary_key.len());
@@ -296,7 +312,7 @@ pub fn decode_table(b: &[u8]) -> Result<TableDef, CatalogError> {
         let name = r.str()?;
         let (ty, members) = get_type(&mut r)?;
         let flags = r.u8()?;
-        if flags & !(FLAG_NULLABLE | FLAG_HAS_DEFAULT | FLAG_JSON) != 0 {
+        if flags & !(FLAG_NULLABLE | FLAG_HAS_DEFAULT | FLAG_JSON | FLAG_INSTANT) != 0 {
             return Err(bad("unknown column flags"));
         }
         let collation = match version {
@@ -308,6 +324,20 @@ pub fn decode_table(b: &[u8]) -> Result<TableDef, CatalogError> {
             0 => None,
             _ => Some(r.str()?),
         };
+        let instant = match flags & FLAG_INSTANT {
+            0 => None,
+            _ => match r.u8()? {
+                0 => Some(InstantValue::Null),
+                1 => {
+                    let n = r.u32()? as usize;
+                    if n > INSTANT_MAX_BYTES {
+                        return Err(bad("instant value too long"));
+                    }
+                    Some(InstantValue::Field(r.take(n)?.to_vec()))
+                }
+                _ => return Err(bad("bad instant value kind")),
+            },
+        };
         columns.push(Column {
             name,
             ty,
@@ -316,6 +346,7 @@ pub fn decode_table(b: &[u8]) -> Result<TableDef, CatalogError> {
             collation,
             members,
             json: flags & FLAG_JSON != 0,
+            instant,
         });
     }
     let col = |c: u16| -> Result<usize, CatalogError> {

@@ -317,6 +317,16 @@ impl TableDef {
                 ))
                 .into());
             }
+            if let Some(crate::row::InstantValue::Field(b)) = &c.instant {
+                if b.len() > format::INSTANT_MAX_BYTES {
+                    return Err(RowError::Schema(format!(
+                        "the instant value of column `{}` is longer than {} bytes",
+                        c.name,
+                        format::INSTANT_MAX_BYTES
+                    ))
+                    .into());
+                }
+            }
         }
         for (i, ix) in self.indexes.iter().enumerate() {
             check_name(&ix.name)?;

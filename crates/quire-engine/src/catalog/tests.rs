@@ -314,3 +314,31 @@ fn year_columns_round_trip_as_type_tag_15() {
     assert_eq!(d, t);
     assert_eq!(d.columns[4].ty, ColumnType::Year);
 }
+
+#[test]
+fn instantly_added_columns_round_trip_with_their_values() {
+    let mut t = sample();
+    let lvl = Column::new(
+        "level",
+        ColumnType::Int {
+            width: IntWidth::Int,
+            unsigned: false,
+        },
+    );
+    let bytes = crate::row::record::encode_field(&lvl, &crate::row::Value::Int(-3)).expect("field");
+    t.columns.push(Column {
+        instant: Some(crate::row::InstantValue::Field(bytes)),
+        default: Some("-3".into()),
+        ..lvl
+    });
+    t.columns.push(Column {
+        instant: Some(crate::row::InstantValue::Null),
+        ..Column::nullable("memo", ColumnType::VarChar { max_chars: 8 })
+    });
+    t.validate().expect("valid");
+    let b = encode_table(&t);
+    assert_eq!(decode_table(&b).expect("decode"), t);
+    for n in 0..b.len() {
+        assert!(decode_table(&b[..n]).is_err(), "prefix {n} accepted");
+    }
+}

@@ -41,8 +41,8 @@ pub use key::{KeyLayout, KeyPart};
 pub use record::{RecordFields, RowLayout, Stored, SysFields};
 pub use secondary::SecondaryLayout;
 pub use value::{
-    decimal_bytes, Column, ColumnType, Date, DateTime, Decimal, IntWidth, LobSize, Value,
-    ValueError, DECIMAL_MAX_PRECISION, DEFAULT_MAX_BYTES, SET_MAX_MEMBERS, TIMESTAMP_MAX,
+    decimal_bytes, Column, ColumnType, Date, DateTime, Decimal, InstantValue, IntWidth, LobSize,
+    Value, ValueError, DECIMAL_MAX_PRECISION, DEFAULT_MAX_BYTES, SET_MAX_MEMBERS, TIMESTAMP_MAX,
     TIMESTAMP_MIN,
 };
 

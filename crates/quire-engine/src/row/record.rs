@@ -12,7 +12,8 @@ use std::borrow::Cow;
 use super::external::{ExternRef, EXTERN_REF_SIZE};
 use super::key::{KeyLayout, KeyPart};
 use super::value::{
-    decimal_bytes, pow10, Column, ColumnType, Date, DateTime, Decimal, IntWidth, Value,
+    decimal_bytes, pow10, Column, ColumnType, Date, DateTime, Decimal, InstantValue, IntWidth,
+    Value,
 };
 use super::{
     get_u16, get_uint, put_uint, RollPtr, RowError, RowId, RowLimits, TrxId, ROLL_PTR_SIZE,
@@ -125,10 +126,20 @@ pub struct RowLayout {
     n_var: usize,
     fixed_bytes: usize,
     extern_prefix: u16,
+    /// Slots every record holds: those of the columns not added instantly. A record holds
+    /// `min_slots..=slots.len()` slots (its field count N); the slots it lacks read
+    /// `instant[slot - min_slots]` (docs/row-format.md, "Instantly added columns").
+    min_slots: usize,
+    instant: Vec<Value>,
+    /// `(null_bytes, n_var, fixed_bytes)` of a record holding `min_slots + i` slots: the
+    /// geometry of a prefix of the slots, since added columns only ever come last.
+    prefixes: Vec<(usize, usize, usize)>,
 }
 
 /// The parsed fixed part of a clustered record.
 struct Parsed<'a> {
+    /// How many slots the record holds.
+    n: usize,
     info: u8,
     key: &'a [u8],
     sys: usize,
@@ -208,6 +219,46 @@ impl RowLayout {
                 kind,
             });
         }
+        // Instantly added columns: the last columns, each in a slot of its own (never a
+        // key part), so the records written before them hold a prefix of the slots.
+        let first_instant = columns
+            .iter()
+            .position(|c| c.instant.is_some())
+            .unwrap_or(columns.len());
+        let mut instant = Vec::new();
+        for (c, col) in columns.iter().enumerate().skip(first_instant) {
+            let value = match (&col.instant, places[c]) {
+                (Some(_), Place::Slot(_)) if in_pk[c] => None,
+                (Some(InstantValue::Null), Place::Slot(_)) if col.nullable => Some(Value::Null),
+                (Some(InstantValue::Field(b)), Place::Slot(_)) => Some(decode_field(col, b)?),
+                _ => None,
+            };
+            let value = value.ok_or_else(|| {
+                RowError::Schema(format!(
+                    "column `{}` cannot have been added instantly (added columns are the \
+                     last ones, outside the primary key, and NULL only if nullable)",
+                    col.name
+                ))
+            })?;
+            instant.push(value);
+        }
+        let min_slots = slots.len() - instant.len();
+        let mut prefixes = Vec::with_capacity(instant.len() + 1);
+        let (mut nb, mut nv, mut fb) = (0usize, 0usize, 0usize);
+        for (i, s) in slots.iter().enumerate() {
+            if i >= min_slots {
+                prefixes.push((nb.div_ceil(8), nv, fb));
+            }
+            if s.null_bit.is_some() {
+                nb += 1;
+            }
+            match s.kind {
+                SlotKind::Fixed { size, .. } => fb += size,
+                SlotKind::Var(_) => nv += 1,
+            }
+        }
+        prefixes.push((nb.div_ceil(8), nv, fb));
+        debug_assert_eq!(prefixes.last(), Some(&(nullable.div_ceil(8), n_var, fixed)));
         Ok(RowLayout {
             columns,
             pk: primary_key.to_vec(),
@@ -218,6 +269,9 @@ impl RowLayout {
             n_var,
             fixed_bytes: fixed,
             extern_prefix: 0,
+            min_slots,
+            instant,
+            prefixes,
         })
     }
 
@@ -479,17 +533,22 @@ impl RowLayout {
         let key = &rec[OFF_KEY..OFF_KEY + k];
         let sys = OFF_KEY + k;
         let n_at = sys + SYS_SIZE;
-        if get_u16(rec, n_at)? as usize != self.slots.len() {
+        let n = get_u16(rec, n_at)? as usize;
+        let Some(&(null_bytes, n_var, fixed_bytes)) = n
+            .checked_sub(self.min_slots)
+            .and_then(|i| self.prefixes.get(i))
+        else {
             return Err(RowError::Corrupt("field count differs from the table's"));
-        }
+        };
         let nulls_at = n_at + 2;
-        let ends_at = nulls_at + self.null_bytes;
-        let fixed_at = ends_at + 2 * self.n_var;
-        let var_at = fixed_at + self.fixed_bytes;
+        let ends_at = nulls_at + null_bytes;
+        let fixed_at = ends_at + 2 * n_var;
+        let var_at = fixed_at + fixed_bytes;
         if rec.len() < var_at {
             return Err(RowError::Corrupt("record too short"));
         }
         Ok(Parsed {
+            n,
             info,
             key,
             sys,
@@ -503,7 +562,7 @@ impl RowLayout {
     /// Decodes a whole clustered record.
     pub fn decode(&self, rec: &[u8]) -> Result<RecordFields, RowError> {
         let p = self.parse(rec)?;
-        let last_end = match self.n_var {
+        let last_end = match p.ends.len() / 2 {
             0 => 0,
             n => usize::from(end_at(p.ends, n - 1)? & !VAR_EXTERNAL),
         };
@@ -559,6 +618,16 @@ impl RowLayout {
     }
 
     fn read_slot(&self, p: &Parsed<'_>, s: usize, col: usize) -> Result<Stored, RowError> {
+        if s >= p.n {
+            // Written before the column was added: its instant value (parse checked that
+            // p.n >= min_slots).
+            return self
+                .instant
+                .get(s - self.min_slots)
+                .cloned()
+                .map(Stored::Inline)
+                .ok_or(RowError::Corrupt("field count differs from the table's"));
+        }
         let slot = self.slots[s];
         let ty = self.columns[col].ty;
         let is_null = slot
@@ -631,6 +700,42 @@ fn row_id_column() -> Column {
 
 fn end_at(ends: &[u8], n: usize) -> Result<u16, RowError> {
     get_u16(ends, 2 * n)
+}
+
+/// The bytes a record holds for a (not NULL) value `v` of `col`: its fixed encoding, or the
+/// string's UTF-8 or the binary's bytes. Used for an instantly added column's value in the
+/// catalog ([`InstantValue::Field`]).
+pub fn encode_field(col: &Column, v: &Value) -> Result<Vec<u8>, RowError> {
+    let v = col.canonical(v)?;
+    if matches!(*v, Value::Null) {
+        return Err(RowError::Schema(format!(
+            "column `{}`: NULL has no field bytes",
+            col.name
+        )));
+    }
+    Ok(match col.ty.fixed_size() {
+        Some(size) => {
+            let mut out = vec![0u8; size];
+            encode_fixed(col, &v, &mut out);
+            out
+        }
+        None => RowLayout::var_bytes(&v).to_vec(),
+    })
+}
+
+/// The value of field bytes made by [`encode_field`], checked as a record's would be.
+pub fn decode_field(col: &Column, b: &[u8]) -> Result<Value, RowError> {
+    match col.ty.fixed_size() {
+        Some(size) if size == b.len() => decode_fixed(col, b),
+        Some(_) => Err(RowError::Corrupt("fixed-size field of the wrong length")),
+        None if b.len() as u64 > col.ty.max_bytes() => {
+            Err(RowError::Corrupt("value too long for its column"))
+        }
+        None if col.ty.is_string() => String::from_utf8(b.to_vec())
+            .map(Value::Str)
+            .map_err(|_| RowError::Corrupt("string is not UTF-8")),
+        None => Ok(Value::Bytes(b.to_vec())),
+    }
 }
 
 fn encode_fixed(col: &Column, v: &Value, out: &mut [u8]) {

@@ -763,6 +763,7 @@ fn arb_parts(
                     },
                     members: Vec::new(),
                     json: false,
+                    instant: None,
                 },
                 prefix: None,
                 descending: desc,
@@ -826,6 +827,7 @@ fn arb_table() -> impl Strategy<Value = (RowLayout, Vec<Value>)> {
                         },
                         members: Vec::new(),
                         json: false,
+                        instant: None,
                     }),
             );
             let layout = RowLayout::new(cols.clone(), &(0..npk).collect::<Vec<_>>())
@@ -1186,4 +1188,97 @@ proptest! {
         let want = if desc { b.cmp(&a) } else { a.cmp(&b) };
         prop_assert_eq!(ka.cmp(&kb), want);
     }
+}
+
+/// The users table with two columns added instantly: a NOT NULL INT read as 7 by older
+/// records, and a nullable VARCHAR read as NULL.
+fn users_added() -> RowLayout {
+    let mut cols = users().columns().to_vec();
+    let seven = Column::new("level", int(IntWidth::Int, false));
+    let bytes = record::encode_field(&seven, &Value::Int(7)).expect("field");
+    cols.push(Column {
+        instant: Some(InstantValue::Field(bytes)),
+        ..seven
+    });
+    cols.push(Column {
+        instant: Some(InstantValue::Null),
+        ..Column::nullable("note", ColumnType::VarChar { max_chars: 20 })
+    });
+    RowLayout::new(cols, &[0]).expect("layout with added columns")
+}
+
+#[test]
+fn records_written_before_an_instant_add_read_the_added_values() {
+    let (old, new) = (users(), users_added());
+    let lim = RowLimits::default();
+    let sys = SysFields::default();
+    let mut rec = Vec::new();
+    let row = vec![
+        Value::Int(1),
+        Value::Str("ann".into()),
+        Value::Null,
+        Value::Str("bio".into()),
+        Value::Double(2.5),
+    ];
+    old.encode(&row, &sys, &[], &lim, &mut rec).expect("encode");
+    let fields = new.decode(&rec).expect("decode with the new layout");
+    let vals: Vec<Value> = fields
+        .fields
+        .into_iter()
+        .map(|f| match f {
+            Stored::Inline(v) => v,
+            other => panic!("inline expected: {other:?}"),
+        })
+        .collect();
+    let mut want = row.clone();
+    want.extend([Value::Int(7), Value::Null]);
+    assert_eq!(vals, want);
+    assert_eq!(
+        new.field(&rec, 5).expect("field"),
+        Stored::Inline(Value::Int(7))
+    );
+    assert_eq!(
+        new.field(&rec, 1).expect("field"),
+        Stored::Inline(Value::Str("ann".into()))
+    );
+    // A record of the new layout holds every column, and the old layout refuses it.
+    let mut full = row.clone();
+    full.extend([Value::Int(9), Value::Str("x".into())]);
+    let mut rec2 = Vec::new();
+    new.encode(&full, &sys, &[], &lim, &mut rec2)
+        .expect("encode");
+    let back = new.decode(&rec2).expect("decode");
+    assert_eq!(back.fields[5], Stored::Inline(Value::Int(9)));
+    assert_eq!(back.fields[6], Stored::Inline(Value::Str("x".into())));
+    assert!(matches!(old.decode(&rec2), Err(RowError::Corrupt(_))));
+    // A record with fewer fields than the table ever had is corrupt.
+    let mut short = rec.clone();
+    let n_at = 3 + record::key(&rec).expect("key").len() + 13;
+    short[n_at] -= 1;
+    assert!(matches!(new.decode(&short), Err(RowError::Corrupt(_))));
+}
+
+#[test]
+fn instant_columns_must_be_last_and_outside_the_key() {
+    let added = users_added();
+    let mut cols = added.columns().to_vec();
+    // Not last: an ordinary column after an instant one.
+    cols.push(Column::new("plain", int(IntWidth::Int, false)));
+    assert!(RowLayout::new(cols, &[0]).is_err());
+    // In the primary key.
+    assert!(RowLayout::new(added.columns().to_vec(), &[0, 5]).is_err());
+    // NULL for a NOT NULL column.
+    let mut cols = users().columns().to_vec();
+    cols.push(Column {
+        instant: Some(InstantValue::Null),
+        ..Column::new("x", int(IntWidth::Int, false))
+    });
+    assert!(RowLayout::new(cols, &[0]).is_err());
+    // Field bytes that are not the column's.
+    let mut cols = users().columns().to_vec();
+    cols.push(Column {
+        instant: Some(InstantValue::Field(vec![1, 2, 3])),
+        ..Column::new("x", int(IntWidth::Int, false))
+    });
+    assert!(RowLayout::new(cols, &[0]).is_err());
 }

@@ -313,6 +313,20 @@ pub struct Column {
     /// implicit `CHECK (json_valid(c))`. The SQL layer checks values; the engine keeps the
     /// mark (catalog column flag 4) and stores the text as any LONGTEXT.
     pub json: bool,
+    /// What rows written before this column was added read for it: set when the column was
+    /// added instantly (ALTER TABLE … ADD COLUMN with no rebuild, catalog column flag 8),
+    /// `None` when every record holds the column. Instantly added columns are the last of
+    /// the table and never in a key (docs/row-format.md, "Instantly added columns").
+    pub instant: Option<InstantValue>,
+}
+
+/// The value that records written before an instant ADD COLUMN read for that column: the
+/// column's DEFAULT as it was when the column was added, evaluated once.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum InstantValue {
+    Null,
+    /// The value's bytes as a record field of the column ([`super::record::encode_field`]).
+    Field(Vec<u8>),
 }
 
 /// The longest DEFAULT text a column may have (the catalog stores it with a u16 length).
@@ -329,6 +343,7 @@ impl Column {
             collation: Collation::default(),
             members: Vec::new(),
             json: false,
+            instant: None,
         }
     }
 

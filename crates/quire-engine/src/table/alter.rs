@@ -64,6 +64,10 @@ impl DbInner {
         let _x = t.dml.write();
         let mut def = t.def.clone();
         def.columns = spec.columns;
+        // Every copied record holds every column: nothing is instant any more.
+        for c in &mut def.columns {
+            c.instant = None;
+        }
         def.primary_key = spec.primary_key;
         def.auto_increment = spec.auto_increment;
         // Every index of the new space gets a number the old space never used, so a page
@@ -145,9 +149,11 @@ impl DbInner {
     }
 
     /// Changes what a table's definition says without touching its rows or trees: column
-    /// and index names, column DEFAULTs (ALTER TABLE's instant operations). `def` must be
-    /// the table's definition with only those changed: anything that decides a record's or
-    /// a key's bytes (types, nullability, collations, keys, index columns) is refused as
+    /// and index names, column DEFAULTs, and new columns at the end that carry the value
+    /// older records read for them (`Column::instant`: ALTER TABLE's instant ADD COLUMN,
+    /// docs/row-format.md, "Instantly added columns"). `def` must be the table's definition
+    /// with only those changed: anything that decides an existing record's or a key's bytes
+    /// (types, nullability, collations, keys, index columns, instant values) is refused as
     /// `CatalogError::Corrupt` (a caller's bug). One durable record update.
     pub fn alter_definition(&self, db: &str, name: &str, def: catalog::TableDef) -> Result<()> {
         let _ddl = self.ddl.lock();
@@ -157,14 +163,18 @@ impl DbInner {
             && def.space == old.space
             && def.space_name == old.space_name
             && def.root == old.root
-            && def.columns.len() == old.columns.len()
+            && def.columns.len() >= old.columns.len()
             && def.columns.iter().zip(&old.columns).all(|(a, b)| {
                 a.ty == b.ty
                     && a.nullable == b.nullable
                     && a.collation == b.collation
                     && a.members == b.members
                     && a.json == b.json
+                    && a.instant == b.instant
             })
+            && def.columns[old.columns.len()..]
+                .iter()
+                .all(|c| c.instant.is_some())
             && def.primary_key == old.primary_key
             && def.auto_increment == old.auto_increment
             && def.next_index_no == old.next_index_no
@@ -178,7 +188,7 @@ impl DbInner {
             });
         if !same_shape {
             return Err(DbError::Catalog(catalog::CatalogError::Corrupt(format!(
-                "{db}.{name}: alter_definition changes more than names and defaults"
+                "{db}.{name}: alter_definition changes more than names, defaults and instant columns"
             ))));
         }
         if super::is_temp_space(&def.space_name) {
