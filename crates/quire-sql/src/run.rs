@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use quire_engine::catalog::TableDef;
 use quire_engine::row::{DateTime, Value};
-use quire_engine::table::{DbError, ReadLock, Table, Transaction};
+use quire_engine::table::{DbError, ReadLock, RowHandle, Table, Transaction};
 
 use crate::bind::Conn;
 use crate::diag::{Level, SqlMode};
@@ -581,11 +581,12 @@ impl<'d> Session<'d> {
                             &up.access,
                             up.filter.as_ref(),
                             limit,
+                            &up.order,
                             tx,
                             env,
                         )?;
                         let (mut matched, mut changed) = (0u64, 0u64);
-                        for (n, old) in targets.into_iter().enumerate() {
+                        for (n, (handle, old)) in targets.into_iter().enumerate() {
                             matched += 1;
                             let mut new = old.clone();
                             for (c, e) in &up.sets {
@@ -616,8 +617,14 @@ impl<'d> Session<'d> {
                             if new == old {
                                 continue;
                             }
-                            let pk = exec::pk_of(&up.table.def, &old);
-                            match tx.update(&table, &pk, new.clone()) {
+                            let done = match &handle {
+                                Some(h) => tx.update_row(&table, h, new.clone()),
+                                None => {
+                                    let pk = exec::pk_of(&up.table.def, &old);
+                                    tx.update(&table, &pk, new.clone())
+                                }
+                            };
+                            match done {
                                 Ok(true) => changed += 1,
                                 Ok(false) => {}
                                 Err(e) => return Err(e.into()),
@@ -644,13 +651,17 @@ impl<'d> Session<'d> {
                         &dp.access,
                         dp.filter.as_ref(),
                         limit,
+                        &dp.order,
                         tx,
                         env,
                     )?;
                     let mut n = 0;
-                    for row in targets {
-                        let pk = exec::pk_of(&dp.table.def, &row);
-                        match tx.delete(&table, &pk) {
+                    for (handle, row) in targets {
+                        let done = match &handle {
+                            Some(h) => tx.delete_row(&table, h),
+                            None => tx.delete(&table, &exec::pk_of(&dp.table.def, &row)),
+                        };
+                        match done {
                             Ok(()) => n += 1,
                             Err(DbError::RowNotFound) => {}
                             Err(e) => return Err(e.into()),
@@ -726,7 +737,7 @@ fn for_each_target_row(
             let def = &t.table.def;
             if def.primary_key.is_empty() {
                 return Err(SqlError::Unsupported(
-                    "UPDATE and DELETE on a table without a primary key".into(),
+                    "multi-table UPDATE and DELETE of a table without a primary key".into(),
                 ));
             }
             let Some(own) = row.get(t.offset..t.offset + def.columns.len()) else {
@@ -824,49 +835,108 @@ fn update_join_rows<'d>(
     Ok((matched, changed))
 }
 
-/// The rows an UPDATE or DELETE changes, read with X locks at their newest versions.
+/// The rows an UPDATE or DELETE changes, read with X locks at their newest versions, in
+/// ORDER BY order when there is one (all matching rows are read and locked, then sorted;
+/// LIMIT takes the first), each with its handle when the table has no primary key (the
+/// rows are then named by handle, not by key).
+#[allow(clippy::too_many_arguments)]
 fn locked_targets<'d>(
     table: &Table<'d>,
     t: &exec::TableRef,
     access: &crate::plan::Access,
     filter: Option<&crate::expr::Expr>,
     limit: Option<u64>,
+    order: &crate::stmt::DmlOrder,
     tx: &mut Transaction<'d>,
     env: &dyn Env,
-) -> Result<Vec<Vec<Value>>> {
-    if t.def.primary_key.is_empty() {
-        return Err(SqlError::Unsupported(
-            "UPDATE and DELETE on a table without a primary key".into(),
-        ));
-    }
+) -> Result<Vec<(Option<RowHandle>, Vec<Value>)>> {
+    let scan_limit = if order.keys.is_empty() { limit } else { None };
     let mut out = Vec::new();
-    exec::read_rows(
-        table,
-        t,
-        access,
-        &mut Txn::Some(tx),
-        Some(ReadLock::Exclusive),
-        env,
-        |row| {
-            if env.interrupted() {
-                return Err(SqlError::Interrupted);
+    let mut keep = |h: Option<RowHandle>, row: Vec<Value>| -> Result<bool> {
+        if env.interrupted() {
+            return Err(SqlError::Interrupted);
+        }
+        if let Some(f) = filter {
+            let v = f.eval(
+                &Row {
+                    values: &row,
+                    aggs: &[],
+                },
+                env,
+            )?;
+            if crate::expr::condition(&v, env)? != Some(true) {
+                return Ok(true);
             }
-            if let Some(f) = filter {
-                let v = f.eval(
-                    &Row {
-                        values: &row,
-                        aggs: &[],
-                    },
-                    env,
-                )?;
-                if crate::expr::condition(&v, env)? != Some(true) {
-                    return Ok(true);
+        }
+        out.push((h, row));
+        Ok(scan_limit.is_none_or(|l| (out.len() as u64) < l))
+    };
+    if t.def.primary_key.is_empty() {
+        // No key names the rows: a locking scan of the whole table, with handles.
+        let mut failed = None;
+        tx.scan_locking_handles(table, ReadLock::Exclusive, |h, row| {
+            match keep(Some(h), row) {
+                Ok(more) => Ok(more),
+                Err(e) => {
+                    failed = Some(e);
+                    Ok(false)
                 }
             }
-            out.push(row);
-            Ok(limit.is_none_or(|l| (out.len() as u64) < l))
-        },
-    )?;
+        })?;
+        if let Some(e) = failed {
+            return Err(e);
+        }
+    } else {
+        exec::read_rows(
+            table,
+            t,
+            access,
+            &mut Txn::Some(tx),
+            Some(ReadLock::Exclusive),
+            env,
+            |row| keep(None, row),
+        )?;
+    }
+    if !order.keys.is_empty() {
+        let mut keyed = Vec::with_capacity(out.len());
+        for (h, row) in out {
+            let key = order
+                .keys
+                .iter()
+                .map(|(e, _)| {
+                    e.eval(
+                        &Row {
+                            values: &row,
+                            aggs: &[],
+                        },
+                        env,
+                    )
+                })
+                .collect::<Result<Vec<Value>>>()?;
+            keyed.push((key, h, row));
+        }
+        // Stable: rows with equal keys keep the access order, as MariaDB's filesort of a
+        // scan.
+        keyed.sort_by(|a, b| {
+            for (i, (_, desc)) in order.keys.iter().enumerate() {
+                let coll = order
+                    .colls
+                    .get(i)
+                    .copied()
+                    .unwrap_or(crate::bind::LITERAL_COLLATION);
+                let o = types::compare(&a.0[i], &b.0[i], coll);
+                let o = if *desc { o.reverse() } else { o };
+                if o != std::cmp::Ordering::Equal {
+                    return o;
+                }
+            }
+            std::cmp::Ordering::Equal
+        });
+        out = keyed.into_iter().map(|(_, h, row)| (h, row)).collect();
+        if let Some(l) = limit {
+            out.truncate(usize::try_from(l).unwrap_or(usize::MAX));
+        }
+    }
     Ok(out)
 }
 

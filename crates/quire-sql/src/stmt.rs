@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use quire_engine::row::{Column, ColumnType, IntWidth};
+use quire_engine::row::{Collation, Column, ColumnType, IntWidth};
 use quire_engine::table::{DbInner, ReadLock};
 use sqlparser::ast as sql;
 
@@ -181,6 +181,8 @@ pub struct UpdatePlan {
     pub filter: Option<Expr>,
     pub sets: Vec<(usize, Expr)>,
     pub limit: Option<Expr>,
+    /// ORDER BY: the rows are changed in this order, and LIMIT takes the first ones.
+    pub order: DmlOrder,
     /// Subqueries of its SET and WHERE.
     pub subqueries: Vec<std::sync::Arc<crate::subquery::Subquery>>,
 }
@@ -191,8 +193,45 @@ pub struct DeletePlan {
     pub access: Access,
     pub filter: Option<Expr>,
     pub limit: Option<Expr>,
+    pub order: DmlOrder,
     /// Subqueries of its WHERE.
     pub subqueries: Vec<std::sync::Arc<crate::subquery::Subquery>>,
+}
+
+/// The ORDER BY of a single-table UPDATE or DELETE: keys over the table's row, each
+/// descending or not, compared in its collation (an ENUM by its member number).
+#[derive(Debug, Clone, Default)]
+pub struct DmlOrder {
+    pub keys: Vec<(Expr, bool)>,
+    pub colls: Vec<Collation>,
+}
+
+/// Binds the ORDER BY of a single-table UPDATE or DELETE in the table's scope.
+fn dml_order(
+    ctx: &Ctx<'_>,
+    sub: &SubCtx<'_>,
+    scope: &Scope,
+    order_by: &[sql::OrderByExpr],
+) -> Result<DmlOrder> {
+    let mut keys = Vec::new();
+    for o in order_by {
+        let desc = matches!(o.options.sort, Some(sql::OrderBySort::Desc));
+        let e = Binder {
+            sub: Some(sub),
+            scope: Some(scope),
+            params: ctx.params,
+            aggs: None,
+            context: "ORDER BY",
+            conn: ctx.conn,
+        }
+        .bind(&o.expr)?;
+        keys.push((crate::bind::enum_number(e, &scope.columns), desc));
+    }
+    let colls = keys
+        .iter()
+        .map(|(e, _)| crate::bind::derive_collation(e, &scope.columns, ctx.conn.coll).0)
+        .collect();
+    Ok(DmlOrder { keys, colls })
 }
 
 /// What planning needs from the session.
@@ -1369,8 +1408,8 @@ fn join_dml(
 }
 
 pub fn update(ctx: &Ctx<'_>, u: &sql::Update) -> Result<UpdatePlan> {
-    if u.from.is_some() || !u.order_by.is_empty() {
-        return Err(SqlError::Unsupported("UPDATE … FROM / ORDER BY".into()));
+    if u.from.is_some() {
+        return Err(SqlError::Unsupported("UPDATE … FROM".into()));
     }
     let (name, alias) = single_table(&u.table)?;
     let t = ctx.dml_table(name, alias.as_deref(), "UPDATE")?;
@@ -1407,6 +1446,7 @@ pub fn update(ctx: &Ctx<'_>, u: &sql::Update) -> Result<UpdatePlan> {
         "WHERE",
     )?;
     let limit = bind_opt(None, u.limit.as_ref(), None, ctx, "LIMIT")?;
+    let order = dml_order(ctx, &subctx, &scope, &u.order_by)?;
     let access = plan::choose_access(&t.def, filter.as_ref());
     Ok(UpdatePlan {
         table: t,
@@ -1414,6 +1454,7 @@ pub fn update(ctx: &Ctx<'_>, u: &sql::Update) -> Result<UpdatePlan> {
         filter,
         sets,
         limit,
+        order,
         subqueries: subctx.take(),
     })
 }
@@ -1500,10 +1541,8 @@ pub fn delete_stmt(ctx: &Ctx<'_>, d: &sql::Delete) -> Result<Planned> {
 }
 
 pub fn delete(ctx: &Ctx<'_>, d: &sql::Delete) -> Result<DeletePlan> {
-    if !d.order_by.is_empty() || d.using.is_some() || !d.tables.is_empty() {
-        return Err(SqlError::Unsupported(
-            "DELETE … ORDER BY / multi-table DELETE".into(),
-        ));
+    if d.using.is_some() || !d.tables.is_empty() {
+        return Err(SqlError::Unsupported("multi-table DELETE".into()));
     }
     let from = match &d.from {
         sql::FromTable::WithFromKeyword(v) | sql::FromTable::WithoutKeyword(v) => v,
@@ -1523,12 +1562,14 @@ pub fn delete(ctx: &Ctx<'_>, d: &sql::Delete) -> Result<DeletePlan> {
         "WHERE",
     )?;
     let limit = bind_opt(None, d.limit.as_ref(), None, ctx, "LIMIT")?;
+    let order = dml_order(ctx, &subctx, &scope, &d.order_by)?;
     let access = plan::choose_access(&t.def, filter.as_ref());
     Ok(DeletePlan {
         table: t,
         access,
         filter,
         limit,
+        order,
         subqueries: subctx.take(),
     })
 }

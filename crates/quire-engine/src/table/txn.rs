@@ -988,6 +988,38 @@ impl<'d> Transaction<'d> {
         })
     }
 
+    /// Every live row of `table` in clustered order, locked (`lock`, gaps as any locking
+    /// read), each with the handle that names it for [`Transaction::update_row`] and
+    /// [`Transaction::delete_row`]: the UPDATE and DELETE of a table without a primary
+    /// key. Stops when `each` returns false.
+    pub fn scan_locking_handles(
+        &mut self,
+        table: &Table<'_>,
+        lock: ReadLock,
+        mut each: impl FnMut(RowHandle, Vec<Value>) -> Result<bool>,
+    ) -> Result<()> {
+        self.statement(|tx| {
+            table.with_state(|t| {
+                let all = Bound::Unbounded;
+                tx.locked_range(
+                    t,
+                    &t.clustered,
+                    &all,
+                    &all,
+                    Direction::Forward,
+                    lock,
+                    |tx, e| {
+                        if e.delete_marked {
+                            return Ok(true);
+                        }
+                        let row = tx.db.decode_version(t, &e.value)?;
+                        each(RowHandle::new(t, e.key.clone())?, row)
+                    },
+                )
+            })
+        })
+    }
+
     /// Walks `[lo, hi)` of `tree` in `dir` order, locking each record (and, under
     /// REPEATABLE READ, the gap before it and the gap above the range), calling `f` with
     /// the record as it is once locked, until `f` returns false.
