@@ -58,6 +58,16 @@ pub mod proto {
             format!("User {user} already has more than 'max_user_connections' active connections"),
         )
     }
+    /// ER_USER_LIMIT_REACHED: over the account's own `WITH MAX_USER_CONNECTIONS n`.
+    pub fn user_limit_reached(user: &str, limit: i64) -> WireError {
+        WireError::new(
+            1226,
+            "42000",
+            format!(
+                "User '{user}' has exceeded the 'max_user_connections' resource (current value: {limit})"
+            ),
+        )
+    }
     /// ER_UNKNOWN_COM_ERROR.
     pub fn unknown_command() -> WireError {
         WireError::new(1047, "08S01", "Unknown command")

@@ -1289,7 +1289,9 @@ pub(crate) fn variable_rows(
     crate::vars::all_globals(inst)
         .into_iter()
         .map(|(n, v)| {
-            let v = session.and_then(|m| m.get(&n).cloned()).unwrap_or(v);
+            let v = session
+                .and_then(|m| m.get(crate::vars::canonical(&n)).cloned())
+                .unwrap_or(v);
             let text = var_text(&n, &v);
             (n, text)
         })

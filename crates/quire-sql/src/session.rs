@@ -88,6 +88,9 @@ pub struct SessionInfo {
     /// SHOW PROCESSLIST's Progress, in thousandths of a percent: how far an ALTER TABLE
     /// that reports it has got (an online index build); 0 otherwise.
     pub progress: AtomicU32,
+    /// The account (user, host pattern) the login matched, once the server set it: what
+    /// max_user_connections counts by (MariaDB's `user_conn` key).
+    pub account: Mutex<Option<(String, String)>>,
 }
 
 impl SessionInfo {
@@ -258,6 +261,7 @@ impl<'d> Instance<'d> {
             interrupt: Arc::new(AtomicBool::new(false)),
             tls: Mutex::new(None),
             progress: AtomicU32::new(0),
+            account: Mutex::new(None),
         });
         let open = {
             let mut sessions = self.sessions.lock();
@@ -284,7 +288,13 @@ impl<'d> Instance<'d> {
     /// Sets a server variable's global value at start-up (`quire serve --set`).
     pub fn set_global(&self, name: &str, value: &str) -> Result<()> {
         let (name, v) = startup_value(name, value)?;
-        self.globals.write().values.insert(name, v);
+        let filter = crate::vars::global(self, "log_slow_filter");
+        let link = crate::vars::linked(&name, &v, filter.as_ref());
+        let mut g = self.globals.write();
+        if let Some((other, ov)) = link {
+            g.values.insert(other.to_string(), ov);
+        }
+        g.values.insert(name, v);
         Ok(())
     }
 }
@@ -302,6 +312,8 @@ pub fn startup_value(name: &str, value: &str) -> Result<(String, Value)> {
     let Some(def) = crate::vars::find(&name) else {
         return Err(SqlError::UnknownVariable(name));
     };
+    // Kept under the variable's own name, not an alias's.
+    let name = def.name.to_string();
     // Read-only to SET, not to the server's own configuration (have_ssl, ssl_cert, …).
     if def.kind == crate::vars::Kind::ReadOnly {
         return Ok((name, Value::Str(value.into())));
@@ -476,6 +488,8 @@ pub struct Session<'d> {
     pub(crate) after_error: RefCell<Vec<(u16, String)>>,
     /// Rows the last statement read from tables (the slow log's `Rows_examined`).
     pub(crate) last_examined: u64,
+    /// The last statement read a whole table or index (no index used to narrow it).
+    pub(crate) last_full_scan: bool,
 }
 
 /// What decides whether a statement goes to the slow query log, read from the session's
@@ -544,12 +558,23 @@ impl<'d> Session<'d> {
             locked: None,
             temps: crate::temp::Temps::default(),
             last_examined: 0,
+            last_full_scan: false,
         }
     }
 
     /// Rows the last statement (COM_QUERY or COM_STMT_EXECUTE) read from tables.
     pub fn rows_examined(&self) -> u64 {
         self.last_examined
+    }
+
+    /// Whether the last statement should be logged for not using an index: it read a
+    /// whole table or index and this session's `log_slow_filter` holds not_using_index
+    /// (`log_queries_not_using_indexes`), as MariaDB's `log_slow_statement` decides.
+    pub fn logs_not_using_index(&self) -> bool {
+        self.last_full_scan
+            && self
+                .var("log_slow_filter")
+                .is_some_and(|f| crate::vars::set_has(&f, "not_using_index"))
     }
 
     /// `long_query_time` in microseconds: a statement slower than this is slow. Read at
@@ -577,9 +602,11 @@ impl<'d> Session<'d> {
 
     /// A statement ends: its rows examined are this thread's reads since `examined_before`
     /// (`status::thread_rows_examined`), and count in `Innodb_rows_read`.
-    fn note_examined(&mut self, examined_before: u64) {
-        let n = crate::status::thread_rows_examined().wrapping_sub(examined_before);
+    fn note_examined(&mut self, before: crate::status::Mark) {
+        let now = crate::status::mark();
+        let n = now.examined.wrapping_sub(before.examined);
         self.last_examined = n;
+        self.last_full_scan = now.full_scans != before.full_scans;
         if n > 0 {
             crate::status::ServerCounters::add(&self.inst.counters.rows_read, n);
         }
@@ -607,6 +634,7 @@ impl<'d> Session<'d> {
             interrupt: Arc::new(AtomicBool::new(false)),
             tls: Mutex::new(old.tls.lock().clone()),
             progress: AtomicU32::new(0),
+            account: Mutex::new(None),
         });
         let fresh = Session::new(inst, info.clone());
         // Dropping the old session does the rollback and the releases, and unregisters its
@@ -642,7 +670,7 @@ impl<'d> Session<'d> {
             return Err(SqlError::EmptyQuery);
         }
         self.inst.com.count_statement(text);
-        let examined = crate::status::thread_rows_examined();
+        let examined = crate::status::mark();
         let r = self.query_text(text, sink);
         self.note_examined(examined);
         self.after_statement(&r);
@@ -917,7 +945,7 @@ impl<'d> Session<'d> {
         if let Some(name) = k.com {
             self.inst.com.count(name);
         }
-        let examined = crate::status::thread_rows_examined();
+        let examined = crate::status::mark();
         let r = self.run_kept(&k, params, sink);
         self.note_examined(examined);
         self.after_statement(&r);
@@ -1061,17 +1089,30 @@ impl<'d> Session<'d> {
 
     /// A session variable as the server needs it (`wait_timeout`, ...).
     pub fn session_u64(&self, name: &str) -> Option<u64> {
-        match self.sv.vars.get(name) {
+        match self.sv.vars.get(crate::vars::canonical(name)) {
             Some(Value::Int(i)) if *i >= 0 => Some(*i as u64),
             Some(Value::UInt(u)) => Some(*u),
             _ => crate::vars::global_u64(self.inst, name),
         }
     }
 
+    /// Whether the connection's `name` (`character_set_client`, `_results`) is character set
+    /// `cs`: what the server converts at the wire. Read for every command, so the session's
+    /// own value is looked at without a copy (SET NAMES and the handshake set it).
+    pub fn charset_var_is(&self, name: &str, cs: &str) -> bool {
+        match self.sv.vars.get(name) {
+            Some(Value::Str(s)) => s.eq_ignore_ascii_case(cs),
+            Some(_) => false,
+            None => {
+                matches!(crate::vars::global(self.inst, name), Some(Value::Str(s)) if s.eq_ignore_ascii_case(cs))
+            }
+        }
+    }
+
     pub(crate) fn var(&self, name: &str) -> Option<Value> {
         self.sv
             .vars
-            .get(name)
+            .get(crate::vars::canonical(name))
             .cloned()
             .or_else(|| crate::vars::global(self.inst, name))
     }

@@ -175,6 +175,32 @@ pub(crate) fn examined(n: u64) {
     ROWS_EXAMINED.with(|c| c.set(c.get().wrapping_add(n)));
 }
 
+thread_local! {
+    /// Whole tables or indexes this thread has read (scans without a range), all statements
+    /// together; a statement that added to it did not use an index (MariaDB's
+    /// SERVER_QUERY_NO_INDEX_USED, which `log_queries_not_using_indexes` logs).
+    static FULL_SCANS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// This thread's statement reads a whole table or index.
+pub(crate) fn full_scan() {
+    FULL_SCANS.with(|c| c.set(c.get().wrapping_add(1)));
+}
+
+/// Where this thread's counters stand: a statement's share is the difference across it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Mark {
+    pub examined: u64,
+    pub full_scans: u64,
+}
+
+pub(crate) fn mark() -> Mark {
+    Mark {
+        examined: thread_rows_examined(),
+        full_scans: FULL_SCANS.with(|c| c.get()),
+    }
+}
+
 /// This thread's running count of rows read (see `ROWS_EXAMINED`).
 pub(crate) fn thread_rows_examined() -> u64 {
     ROWS_EXAMINED.with(|c| c.get())
