@@ -474,8 +474,10 @@ impl Conn<'_> {
     fn count_bytes(&mut self) {
         let (r, w) = self.io.bytes();
         let c = self.shared.instance.counters();
-        ServerCounters::add(&c.bytes_received, r - self.bytes_counted.0);
-        ServerCounters::add(&c.bytes_sent, w - self.bytes_counted.1);
+        let (dr, dw) = (r - self.bytes_counted.0, w - self.bytes_counted.1);
+        ServerCounters::add(&c.bytes_received, dr);
+        ServerCounters::add(&c.bytes_sent, dw);
+        self.session.add_bytes(dr, dw);
         self.bytes_counted = (r, w);
     }
 
@@ -506,6 +508,9 @@ impl Conn<'_> {
                     return;
                 }
             };
+            // A command's bytes count as read, before it runs (its own SHOW STATUS sees
+            // them, as in MariaDB).
+            self.count_bytes();
             let step = self.dispatch(&msg);
             let info = self.session.info().clone();
             info.set_command("Sleep", None);

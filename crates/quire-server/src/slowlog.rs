@@ -117,6 +117,7 @@ impl SlowLog {
         let cfg: SlowLogSettings = session.slow_log_settings();
         let examined = session.rows_examined();
         quire_sql::status::ServerCounters::add(&instance.counters().slow_queries, 1);
+        session.count_slow_query();
         if !cfg.write || (!cfg.admin && quire_sql::status::is_admin_statement(s.text)) {
             return;
         }

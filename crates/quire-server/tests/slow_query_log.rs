@@ -418,3 +418,43 @@ fn log_queries_not_using_indexes_writes_fast_full_scans_only() {
     rows(&mut c, "SELECT * FROM t WHERE b + 0 = 10");
     assert!(!written().contains("b + 0 = 10"));
 }
+
+fn session_status(c: &mut Client, name: &str) -> u64 {
+    let r = rows(c, &format!("SHOW SESSION STATUS LIKE '{name}'"));
+    assert_eq!(r.len(), 1, "{name}: {r:?}");
+    r[0][1].parse().unwrap()
+}
+
+#[test]
+fn session_status_counts_this_sessions_statements_only() {
+    let server = TestServer::start();
+    let mut a = server.connect();
+    let mut b = server.connect();
+    for _ in 0..3 {
+        rows(&mut a, "SELECT 1");
+    }
+    rows(&mut b, "SELECT 2");
+    assert_eq!(session_status(&mut a, "Com_select"), 3);
+    assert_eq!(session_status(&mut b, "Com_select"), 1);
+    assert!(status(&mut a, "Com_select") >= 4);
+    // Slow for b only (long_query_time 0); each SHOW counts once it has answered.
+    ok(&mut b, "SET long_query_time = 0");
+    rows(&mut b, "SELECT 3");
+    assert_eq!(session_status(&mut b, "Slow_queries"), 2);
+    assert_eq!(session_status(&mut a, "Slow_queries"), 0);
+    assert!(status(&mut a, "Slow_queries") >= 3);
+    // Bytes: the session's own, its login's included; the instance's hold both sessions'.
+    let mine = session_status(&mut a, "Bytes_received");
+    assert!(mine > 0 && mine < status(&mut a, "Bytes_received"));
+    assert!(session_status(&mut a, "Bytes_sent") > 0);
+    // A global-only counter reads the same in both scopes.
+    assert_eq!(
+        session_status(&mut a, "Connections"),
+        status(&mut a, "Connections")
+    );
+    // COM_CHANGE_USER starts the session's counters over, as MariaDB's THD::init.
+    assert!(matches!(b.change_user("root", ""), Reply::Ok { .. }));
+    assert_eq!(session_status(&mut b, "Com_select"), 0);
+    // The two SHOWs since.
+    assert_eq!(session_status(&mut b, "Questions"), 2);
+}

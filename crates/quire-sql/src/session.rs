@@ -426,6 +426,8 @@ pub(crate) struct SessVars {
     pub user_vars: RefCell<HashMap<String, (Value, VarKind)>>,
     /// The account and its privilege checks (`users.rs`).
     pub acct: crate::users::SessionAcct,
+    /// This session's status counters (SHOW SESSION STATUS).
+    pub status: crate::status::SessionCounters,
 }
 
 impl SessVars {
@@ -541,6 +543,7 @@ impl<'d> Session<'d> {
                 coll,
                 user_vars: RefCell::new(HashMap::new()),
                 acct: Default::default(),
+                status: Default::default(),
             },
             inst,
             info,
@@ -654,6 +657,7 @@ impl<'d> Session<'d> {
     /// COM_QUERY: runs one statement. A result set goes to `sink`.
     pub fn query(&mut self, sql: &str, sink: &mut dyn RowSink) -> Result<Outcome> {
         self.inst.questions.fetch_add(1, Ordering::Relaxed);
+        crate::status::SessionCounters::bump(&self.sv.status.questions, 1);
         self.info.clear_kill();
         let text = crate::dispatch::skip_leading_comments(sql)
             .trim_end()
@@ -669,7 +673,7 @@ impl<'d> Session<'d> {
             }
             return Err(SqlError::EmptyQuery);
         }
-        self.inst.com.count_statement(text);
+        crate::status::count_statement(&self.inst.com, &self.sv.status, text);
         let examined = crate::status::mark();
         let r = self.query_text(text, sink);
         self.note_examined(examined);
@@ -680,7 +684,23 @@ impl<'d> Session<'d> {
     /// Counts a command the server handles without a statement (`Com_stmt_send_long_data`,
     /// `Com_stmt_fetch`, `Com_change_db` for COM_INIT_DB): see `status.rs`.
     pub fn count_stmt_command(&self, name: &'static str) {
-        self.inst.com.count(name);
+        self.count_com(name);
+    }
+
+    /// Counts `Com_*` counter `name` for the instance and this session.
+    pub(crate) fn count_com(&self, name: &str) {
+        crate::status::count_com(&self.inst.com, &self.sv.status, name);
+    }
+
+    /// The server counted bytes of this connection (`Bytes_received`, `Bytes_sent`).
+    pub fn add_bytes(&self, received: u64, sent: u64) {
+        crate::status::SessionCounters::bump(&self.sv.status.bytes_received, received);
+        crate::status::SessionCounters::bump(&self.sv.status.bytes_sent, sent);
+    }
+
+    /// The server found this session's statement slow (`Slow_queries`).
+    pub fn count_slow_query(&self) {
+        crate::status::SessionCounters::bump(&self.sv.status.slow_queries, 1);
     }
 
     pub(crate) fn query_text(&mut self, text: &str, sink: &mut dyn RowSink) -> Result<Outcome> {
@@ -849,7 +869,7 @@ impl<'d> Session<'d> {
 
     /// COM_STMT_PREPARE.
     pub fn prepare(&mut self, sql: &str) -> Result<PreparedInfo> {
-        self.inst.com.count("Com_stmt_prepare");
+        self.count_com("Com_stmt_prepare");
         self.sv.diag.get_mut().start();
         let text = crate::dispatch::skip_leading_comments(sql)
             .trim_end()
@@ -915,6 +935,7 @@ impl<'d> Session<'d> {
         sink: &mut dyn RowSink,
     ) -> Result<Outcome> {
         self.inst.questions.fetch_add(1, Ordering::Relaxed);
+        crate::status::SessionCounters::bump(&self.sv.status.questions, 1);
         self.info.clear_kill();
         self.sv.diag.get_mut().start();
         let Some(k) = self.prepared.get(&id) else {
@@ -941,9 +962,9 @@ impl<'d> Session<'d> {
                 id,
                 what: "mysqld_stmt_execute",
             })?;
-        self.inst.com.count("Com_stmt_execute");
+        self.count_com("Com_stmt_execute");
         if let Some(name) = k.com {
-            self.inst.com.count(name);
+            self.count_com(name);
         }
         let examined = crate::status::mark();
         let r = self.run_kept(&k, params, sink);
@@ -971,7 +992,7 @@ impl<'d> Session<'d> {
 
     /// COM_STMT_RESET: a statement's cursor and long data are gone.
     pub fn reset_prepared(&mut self, id: u32) -> Result<()> {
-        self.inst.com.count("Com_stmt_reset");
+        self.count_com("Com_stmt_reset");
         if self.prepared.contains_key(&id) {
             Ok(())
         } else {
@@ -984,7 +1005,7 @@ impl<'d> Session<'d> {
 
     /// COM_STMT_CLOSE (no answer on the wire, even for an unknown id).
     pub fn close_prepared(&mut self, id: u32) {
-        self.inst.com.count("Com_stmt_close");
+        self.count_com("Com_stmt_close");
         if self.prepared.remove(&id).is_some() {
             self.release_prepared(1);
         }
