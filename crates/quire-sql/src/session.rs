@@ -705,7 +705,12 @@ impl<'d> Session<'d> {
 
     pub(crate) fn query_text(&mut self, text: &str, sink: &mut dyn RowSink) -> Result<Outcome> {
         if !self.sv.acct.bypass {
-            if let Some(out) = self.account_statement(text, sink)? {
+            // An account statement reads and writes the system tables whole; that is not
+            // the client's statement using no index (log_queries_not_using_indexes).
+            let before = crate::status::mark();
+            let account = self.account_statement(text, sink);
+            crate::status::forget_full_scans_since(before);
+            if let Some(out) = account? {
                 return Ok(out);
             }
             self.check_access(text)?;

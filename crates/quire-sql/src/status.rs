@@ -254,6 +254,11 @@ pub(crate) struct Mark {
     pub full_scans: u64,
 }
 
+/// The whole-table reads since `m` were the server's own, not the statement's: forgotten.
+pub(crate) fn forget_full_scans_since(m: Mark) {
+    FULL_SCANS.with(|c| c.set(m.full_scans));
+}
+
 pub(crate) fn mark() -> Mark {
     Mark {
         examined: thread_rows_examined(),
