@@ -324,7 +324,7 @@ fn server_counters_count_connections_bytes_and_rows() {
 
 #[test]
 fn log_queries_not_using_indexes_writes_fast_full_scans_only() {
-    let (_dir, path, _server, mut c) = server_logging_to_a_file();
+    let (_dir, path, server, mut c) = server_logging_to_a_file();
     // MariaDB 10.11's own names for the log's switch and threshold.
     ok(&mut c, "SET GLOBAL log_slow_query = ON");
     ok(&mut c, "SET SESSION log_slow_query = ON");
@@ -410,6 +410,19 @@ fn log_queries_not_using_indexes_writes_fast_full_scans_only() {
     ok(&mut c, "SET GLOBAL log_output = 'FILE'");
     rows(&mut c, "SELECT * FROM t WHERE b + 0 = 9");
     assert!(written().contains("\nSELECT * FROM t WHERE b + 0 = 9;\n"));
+
+    // A session takes the global filter when it connects, as in MariaDB: a later SET
+    // GLOBAL does not reach it.
+    ok(&mut c, "SET GLOBAL log_queries_not_using_indexes = ON");
+    let mut d = server.connect();
+    ok(&mut c, "SET GLOBAL log_queries_not_using_indexes = OFF");
+    assert_eq!(
+        rows(
+            &mut d,
+            "SELECT @@log_queries_not_using_indexes, @@global.log_queries_not_using_indexes"
+        ),
+        vec![vec!["1".to_string(), "0".to_string()]]
+    );
 
     // Off again through log_slow_filter itself.
     ok(&mut c, "SET log_slow_filter = 'admin'");

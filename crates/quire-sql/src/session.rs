@@ -518,9 +518,16 @@ impl<'d> Session<'d> {
             _ => SqlMode::default(),
         };
         vars.insert("sql_mode".to_string(), Value::Str(mode.to_string()));
-        // So is slow_query_log: a later SET GLOBAL does not reach sessions already open.
-        if let Some(v) = crate::vars::global(inst, "slow_query_log") {
-            vars.insert("slow_query_log".to_string(), v);
+        // So are slow_query_log and log_slow_filter (with log_queries_not_using_indexes, its
+        // member): a later SET GLOBAL does not reach sessions already open.
+        for name in [
+            "slow_query_log",
+            "log_slow_filter",
+            "log_queries_not_using_indexes",
+        ] {
+            if let Some(v) = crate::vars::global(inst, name) {
+                vars.insert(name.to_string(), v);
+            }
         }
         let coll = match crate::vars::global(inst, "collation_connection") {
             Some(Value::Str(t)) => quire_engine::row::Collation::from_name(&t)
