@@ -725,6 +725,17 @@ pub fn engine_changes(
     Ok(out)
 }
 
+/// Whether `name` is a variable with only a global value: a server variable of global scope
+/// or an engine setting that is not per session.
+pub fn is_global_only(name: &str) -> bool {
+    match find(name) {
+        // MariaDB gives it a (read-only) session value too.
+        Some(v) if v.name == "max_user_connections" => false,
+        Some(v) => v.scope == Scope::Global,
+        None => Config::NAMES.contains(&name) && !ENGINE_SESSION.contains(&name),
+    }
+}
+
 pub fn find(name: &str) -> Option<&'static Var> {
     let name = canonical(name);
     VARS.iter().find(|v| v.name == name)
