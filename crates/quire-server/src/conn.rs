@@ -162,12 +162,24 @@ fn open_session<'a>(
     authed: Authed,
     salt: [u8; 20],
 ) -> Option<Conn<'a>> {
-    if let Some(e) = over_user_limit(shared, &authed.account, None) {
-        let _ = send_err(&mut io, &e);
-        return None;
-    }
-    let mut session = shared.instance.session_with_id(conn_id, &authed.user, host);
-    session.set_account(&authed.account.0, &authed.account.1);
+    // The connection limits, checked and the session registered as one step.
+    let admitted = shared.instance.admit_session(
+        conn_id,
+        &authed.user,
+        host,
+        Some(authed.account.clone()),
+        |open| match over_user_limit(shared, &authed.account, open) {
+            Some(e) => Err(e),
+            None => Ok(()),
+        },
+    );
+    let mut session = match admitted {
+        Ok(s) => s,
+        Err(e) => {
+            let _ = send_err(&mut io, &e);
+            return None;
+        }
+    };
     *session.info().tls.lock() = io.stream().tls_info();
     session.set_handshake_collation(authed.collation);
     if let Some(db) = &authed.db {
@@ -203,11 +215,12 @@ fn open_session<'a>(
 /// MariaDB's `check_for_max_user_connections` for a login (or COM_CHANGE_USER) that matched
 /// `account`: the account's own limit (1226), else the global `max_user_connections`
 /// unless the account has SUPER or CONNECTION ADMIN (1203), against the account's sessions
-/// open now, `except` the one changing user (docs/security.md, "Connection limits").
-fn over_user_limit(
+/// among `others` (the sessions open now but the one asking; docs/security.md, "Connection
+/// limits").
+fn over_user_limit<'a>(
     shared: &Shared<'_>,
     account: &(String, String),
-    except: Option<u64>,
+    others: &mut dyn Iterator<Item = &'a quire_sql::SessionInfo>,
 ) -> Option<WireError> {
     let (user, host) = account;
     let acl = shared.instance.acl().get();
@@ -223,11 +236,8 @@ fn over_user_limit(
     if own == 0 && (global == 0 || exempt) {
         return None;
     }
-    let open = shared
-        .instance
-        .sessions()
-        .iter()
-        .filter(|s| Some(s.id) != except && s.account.lock().as_ref() == Some(account))
+    let open = others
+        .filter(|s| s.account.lock().as_ref() == Some(account))
         .count() as u64;
     match own {
         n if n < 0 => Some(proto::user_limit_reached(user, n)),
@@ -724,7 +734,17 @@ impl Conn<'_> {
         let refused = match verified {
             // The new account's connection limit, as at a login; this session is not one of
             // its others.
-            Ok(account) => match over_user_limit(self.shared, &account, Some(me)) {
+            Ok(account) => match over_user_limit(
+                self.shared,
+                &account,
+                &mut self
+                    .shared
+                    .instance
+                    .sessions()
+                    .iter()
+                    .map(|s| &**s)
+                    .filter(|s| s.id != me),
+            ) {
                 Some(e) => Some(e),
                 None => {
                     self.start_over(&cu.login.user, Some(&account), collation);

@@ -468,3 +468,45 @@ fn a_mysql_user_table_from_before_connection_limits_gets_the_column() {
     ok(&mut r, "ALTER USER old@'%' WITH MAX_USER_CONNECTIONS 1");
     assert_eq!(login_err(s.addr, "old", "", None).0, 1226);
 }
+
+#[test]
+fn logins_at_once_never_pass_an_account_limit_together() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let s = Server::start(dir.path(), None);
+    let mut r = root(s.addr);
+    ok(
+        &mut r,
+        "CREATE USER racer IDENTIFIED BY 'r' WITH MAX_USER_CONNECTIONS 2",
+    );
+    for round in 0..5 {
+        // Sixteen logins released together; the sessions that got in stay open until all
+        // have answered.
+        let start = Arc::new(std::sync::Barrier::new(16));
+        let addr = s.addr;
+        let logins: Vec<_> = (0..16)
+            .map(|_| {
+                let start = start.clone();
+                std::thread::spawn(move || {
+                    start.wait();
+                    Client::connect(addr, "racer", "r", None).ok()
+                })
+            })
+            .collect();
+        let admitted: Vec<Client> = logins
+            .into_iter()
+            .filter_map(|t| t.join().unwrap_or_else(|_| panic!("login thread")))
+            .collect();
+        assert_eq!(admitted.len(), 2, "round {round}");
+        drop(admitted);
+        // The sessions end shortly after their connections close.
+        let t = std::time::Instant::now();
+        while rows(
+            &mut r,
+            "SELECT ID FROM information_schema.PROCESSLIST WHERE USER = 'racer'",
+        ) > 0
+        {
+            assert!(t.elapsed() < std::time::Duration::from_secs(10));
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+}

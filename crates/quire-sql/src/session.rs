@@ -248,6 +248,27 @@ impl<'d> Instance<'d> {
 
     /// A session under an id taken with [`Instance::next_connection_id`].
     pub fn session_with_id(&'d self, id: u64, user: &str, host: &str) -> Session<'d> {
+        let admitted: std::result::Result<Session<'d>, std::convert::Infallible> =
+            self.admit_session(id, user, host, None, |_| Ok(()));
+        match admitted {
+            Ok(s) => s,
+            Err(never) => match never {},
+        }
+    }
+
+    /// A session under an id taken with [`Instance::next_connection_id`], logged in as
+    /// `account`, if `admit` accepts it given the sessions open now: the check and the
+    /// registration are one step under the sessions' lock, so two logins at once cannot both
+    /// pass a connection limit (MariaDB's `LOCK_user_conn`). `admit` must not ask the
+    /// instance for its sessions (the lock is held).
+    pub fn admit_session<E>(
+        &'d self,
+        id: u64,
+        user: &str,
+        host: &str,
+        account: Option<(String, String)>,
+        admit: impl FnOnce(&mut dyn Iterator<Item = &SessionInfo>) -> std::result::Result<(), E>,
+    ) -> std::result::Result<Session<'d>, E> {
         let info = Arc::new(SessionInfo {
             id,
             user: user.into(),
@@ -261,17 +282,22 @@ impl<'d> Instance<'d> {
             interrupt: Arc::new(AtomicBool::new(false)),
             tls: Mutex::new(None),
             progress: AtomicU32::new(0),
-            account: Mutex::new(None),
+            account: Mutex::new(account.clone()),
         });
         let open = {
             let mut sessions = self.sessions.lock();
+            admit(&mut sessions.values().map(|s| &**s))?;
             sessions.insert(id, info.clone());
             sessions.len() as u64
         };
         self.counters
             .max_used_connections
             .fetch_max(open, Ordering::Relaxed);
-        Session::new(self, info)
+        let mut session = Session::new(self, info);
+        if let Some((u, h)) = account {
+            session.set_account(&u, &h);
+        }
+        Ok(session)
     }
 
     /// Sessions registered now (SHOW PROCESSLIST).
