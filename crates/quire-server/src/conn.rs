@@ -217,10 +217,10 @@ fn open_session<'a>(
 /// unless the account has SUPER or CONNECTION ADMIN (1203), against the account's sessions
 /// among `others` (the sessions open now but the one asking; docs/security.md, "Connection
 /// limits").
-fn over_user_limit<'a>(
+fn over_user_limit(
     shared: &Shared<'_>,
     account: &(String, String),
-    others: &mut dyn Iterator<Item = &'a quire_sql::SessionInfo>,
+    others: &mut dyn Iterator<Item = &quire_sql::SessionInfo>,
 ) -> Option<WireError> {
     let (user, host) = account;
     let acl = shared.instance.acl().get();
