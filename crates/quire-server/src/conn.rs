@@ -27,11 +27,14 @@ use mysql_common::constants::CapabilityFlags;
 use quire_sql::status::ServerCounters;
 use quire_sql::{kill, Outcome, Session, SqlError};
 
+use crate::charset::WireCharset;
 use crate::errors::{proto, to_wire, WireError};
 use crate::handshake::{authenticate, new_salt, parse_change_user, verify, Authed, HandshakeError};
 use crate::listener::{Shared, Stream};
 use crate::packet::{FrameError, PacketIo};
-use crate::reply::{eof_packet, err_packet, ok_packet, status, Malformed, OkInfo, Reader};
+use crate::reply::{
+    eof_packet, err_packet, err_packet_in, ok_packet, status, Malformed, OkInfo, Reader,
+};
 use crate::resultset::{ResultSink, RowFormat};
 use crate::stmt::StmtState;
 
@@ -159,25 +162,24 @@ fn open_session<'a>(
     authed: Authed,
     salt: [u8; 20],
 ) -> Option<Conn<'a>> {
-    // max_user_connections (0: no limit) counts the user's sessions already open.
-    let limit = shared
-        .instance
-        .global_u64("max_user_connections")
-        .unwrap_or(0);
-    if limit > 0 {
-        let open = shared
-            .instance
-            .sessions()
-            .iter()
-            .filter(|s| s.user == authed.user)
-            .count() as u64;
-        if open >= limit {
-            let _ = send_err(&mut io, &proto::too_many_user_connections(&authed.user));
+    // The connection limits, checked and the session registered as one step.
+    let admitted = shared.instance.admit_session(
+        conn_id,
+        &authed.user,
+        host,
+        Some(authed.account.clone()),
+        |open| match over_user_limit(shared, &authed.account, open) {
+            Some(e) => Err(e),
+            None => Ok(()),
+        },
+    );
+    let mut session = match admitted {
+        Ok(s) => s,
+        Err(e) => {
+            let _ = send_err(&mut io, &e);
             return None;
         }
-    }
-    let mut session = shared.instance.session_with_id(conn_id, &authed.user, host);
-    session.set_account(&authed.account.0, &authed.account.1);
+    };
     *session.info().tls.lock() = io.stream().tls_info();
     session.set_handshake_collation(authed.collation);
     if let Some(db) = &authed.db {
@@ -208,6 +210,40 @@ fn open_session<'a>(
     conn.send_ok(0, 0, "").ok()?;
     conn.io.flush().ok()?;
     Some(conn)
+}
+
+/// MariaDB's `check_for_max_user_connections` for a login (or COM_CHANGE_USER) that matched
+/// `account`: the account's own limit (1226), else the global `max_user_connections`
+/// unless the account has SUPER or CONNECTION ADMIN (1203), against the account's sessions
+/// among `others` (the sessions open now but the one asking; docs/security.md, "Connection
+/// limits").
+fn over_user_limit(
+    shared: &Shared<'_>,
+    account: &(String, String),
+    others: &mut dyn Iterator<Item = &quire_sql::SessionInfo>,
+) -> Option<WireError> {
+    let (user, host) = account;
+    let acl = shared.instance.acl().get();
+    let entry = acl.as_ref().and_then(|a| a.get(user, host));
+    let own = entry.map_or(0, |a| a.max_user_connections);
+    let global = shared
+        .instance
+        .global_u64("max_user_connections")
+        .unwrap_or(0);
+    let exempt = entry.is_some_and(|a| {
+        a.privs & (quire_sql::acl::privs::SUPER | quire_sql::acl::privs::CONNECTION_ADMIN) != 0
+    });
+    if own == 0 && (global == 0 || exempt) {
+        return None;
+    }
+    let open = others
+        .filter(|s| s.account.lock().as_ref() == Some(account))
+        .count() as u64;
+    match own {
+        n if n < 0 => Some(proto::user_limit_reached(user, n)),
+        n if n > 0 => (open >= n as u64).then(|| proto::user_limit_reached(user, n)),
+        _ => (open >= global).then(|| proto::too_many_user_connections(user)),
+    }
 }
 
 fn send_err(io: &mut PacketIo<Stream>, e: &WireError) -> std::io::Result<()> {
@@ -330,7 +366,8 @@ pub fn finish_statement(
                 if let SqlError::Engine(inner) = &e {
                     tracing::warn!(conn_id = session.id(), "engine error: {inner}");
                 }
-                sink.io().write_message(&err_packet(&w, true))?;
+                let cs = sink.charset();
+                sink.io().write_message(&err_packet_in(&w, true, cs))?;
                 Ok(())
             }
             // The client is gone.
@@ -357,8 +394,44 @@ impl Conn<'_> {
     }
 
     pub(crate) fn send_err(&mut self, e: &WireError) -> Step {
-        self.io.write_message(&err_packet(e, true))?;
+        let cs = self.results_charset();
+        self.io.write_message(&err_packet_in(e, true, cs))?;
         Ok(())
+    }
+
+    /// The character set the client sends text in (`character_set_client`; the `charset`
+    /// module).
+    pub(crate) fn client_charset(&self) -> WireCharset {
+        if self
+            .session
+            .charset_var_is("character_set_client", "latin1")
+        {
+            WireCharset::Latin1
+        } else {
+            WireCharset::Utf8
+        }
+    }
+
+    /// The character set results go out in (`character_set_results`).
+    pub(crate) fn results_charset(&self) -> WireCharset {
+        if self
+            .session
+            .charset_var_is("character_set_results", "latin1")
+        {
+            WireCharset::Latin1
+        } else {
+            WireCharset::Utf8
+        }
+    }
+
+    /// A statement's text as the client sent it, in UTF-8 (the `charset` module).
+    pub(crate) fn statement_text<'b>(&self, body: &'b [u8]) -> std::borrow::Cow<'b, str> {
+        match self.client_charset() {
+            WireCharset::Utf8 => quire_sql::dispatch::statement_text(body),
+            WireCharset::Latin1 => {
+                std::borrow::Cow::Owned(crate::charset::latin1_statement_text(body))
+            }
+        }
     }
 
     /// ERR for a SQL-layer error; a lost client closes the connection.
@@ -411,8 +484,10 @@ impl Conn<'_> {
     fn count_bytes(&mut self) {
         let (r, w) = self.io.bytes();
         let c = self.shared.instance.counters();
-        ServerCounters::add(&c.bytes_received, r - self.bytes_counted.0);
-        ServerCounters::add(&c.bytes_sent, w - self.bytes_counted.1);
+        let (dr, dw) = (r - self.bytes_counted.0, w - self.bytes_counted.1);
+        ServerCounters::add(&c.bytes_received, dr);
+        ServerCounters::add(&c.bytes_sent, dw);
+        self.session.add_bytes(dr, dw);
         self.bytes_counted = (r, w);
     }
 
@@ -443,6 +518,9 @@ impl Conn<'_> {
                     return;
                 }
             };
+            // A command's bytes count as read, before it runs (its own SHOW STATUS sees
+            // them, as in MariaDB).
+            self.count_bytes();
             let step = self.dispatch(&msg);
             let info = self.session.info().clone();
             info.set_command("Sleep", None);
@@ -508,7 +586,7 @@ impl Conn<'_> {
     }
 
     fn com_init_db(&mut self, body: &[u8]) -> CmdResult {
-        let name = String::from_utf8_lossy(body);
+        let name = self.client_charset().decode(body).into_owned();
         self.session.info().set_command("Init DB", Some(&name));
         self.session.count_stmt_command("Com_change_db");
         match self.session.use_database(&name) {
@@ -519,8 +597,9 @@ impl Conn<'_> {
     }
 
     fn com_query(&mut self, body: &[u8]) -> CmdResult {
-        // Raw bytes quoted into the text (a client's interpolated BLOB) become hex literals.
-        let sql = quire_sql::dispatch::statement_text(body);
+        // Raw bytes quoted into the text (a client's interpolated BLOB) become hex literals;
+        // a latin1 client's text is converted.
+        let sql = self.statement_text(body);
         if self.multi_statements {
             // CLIENT_MULTI_STATEMENTS: each statement gets its own result, every one but the
             // last flagged MORE_RESULTS_EXISTS; the first error ends the query (MariaDB runs
@@ -550,7 +629,9 @@ impl Conn<'_> {
         self.session.info().set_command("Query", Some(sql));
         let timer = StatementTimer::start(&self.io);
         let deprecate_eof = self.deprecate_eof();
-        let mut sink = ResultSink::new(&mut self.io, RowFormat::Text, deprecate_eof);
+        let cs = self.results_charset();
+        let mut sink =
+            ResultSink::new(&mut self.io, RowFormat::Text, deprecate_eof).with_charset(cs);
         let r = self.session.query(sql, &mut sink);
         let ok = r.is_ok();
         let (rows_sent, affected) = (sink.rows(), affected_rows(&r));
@@ -561,13 +642,17 @@ impl Conn<'_> {
 
     fn com_field_list(&mut self, body: &[u8]) -> CmdResult {
         let mut r = Reader::new(body);
-        let table = String::from_utf8_lossy(r.null_terminated()).into_owned();
+        let table = self
+            .client_charset()
+            .decode(r.null_terminated())
+            .into_owned();
         self.session.info().set_command("Field List", Some(&table));
         match self.session.field_list(&table) {
             Ok(cols) => {
+                let cs = self.results_charset();
                 for c in &cols {
                     self.io
-                        .write_message(&crate::resultset::column_definition(c, true))
+                        .write_message(&crate::resultset::column_definition(c, true, cs))
                         .map_err(|_| CmdError::Close)?;
                 }
                 self.send_terminator()?;
@@ -645,16 +730,32 @@ impl Conn<'_> {
             }
             Err(_) => {}
         }
+        let me = self.session.info().id;
         let refused = match verified {
-            Ok(account) => {
-                self.start_over(&cu.login.user, Some(&account), collation);
-                match &cu.db {
-                    Some(db) => self.session.use_database(db).err(),
-                    None => None,
+            // The new account's connection limit, as at a login; this session is not one of
+            // its others.
+            Ok(account) => match over_user_limit(
+                self.shared,
+                &account,
+                &mut self
+                    .shared
+                    .instance
+                    .sessions()
+                    .iter()
+                    .map(|s| &**s)
+                    .filter(|s| s.id != me),
+            ) {
+                Some(e) => Some(e),
+                None => {
+                    self.start_over(&cu.login.user, Some(&account), collation);
+                    match &cu.db {
+                        Some(db) => self.session.use_database(db).err(),
+                        None => None,
+                    }
+                    .map(|e| to_wire(&e).ok_or(CmdError::Close))
+                    .transpose()?
                 }
-                .map(|e| to_wire(&e).ok_or(CmdError::Close))
-                .transpose()?
-            }
+            },
             Err(HandshakeError::Refused(e)) => Some(e),
             Err(HandshakeError::Frame(e)) => {
                 let _ = send_frame_error(&mut self.io, &e);

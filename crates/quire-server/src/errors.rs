@@ -58,6 +58,16 @@ pub mod proto {
             format!("User {user} already has more than 'max_user_connections' active connections"),
         )
     }
+    /// ER_USER_LIMIT_REACHED: over the account's own `WITH MAX_USER_CONNECTIONS n`.
+    pub fn user_limit_reached(user: &str, limit: i64) -> WireError {
+        WireError::new(
+            1226,
+            "42000",
+            format!(
+                "User '{user}' has exceeded the 'max_user_connections' resource (current value: {limit})"
+            ),
+        )
+    }
     /// ER_UNKNOWN_COM_ERROR.
     pub fn unknown_command() -> WireError {
         WireError::new(1047, "08S01", "Unknown command")
@@ -190,7 +200,7 @@ pub fn code_of(e: &SqlError) -> Option<(u16, &'static str)> {
         MultiplePrimaryKey => (1068, "42000"),
         BadDefinition(_) => (1074, "42000"),
         UnknownVariable(_) => (1193, "HY000"),
-        ReadOnlyVariable(_) => (1238, "HY000"),
+        ReadOnlyVariable(_) | GlobalVariableRead(_) => (1238, "HY000"),
         NoSecureTransports => (4167, "HY000"),
         SessionOnlyVariable(_) => (1228, "HY000"),
         GlobalOnlyVariable(_) => (1229, "HY000"),
@@ -445,6 +455,7 @@ mod tests {
             BadDefinition(s()),
             UnknownVariable(s()),
             ReadOnlyVariable(s()),
+            GlobalVariableRead(s()),
             NoSecureTransports,
             SessionOnlyVariable(s()),
             GlobalOnlyVariable(s()),

@@ -9,6 +9,7 @@
 //! | `packet`        | framing: length + sequence id, 16 MiB splits, max_allowed_packet |
 //! | `reply`         | OK / ERR / EOF, length-encoded fields, the bounds-checked reader |
 //! | `handshake`     | greeting, HandshakeResponse41, mysql_native_password, AuthSwitch |
+//! | `charset`       | latin1 clients: text in and results out converted at the wire   |
 //! | `conn`          | the connection state machine and the command dispatch           |
 //! | `stmt`          | COM_STMT_* (prepare, execute, long data, close, reset, fetch)   |
 //! | `stmt_params`   | COM_STMT_EXECUTE's parameter decoding                           |
@@ -23,6 +24,7 @@
 #![deny(clippy::unwrap_used)]
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
+pub mod charset;
 pub mod conn;
 pub mod errors;
 pub mod handshake;

@@ -74,6 +74,12 @@ pub fn eof_packet(status: u16, warnings: u16) -> Vec<u8> {
 /// ERR. `with_state` is false only before the client has said it speaks the 4.1 protocol
 /// (the 1040 sent in place of the greeting), when a client would read the marker as text.
 pub fn err_packet(e: &WireError, with_state: bool) -> Vec<u8> {
+    err_packet_in(e, with_state, crate::charset::WireCharset::Utf8)
+}
+
+/// An ERR packet whose message is in the client's `character_set_results` (MariaDB
+/// converts its messages, which name the client's tables and values, to it).
+pub fn err_packet_in(e: &WireError, with_state: bool, cs: crate::charset::WireCharset) -> Vec<u8> {
     let mut buf = Vec::with_capacity(9 + e.message.len());
     buf.push(0xFF);
     buf.extend_from_slice(&e.code.to_le_bytes());
@@ -82,7 +88,7 @@ pub fn err_packet(e: &WireError, with_state: bool) -> Vec<u8> {
         debug_assert_eq!(e.state.len(), 5);
         buf.extend_from_slice(e.state.as_bytes());
     }
-    buf.extend_from_slice(e.message.as_bytes());
+    buf.extend_from_slice(&cs.encode(&e.message));
     buf
 }
 

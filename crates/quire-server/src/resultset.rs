@@ -13,6 +13,7 @@ use std::io::{Read, Write};
 use quire_engine::row::{Date, DateTime, Decimal};
 use quire_sql::{ColumnMeta, FieldType, RowSink, SinkError, Value};
 
+use crate::charset::{self, WireCharset};
 use crate::packet::PacketIo;
 use crate::reply::{eof_packet, ok_packet, put_lenenc_int, put_lenenc_str, OkInfo};
 
@@ -45,17 +46,27 @@ pub fn type_byte(ty: FieldType) -> u8 {
 
 /// A column definition packet (Protocol::ColumnDefinition41). `default` is only for
 /// COM_FIELD_LIST, which appends the column's default value.
-pub fn column_definition(col: &ColumnMeta, field_list: bool) -> Vec<u8> {
+/// `cs` is the connection's `character_set_results`: under latin1 the names are latin1, and
+/// a non-binary column is latin1_swedish_ci (8) with its length in latin1's one byte per
+/// character, as MariaDB sends them.
+pub fn column_definition(col: &ColumnMeta, field_list: bool, cs: WireCharset) -> Vec<u8> {
     let mut buf = Vec::with_capacity(48 + col.name.len() * 2);
     put_lenenc_str(&mut buf, b"def");
-    put_lenenc_str(&mut buf, col.schema.as_bytes());
-    put_lenenc_str(&mut buf, col.table.as_bytes());
-    put_lenenc_str(&mut buf, col.org_table.as_bytes());
-    put_lenenc_str(&mut buf, col.name.as_bytes());
-    put_lenenc_str(&mut buf, col.org_name.as_bytes());
+    put_lenenc_str(&mut buf, &cs.encode(&col.schema));
+    put_lenenc_str(&mut buf, &cs.encode(&col.table));
+    put_lenenc_str(&mut buf, &cs.encode(&col.org_table));
+    put_lenenc_str(&mut buf, &cs.encode(&col.name));
+    put_lenenc_str(&mut buf, &cs.encode(&col.org_name));
     buf.push(0x0C); // length of the fixed fields that follow
-    buf.extend_from_slice(&col.charset.to_le_bytes());
-    buf.extend_from_slice(&col.length.to_le_bytes());
+    let (charset, length) = match cs {
+        WireCharset::Latin1 if col.charset != charset::BINARY => (
+            charset::LATIN1_SWEDISH_CI,
+            col.length / mbmaxlen(col.charset),
+        ),
+        _ => (col.charset, col.length),
+    };
+    buf.extend_from_slice(&charset.to_le_bytes());
+    buf.extend_from_slice(&length.to_le_bytes());
     buf.push(type_byte(col.ty));
     buf.extend_from_slice(&col.flags.to_le_bytes());
     buf.push(col.decimals);
@@ -65,6 +76,15 @@ pub fn column_definition(col: &ColumnMeta, field_list: bool) -> Vec<u8> {
         buf.push(0xFB);
     }
     buf
+}
+
+/// Bytes per character at most of a column's character set: 3 for utf8mb3's collations,
+/// 4 for utf8mb4's (a column's length is its characters times this).
+fn mbmaxlen(collation: u16) -> u32 {
+    match collation {
+        33 | 83 | 192..=223 => 3,
+        _ => 4,
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -140,6 +160,12 @@ fn push_time(out: &mut String, dt: &DateTime, decimals: u8) {
 /// One value in the text protocol, as MariaDB formats it for a column of this type
 /// (`decimals` fixes the digits of DATETIME fractions and of fixed-point doubles).
 pub fn text_value(v: &Value, col: &ColumnMeta) -> Option<Vec<u8>> {
+    text_value_in(v, col, WireCharset::Utf8)
+}
+
+/// [`text_value`] for a connection whose `character_set_results` is `cs`: a string of a
+/// non-binary column is converted to it.
+pub fn text_value_in(v: &Value, col: &ColumnMeta, cs: WireCharset) -> Option<Vec<u8>> {
     let s = match v {
         Value::Null => return None,
         // A YEAR column (ZEROFILL): four digits, so the zero year is 0000 as MariaDB sends
@@ -167,6 +193,7 @@ pub fn text_value(v: &Value, col: &ColumnMeta) -> Option<Vec<u8>> {
             }
         }
         Value::Decimal(d) => d.to_string(),
+        Value::Str(s) if col.charset != charset::BINARY => return Some(cs.encode(s).into_owned()),
         Value::Str(s) => return Some(s.as_bytes().to_vec()),
         Value::Bytes(b) => return Some(b.clone()),
         Value::Date(d) => {
@@ -197,7 +224,7 @@ pub fn text_value(v: &Value, col: &ColumnMeta) -> Option<Vec<u8>> {
 }
 
 /// A text-protocol row: each value a length-encoded string, NULL as 0xFB.
-pub fn text_row(buf: &mut Vec<u8>, row: &[Value], cols: &[ColumnMeta]) {
+pub fn text_row(buf: &mut Vec<u8>, row: &[Value], cols: &[ColumnMeta], cs: WireCharset) {
     for (i, v) in row.iter().enumerate() {
         let fallback;
         let col = match cols.get(i) {
@@ -207,7 +234,7 @@ pub fn text_row(buf: &mut Vec<u8>, row: &[Value], cols: &[ColumnMeta]) {
                 &fallback
             }
         };
-        match text_value(v, col) {
+        match text_value_in(v, col, cs) {
             None => buf.push(0xFB),
             Some(s) => put_lenenc_str(buf, &s),
         }
@@ -272,7 +299,7 @@ fn put_binary_datetime(buf: &mut Vec<u8>, dt: &DateTime, date_only: bool) {
 }
 
 /// One non-NULL value in the binary protocol, encoded as the column's type says.
-pub fn binary_value(buf: &mut Vec<u8>, v: &Value, col: &ColumnMeta) {
+pub fn binary_value(buf: &mut Vec<u8>, v: &Value, col: &ColumnMeta, cs: WireCharset) {
     match col.ty {
         FieldType::Tiny => buf.push(as_i64(v) as u8),
         // YEAR is a 2-byte integer in the binary protocol, as SMALLINT.
@@ -315,7 +342,7 @@ pub fn binary_value(buf: &mut Vec<u8>, v: &Value, col: &ColumnMeta) {
         | FieldType::String
         | FieldType::VarString
         | FieldType::Blob
-        | FieldType::LongBlob => match text_value(v, col) {
+        | FieldType::LongBlob => match text_value_in(v, col, cs) {
             Some(s) => put_lenenc_str(buf, &s),
             None => put_lenenc_str(buf, b""),
         },
@@ -324,7 +351,7 @@ pub fn binary_value(buf: &mut Vec<u8>, v: &Value, col: &ColumnMeta) {
 
 /// A binary-protocol row: header 0x00, the NULL bitmap (bit i + 2 for column i), then the
 /// non-NULL values.
-pub fn binary_row(buf: &mut Vec<u8>, row: &[Value], cols: &[ColumnMeta]) {
+pub fn binary_row(buf: &mut Vec<u8>, row: &[Value], cols: &[ColumnMeta], cs: WireCharset) {
     buf.push(0x00);
     let start = buf.len();
     let n = cols.len().max(row.len());
@@ -340,10 +367,10 @@ pub fn binary_row(buf: &mut Vec<u8>, row: &[Value], cols: &[ColumnMeta]) {
             continue;
         }
         match cols.get(i) {
-            Some(col) => binary_value(buf, v, col),
+            Some(col) => binary_value(buf, v, col, cs),
             None => {
                 let col = ColumnMeta::computed("", FieldType::VarString, 0, NOT_FIXED_DEC);
-                binary_value(buf, v, &col)
+                binary_value(buf, v, &col, cs)
             }
         }
     }
@@ -370,6 +397,8 @@ pub struct ResultSink<'c, S> {
     rowbuf: Vec<u8>,
     /// Rows sent (the slow log's `Rows_sent`).
     rows: u64,
+    /// The connection's `character_set_results` (the `charset` module).
+    charset: WireCharset,
 }
 
 fn sink_err(e: std::io::Error) -> SinkError {
@@ -386,7 +415,19 @@ impl<'c, S: Read + Write> ResultSink<'c, S> {
             started: false,
             rowbuf: Vec::with_capacity(256),
             rows: 0,
+            charset: WireCharset::Utf8,
         }
+    }
+
+    /// Results go to a client whose `character_set_results` is `cs`.
+    pub fn with_charset(mut self, cs: WireCharset) -> Self {
+        self.charset = cs;
+        self
+    }
+
+    /// The results' character set (for the ERR that ends a statement).
+    pub fn charset(&self) -> WireCharset {
+        self.charset
     }
 
     /// Rows sent so far.
@@ -439,7 +480,7 @@ impl<S: Read + Write> RowSink for ResultSink<'_, S> {
         self.io.write_message(&count).map_err(sink_err)?;
         for c in cols {
             self.io
-                .write_message(&column_definition(c, false))
+                .write_message(&column_definition(c, false, self.charset))
                 .map_err(sink_err)?;
         }
         if !self.deprecate_eof {
@@ -455,8 +496,8 @@ impl<S: Read + Write> RowSink for ResultSink<'_, S> {
         }
         self.rowbuf.clear();
         match self.format {
-            RowFormat::Text => text_row(&mut self.rowbuf, row, &self.cols),
-            RowFormat::Binary => binary_row(&mut self.rowbuf, row, &self.cols),
+            RowFormat::Text => text_row(&mut self.rowbuf, row, &self.cols, self.charset),
+            RowFormat::Binary => binary_row(&mut self.rowbuf, row, &self.cols, self.charset),
         }
         self.rows += 1;
         self.io.write_message(&self.rowbuf).map_err(sink_err)
@@ -564,7 +605,12 @@ mod tests {
     fn text_row_encodes_null_as_fb() {
         let cols = [col(FieldType::LongLong, 0), col(FieldType::VarString, 0)];
         let mut buf = Vec::new();
-        text_row(&mut buf, &[Value::Null, Value::Str("ab".into())], &cols);
+        text_row(
+            &mut buf,
+            &[Value::Null, Value::Str("ab".into())],
+            &cols,
+            WireCharset::Utf8,
+        );
         assert_eq!(buf, [0xFB, 2, b'a', b'b']);
         buf.clear();
         text_row(
@@ -577,8 +623,36 @@ mod tests {
                 }),
             ],
             &[col(FieldType::Long, 0), col(FieldType::NewDecimal, 2)],
+            WireCharset::Utf8,
         );
         assert_eq!(buf, b"\x03-12\x05-0.05");
+    }
+
+    #[test]
+    fn latin1_results_convert_text_columns_only() {
+        let mut text = col(FieldType::VarString, 0);
+        text.charset = 45;
+        text.length = 40;
+        let mut bin = col(FieldType::VarString, 0);
+        bin.charset = 63;
+        let mut buf = Vec::new();
+        let row = [Value::Str("é€Ω".into()), Value::Str("é".into())];
+        text_row(
+            &mut buf,
+            &row,
+            &[text.clone(), bin.clone()],
+            WireCharset::Latin1,
+        );
+        assert_eq!(buf, b"\x03\xe9\x80?\x02\xc3\xa9");
+        buf.clear();
+        binary_row(&mut buf, &row[..1], &[text.clone()], WireCharset::Latin1);
+        assert_eq!(buf, b"\x00\x00\x03\xe9\x80?");
+        text.name = "né".into();
+        let d = column_definition(&text, false, WireCharset::Latin1);
+        assert_eq!(&d[..10], b"\x03def\x00\x00\x00\x02n\xe9");
+        // After org_name: latin1_swedish_ci, and 40 bytes of utf8mb4 are 10 characters.
+        let fixed = 11 + usize::from(d[10]);
+        assert_eq!(&d[fixed..fixed + 7], &[0x0C, 8, 0, 10, 0, 0, 0]);
     }
 
     #[test]
@@ -593,6 +667,7 @@ mod tests {
             &mut buf,
             &[Value::Int(258), Value::Null, Value::Int(-1)],
             &cols,
+            WireCharset::Utf8,
         );
         // header, bitmap (column 1 → bit 3), LONG 258, TINY -1
         assert_eq!(buf, [0x00, 0b0000_1000, 2, 1, 0, 0, 0xFF]);
@@ -606,7 +681,12 @@ mod tests {
             day: 31,
         };
         let mut buf = Vec::new();
-        binary_value(&mut buf, &Value::Date(d), &col(FieldType::Date, 0));
+        binary_value(
+            &mut buf,
+            &Value::Date(d),
+            &col(FieldType::Date, 0),
+            WireCharset::Utf8,
+        );
         assert_eq!(buf, [4, 0xE8, 0x07, 12, 31]);
         buf.clear();
         let dt = DateTime {
@@ -616,7 +696,12 @@ mod tests {
             second: 58,
             micros: 1,
         };
-        binary_value(&mut buf, &Value::DateTime(dt), &col(FieldType::DateTime, 6));
+        binary_value(
+            &mut buf,
+            &Value::DateTime(dt),
+            &col(FieldType::DateTime, 6),
+            WireCharset::Utf8,
+        );
         assert_eq!(buf, [11, 0xE8, 0x07, 12, 31, 23, 59, 58, 1, 0, 0, 0]);
     }
 
@@ -685,7 +770,7 @@ mod tests {
         c.table = "t".into();
         c.name = "n".into();
         c.length = 400;
-        let d = column_definition(&c, false);
+        let d = column_definition(&c, false, WireCharset::Utf8);
         let mut expect = vec![
             3, b'd', b'e', b'f', 2, b'd', b'b', 1, b't', 0, 1, b'n', 0, 0x0C,
         ];

@@ -15,10 +15,12 @@
 //! ```
 //!
 //! A statement (COM_QUERY, one statement of a multi-statement query, COM_STMT_EXECUTE) is
-//! slow when its time less its lock waits is over `long_query_time` and it examined at least
+//! slow when its time less its lock waits is over `long_query_time` (or it read a whole table
+//! or index and `log_queries_not_using_indexes` is on) and it examined at least
 //! `min_examined_row_limit` rows, as MariaDB decides. A slow statement counts in
 //! `Slow_queries` whether or not the log is on; it is written when `slow_query_log` is on,
-//! globally and in the session (which took the global value when it connected), and for
+//! globally and in the session (which took the global value when it connected) and
+//! `log_output` holds FILE and not NONE, and for
 //! ALTER, ANALYZE, OPTIMIZE, CHECK and CREATE/DROP INDEX only with
 //! `log_slow_admin_statements`.
 //!
@@ -100,7 +102,10 @@ impl SlowLog {
     pub fn is_slow(&self, session: &Session<'_>, s: &Statement) -> bool {
         // MariaDB measures from after the locks were taken (`utime_after_lock`).
         let busy = s.query_time.saturating_sub(s.lock_time).as_micros() as u64;
-        busy > session.long_query_us()
+        // A statement that used no index is slow with log_queries_not_using_indexes,
+        // however fast (SHOW statements aside, as MariaDB's QPLAN_STATUS).
+        let no_index = || session.logs_not_using_index() && !is_show(s.text);
+        (busy > session.long_query_us() || no_index())
             && session.rows_examined() >= session.slow_log_settings().min_examined
     }
 
@@ -112,7 +117,13 @@ impl SlowLog {
         let cfg: SlowLogSettings = session.slow_log_settings();
         let examined = session.rows_examined();
         quire_sql::status::ServerCounters::add(&instance.counters().slow_queries, 1);
+        session.count_slow_query();
         if !cfg.write || (!cfg.admin && quire_sql::status::is_admin_statement(s.text)) {
+            return;
+        }
+        // log_output: NONE (even beside FILE) writes nothing; TABLE is refused by SET.
+        let output = quire_sql::session::global_text(instance, "log_output").unwrap_or_default();
+        if !output.split(',').any(|o| o == "FILE") || output.split(',').any(|o| o == "NONE") {
             return;
         }
         let name = match quire_sql::session::global_text(instance, "slow_query_log_file") {
@@ -160,6 +171,13 @@ impl SlowLog {
             }
         }
     }
+}
+
+/// Whether `text` is a SHOW statement (MariaDB never logs those for not using an index).
+fn is_show(text: &str) -> bool {
+    text.trim_start()
+        .get(..4)
+        .is_some_and(|w| w.eq_ignore_ascii_case("show"))
 }
 
 impl State {

@@ -5,7 +5,9 @@
 //! the wire needs between packets: the parameter types of the last execution (a client
 //! may send them once) and the long data accumulated per parameter.
 
-use quire_sql::{charset, flags, ColumnMeta, FieldType, SqlError};
+use quire_sql::{charset, flags, ColumnMeta, FieldType, SqlError, Value};
+
+use crate::charset::WireCharset;
 
 use crate::conn::{affected_rows, finish_statement, CmdResult, Conn, StatementTimer};
 use crate::errors::proto;
@@ -55,7 +57,7 @@ fn param_placeholder() -> ColumnMeta {
 
 impl Conn<'_> {
     pub(crate) fn com_stmt_prepare(&mut self, body: &[u8]) -> CmdResult {
-        let sql = quire_sql::dispatch::statement_text(body);
+        let sql = self.statement_text(body);
         self.session.info().set_command("Prepare", Some(&sql));
         let info = match self.session.prepare(&sql) {
             Ok(i) => i,
@@ -76,7 +78,7 @@ impl Conn<'_> {
         self.write(&ok)?;
         let deprecate_eof = self.deprecate_eof();
         if info.params > 0 {
-            let def = column_definition(&param_placeholder(), false);
+            let def = column_definition(&param_placeholder(), false, WireCharset::Utf8);
             for _ in 0..info.params {
                 self.write(&def)?;
             }
@@ -86,7 +88,7 @@ impl Conn<'_> {
         }
         if ncols > 0 {
             for c in &info.columns {
-                self.write(&column_definition(c, false))?;
+                self.write(&column_definition(c, false, self.results_charset()))?;
             }
             if !deprecate_eof {
                 self.write(&eof_packet(0, 0))?;
@@ -110,6 +112,7 @@ impl Conn<'_> {
             return Ok(());
         };
         let count = usize::from(count);
+        let client = self.client_charset();
         let state = self
             .stmts
             .entry(id)
@@ -124,6 +127,8 @@ impl Conn<'_> {
         // Long data is for one execution (MySQL clears it after each).
         state.clear_long_data();
         let params = match params {
+            // A latin1 client's string parameters are latin1 text (the charset module).
+            Ok(p) if client == WireCharset::Latin1 => latin1_params(p, &state.types),
             Ok(p) => p,
             Err(_) => {
                 self.send_sql_err(&SqlError::WrongArguments("mysqld_stmt_execute".into()))?;
@@ -133,7 +138,9 @@ impl Conn<'_> {
         self.session.info().set_command("Execute", None);
         let timer = StatementTimer::start(&self.io);
         let deprecate_eof = self.deprecate_eof();
-        let mut sink = ResultSink::new(&mut self.io, RowFormat::Binary, deprecate_eof);
+        let cs = self.results_charset();
+        let mut sink =
+            ResultSink::new(&mut self.io, RowFormat::Binary, deprecate_eof).with_charset(cs);
         let result = self.session.execute(id, &params, &mut sink);
         let (rows_sent, affected) = (sink.rows(), affected_rows(&result));
         finish_statement(&self.session, result, sink, false)?;
@@ -218,4 +225,26 @@ impl Conn<'_> {
             .write_message(payload)
             .map_err(|_| crate::conn::CmdError::Close)
     }
+}
+
+/// A latin1 client's parameters: the values of the text types (VARCHAR, VAR_STRING, STRING,
+/// ENUM, SET, JSON) are latin1 bytes, decoded; the BLOB types stay bytes, as MariaDB keeps
+/// them binary (`charset` invariant 3).
+fn latin1_params(params: Vec<Value>, types: &[crate::stmt_params::ParamType]) -> Vec<Value> {
+    params
+        .into_iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let text = types
+                .get(i)
+                .is_some_and(|t| matches!(t.ty, 15 | 245 | 247 | 248 | 253 | 254));
+            match v {
+                Value::Str(s) if text && !s.is_ascii() => {
+                    Value::Str(WireCharset::Latin1.decode(s.as_bytes()).into_owned())
+                }
+                Value::Bytes(b) if text => Value::Str(WireCharset::Latin1.decode(&b).into_owned()),
+                v => v,
+            }
+        })
+        .collect()
 }

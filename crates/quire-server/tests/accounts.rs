@@ -289,3 +289,224 @@ fn a_data_directory_without_system_tables_gets_them_and_root_works() {
     ok(&mut r, "CREATE USER frank IDENTIFIED BY 'f'");
     assert!(Client::connect(s.addr, "frank", "f", None).is_ok());
 }
+
+/// (code, message) of an ERR reply.
+fn refused(r: Reply) -> (u16, String) {
+    match r {
+        Reply::Err { code, message, .. } => (code, message),
+        other => panic!("expected an error, got {other:?}"),
+    }
+}
+
+/// CURRENT_USER() of a session.
+fn current_user(c: &mut Client) -> String {
+    let first = c.command(b"\x03SELECT CURRENT_USER()");
+    let rs = c.read_result_set(&first);
+    let row = &rs.rows[0];
+    String::from_utf8_lossy(&row[1..1 + usize::from(row[0])]).into_owned()
+}
+
+#[test]
+fn max_user_connections_holds_for_change_user_as_for_a_login() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+    let server = Server::start(dir.path(), None);
+    let mut admin = root(server.addr);
+    ok(
+        &mut admin,
+        "CREATE USER mu@'%' IDENTIFIED BY 'pw' WITH MAX_USER_CONNECTIONS 1",
+    );
+    ok(&mut admin, "CREATE USER nu@'%' IDENTIFIED BY 'pw'");
+    let account_limit =
+        "User 'mu' has exceeded the 'max_user_connections' resource (current value: 1)";
+    let global_limit = "User nu already has more than 'max_user_connections' active connections";
+
+    // The account's own limit: a second login, and a change to it, get 1226; the
+    // connection that asked stays who it was.
+    let mut mu = Client::connect(server.addr, "mu", "pw", None).unwrap_or_else(|e| panic!("{e:?}"));
+    assert_eq!(
+        login_err(server.addr, "mu", "pw", None),
+        (1226, account_limit.into())
+    );
+    let mut other = root(server.addr);
+    assert_eq!(
+        refused(other.change_user("mu", "pw")),
+        (1226, account_limit.into())
+    );
+    assert_eq!(current_user(&mut other), "root@localhost");
+    // Its own session is not one of the others: mu may change to mu.
+    assert!(matches!(mu.change_user("mu", "pw"), Reply::Ok { .. }));
+    assert_eq!(current_user(&mut mu), "mu@%");
+    // Once mu has left, the change is taken.
+    assert!(matches!(mu.change_user("root", ""), Reply::Ok { .. }));
+    assert!(matches!(other.change_user("mu", "pw"), Reply::Ok { .. }));
+    assert_eq!(current_user(&mut other), "mu@%");
+    assert!(matches!(other.change_user("root", ""), Reply::Ok { .. }));
+
+    // The global limit, for an account without its own: 1203, for logins and changes.
+    ok(&mut admin, "SET GLOBAL max_user_connections = 1");
+    let mut nu = Client::connect(server.addr, "nu", "pw", None).unwrap_or_else(|e| panic!("{e:?}"));
+    assert_eq!(
+        login_err(server.addr, "nu", "pw", None),
+        (1203, global_limit.into())
+    );
+    assert_eq!(
+        refused(other.change_user("nu", "pw")),
+        (1203, global_limit.into())
+    );
+    assert_eq!(current_user(&mut other), "root@localhost");
+    assert!(matches!(nu.change_user("nu", "pw"), Reply::Ok { .. }));
+    // An account's own limit replaces the global one; SUPER is not held to the global one.
+    ok(&mut admin, "ALTER USER nu@'%' WITH MAX_USER_CONNECTIONS 2");
+    let _second =
+        Client::connect(server.addr, "nu", "pw", None).unwrap_or_else(|e| panic!("{e:?}"));
+    assert_eq!(
+        login_err(server.addr, "nu", "pw", None),
+        (
+            1226,
+            "User 'nu' has exceeded the 'max_user_connections' resource (current value: 2)".into()
+        )
+    );
+    let _roots = [root(server.addr), root(server.addr)];
+    // -1: the account may not log in at all.
+    ok(&mut admin, "ALTER USER mu@'%' WITH MAX_USER_CONNECTIONS -1");
+    assert_eq!(login_err(server.addr, "mu", "pw", None).0, 1226);
+    ok(&mut admin, "SET GLOBAL max_user_connections = 0");
+}
+
+#[test]
+fn max_user_connections_of_an_account_shows_and_survives_a_restart() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+    {
+        let server = Server::start(dir.path(), None);
+        let mut c = root(server.addr);
+        ok(
+            &mut c,
+            "CREATE USER g1@'%' WITH MAX_USER_CONNECTIONS 2 ACCOUNT LOCK",
+        );
+        ok(
+            &mut c,
+            "GRANT SELECT ON *.* TO g1@'%' WITH GRANT OPTION MAX_USER_CONNECTIONS 4",
+        );
+        // The per-hour limits are not counted by Quire: refused, not taken silently.
+        assert_eq!(
+            err(&mut c, "CREATE USER g2@'%' WITH MAX_QUERIES_PER_HOUR 2").0,
+            1235
+        );
+        assert_eq!(err(&mut c, "ALTER USER g1@'%' WITH").0, 1064);
+        assert_eq!(
+            err(
+                &mut c,
+                "ALTER USER g1@'%' WITH MAX_USER_CONNECTIONS 99999999999"
+            )
+            .0,
+            1064
+        );
+    }
+    let server = Server::start(dir.path(), None);
+    let mut c = root(server.addr);
+    let first = c.command(b"\x03SHOW CREATE USER g1@'%'");
+    let rs = c.read_result_set(&first);
+    let row = &rs.rows[0];
+    assert_eq!(
+        String::from_utf8_lossy(&row[1..1 + usize::from(row[0])]),
+        "CREATE USER `g1`@`%` WITH MAX_USER_CONNECTIONS 4 ACCOUNT LOCK"
+    );
+    let first = c.command(b"\x03SHOW GRANTS FOR g1@'%'");
+    let rs = c.read_result_set(&first);
+    let row = &rs.rows[0];
+    assert_eq!(
+        String::from_utf8_lossy(&row[1..1 + usize::from(row[0])]),
+        "GRANT SELECT ON *.* TO `g1`@`%` WITH GRANT OPTION MAX_USER_CONNECTIONS 4"
+    );
+    ok(&mut c, "ALTER USER g1@'%' WITH MAX_USER_CONNECTIONS 0");
+    let first = c.command(b"\x03SHOW GRANTS FOR g1@'%'");
+    let rs = c.read_result_set(&first);
+    let row = &rs.rows[0];
+    assert_eq!(
+        String::from_utf8_lossy(&row[1..1 + usize::from(row[0])]),
+        "GRANT SELECT ON *.* TO `g1`@`%` WITH GRANT OPTION"
+    );
+}
+
+#[test]
+fn a_mysql_user_table_from_before_connection_limits_gets_the_column() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    // mysql.user as the servers before connection limits made it, with one account.
+    {
+        let db = Db::open(dir.path(), small_config()).unwrap_or_else(|e| panic!("open: {e}"));
+        {
+            let inst = quire_sql::Instance::new(&db);
+            let mut s = inst.session("root", "localhost");
+            let mut sink = quire_sql::CollectSink::default();
+            for sql in [
+                "CREATE DATABASE mysql",
+                "CREATE TABLE mysql.user (Host VARCHAR(255) NOT NULL, \
+                 User VARCHAR(128) COLLATE utf8mb4_bin NOT NULL, \
+                 plugin VARCHAR(64) NOT NULL, authentication_string TEXT NOT NULL, \
+                 sha2_digest VARCHAR(64) NOT NULL, Priv BIGINT UNSIGNED NOT NULL, \
+                 account_locked CHAR(1) NOT NULL, PRIMARY KEY (Host, User))",
+                "INSERT INTO mysql.user VALUES ('%', 'root', 'mysql_native_password', '', '', \
+                 274877906943, 'N')",
+                "INSERT INTO mysql.user VALUES ('%', 'old', 'mysql_native_password', '', '', 0, 'N')",
+            ] {
+                s.query(sql, &mut sink)
+                    .unwrap_or_else(|e| panic!("{sql}: {e}"));
+            }
+        }
+        db.shutdown().unwrap_or_else(|e| panic!("shutdown: {e}"));
+    }
+    let s = Server::start(dir.path(), None);
+    let mut r = root(s.addr);
+    assert_eq!(
+        rows(
+            &mut r,
+            "SELECT User FROM mysql.user WHERE max_user_connections = 0"
+        ),
+        2
+    );
+    let _first = Client::connect(s.addr, "old", "", None).unwrap_or_else(|e| panic!("{e:?}"));
+    ok(&mut r, "ALTER USER old@'%' WITH MAX_USER_CONNECTIONS 1");
+    assert_eq!(login_err(s.addr, "old", "", None).0, 1226);
+}
+
+#[test]
+fn logins_at_once_never_pass_an_account_limit_together() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let s = Server::start(dir.path(), None);
+    let mut r = root(s.addr);
+    ok(
+        &mut r,
+        "CREATE USER racer IDENTIFIED BY 'r' WITH MAX_USER_CONNECTIONS 2",
+    );
+    for round in 0..5 {
+        // Sixteen logins released together; the sessions that got in stay open until all
+        // have answered.
+        let start = Arc::new(std::sync::Barrier::new(16));
+        let addr = s.addr;
+        let logins: Vec<_> = (0..16)
+            .map(|_| {
+                let start = start.clone();
+                std::thread::spawn(move || {
+                    start.wait();
+                    Client::connect(addr, "racer", "r", None).ok()
+                })
+            })
+            .collect();
+        let admitted: Vec<Client> = logins
+            .into_iter()
+            .filter_map(|t| t.join().unwrap_or_else(|_| panic!("login thread")))
+            .collect();
+        assert_eq!(admitted.len(), 2, "round {round}");
+        drop(admitted);
+        // The sessions end shortly after their connections close.
+        let t = std::time::Instant::now();
+        while rows(
+            &mut r,
+            "SELECT ID FROM information_schema.PROCESSLIST WHERE USER = 'racer'",
+        ) > 0
+        {
+            assert!(t.elapsed() < std::time::Duration::from_secs(10));
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+}

@@ -321,3 +321,155 @@ fn server_counters_count_connections_bytes_and_rows() {
     assert!(Client::connect(server.addr, "nobody", "wrong", None).is_err());
     assert_eq!(status(&mut c, "Aborted_connects"), aborted_connects + 1);
 }
+
+#[test]
+fn log_queries_not_using_indexes_writes_fast_full_scans_only() {
+    let (_dir, path, server, mut c) = server_logging_to_a_file();
+    // MariaDB 10.11's own names for the log's switch and threshold.
+    ok(&mut c, "SET GLOBAL log_slow_query = ON");
+    ok(&mut c, "SET SESSION log_slow_query = ON");
+    assert_eq!(
+        rows(&mut c, "SELECT @@slow_query_log, @@long_query_time"),
+        vec![vec!["1".to_string(), "10.000000".to_string()]]
+    );
+    ok(&mut c, "CREATE DATABASE ni");
+    ok(&mut c, "USE ni");
+    ok(&mut c, "CREATE TABLE t (a INT PRIMARY KEY, b INT, KEY (b))");
+    ok(&mut c, "INSERT INTO t VALUES (1, 1), (2, 2), (3, 3)");
+    let written = || std::fs::read_to_string(&path).unwrap_or_default();
+
+    // Off (the default): nothing here takes 10 s, nothing is written.
+    rows(&mut c, "SELECT * FROM t WHERE b + 0 = 2");
+    assert!(!written().contains("b + 0 = 2"), "{}", written());
+
+    ok(&mut c, "SET log_queries_not_using_indexes = ON");
+    assert_eq!(
+        rows(&mut c, "SELECT @@log_slow_filter LIKE '%not_using_index%'"),
+        vec![vec!["1".to_string()]]
+    );
+    let before = status(&mut c, "Slow_queries");
+    // Whole-table and whole-index reads, of a statement of each kind, as MariaDB logs them.
+    rows(&mut c, "SELECT * FROM t WHERE b + 0 = 1");
+    rows(&mut c, "SELECT b FROM t ORDER BY b");
+    ok(&mut c, "UPDATE t SET b = b WHERE b + 0 = 3");
+    ok(&mut c, "DELETE FROM t WHERE b + 0 = 99");
+    rows(
+        &mut c,
+        "SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = 'ni'",
+    );
+    // An index narrowed these, a SHOW is never logged for it, a statement without a table
+    // reads none, and an account statement's reads of the system tables are the server's.
+    ok(&mut c, "CREATE USER ni_user");
+    rows(&mut c, "SELECT * FROM t WHERE a = 1");
+    rows(&mut c, "SELECT * FROM t WHERE b BETWEEN 1 AND 2");
+    rows(&mut c, "SHOW TABLES");
+    rows(&mut c, "SELECT 1 + 1");
+    let log = written();
+    for logged in [
+        "SELECT * FROM t WHERE b + 0 = 1;",
+        "SELECT b FROM t ORDER BY b;",
+        "UPDATE t SET b = b WHERE b + 0 = 3;",
+        "DELETE FROM t WHERE b + 0 = 99;",
+        "SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = 'ni';",
+    ] {
+        assert!(log.contains(&format!("\n{logged}\n")), "{logged}: {log}");
+    }
+    for not in [
+        "WHERE a = 1;",
+        "BETWEEN 1 AND 2;",
+        "SHOW TABLES;",
+        "SELECT 1 + 1;",
+        "CREATE USER ni_user;",
+    ] {
+        assert!(!log.contains(not), "{not}: {log}");
+    }
+    // They count as slow, as in MariaDB (the SHOW STATUS is not: an index-less SHOW).
+    assert_eq!(status(&mut c, "Slow_queries"), before + 5);
+
+    // min_examined_row_limit still applies (its MariaDB 10.11 name here).
+    ok(&mut c, "SET log_slow_min_examined_row_limit = 100");
+    rows(&mut c, "SELECT * FROM t WHERE b + 0 = 7");
+    assert!(!written().contains("b + 0 = 7"));
+    ok(&mut c, "SET min_examined_row_limit = 0");
+
+    // log_output NONE: nothing is written, the count goes on; TABLE is refused, since
+    // Quire has no mysql.slow_log.
+    ok(&mut c, "SET GLOBAL log_output = 'NONE'");
+    let before = status(&mut c, "Slow_queries");
+    rows(&mut c, "SELECT * FROM t WHERE b + 0 = 8");
+    assert!(!written().contains("b + 0 = 8"));
+    assert_eq!(status(&mut c, "Slow_queries"), before + 1);
+    assert_eq!(
+        c.query("SET GLOBAL log_output = 'TABLE'").err_code(),
+        Some(1231)
+    );
+    assert_eq!(
+        c.query("SET GLOBAL log_output = 'FILE,TABLE'").err_code(),
+        Some(1231)
+    );
+    ok(&mut c, "SET GLOBAL log_output = 'FILE'");
+    rows(&mut c, "SELECT * FROM t WHERE b + 0 = 9");
+    assert!(written().contains("\nSELECT * FROM t WHERE b + 0 = 9;\n"));
+
+    // A session takes the global filter when it connects, as in MariaDB: a later SET
+    // GLOBAL does not reach it.
+    ok(&mut c, "SET GLOBAL log_queries_not_using_indexes = ON");
+    let mut d = server.connect();
+    ok(&mut c, "SET GLOBAL log_queries_not_using_indexes = OFF");
+    assert_eq!(
+        rows(
+            &mut d,
+            "SELECT @@log_queries_not_using_indexes, @@global.log_queries_not_using_indexes"
+        ),
+        vec![vec!["1".to_string(), "0".to_string()]]
+    );
+
+    // Off again through log_slow_filter itself.
+    ok(&mut c, "SET log_slow_filter = 'admin'");
+    assert_eq!(
+        rows(&mut c, "SELECT @@log_queries_not_using_indexes"),
+        vec![vec!["0".to_string()]]
+    );
+    rows(&mut c, "SELECT * FROM t WHERE b + 0 = 10");
+    assert!(!written().contains("b + 0 = 10"));
+}
+
+fn session_status(c: &mut Client, name: &str) -> u64 {
+    let r = rows(c, &format!("SHOW SESSION STATUS LIKE '{name}'"));
+    assert_eq!(r.len(), 1, "{name}: {r:?}");
+    r[0][1].parse().unwrap()
+}
+
+#[test]
+fn session_status_counts_this_sessions_statements_only() {
+    let server = TestServer::start();
+    let mut a = server.connect();
+    let mut b = server.connect();
+    for _ in 0..3 {
+        rows(&mut a, "SELECT 1");
+    }
+    rows(&mut b, "SELECT 2");
+    assert_eq!(session_status(&mut a, "Com_select"), 3);
+    assert_eq!(session_status(&mut b, "Com_select"), 1);
+    assert!(status(&mut a, "Com_select") >= 4);
+    // Slow for b only (long_query_time 0); each SHOW counts once it has answered.
+    ok(&mut b, "SET long_query_time = 0");
+    rows(&mut b, "SELECT 3");
+    assert_eq!(session_status(&mut b, "Slow_queries"), 2);
+    assert_eq!(session_status(&mut a, "Slow_queries"), 0);
+    assert!(status(&mut a, "Slow_queries") >= 3);
+    // Bytes: the session's own, its login's included; the instance's hold both sessions'.
+    let mine = session_status(&mut a, "Bytes_received");
+    assert!(mine > 0 && mine < status(&mut a, "Bytes_received"));
+    assert!(session_status(&mut a, "Bytes_sent") > 0);
+    // A global-only counter reads the same in both scopes.
+    assert_eq!(
+        session_status(&mut a, "Connections"),
+        status(&mut a, "Connections")
+    );
+    // COM_CHANGE_USER starts the session's counters over, as MariaDB's THD::init.
+    assert!(matches!(b.change_user("root", ""), Reply::Ok { .. }));
+    assert_eq!(session_status(&mut b, "Com_select"), 0);
+    // The two SHOWs since.
+    assert_eq!(session_status(&mut b, "Questions"), 2);
+}

@@ -332,3 +332,78 @@ fn year_and_json_columns_cross_both_protocols_as_mariadb_sends_them() {
     want.extend_from_slice(b"{\"k\": 2}");
     assert_eq!(rs.rows, vec![want]);
 }
+
+/// COM_STMT_PREPARE of `sql`: the statement id (its parameter and column definitions read).
+fn prepare(c: &mut common::Client, sql: &[u8]) -> u32 {
+    let mut p = vec![0x16];
+    p.extend_from_slice(sql);
+    let ok = c.command(&p);
+    answered(&ok, "prepare");
+    let id = u32::from_le_bytes([ok[1], ok[2], ok[3], ok[4]]);
+    let ncols = u16::from_le_bytes([ok[5], ok[6]]);
+    let nparams = u16::from_le_bytes([ok[7], ok[8]]);
+    for _ in 0..(u32::from(ncols) + u32::from(nparams)) {
+        c.io.read_message().unwrap();
+    }
+    id
+}
+
+/// COM_STMT_EXECUTE of `id` with parameters of (wire type, bytes), each a lenenc string.
+fn execute(c: &mut common::Client, id: u32, params: &[(u8, &[u8])]) -> Vec<u8> {
+    let mut exec = vec![0x17];
+    exec.extend_from_slice(&id.to_le_bytes());
+    exec.push(0);
+    exec.extend_from_slice(&1u32.to_le_bytes());
+    exec.push(0); // NULL bitmap (up to 8 parameters)
+    exec.push(1);
+    for (ty, _) in params {
+        exec.extend_from_slice(&[*ty, 0]);
+    }
+    for (_, v) in params {
+        exec.push(v.len() as u8);
+        exec.extend_from_slice(v);
+    }
+    c.command(&exec)
+}
+
+#[test]
+fn a_latin1_connection_converts_prepared_parameters_and_binary_rows() {
+    let server = TestServer::start();
+    let mut c = server.connect();
+    for sql in [
+        "CREATE DATABASE l1",
+        "CREATE TABLE l1.t (id INT PRIMARY KEY, s VARCHAR(10), b VARBINARY(10))",
+        "SET NAMES latin1",
+    ] {
+        assert!(matches!(c.query(sql), Reply::Ok { .. }), "{sql}");
+    }
+    // The statement's own text is latin1 too (é in the literal).
+    let ins = prepare(&mut c, b"INSERT INTO l1.t VALUES (?, CONCAT(?, '\xe9'), ?)");
+    // VAR_STRING text in latin1 (0x80 is the euro sign), a BLOB's bytes kept as they are.
+    let first = execute(
+        &mut c,
+        ins,
+        &[(253, b"1"), (253, b"caf\xe9 \x80"), (252, b"\xe9\xff")],
+    );
+    assert!(
+        matches!(Reply::parse(&first), Reply::Ok { .. }),
+        "{first:?}"
+    );
+    let sel = prepare(&mut c, b"SELECT s, b FROM l1.t WHERE s LIKE ?");
+    let first = execute(&mut c, sel, &[(253, b"caf\xe9%")]);
+    let rs = c.read_result_set(&first);
+    // Header, NULL bitmap, then s in latin1 and b untouched.
+    assert_eq!(
+        rs.rows,
+        vec![b"\x00\x00\x07caf\xe9 \x80\xe9\x02\xe9\xff".to_vec()]
+    );
+
+    // A utf8mb4 connection reads the same row in UTF-8.
+    let mut u = server.connect();
+    let first = u.command(b"\x03SELECT s, HEX(b) FROM l1.t");
+    let rs = u.read_result_set(&first);
+    assert_eq!(
+        rs.rows,
+        vec![[&[11u8][..], "café €é".as_bytes(), b"\x04E9FF"].concat()]
+    );
+}

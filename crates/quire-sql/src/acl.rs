@@ -226,6 +226,9 @@ pub struct Account {
     pub sha2: String,
     pub privs: u64,
     pub locked: bool,
+    /// `WITH MAX_USER_CONNECTIONS n`: this account's sessions at most (1226 past it); 0:
+    /// the global `max_user_connections` applies; negative: no login at all (MariaDB's -1).
+    pub max_user_connections: i64,
 }
 
 impl Account {
@@ -740,6 +743,7 @@ mod tests {
             sha2: String::new(),
             privs: 0,
             locked: false,
+            max_user_connections: 0,
         };
         let mut acl = Acl {
             accounts: vec![

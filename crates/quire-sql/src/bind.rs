@@ -611,7 +611,7 @@ fn hex(h: &str) -> Result<Vec<u8>> {
         .collect()
 }
 
-fn sys_var(name: &str) -> Option<Expr> {
+fn sys_var(name: &str) -> Option<Result<Expr>> {
     let rest = name.strip_prefix("@@")?;
     let lower = rest.to_ascii_lowercase();
     let (global, var) = if let Some(v) = lower.strip_prefix("global.") {
@@ -620,11 +620,15 @@ fn sys_var(name: &str) -> Option<Expr> {
         .strip_prefix("session.")
         .or_else(|| lower.strip_prefix("local."))
     {
+        // `@@SESSION.x` of a global-only variable is 1238 (read as `@@x`, it is the global).
+        if crate::vars::is_global_only(v) {
+            return Some(Err(SqlError::GlobalVariableRead(v.to_string())));
+        }
         (false, v.to_string())
     } else {
         (false, lower)
     };
-    Some(Expr::Session(SessionFn::SysVar { name: var, global }))
+    Some(Ok(Expr::Session(SessionFn::SysVar { name: var, global })))
 }
 
 impl Binder<'_> {
@@ -785,7 +789,8 @@ impl Binder<'_> {
         Ok(match e {
             E::Identifier(i) => {
                 if i.value.starts_with("@@") && i.quote_style.is_none() {
-                    return sys_var(&i.value).ok_or_else(|| SqlError::Unsupported(i.value.clone()));
+                    return sys_var(&i.value)
+                        .unwrap_or_else(|| Err(SqlError::Unsupported(i.value.clone())));
                 }
                 if let Some(name) = i
                     .value
@@ -804,7 +809,7 @@ impl Binder<'_> {
                 let names: Vec<String> = parts.iter().map(ident_name).collect();
                 if names[0].starts_with("@@") {
                     return sys_var(&names.join("."))
-                        .ok_or_else(|| SqlError::Unsupported(e.to_string()));
+                        .unwrap_or_else(|| Err(SqlError::Unsupported(e.to_string())));
                 }
                 match names.as_slice() {
                     [t, c] => self.column(None, Some(t), c)?,

@@ -849,7 +849,8 @@ impl<'d> Session<'d> {
             }
             "status" => {
                 let pat = like_at(toks, i)?;
-                let rows = status_rows(self.inst, &self.info)
+                let session = (!global).then_some(&self.sv.status);
+                let rows = status_rows(self.inst, &self.info, session)
                     .into_iter()
                     .filter(|(n, _)| like_ok(&pat, n))
                     .map(|(n, v)| vec![s(n), s(v)])
@@ -1260,17 +1261,23 @@ impl<'d> Session<'d> {
 }
 
 /// A variable's value as SHOW VARIABLES prints it (booleans as ON/OFF).
-/// SHOW STATUS's rows (and information_schema.GLOBAL_STATUS's): the instance's counters and
-/// this session's transport (empty on a plain connection, as clients check that TLS is on),
-/// sorted as MariaDB lists them.
+/// SHOW STATUS's rows (and information_schema.GLOBAL_STATUS's and SESSION_STATUS's): the
+/// instance's counters, with `session`'s own where MariaDB keeps one per session (SHOW
+/// [SESSION] STATUS: `Com_*`, `Questions`, `Slow_queries`, `Bytes_*`), and this session's
+/// transport (empty on a plain connection, as clients check that TLS is on), sorted as
+/// MariaDB lists them.
 pub(crate) fn status_rows(
     inst: &crate::session::Instance<'_>,
     info: &crate::session::SessionInfo,
+    session: Option<&crate::status::SessionCounters>,
 ) -> Vec<(String, String)> {
     let mut all: Vec<(String, String)> = inst
         .global_status()
         .into_iter()
-        .map(|(n, v)| (n, v.to_string()))
+        .map(|(n, v)| {
+            let v = session.and_then(|s| s.get(&n)).unwrap_or(v);
+            (n, v.to_string())
+        })
         .collect();
     let (version, cipher) = info.tls.lock().clone().unwrap_or_default();
     all.push(("Ssl_version".into(), version));
@@ -1289,7 +1296,9 @@ pub(crate) fn variable_rows(
     crate::vars::all_globals(inst)
         .into_iter()
         .map(|(n, v)| {
-            let v = session.and_then(|m| m.get(&n).cloned()).unwrap_or(v);
+            let v = session
+                .and_then(|m| m.get(crate::vars::canonical(&n)).cloned())
+                .unwrap_or(v);
             let text = var_text(&n, &v);
             (n, text)
         })

@@ -440,6 +440,20 @@ pub(crate) struct ColumnDef {
     pub auto: bool,
 }
 
+/// MariaDB 10.11's latin1 collations: SET NAMES latin1 COLLATE takes these.
+const LATIN1_COLLATIONS: &[&str] = &[
+    "latin1_german1_ci",
+    "latin1_swedish_ci",
+    "latin1_danish_ci",
+    "latin1_german2_ci",
+    "latin1_bin",
+    "latin1_general_ci",
+    "latin1_general_cs",
+    "latin1_spanish_ci",
+    "latin1_nopad_bin",
+    "latin1_swedish_nopad_ci",
+];
+
 impl<'d> Session<'d> {
     /// Reads one column definition: its type, NULL / NOT NULL, DEFAULT, character set and
     /// collation (under the table's default `table_collation`), and the key options.
@@ -1253,11 +1267,20 @@ impl<'d> Session<'d> {
 
     /// The collation a client names in its handshake response (a MariaDB collation id), as
     /// MariaDB applies it: `character_set_client`, `_connection` and `_results` and
-    /// `collation_connection` follow it. Quire converts no character set, so only the
-    /// utf8mb4 and utf8mb3 ids are taken; any other id (latin1's 8, binary's 63, MySQL 8's
-    /// 255, which MariaDB 10.11 does not know either) leaves the server's default, utf8mb4.
+    /// `collation_connection` follow it. The server converts latin1 at the wire
+    /// (quire-server's `charset`), so the utf8mb4, utf8mb3 and latin1 ids are taken; any
+    /// other id (binary's 63, MySQL 8's 255, which MariaDB 10.11 does not know either, or a
+    /// character set Quire cannot convert) leaves the server's default, utf8mb4.
     pub fn set_handshake_collation(&mut self, id: u8) {
         let (cs, coll) = match id {
+            5 => ("latin1", "latin1_german1_ci"),
+            8 => ("latin1", "latin1_swedish_ci"),
+            15 => ("latin1", "latin1_danish_ci"),
+            31 => ("latin1", "latin1_german2_ci"),
+            47 => ("latin1", "latin1_bin"),
+            48 => ("latin1", "latin1_general_ci"),
+            49 => ("latin1", "latin1_general_cs"),
+            94 => ("latin1", "latin1_spanish_ci"),
             33 => ("utf8mb3", "utf8mb3_general_ci"),
             83 => ("utf8mb3", "utf8mb3_bin"),
             192 => ("utf8mb3", "utf8mb3_unicode_ci"),
@@ -1271,15 +1294,17 @@ impl<'d> Session<'d> {
         let _ = self.set_names(cs, Some(coll));
     }
 
-    /// SET NAMES: the connection's character set. Quire reads and writes utf8mb4 only, so
-    /// it takes utf8mb4 and its BMP subset utf8mb3 (as `utf8` too), refuses the character sets
-    /// it cannot convert (1235) rather than garble their text, and checks names as MariaDB
-    /// does (1115, 1273, 1253). The collation is reported in `collation_connection`; string
-    /// literals still compare in utf8mb4_general_ci (docs/sql.md, "Collations").
+    /// SET NAMES: the connection's character set. Quire keeps utf8mb4, so it takes utf8mb4,
+    /// its BMP subset utf8mb3 (as `utf8` too) and latin1 (which the server converts at the
+    /// wire), refuses the character sets it cannot convert (1235) rather than garble their
+    /// text, and checks names as MariaDB does (1115, 1273, 1253). The collation is reported
+    /// in `collation_connection`; string literals compare in its utf8mb4 twin, or
+    /// utf8mb4_general_ci (docs/sql.md, "Collations").
     fn set_names(&mut self, charset: &str, collation: Option<&str>) -> Result<()> {
         let cs = match charset.to_ascii_lowercase().as_str() {
             "utf8mb4" => "utf8mb4",
             "utf8" | "utf8mb3" => "utf8mb3",
+            "latin1" => "latin1",
             other => {
                 return Err(
                     match crate::bind::column_collation(Some(other), None, Default::default()) {
@@ -1290,14 +1315,24 @@ impl<'d> Session<'d> {
             }
         };
         let coll = match collation {
+            None if cs == "latin1" => "latin1_swedish_ci".to_string(),
             None => format!("{cs}_general_ci"),
             Some(name) => {
                 let lower = name.to_ascii_lowercase();
                 let of = |c: &str| lower.starts_with(&format!("{c}_"));
                 let own = of(cs) || (cs == "utf8mb3" && of("utf8"));
+                if own && cs == "latin1" {
+                    if !LATIN1_COLLATIONS.contains(&lower.as_str()) {
+                        return Err(SqlError::UnknownCollation(name.into()));
+                    }
+                    self.names(cs, lower);
+                    return Ok(());
+                }
                 if !own {
                     // Another character set's collation: 1253; a name nobody has: 1273.
                     let elsewhere = lower == "binary"
+                        || LATIN1_COLLATIONS.contains(&lower.as_str())
+                        || (cs == "latin1" && crate::bind::collation_named(&lower).is_ok())
                         || crate::bind::column_collation(
                             Some("utf8mb4"),
                             Some(name),
@@ -1325,6 +1360,12 @@ impl<'d> Session<'d> {
                 }
             }
         };
+        self.names(cs, coll);
+        Ok(())
+    }
+
+    /// The connection's character set is `cs` and its collation `coll` (checked).
+    fn names(&mut self, cs: &str, coll: String) {
         for var in [
             "character_set_client",
             "character_set_connection",
@@ -1339,7 +1380,6 @@ impl<'d> Session<'d> {
         self.sv
             .vars
             .insert("collation_connection".into(), Value::Str(coll));
-        Ok(())
     }
 
     fn set_one(
@@ -1490,11 +1530,19 @@ impl<'d> Session<'d> {
                 );
             }
         }
+        // An alias (log_slow_query_time, …) sets the variable it names.
+        let key = def.name.to_string();
         if global {
             if def.scope == crate::vars::Scope::Session {
                 return Err(SqlError::SessionOnlyVariable(var));
             }
-            self.inst.globals.write().values.insert(var, v);
+            let filter = crate::vars::global(self.inst, "log_slow_filter");
+            let link = crate::vars::linked(&key, &v, filter.as_ref());
+            let mut g = self.inst.globals.write();
+            if let Some((other, ov)) = link {
+                g.values.insert(other.to_string(), ov);
+            }
+            g.values.insert(key, v);
         } else {
             if def.scope == crate::vars::Scope::Global {
                 return Err(SqlError::GlobalOnlyVariable(var));
@@ -1503,7 +1551,11 @@ impl<'d> Session<'d> {
                 // Turning autocommit on commits the open transaction.
                 self.commit_open()?;
             }
-            self.sv.vars.insert(var, v);
+            let filter = self.var("log_slow_filter");
+            if let Some((other, ov)) = crate::vars::linked(&key, &v, filter.as_ref()) {
+                self.sv.vars.insert(other.to_string(), ov);
+            }
+            self.sv.vars.insert(key, v);
         }
         Ok(())
     }

@@ -295,6 +295,9 @@ pub enum SqlError {
     /// 1238
     #[error("Variable '{0}' is a read only variable")]
     ReadOnlyVariable(String),
+    /// 1238: `@@SESSION.x` of a global-only variable.
+    #[error("Variable '{0}' is a GLOBAL variable")]
+    GlobalVariableRead(String),
     /// 4167: `SET GLOBAL require_secure_transport=ON` on a server without TLS.
     #[error("No secure transports are configured, unable to set --require_secure_transport=ON")]
     NoSecureTransports,

@@ -239,6 +239,8 @@ pub(crate) fn value_ranges(
         .collect();
     let mut ranges: Vec<ValueRange> = Vec::new();
     if access.ranges.is_empty() {
+        // A whole table or index is read: log_queries_not_using_indexes logs it.
+        crate::status::full_scan();
         ranges.push((Bound::Unbounded, Bound::Unbounded));
     } else {
         for r in &access.ranges {
@@ -1357,6 +1359,8 @@ fn select_rows_into<'d>(
                 }
             }
             (Source::Virtual(t), _) => {
+                // MariaDB reads information_schema as a table without indexes.
+                crate::status::full_scan();
                 for r in env.virtual_rows(*t)? {
                     if !each(r)? {
                         break;

@@ -132,7 +132,7 @@ impl Session<'_> {
                     };
                 };
                 let (name, tail) = name_and_rest(rest).ok_or_else(|| syntax(rest))?;
-                self.inst.com.count("Com_stmt_close");
+                self.count_com("Com_stmt_close");
                 if !tail.trim().is_empty() {
                     return Err(syntax(tail));
                 }
@@ -152,7 +152,7 @@ impl Session<'_> {
     /// PREPARE name FROM source: the text is the source's value as a string (a NULL or a
     /// number is its printed form, which fails to parse as MariaDB's does).
     fn sql_prepare(&mut self, name: &str, source: &str) -> Result<Outcome> {
-        self.inst.com.count("Com_stmt_prepare");
+        self.count_com("Com_stmt_prepare");
         // Invariant 1: the old statement of this name is gone whatever follows.
         if self.named.remove(name).is_some() {
             self.release_prepared(1);
@@ -240,9 +240,9 @@ impl Session<'_> {
             k = self.make_kept(&k.sql, k.conn)?;
             self.named.insert(name.to_string(), k.clone());
         }
-        self.inst.com.count("Com_stmt_execute");
+        self.count_com("Com_stmt_execute");
         if let Some(name) = k.com {
-            self.inst.com.count(name);
+            self.count_com(name);
         }
         self.run_kept(&k, &params, sink)
     }

@@ -188,7 +188,7 @@ impl Env for ExecEnv<'_> {
                 } else {
                     self.sv
                         .vars
-                        .get(name)
+                        .get(crate::vars::canonical(name))
                         .cloned()
                         .or_else(|| crate::vars::global(self.inst, name))
                 };

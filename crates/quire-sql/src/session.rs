@@ -88,6 +88,9 @@ pub struct SessionInfo {
     /// SHOW PROCESSLIST's Progress, in thousandths of a percent: how far an ALTER TABLE
     /// that reports it has got (an online index build); 0 otherwise.
     pub progress: AtomicU32,
+    /// The account (user, host pattern) the login matched, once the server set it: what
+    /// max_user_connections counts by (MariaDB's `user_conn` key).
+    pub account: Mutex<Option<(String, String)>>,
 }
 
 impl SessionInfo {
@@ -245,6 +248,27 @@ impl<'d> Instance<'d> {
 
     /// A session under an id taken with [`Instance::next_connection_id`].
     pub fn session_with_id(&'d self, id: u64, user: &str, host: &str) -> Session<'d> {
+        let admitted: std::result::Result<Session<'d>, std::convert::Infallible> =
+            self.admit_session(id, user, host, None, |_| Ok(()));
+        match admitted {
+            Ok(s) => s,
+            Err(never) => match never {},
+        }
+    }
+
+    /// A session under an id taken with [`Instance::next_connection_id`], logged in as
+    /// `account`, if `admit` accepts it given the sessions open now: the check and the
+    /// registration are one step under the sessions' lock, so two logins at once cannot both
+    /// pass a connection limit (MariaDB's `LOCK_user_conn`). `admit` must not ask the
+    /// instance for its sessions (the lock is held).
+    pub fn admit_session<E>(
+        &'d self,
+        id: u64,
+        user: &str,
+        host: &str,
+        account: Option<(String, String)>,
+        admit: impl FnOnce(&mut dyn Iterator<Item = &SessionInfo>) -> std::result::Result<(), E>,
+    ) -> std::result::Result<Session<'d>, E> {
         let info = Arc::new(SessionInfo {
             id,
             user: user.into(),
@@ -258,16 +282,22 @@ impl<'d> Instance<'d> {
             interrupt: Arc::new(AtomicBool::new(false)),
             tls: Mutex::new(None),
             progress: AtomicU32::new(0),
+            account: Mutex::new(account.clone()),
         });
         let open = {
             let mut sessions = self.sessions.lock();
+            admit(&mut sessions.values().map(|s| &**s))?;
             sessions.insert(id, info.clone());
             sessions.len() as u64
         };
         self.counters
             .max_used_connections
             .fetch_max(open, Ordering::Relaxed);
-        Session::new(self, info)
+        let mut session = Session::new(self, info);
+        if let Some((u, h)) = account {
+            session.set_account(&u, &h);
+        }
+        Ok(session)
     }
 
     /// Sessions registered now (SHOW PROCESSLIST).
@@ -284,7 +314,13 @@ impl<'d> Instance<'d> {
     /// Sets a server variable's global value at start-up (`quire serve --set`).
     pub fn set_global(&self, name: &str, value: &str) -> Result<()> {
         let (name, v) = startup_value(name, value)?;
-        self.globals.write().values.insert(name, v);
+        let filter = crate::vars::global(self, "log_slow_filter");
+        let link = crate::vars::linked(&name, &v, filter.as_ref());
+        let mut g = self.globals.write();
+        if let Some((other, ov)) = link {
+            g.values.insert(other.to_string(), ov);
+        }
+        g.values.insert(name, v);
         Ok(())
     }
 }
@@ -302,6 +338,8 @@ pub fn startup_value(name: &str, value: &str) -> Result<(String, Value)> {
     let Some(def) = crate::vars::find(&name) else {
         return Err(SqlError::UnknownVariable(name));
     };
+    // Kept under the variable's own name, not an alias's.
+    let name = def.name.to_string();
     // Read-only to SET, not to the server's own configuration (have_ssl, ssl_cert, …).
     if def.kind == crate::vars::Kind::ReadOnly {
         return Ok((name, Value::Str(value.into())));
@@ -414,6 +452,8 @@ pub(crate) struct SessVars {
     pub user_vars: RefCell<HashMap<String, (Value, VarKind)>>,
     /// The account and its privilege checks (`users.rs`).
     pub acct: crate::users::SessionAcct,
+    /// This session's status counters (SHOW SESSION STATUS).
+    pub status: crate::status::SessionCounters,
 }
 
 impl SessVars {
@@ -476,6 +516,8 @@ pub struct Session<'d> {
     pub(crate) after_error: RefCell<Vec<(u16, String)>>,
     /// Rows the last statement read from tables (the slow log's `Rows_examined`).
     pub(crate) last_examined: u64,
+    /// The last statement read a whole table or index (no index used to narrow it).
+    pub(crate) last_full_scan: bool,
 }
 
 /// What decides whether a statement goes to the slow query log, read from the session's
@@ -502,9 +544,16 @@ impl<'d> Session<'d> {
             _ => SqlMode::default(),
         };
         vars.insert("sql_mode".to_string(), Value::Str(mode.to_string()));
-        // So is slow_query_log: a later SET GLOBAL does not reach sessions already open.
-        if let Some(v) = crate::vars::global(inst, "slow_query_log") {
-            vars.insert("slow_query_log".to_string(), v);
+        // So are slow_query_log and log_slow_filter (with log_queries_not_using_indexes, its
+        // member): a later SET GLOBAL does not reach sessions already open.
+        for name in [
+            "slow_query_log",
+            "log_slow_filter",
+            "log_queries_not_using_indexes",
+        ] {
+            if let Some(v) = crate::vars::global(inst, name) {
+                vars.insert(name.to_string(), v);
+            }
         }
         let coll = match crate::vars::global(inst, "collation_connection") {
             Some(Value::Str(t)) => quire_engine::row::Collation::from_name(&t)
@@ -527,6 +576,7 @@ impl<'d> Session<'d> {
                 coll,
                 user_vars: RefCell::new(HashMap::new()),
                 acct: Default::default(),
+                status: Default::default(),
             },
             inst,
             info,
@@ -544,12 +594,23 @@ impl<'d> Session<'d> {
             locked: None,
             temps: crate::temp::Temps::default(),
             last_examined: 0,
+            last_full_scan: false,
         }
     }
 
     /// Rows the last statement (COM_QUERY or COM_STMT_EXECUTE) read from tables.
     pub fn rows_examined(&self) -> u64 {
         self.last_examined
+    }
+
+    /// Whether the last statement should be logged for not using an index: it read a
+    /// whole table or index and this session's `log_slow_filter` holds not_using_index
+    /// (`log_queries_not_using_indexes`), as MariaDB's `log_slow_statement` decides.
+    pub fn logs_not_using_index(&self) -> bool {
+        self.last_full_scan
+            && self
+                .var("log_slow_filter")
+                .is_some_and(|f| crate::vars::set_has(&f, "not_using_index"))
     }
 
     /// `long_query_time` in microseconds: a statement slower than this is slow. Read at
@@ -577,9 +638,11 @@ impl<'d> Session<'d> {
 
     /// A statement ends: its rows examined are this thread's reads since `examined_before`
     /// (`status::thread_rows_examined`), and count in `Innodb_rows_read`.
-    fn note_examined(&mut self, examined_before: u64) {
-        let n = crate::status::thread_rows_examined().wrapping_sub(examined_before);
+    fn note_examined(&mut self, before: crate::status::Mark) {
+        let now = crate::status::mark();
+        let n = now.examined.wrapping_sub(before.examined);
         self.last_examined = n;
+        self.last_full_scan = now.full_scans != before.full_scans;
         if n > 0 {
             crate::status::ServerCounters::add(&self.inst.counters.rows_read, n);
         }
@@ -607,6 +670,7 @@ impl<'d> Session<'d> {
             interrupt: Arc::new(AtomicBool::new(false)),
             tls: Mutex::new(old.tls.lock().clone()),
             progress: AtomicU32::new(0),
+            account: Mutex::new(None),
         });
         let fresh = Session::new(inst, info.clone());
         // Dropping the old session does the rollback and the releases, and unregisters its
@@ -626,6 +690,7 @@ impl<'d> Session<'d> {
     /// COM_QUERY: runs one statement. A result set goes to `sink`.
     pub fn query(&mut self, sql: &str, sink: &mut dyn RowSink) -> Result<Outcome> {
         self.inst.questions.fetch_add(1, Ordering::Relaxed);
+        crate::status::SessionCounters::bump(&self.sv.status.questions, 1);
         self.info.clear_kill();
         let text = crate::dispatch::skip_leading_comments(sql)
             .trim_end()
@@ -641,8 +706,8 @@ impl<'d> Session<'d> {
             }
             return Err(SqlError::EmptyQuery);
         }
-        self.inst.com.count_statement(text);
-        let examined = crate::status::thread_rows_examined();
+        crate::status::count_statement(&self.inst.com, &self.sv.status, text);
+        let examined = crate::status::mark();
         let r = self.query_text(text, sink);
         self.note_examined(examined);
         self.after_statement(&r);
@@ -652,12 +717,33 @@ impl<'d> Session<'d> {
     /// Counts a command the server handles without a statement (`Com_stmt_send_long_data`,
     /// `Com_stmt_fetch`, `Com_change_db` for COM_INIT_DB): see `status.rs`.
     pub fn count_stmt_command(&self, name: &'static str) {
-        self.inst.com.count(name);
+        self.count_com(name);
+    }
+
+    /// Counts `Com_*` counter `name` for the instance and this session.
+    pub(crate) fn count_com(&self, name: &str) {
+        crate::status::count_com(&self.inst.com, &self.sv.status, name);
+    }
+
+    /// The server counted bytes of this connection (`Bytes_received`, `Bytes_sent`).
+    pub fn add_bytes(&self, received: u64, sent: u64) {
+        crate::status::SessionCounters::bump(&self.sv.status.bytes_received, received);
+        crate::status::SessionCounters::bump(&self.sv.status.bytes_sent, sent);
+    }
+
+    /// The server found this session's statement slow (`Slow_queries`).
+    pub fn count_slow_query(&self) {
+        crate::status::SessionCounters::bump(&self.sv.status.slow_queries, 1);
     }
 
     pub(crate) fn query_text(&mut self, text: &str, sink: &mut dyn RowSink) -> Result<Outcome> {
         if !self.sv.acct.bypass {
-            if let Some(out) = self.account_statement(text, sink)? {
+            // An account statement reads and writes the system tables whole; that is not
+            // the client's statement using no index (log_queries_not_using_indexes).
+            let before = crate::status::mark();
+            let account = self.account_statement(text, sink);
+            crate::status::forget_full_scans_since(before);
+            if let Some(out) = account? {
                 return Ok(out);
             }
             self.check_access(text)?;
@@ -821,7 +907,7 @@ impl<'d> Session<'d> {
 
     /// COM_STMT_PREPARE.
     pub fn prepare(&mut self, sql: &str) -> Result<PreparedInfo> {
-        self.inst.com.count("Com_stmt_prepare");
+        self.count_com("Com_stmt_prepare");
         self.sv.diag.get_mut().start();
         let text = crate::dispatch::skip_leading_comments(sql)
             .trim_end()
@@ -887,6 +973,7 @@ impl<'d> Session<'d> {
         sink: &mut dyn RowSink,
     ) -> Result<Outcome> {
         self.inst.questions.fetch_add(1, Ordering::Relaxed);
+        crate::status::SessionCounters::bump(&self.sv.status.questions, 1);
         self.info.clear_kill();
         self.sv.diag.get_mut().start();
         let Some(k) = self.prepared.get(&id) else {
@@ -913,11 +1000,11 @@ impl<'d> Session<'d> {
                 id,
                 what: "mysqld_stmt_execute",
             })?;
-        self.inst.com.count("Com_stmt_execute");
+        self.count_com("Com_stmt_execute");
         if let Some(name) = k.com {
-            self.inst.com.count(name);
+            self.count_com(name);
         }
-        let examined = crate::status::thread_rows_examined();
+        let examined = crate::status::mark();
         let r = self.run_kept(&k, params, sink);
         self.note_examined(examined);
         self.after_statement(&r);
@@ -943,7 +1030,7 @@ impl<'d> Session<'d> {
 
     /// COM_STMT_RESET: a statement's cursor and long data are gone.
     pub fn reset_prepared(&mut self, id: u32) -> Result<()> {
-        self.inst.com.count("Com_stmt_reset");
+        self.count_com("Com_stmt_reset");
         if self.prepared.contains_key(&id) {
             Ok(())
         } else {
@@ -956,7 +1043,7 @@ impl<'d> Session<'d> {
 
     /// COM_STMT_CLOSE (no answer on the wire, even for an unknown id).
     pub fn close_prepared(&mut self, id: u32) {
-        self.inst.com.count("Com_stmt_close");
+        self.count_com("Com_stmt_close");
         if self.prepared.remove(&id).is_some() {
             self.release_prepared(1);
         }
@@ -1061,17 +1148,30 @@ impl<'d> Session<'d> {
 
     /// A session variable as the server needs it (`wait_timeout`, ...).
     pub fn session_u64(&self, name: &str) -> Option<u64> {
-        match self.sv.vars.get(name) {
+        match self.sv.vars.get(crate::vars::canonical(name)) {
             Some(Value::Int(i)) if *i >= 0 => Some(*i as u64),
             Some(Value::UInt(u)) => Some(*u),
             _ => crate::vars::global_u64(self.inst, name),
         }
     }
 
+    /// Whether the connection's `name` (`character_set_client`, `_results`) is character set
+    /// `cs`: what the server converts at the wire. Read for every command, so the session's
+    /// own value is looked at without a copy (SET NAMES and the handshake set it).
+    pub fn charset_var_is(&self, name: &str, cs: &str) -> bool {
+        match self.sv.vars.get(name) {
+            Some(Value::Str(s)) => s.eq_ignore_ascii_case(cs),
+            Some(_) => false,
+            None => {
+                matches!(crate::vars::global(self.inst, name), Some(Value::Str(s)) if s.eq_ignore_ascii_case(cs))
+            }
+        }
+    }
+
     pub(crate) fn var(&self, name: &str) -> Option<Value> {
         self.sv
             .vars
-            .get(name)
+            .get(crate::vars::canonical(name))
             .cloned()
             .or_else(|| crate::vars::global(self.inst, name))
     }

@@ -14,7 +14,11 @@
 //! The kind is read from the statement's leading keywords (and, for INSERT, REPLACE, UPDATE
 //! and DELETE, whether a SELECT or a second table makes it `_select` / `_multi`), so counting
 //! costs no parse. Invariant: counters only grow (no FLUSH STATUS reset yet).
+//!
+//! Each session also keeps its own `Com_*`, `Questions`, `Slow_queries` and `Bytes_*`
+//! ([`SessionCounters`]), which SHOW [SESSION] STATUS shows, as MariaDB does.
 
+use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Every counter, in the order SHOW STATUS lists them (alphabetical, as MariaDB).
@@ -109,19 +113,75 @@ impl ComCounters {
         }
     }
 
-    /// Counts the kind of statement `text` (if it has a counter).
-    pub(crate) fn count_statement(&self, text: &str) {
-        if let Some(name) = kind(text) {
-            self.count(name);
-        }
-    }
-
     /// Every counter with its value.
     pub(crate) fn all(&self) -> impl Iterator<Item = (&'static str, u64)> + '_ {
         NAMES
             .iter()
             .zip(&self.counts)
             .map(|(n, c)| (*n, c.load(Ordering::Relaxed)))
+    }
+}
+
+/// One session's share of the counters MariaDB keeps per connection (`THD::status_var`):
+/// SHOW [SESSION] STATUS and information_schema.SESSION_STATUS show these for the session,
+/// the instance's for the rest (Connections, Uptime, Threads_*, Innodb_*: global only).
+/// Counted beside the instance's, by the session's own thread (so `Cell`s); a new login on
+/// the connection (COM_CHANGE_USER, COM_RESET_CONNECTION) starts them at zero, as MariaDB's
+/// `THD::init`.
+#[derive(Debug)]
+pub(crate) struct SessionCounters {
+    com: Box<[Cell<u64>]>,
+    pub questions: Cell<u64>,
+    pub slow_queries: Cell<u64>,
+    pub bytes_received: Cell<u64>,
+    pub bytes_sent: Cell<u64>,
+}
+
+impl Default for SessionCounters {
+    fn default() -> Self {
+        SessionCounters {
+            com: NAMES.iter().map(|_| Cell::new(0)).collect(),
+            questions: Cell::new(0),
+            slow_queries: Cell::new(0),
+            bytes_received: Cell::new(0),
+            bytes_sent: Cell::new(0),
+        }
+    }
+}
+
+impl SessionCounters {
+    pub(crate) fn bump(c: &Cell<u64>, n: u64) {
+        c.set(c.get().wrapping_add(n));
+    }
+
+    fn count(&self, name: &str) {
+        if let Ok(i) = NAMES.binary_search(&name) {
+            Self::bump(&self.com[i], 1);
+        }
+    }
+
+    /// The session's value of status variable `name`, if it is one kept per session.
+    pub(crate) fn get(&self, name: &str) -> Option<u64> {
+        Some(match name {
+            "Questions" => self.questions.get(),
+            "Slow_queries" => self.slow_queries.get(),
+            "Bytes_received" => self.bytes_received.get(),
+            "Bytes_sent" => self.bytes_sent.get(),
+            _ => self.com[NAMES.binary_search(&name).ok()?].get(),
+        })
+    }
+}
+
+/// Counts `name` (one of [`NAMES`]) for the instance and the session.
+pub(crate) fn count_com(inst: &ComCounters, session: &SessionCounters, name: &str) {
+    inst.count(name);
+    session.count(name);
+}
+
+/// Counts the kind of statement `text` (if it has a counter), for both.
+pub(crate) fn count_statement(inst: &ComCounters, session: &SessionCounters, text: &str) {
+    if let Some(name) = kind(text) {
+        count_com(inst, session, name);
     }
 }
 
@@ -173,6 +233,37 @@ thread_local! {
 /// `n` more rows were read from a table by this thread's statement.
 pub(crate) fn examined(n: u64) {
     ROWS_EXAMINED.with(|c| c.set(c.get().wrapping_add(n)));
+}
+
+thread_local! {
+    /// Whole tables or indexes this thread has read (scans without a range), all statements
+    /// together; a statement that added to it did not use an index (MariaDB's
+    /// SERVER_QUERY_NO_INDEX_USED, which `log_queries_not_using_indexes` logs).
+    static FULL_SCANS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// This thread's statement reads a whole table or index.
+pub(crate) fn full_scan() {
+    FULL_SCANS.with(|c| c.set(c.get().wrapping_add(1)));
+}
+
+/// Where this thread's counters stand: a statement's share is the difference across it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Mark {
+    pub examined: u64,
+    pub full_scans: u64,
+}
+
+/// The whole-table reads since `m` were the server's own, not the statement's: forgotten.
+pub(crate) fn forget_full_scans_since(m: Mark) {
+    FULL_SCANS.with(|c| c.set(m.full_scans));
+}
+
+pub(crate) fn mark() -> Mark {
+    Mark {
+        examined: thread_rows_examined(),
+        full_scans: FULL_SCANS.with(|c| c.get()),
+    }
 }
 
 /// This thread's running count of rows read (see `ROWS_EXAMINED`).
@@ -465,12 +556,18 @@ mod tests {
     #[test]
     fn counting_adds_to_the_named_counter_only() {
         let c = ComCounters::default();
-        c.count_statement("SELECT 1");
-        c.count_statement("select 2");
-        c.count("Com_stmt_execute");
+        let s = SessionCounters::default();
+        count_statement(&c, &s, "SELECT 1");
+        count_statement(&c, &s, "select 2");
+        count_com(&c, &s, "Com_stmt_execute");
+        c.count("Com_select");
         let all: std::collections::HashMap<_, _> = c.all().collect();
-        assert_eq!(all["Com_select"], 2);
+        assert_eq!(all["Com_select"], 3);
         assert_eq!(all["Com_stmt_execute"], 1);
-        assert_eq!(all.values().sum::<u64>(), 3);
+        assert_eq!(all.values().sum::<u64>(), 4);
+        // The session saw its own three only.
+        assert_eq!(s.get("Com_select"), Some(2));
+        assert_eq!(s.get("Com_stmt_execute"), Some(1));
+        assert_eq!(s.get("Connections"), None);
     }
 }

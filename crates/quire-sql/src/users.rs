@@ -33,7 +33,8 @@ const SYSTEM_TABLES: [(&str, &str); 3] = [
          User VARCHAR(128) COLLATE utf8mb4_bin NOT NULL, \
          plugin VARCHAR(64) NOT NULL, authentication_string TEXT NOT NULL, \
          sha2_digest VARCHAR(64) NOT NULL, Priv BIGINT UNSIGNED NOT NULL, \
-         account_locked CHAR(1) NOT NULL, PRIMARY KEY (Host, User))",
+         account_locked CHAR(1) NOT NULL, \
+         max_user_connections BIGINT NOT NULL DEFAULT 0, PRIMARY KEY (Host, User))",
     ),
     (
         "db",
@@ -101,12 +102,30 @@ pub fn bootstrap(inst: &Instance<'_>, root_password: Option<&str>) -> Result<()>
             created_user |= name == "user";
         }
     }
+    // A mysql.user made before accounts had connection limits gets the column (a rebuild
+    // of a table of a few rows; existing accounts take the default, 0: no limit of their own).
+    if !created_user {
+        let has_limit = inst
+            .db
+            .table("mysql", "user")
+            .map_err(SqlError::from)?
+            .columns()
+            .map_err(SqlError::from)?
+            .iter()
+            .any(|c| c.name.eq_ignore_ascii_case("max_user_connections"));
+        if !has_limit {
+            s.query_text(
+                "ALTER TABLE mysql.user ADD COLUMN max_user_connections BIGINT NOT NULL DEFAULT 0",
+                &mut sink,
+            )?;
+        }
+    }
     let pw = root_password.unwrap_or("");
     if created_user {
         for host in ["localhost", "%"] {
             s.query_text(
                 &format!(
-                    "INSERT INTO mysql.user VALUES ({}, 'root', 'mysql_native_password', {}, {}, {}, 'N')",
+                    "INSERT INTO mysql.user VALUES ({}, 'root', 'mysql_native_password', {}, {}, {}, 'N', 0)",
                     quote(host),
                     quote(&acl::native_hash(pw)),
                     quote(&acl::sha2_digest_hex(pw)),
@@ -157,8 +176,8 @@ fn load(s: &mut Session<'_>) -> Result<Acl> {
         s.query_text(sql, &mut sink)?;
         Ok(sink.rows)
     };
-    for r in q("SELECT User, Host, plugin, authentication_string, sha2_digest, Priv, account_locked FROM mysql.user")? {
-        let [user, host, plugin, auth, sha2, privs, locked] = &r[..] else {
+    for r in q("SELECT User, Host, plugin, authentication_string, sha2_digest, Priv, account_locked, max_user_connections FROM mysql.user")? {
+        let [user, host, plugin, auth, sha2, privs, locked, max_conn] = &r[..] else {
             continue;
         };
         acl.accounts.push(Account {
@@ -169,6 +188,7 @@ fn load(s: &mut Session<'_>) -> Result<Acl> {
             sha2: text_of(sha2),
             privs: u64_of(privs),
             locked: text_of(locked) == "Y",
+            max_user_connections: text_of(max_conn).parse().unwrap_or(0),
         });
     }
     for r in q("SELECT User, Host, Db, Priv FROM mysql.db")? {
@@ -585,6 +605,7 @@ impl<'d> Session<'d> {
     /// The server authenticated this session as `account` (user, host pattern).
     pub fn set_account(&mut self, user: &str, host: &str) {
         self.sv.acct.account = Some((user.to_string(), host.to_string()));
+        *self.info.account.lock() = Some((user.to_string(), host.to_string()));
     }
 
     /// The account the login matched (user, host pattern), when one did.
@@ -1131,9 +1152,16 @@ impl<'d> Session<'d> {
         self.require_global(privs::CREATE_USER, "CREATE USER")
     }
 
-    fn insert_user(u: &str, h: &str, auth: &Auth, privs_bits: u64, locked: bool) -> String {
+    fn insert_user(
+        u: &str,
+        h: &str,
+        auth: &Auth,
+        privs_bits: u64,
+        locked: bool,
+        max_conn: i64,
+    ) -> String {
         format!(
-            "INSERT INTO mysql.user VALUES ({}, {}, {}, {}, {}, {}, {})",
+            "INSERT INTO mysql.user VALUES ({}, {}, {}, {}, {}, {}, {}, {max_conn})",
             quote(h),
             quote(u),
             quote(auth.plugin.name()),
@@ -1142,6 +1170,52 @@ impl<'d> Session<'d> {
             privs_bits,
             if locked { "'Y'" } else { "'N'" }
         )
+    }
+
+    /// One resource option after `WITH`, if the next words are one: MAX_USER_CONNECTIONS n
+    /// gives `Some(n)`. The per-hour limits and MAX_STATEMENT_TIME are refused (1235):
+    /// Quire does not count them, and taking them silently would promise a limit.
+    fn resource_option(p: &mut P<'_>) -> Result<Option<i64>> {
+        for other in [
+            "max_queries_per_hour",
+            "max_updates_per_hour",
+            "max_connections_per_hour",
+            "max_statement_time",
+        ] {
+            if p.peek_is(other) {
+                return Err(SqlError::Unsupported(format!(
+                    "{} (only MAX_USER_CONNECTIONS is a resource limit)",
+                    other.to_ascii_uppercase()
+                )));
+            }
+        }
+        if !p.eat("max_user_connections") {
+            return Ok(None);
+        }
+        let negative = p.punct('-');
+        let n = match p.toks.get(p.i) {
+            // MariaDB takes a 32-bit number here; past it is a syntax error there too.
+            Some(Tok::Word(w)) => w.parse::<i64>().ok().filter(|n| *n <= i64::from(u32::MAX)),
+            _ => None,
+        };
+        let Some(n) = n else {
+            return Err(p.err());
+        };
+        p.i += 1;
+        Ok(Some(if negative { -n } else { n }))
+    }
+
+    /// `WITH resource_option…` of CREATE/ALTER USER, if there: the last MAX_USER_CONNECTIONS
+    /// given (as MariaDB, a later one wins).
+    fn resource_clause(p: &mut P<'_>) -> Result<Option<i64>> {
+        if !p.eat("with") {
+            return Ok(None);
+        }
+        let mut limit = Self::resource_option(p)?.ok_or_else(|| p.err())?;
+        while let Some(n) = Self::resource_option(p)? {
+            limit = n;
+        }
+        Ok(Some(limit))
     }
 
     fn where_user(u: &str, h: &str) -> String {
@@ -1195,6 +1269,7 @@ impl<'d> Session<'d> {
             false
         };
         let specs = self.user_specs(p, true)?;
+        let max_conn = Self::resource_clause(p)?;
         let lock = Self::lock_clause(p)?;
         self.require_create_user()?;
         self.implicit_commit()?;
@@ -1231,6 +1306,7 @@ impl<'d> Session<'d> {
                 &auth,
                 0,
                 lock == Some(true),
+                max_conn.unwrap_or(0),
             ));
             self.inst.acl.forget(&s.user, &s.host);
         }
@@ -1263,10 +1339,12 @@ impl<'d> Session<'d> {
             false
         };
         let specs = self.user_specs(p, true)?;
+        let max_conn = Self::resource_clause(p)?;
         let lock = Self::lock_clause(p)?;
         // Changing one's own password needs nothing; anything else CREATE USER.
         let own = specs.len() == 1
             && lock.is_none()
+            && max_conn.is_none()
             && self.sv.acct.account.as_ref()
                 == Some(&(specs[0].user.clone(), specs[0].host.clone()));
         if !own {
@@ -1314,6 +1392,11 @@ impl<'d> Session<'d> {
                 stmts.push(format!(
                     "UPDATE mysql.user SET account_locked = {} WHERE {w}",
                     if l { "'Y'" } else { "'N'" }
+                ));
+            }
+            if let Some(n) = max_conn {
+                stmts.push(format!(
+                    "UPDATE mysql.user SET max_user_connections = {n} WHERE {w}"
                 ));
             }
         }
@@ -1558,11 +1641,14 @@ impl<'d> Session<'d> {
         p.expect("to")?;
         let specs = self.user_specs(p, true)?;
         let mut grant_option = opt_named;
+        let mut max_conn = None;
         if p.eat("with") {
             loop {
                 if p.eat("grant") {
                     p.expect("option")?;
                     grant_option = true;
+                } else if let Some(n) = Self::resource_option(p)? {
+                    max_conn = Some(n);
                 } else {
                     break;
                 }
@@ -1599,7 +1685,7 @@ impl<'d> Session<'d> {
                     // NO_AUTO_CREATE_USER's refusal when a password is given).
                     Some(a) => {
                         self.require_create_user()?;
-                        stmts.push(Self::insert_user(&s.user, &s.host, a, 0, false));
+                        stmts.push(Self::insert_user(&s.user, &s.host, a, 0, false, 0));
                     }
                     None => {
                         missing = true;
@@ -1619,6 +1705,11 @@ impl<'d> Session<'d> {
                 }
             }
             let w = Self::where_user(&s.user, &s.host);
+            if let Some(n) = max_conn {
+                stmts.push(format!(
+                    "UPDATE mysql.user SET max_user_connections = {n} WHERE {w}"
+                ));
+            }
             match &level {
                 Level::Global => stmts.push(format!(
                     "UPDATE mysql.user SET Priv = Priv | {bits} WHERE {w}"
@@ -1830,8 +1921,14 @@ impl<'d> Session<'d> {
                 ""
             }
         };
+        // MariaDB: `WITH GRANT OPTION MAX_USER_CONNECTIONS n`, one WITH for both.
+        let limit = match (a.privs & privs::GRANT != 0, a.max_user_connections) {
+            (_, 0) => String::new(),
+            (true, n) => format!(" MAX_USER_CONNECTIONS {n}"),
+            (false, n) => format!(" WITH MAX_USER_CONNECTIONS {n}"),
+        };
         let mut rows = vec![format!(
-            "GRANT {} ON *.* TO {to}{}{}",
+            "GRANT {} ON *.* TO {to}{}{}{limit}",
             privs::list(a.privs, privs::ALL_GLOBAL),
             auth_clause(a),
             opt(a.privs)
@@ -1901,9 +1998,13 @@ impl<'d> Session<'d> {
             });
         };
         let text = format!(
-            "CREATE USER {}{}{}",
+            "CREATE USER {}{}{}{}",
             bq(&a.user, &a.host),
             auth_clause(a),
+            match a.max_user_connections {
+                0 => String::new(),
+                n => format!(" WITH MAX_USER_CONNECTIONS {n}"),
+            },
             if a.locked { " ACCOUNT LOCK" } else { "" }
         );
         let col = format!("CREATE USER for {}@{}", a.user, a.host);

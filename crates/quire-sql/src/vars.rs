@@ -35,6 +35,13 @@ pub enum Kind {
     },
     Bool,
     Str,
+    /// A MariaDB SET-typed variable: a comma-separated list of `members` (any case, kept in
+    /// the members' order, lower-cased as MariaDB shows them unless they are upper-case
+    /// words), or an integer bitmask of them. `empty` says whether the empty set is a value.
+    Set {
+        members: &'static [&'static str],
+        empty: bool,
+    },
     /// Cannot be set at run time.
     ReadOnly,
 }
@@ -168,6 +175,37 @@ pub static VARS: &[Var] = &[
     // The slow query log (quire-server's slowlog.rs): statements slower than
     // long_query_time that examined at least min_examined_row_limit rows.
     v("log_slow_admin_statements", Scope::Both, Kind::Bool, "1"),
+    // MariaDB's filter of what is logged; Quire acts on not_using_index only (a statement
+    // that scanned a whole table or index is logged even if fast). The other members are
+    // kept and shown, as MariaDB's, and change nothing (docs/slow-log.md).
+    v(
+        "log_slow_filter",
+        Scope::Both,
+        Kind::Set {
+            members: SLOW_FILTER,
+            empty: true,
+        },
+        SLOW_FILTER_DEFAULT,
+    ),
+    // MariaDB 10.11 keeps this as the not_using_index member of log_slow_filter: setting
+    // one changes the other in the same scope (`linked`).
+    v(
+        "log_queries_not_using_indexes",
+        Scope::Both,
+        Kind::Bool,
+        "0",
+    ),
+    // Where the logs go. TABLE (mysql.slow_log) is refused: Quire has no log tables, and
+    // accepting it would drop entries silently. NONE (alone or with FILE) writes nothing.
+    v(
+        "log_output",
+        Scope::Global,
+        Kind::Set {
+            members: &["NONE", "FILE", "TABLE"],
+            empty: false,
+        },
+        "FILE",
+    ),
     v(
         "long_query_time",
         Scope::Both,
@@ -333,6 +371,98 @@ pub static VARS: &[Var] = &[
         "28800",
     ),
 ];
+
+/// `log_slow_filter`'s members, in MariaDB 10.11's order (its bitmask's bits).
+pub const SLOW_FILTER: &[&str] = &[
+    "admin",
+    "filesort",
+    "filesort_on_disk",
+    "filesort_priority_queue",
+    "full_join",
+    "full_scan",
+    "not_using_index",
+    "query_cache",
+    "query_cache_miss",
+    "tmp_table",
+    "tmp_table_on_disk",
+];
+
+/// `log_slow_filter`'s default: every member but not_using_index.
+const SLOW_FILTER_DEFAULT: &str = "admin,filesort,filesort_on_disk,filesort_priority_queue,\
+full_join,full_scan,query_cache,query_cache_miss,tmp_table,tmp_table_on_disk";
+
+/// MariaDB 10.11's other names of the slow log's variables, as (alias, the variable): the
+/// same value under both names, and SHOW VARIABLES lists both.
+pub const ALIASES: &[(&str, &str)] = &[
+    ("log_slow_min_examined_row_limit", "min_examined_row_limit"),
+    ("log_slow_query", "slow_query_log"),
+    ("log_slow_query_file", "slow_query_log_file"),
+    ("log_slow_query_time", "long_query_time"),
+];
+
+/// The variable `name` names: itself, or the one it is an alias of.
+pub fn canonical(name: &str) -> &str {
+    ALIASES
+        .iter()
+        .find(|(a, _)| *a == name)
+        .map_or(name, |(_, v)| v)
+}
+
+/// The variable whose value a SET of `name` to `v` (normalized) also changes, with its new
+/// value: `log_queries_not_using_indexes` is the not_using_index member of
+/// `log_slow_filter` (`filter` is that scope's current filter), and back.
+pub fn linked(name: &str, v: &Value, filter: Option<&Value>) -> Option<(&'static str, Value)> {
+    match name {
+        "log_queries_not_using_indexes" => {
+            let on = matches!(v, Value::Int(1));
+            let cur = filter.map(crate::types::display).unwrap_or_default();
+            let mut members: Vec<&str> = cur
+                .split(',')
+                .filter(|m| !m.is_empty() && *m != "not_using_index")
+                .collect();
+            if on {
+                members.push("not_using_index");
+            }
+            let set = set_value(SLOW_FILTER, &members.join(","), true)?;
+            Some(("log_slow_filter", Value::Str(set)))
+        }
+        "log_slow_filter" => {
+            let on = set_has(v, "not_using_index");
+            Some(("log_queries_not_using_indexes", Value::Int(i64::from(on))))
+        }
+        _ => None,
+    }
+}
+
+/// Whether SET-typed value `v` holds `member`.
+pub fn set_has(v: &Value, member: &str) -> bool {
+    crate::types::display(v)
+        .split(',')
+        .any(|m| m.eq_ignore_ascii_case(member))
+}
+
+/// `text` as a value of a SET-typed variable of `members`: each element one of them (any
+/// case; empty elements are skipped, as MariaDB does), in the members' order; `None` if one
+/// is not a member, or the set is empty and `empty` says it may not be.
+fn set_value(members: &[&str], text: &str, empty: bool) -> Option<String> {
+    let mut bits = 0u64;
+    for part in text.split(',').filter(|p| !p.is_empty()) {
+        let i = members.iter().position(|m| m.eq_ignore_ascii_case(part))?;
+        bits |= 1 << i;
+    }
+    set_from_bits(members, bits, empty)
+}
+
+fn set_from_bits(members: &[&str], bits: u64, empty: bool) -> Option<String> {
+    if bits >> members.len() != 0 || (bits == 0 && !empty) {
+        return None;
+    }
+    let names: Vec<&str> = (0..members.len())
+        .filter(|i| bits & (1 << i) != 0)
+        .map(|i| members[i])
+        .collect();
+    Some(names.join(","))
+}
 
 /// The engine settings that are also per session.
 pub const ENGINE_SESSION: &[&str] = &["innodb_lock_wait_timeout"];
@@ -595,7 +725,19 @@ pub fn engine_changes(
     Ok(out)
 }
 
+/// Whether `name` is a variable with only a global value: a server variable of global scope
+/// or an engine setting that is not per session.
+pub fn is_global_only(name: &str) -> bool {
+    match find(name) {
+        // MariaDB gives it a (read-only) session value too.
+        Some(v) if v.name == "max_user_connections" => false,
+        Some(v) => v.scope == Scope::Global,
+        None => Config::NAMES.contains(&name) && !ENGINE_SESSION.contains(&name),
+    }
+}
+
 pub fn find(name: &str) -> Option<&'static Var> {
+    let name = canonical(name);
     VARS.iter().find(|v| v.name == name)
 }
 
@@ -641,7 +783,7 @@ pub fn var_type(name: &str) -> VarType {
             Kind::Int { .. } => VarType::Unsigned,
             Kind::Bool => VarType::Bool,
             Kind::Double { .. } => VarType::Double,
-            Kind::Str => VarType::Text,
+            Kind::Str | Kind::Set { .. } => VarType::Text,
             Kind::ReadOnly if v.default.parse::<u64>().is_ok() => VarType::Unsigned,
             Kind::ReadOnly => VarType::Text,
         };
@@ -673,6 +815,7 @@ pub fn typed_var(name: &str, v: Value) -> Value {
 
 /// A global value: the server's, else the engine's current settings.
 pub fn global(inst: &Instance<'_>, name: &str) -> Option<Value> {
+    let name = canonical(name);
     if let Some(v) = inst.globals.read().values.get(name) {
         return Some(v.clone());
     }
@@ -732,6 +875,11 @@ pub fn all_globals(inst: &Instance<'_>) -> Vec<(String, Value)> {
     for (n, v) in inst.db.settings().list() {
         out.push((n.to_string(), engine_setting_value(n, v)));
     }
+    for (alias, name) in ALIASES {
+        if let Some(v) = global(inst, name) {
+            out.push((alias.to_string(), v));
+        }
+    }
     out.sort_by(|a, b| a.0.cmp(&b.0));
     out
 }
@@ -760,6 +908,22 @@ pub fn normalize(name: &str, v: &Value) -> Result<Value> {
     }
     let kind = find(name).map(|x| x.kind);
     match kind {
+        Some(Kind::Set { members, empty }) => {
+            let set = match v {
+                Value::Int(i) => u64::try_from(*i)
+                    .ok()
+                    .and_then(|b| set_from_bits(members, b, empty)),
+                Value::UInt(b) => set_from_bits(members, *b, empty),
+                Value::Str(s) => set_value(members, s, empty),
+                _ => None,
+            };
+            match set {
+                // Quire has no log tables (see `log_output` in VARS).
+                Some(s) if name == "log_output" && s.split(',').any(|m| m == "TABLE") => Err(bad()),
+                Some(s) => Ok(Value::Str(s)),
+                None => Err(bad()),
+            }
+        }
         Some(Kind::Bool) => match v {
             Value::Int(0) | Value::UInt(0) => Ok(Value::Int(0)),
             Value::Int(1) | Value::UInt(1) => Ok(Value::Int(1)),

@@ -193,6 +193,8 @@ pub struct Client {
     pub io: PacketIo<TcpStream>,
     pub conn_id: u32,
     pub caps: CapabilityFlags,
+    /// The greeting's salt (COM_CHANGE_USER's response is computed against it).
+    pub salt: Vec<u8>,
 }
 
 pub fn client_caps() -> CapabilityFlags {
@@ -289,9 +291,33 @@ impl Client {
             p = io.read_message().unwrap();
         }
         match Reply::parse(&p) {
-            Reply::Ok { .. } => Ok(Client { io, conn_id, caps }),
+            Reply::Ok { .. } => Ok(Client {
+                io,
+                conn_id,
+                caps,
+                salt,
+            }),
             other => Err(other),
         }
+    }
+
+    /// COM_CHANGE_USER to `user` with mysql_native_password, collation utf8mb4_general_ci,
+    /// no database: the server's answer.
+    #[allow(dead_code)]
+    pub fn change_user(&mut self, user: &str, password: &str) -> Reply {
+        let scramble = scramble_native(&self.salt, password.as_bytes())
+            .map(|s| s.to_vec())
+            .unwrap_or_default();
+        let mut p = vec![0x11];
+        p.extend_from_slice(user.as_bytes());
+        p.push(0);
+        p.push(scramble.len() as u8);
+        p.extend_from_slice(&scramble);
+        p.push(0); // no database
+        p.extend_from_slice(&45u16.to_le_bytes());
+        p.extend_from_slice(b"mysql_native_password\0");
+        let first = self.command(&p);
+        Reply::parse(&first)
     }
 
     /// Sends one command (a new exchange) and returns its first reply packet.

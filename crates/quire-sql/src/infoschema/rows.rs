@@ -513,10 +513,10 @@ pub(crate) fn rows(t: InfoTable, inst: &Instance<'_>, sv: &SessVars) -> Result<V
         | InfoTable::Triggers
         | InfoTable::Routines
         | InfoTable::Events => {}
-        // Quire keeps no per-session counters: SESSION_STATUS is the instance's, as SHOW
-        // SESSION STATUS is.
+        // SESSION_STATUS: the session's own counters where it has them, as SHOW STATUS.
         InfoTable::GlobalStatus | InfoTable::SessionStatus => {
-            for (n, v) in crate::control::status_rows(inst, &sv.info) {
+            let session = (t == InfoTable::SessionStatus).then_some(&sv.status);
+            for (n, v) in crate::control::status_rows(inst, &sv.info, session) {
                 out.push(vec![s(n.to_ascii_uppercase()), s(v)]);
             }
         }
