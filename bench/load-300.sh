@@ -45,10 +45,17 @@ sb=(sysbench oltp_read_write --db-driver=mysql --mysql-host=127.0.0.1 --mysql-po
 
 rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$QUIRE_PID/status"; }
 threads() { awk '/^Threads:/ { print $2 }' "/proc/$QUIRE_PID/status"; }
+# The engine's state beside the memory, to explain a change of pace: checkpoint age,
+# history length, dirty pages.
+engine_state() {
+  mariadb -h 127.0.0.1 -P "$PORT" -u root -N -B -e "SHOW GLOBAL STATUS WHERE Variable_name IN
+    ('Innodb_checkpoint_age', 'Innodb_history_list_length', 'Innodb_buffer_pool_pages_dirty')" \
+    2>/dev/null | awk '{ printf "%s=%s ", $1, $2 }'
+}
 (
   t=0
   while kill -0 "$QUIRE_PID" 2>/dev/null; do
-    echo "$t $(rss_kib) $(threads)"
+    echo "$t $(rss_kib) $(threads) $(engine_state)"
     sleep 10
     t=$((t + 10))
   done
@@ -92,14 +99,14 @@ per_min = [statistics.mean(v) for _, v in sorted(mins.items())]
 m = [l.split() for l in open(mem) if l.strip()]
 rss = [int(x[1]) // 1024 for x in m if len(x) >= 2 and x[1].isdigit()]
 thr = [int(x[2]) for x in m if len(x) >= 3 and x[2].isdigit()]
-commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+commit = subprocess.run(["git", "log", "-1", "--format=%h", "--", "crates"], capture_output=True, text=True).stdout.strip()
 flat = ""
 if len(per_min) >= 3:
     mid = per_min[1:]
     lo, hi, mean = min(mid), max(mid), statistics.mean(mid)
     flat = f"after the first minute, the per-minute means stay within {100 * (hi - lo) / mean:.1f}% of their mean ({lo:.0f} to {hi:.0f} tps)"
 lines = [
-    f"\n## {stamp} ({commit})\n",
+    f"\n## {stamp} (source at {commit}; a binary given on the command line may be older)\n",
     f"Command: `bash bench/load-300.sh {secs} {binary}` (oltp_read_write, {threads} threads = connections, 8 tables × 10k rows, pool and log 1 GiB, 1213/1205 retried by sysbench)\n",
     f"- sysbench exit status: {status} ({'no error other than the ignored ones' if status == '0' else 'FAILED'}); server alive at the end: {alive}",
     f"- mean tps {total_tps.group(1) if total_tps else '?'}, p95 latency {p95.group(1) if p95 else '?'} ms, ignored errors (1213/1205): {ignored.group(1) if ignored else '?'}",
