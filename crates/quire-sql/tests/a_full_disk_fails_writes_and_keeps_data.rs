@@ -4,6 +4,8 @@
 //! and writes work again once space is freed. A crash while the disk is full loses no
 //! acknowledged commit either.
 
+#![allow(clippy::result_large_err)]
+
 use std::path::Path;
 use std::sync::Arc;
 

@@ -3,6 +3,8 @@
 //! and rows written later hold it. A crash at any I/O of the ALTER leaves the old table or
 //! the new one, every row readable, `check` clean; a crash after it keeps both kinds of rows.
 
+#![allow(clippy::result_large_err)]
+
 use std::path::Path;
 use std::sync::Arc;
 
