@@ -268,6 +268,14 @@ fn damage(vfs: &SimVfs, data: &[u8]) -> Option<Damage> {
     })
 }
 
+/// With QUIRE_FUZZ_VERBOSE set, what each input got is printed (to read the errors).
+fn say(what: std::fmt::Arguments<'_>) {
+    static ON: OnceLock<bool> = OnceLock::new();
+    if *ON.get_or_init(|| std::env::var_os("QUIRE_FUZZ_VERBOSE").is_some()) {
+        eprintln!("{what}");
+    }
+}
+
 /// `text` has `named` ("page 7") not followed by another digit ("page 70").
 fn names(text: &str, named: &str) -> bool {
     text.match_indices(named)
@@ -301,21 +309,31 @@ fuzz_target!(|data: &[u8]| {
             });
             assert!(found, "{shown} {named} damaged, not reported: {report:?}");
         }
+        if let Ok(r) = &report {
+            r.problems().for_each(|p| say(format_args!("check: {p}")));
+        }
         match Db::open_for_check(arc, dir, quire_fuzz::tiny_config()) {
-            Ok((Some(db), _)) => {
-                let _ = db.check();
+            Ok((Some(db), problems)) => {
+                problems.iter().for_each(|p| say(format_args!("open: {p}")));
+                match db.check() {
+                    Ok(ps) => ps.iter().for_each(|p| say(format_args!("tables: {p}"))),
+                    Err(e) => say(format_args!("tables: error: {e}")),
+                }
                 db
             }
-            Ok((None, _)) | Err(_) => return,
+            Ok((None, _)) => return,
+            Err(e) => return say(format_args!("open for check: error: {e}")),
         }
     } else {
         match Db::open_with(arc, dir, quire_fuzz::tiny_config()) {
             Ok(db) => db,
-            Err(_) => return,
+            Err(e) => return say(format_args!("open: error: {e}")),
         }
     };
     if mode & 8 != 0 {
-        let _ = db.shutdown();
+        if let Err(e) = db.shutdown() {
+            say(format_args!("shutdown: error: {e}"));
+        }
     } else {
         db.kill();
     }
