@@ -63,7 +63,7 @@ static SLOT: Mutex<Slot> = Mutex::new(Slot { db: None, runs: 0 });
 pub fn with_db<R>(setup: fn(&Db), f: impl FnOnce(&Db) -> R) -> R {
     let mut slot = SLOT.lock().unwrap_or_else(|p| p.into_inner());
     slot.runs += 1;
-    if slot.runs % RENEW_EVERY == 0 {
+    if slot.runs.is_multiple_of(RENEW_EVERY) {
         if let Some(old) = slot.db.take() {
             old.kill();
         }
