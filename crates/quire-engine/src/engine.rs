@@ -22,8 +22,9 @@
 //!    file extended below c has its size synced (so recovery never needs a file operation from
 //!    before the checkpoint).
 //! 3. A file is created before the mtr that logs its FILE_CREATE commits (a crash in between
-//!    leaves an unformatted file that the next open removes), and deleted only after the mtr
-//!    that logs its FILE_DELETE is durable.
+//!    leaves an unformatted file, page 0 all zeros, that the next open removes; a file
+//!    whose page 0 was written but names no space is damage, never removed), and deleted
+//!    only after the mtr that logs its FILE_DELETE is durable.
 //! 4. An id that must never be reused (space id, table id) is below the high-water mark in
 //!    the dictionary header (system space page 0, docs/space-format.md) before it is written
 //!    anywhere: the mark is raised by an mtr that commits before the first mtr that writes
@@ -250,6 +251,22 @@ fn peek_space(vfs: &dyn Vfs, path: &Path) -> Option<(SpaceId, PageSize)> {
     Some((crate::page::Header::new(&head).page_id().space, ps))
 }
 
+/// Whether page 0 of the file at `path` holds only zeros (or is not there at all): what a
+/// creation whose FILE_CREATE never became durable leaves (`fallocate`, no write).
+fn page0_never_written(vfs: &dyn Vfs, path: &Path, page_size: PageSize) -> Result<bool> {
+    let f = vfs.open(
+        path,
+        OpenOptions {
+            read_only: true,
+            ..OpenOptions::existing()
+        },
+    )?;
+    let n = f.len()?.min(page_size.bytes() as u64);
+    let mut page = vec![0u8; n as usize];
+    f.read_exact_at(&mut page, 0)?;
+    Ok(page.iter().all(|&b| b == 0))
+}
+
 /// Matches space files whose page 0 is too damaged to name their space (garbage in its first
 /// sector, left by a torn write in flight at the crash) to a valid page-0 copy in the
 /// doublewrite file of a space no other file claims: the copy whose 512-byte sectors agree
@@ -437,11 +454,24 @@ impl Engine {
             )?
         };
         // Files that recovery did not identify were created by an mtr that never became
-        // durable (invariant 3): they hold nothing.
+        // durable (invariant 3): they hold nothing, and their page 0 was never written (the
+        // cleaner writes it only once FILE_CREATE is durable, and then recovery or the
+        // doublewrite file names the space). A page 0 that was written and names no space
+        // is damage: the file may hold committed rows, so it is kept and the open fails
+        // naming it (found by the `pages` fuzz target: such a file used to be deleted).
         for name in orphans {
             let path = dir.join(&name);
             // Recovery may have renamed or deleted it meanwhile.
             if !files.values().any(|f| *f == name) && vfs.exists(&path)? {
+                if !page0_never_written(vfs.as_ref(), &path, page_size)? {
+                    return Err(EngineError::DataDir {
+                        path,
+                        what: "page 0: not a space header, and neither the redo log nor the \
+                               doublewrite file names its space: the page is damaged (the \
+                               file is left as it is)"
+                            .into(),
+                    });
+                }
                 tracing::warn!(file = %path.display(), "removing a space file whose creation never committed");
                 vfs.delete(&path)?;
             }
@@ -518,6 +548,18 @@ impl Engine {
             _lock: lock,
         };
         if fresh || engine.shared.spaces.get(SpaceId::SYSTEM).is_err() {
+            // system.qsp there under another space id: its page 0 is damaged (found by the
+            // `pages` fuzz target: this used to fail as "a space named 'system' exists").
+            let claimed = engine.shared.names.lock().get("system").copied();
+            if let Some(id) = claimed {
+                return Err(EngineError::DataDir {
+                    path: dir.join(format!("system.{SPACE_SUFFIX}")),
+                    what: format!(
+                        "page 0: names space {id}, not the system space {}: the page is damaged",
+                        SpaceId::SYSTEM
+                    ),
+                });
+            }
             engine.create_space_with_id(SpaceId::SYSTEM, "system")?;
             engine.shared.next_space.fetch_max(1, Ordering::SeqCst);
         }

@@ -542,6 +542,46 @@ impl Shared<'_> {
     }
 }
 
+impl<'d> Shared<'d> {
+    /// What the connections of a server on `db` share: the SQL instance with `cfg`'s
+    /// variables and the accounts loaded (the mysql system tables made if missing), and the
+    /// slow log. `serve_on` makes one; so does the packet fuzz target (fuzz/), which runs
+    /// connections over in-memory sockets without a listener.
+    pub fn new(db: &'d Db, cfg: &ServerConfig) -> io::Result<Shared<'d>> {
+        let instance = Instance::new(db);
+        for (name, value) in cfg.variables() {
+            if let Err(e) = instance.set_global(name, &value) {
+                tracing::warn!("{name}={value} is not shown in SHOW VARIABLES: {e}");
+            }
+        }
+        for (name, value) in &cfg.globals {
+            instance.set_global(name, value).map_err(|e| {
+                io::Error::new(io::ErrorKind::InvalidInput, format!("{name}={value}: {e}"))
+            })?;
+        }
+        // The mysql system tables (made if missing) and the accounts in them (docs/security.md).
+        quire_sql::bootstrap_accounts(&instance, cfg.root_password.as_deref()).map_err(|e| {
+            io::Error::other(format!(
+                "cannot load the accounts (mysql system tables): {e}"
+            ))
+        })?;
+        let port = cfg
+            .bind
+            .as_deref()
+            .and_then(|b| b.rsplit_once(':'))
+            .map(|p| p.1);
+        let slow_log = crate::slowlog::SlowLog::new(db.engine().dir(), port, cfg.socket.as_deref());
+        Ok(Shared {
+            instance,
+            cfg: cfg.clone(),
+            rsa_keys: RsaKeys::default(),
+            conns: Mutex::new(HashMap::new()),
+            failed_logins: Mutex::new(HashMap::new()),
+            slow_log,
+        })
+    }
+}
+
 /// Binds what `cfg` asks for and serves until `shutdown` is set.
 pub fn serve(db: &Db, cfg: &ServerConfig, shutdown: &AtomicBool) -> io::Result<()> {
     let listeners = Listeners::bind(cfg)?;
@@ -557,37 +597,7 @@ pub fn serve_on(
     shutdown: &AtomicBool,
 ) -> io::Result<()> {
     listeners.set_nonblocking()?;
-    let instance = Instance::new(db);
-    for (name, value) in cfg.variables() {
-        if let Err(e) = instance.set_global(name, &value) {
-            tracing::warn!("{name}={value} is not shown in SHOW VARIABLES: {e}");
-        }
-    }
-    for (name, value) in &cfg.globals {
-        instance.set_global(name, value).map_err(|e| {
-            io::Error::new(io::ErrorKind::InvalidInput, format!("{name}={value}: {e}"))
-        })?;
-    }
-    // The mysql system tables (made if missing) and the accounts in them (docs/security.md).
-    quire_sql::bootstrap_accounts(&instance, cfg.root_password.as_deref()).map_err(|e| {
-        io::Error::other(format!(
-            "cannot load the accounts (mysql system tables): {e}"
-        ))
-    })?;
-    let port = cfg
-        .bind
-        .as_deref()
-        .and_then(|b| b.rsplit_once(':'))
-        .map(|p| p.1);
-    let slow_log = crate::slowlog::SlowLog::new(db.engine().dir(), port, cfg.socket.as_deref());
-    let shared = Shared {
-        instance,
-        cfg: cfg.clone(),
-        rsa_keys: RsaKeys::default(),
-        conns: Mutex::new(HashMap::new()),
-        failed_logins: Mutex::new(HashMap::new()),
-        slow_log,
-    };
+    let shared = Shared::new(db, cfg)?;
     let shared = &shared;
     let result = std::thread::scope(|scope| -> io::Result<()> {
         if let Some(m) = &listeners.metrics {
