@@ -429,6 +429,9 @@ impl Engine {
             );
         }
         let pool = BufferPool::with_writer(bcfg, spaces.clone(), gate.clone(), dblwr.clone())?;
+        // Before recovery reads anything: an index page whose checksum holds but whose
+        // slots or records are out of place is refused on the way in (docs/btree.md).
+        pool.set_structure_check(crate::btree::node::structure_error);
         let threads = if config.recovery_threads == 0 {
             std::thread::available_parallelism()
                 .map(|n| n.get())

@@ -296,6 +296,11 @@ pub enum PageCorruption {
     WrongPage { expected: PageId, found: PageId },
     #[error("unknown page type {0}")]
     UnknownType(u16),
+    /// The checksum holds but the page's own structure is broken (a slot or record outside
+    /// the page, ...): found by the check the layer that owns the page type registers with
+    /// the buffer pool (`BufferPool::set_structure_check`).
+    #[error("damaged page structure: {0}")]
+    Structure(String),
 }
 
 /// Checks a page image read from disk for `expected` (invariants 1–4).

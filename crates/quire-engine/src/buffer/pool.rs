@@ -49,7 +49,7 @@ use super::lru::{Lru, NIL};
 use super::page_table::{PageTable, ShardWrite};
 use super::writer::{FlushPage, PageWriter, SpaceWriter};
 use super::{BufferConfig, BufferError, BufferStats, WalGate, MIN_FRAMES};
-use crate::page::{self, Header, Lsn, PageId, PageNo, PageType, SpaceId};
+use crate::page::{self, Header, Lsn, PageCorruption, PageId, PageNo, PageType, SpaceId};
 use crate::space::{SpaceError, Spaces};
 
 /// Frames handled per pool-mutex hold by `discard_space`.
@@ -163,7 +163,16 @@ pub struct BufferPool {
     /// The highest LSN the log asked to have flushed up to (adaptive flushing).
     flush_target: AtomicU64,
     pub(crate) cleaner_signal: Signal,
+    /// Checks the structure of each page read from disk after its checksum (the B-tree's
+    /// slot directory and records): set once by the engine, so that a page whose checksum
+    /// holds but whose contents would send a reader out of bounds is an error naming file
+    /// and page, never a panic. Pages are checked on the way in, not at every latch.
+    structure_check: std::sync::OnceLock<StructureCheck>,
 }
+
+/// What [`BufferPool::set_structure_check`] takes: the reason a page image is damaged, or
+/// `None` when it is sound (or not a type the check knows).
+pub type StructureCheck = fn(&[u8]) -> Option<String>;
 
 impl std::fmt::Debug for BufferPool {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -178,6 +187,12 @@ impl std::fmt::Debug for BufferPool {
 pub type OldBytes = Box<[u8]>;
 
 impl BufferPool {
+    /// Registers the check of every page read from disk from now on ([`StructureCheck`]).
+    /// Set once, before the first read; a second call changes nothing.
+    pub fn set_structure_check(&self, check: StructureCheck) {
+        let _ = self.structure_check.set(check);
+    }
+
     /// A pool writing pages straight to their spaces (no doublewrite).
     pub fn new(
         cfg: BufferConfig,
@@ -260,6 +275,7 @@ impl BufferPool {
             counters: Counters::default(),
             flush_target: AtomicU64::new(0),
             cleaner_signal: Signal::default(),
+            structure_check: std::sync::OnceLock::new(),
             cfg,
         }))
     }
@@ -511,7 +527,17 @@ impl BufferPool {
 
         // SAFETY: we hold the X latch taken by map_locked.
         let buf = unsafe { self.arena.page_mut(idx) };
-        match space.read_page(id.page_no, buf) {
+        let read = space.read_page(id.page_no, buf).and_then(|()| {
+            match self.structure_check.get().and_then(|check| check(buf)) {
+                None => Ok(()),
+                Some(what) => Err(SpaceError::Corrupt {
+                    path: space.path().to_path_buf(),
+                    page_no: id.page_no,
+                    what: PageCorruption::Structure(what),
+                }),
+            }
+        });
+        match read {
             Ok(()) => {
                 f.newest_modification
                     .store(Header::new(buf).lsn().0, Ordering::Relaxed);
@@ -585,7 +611,15 @@ impl BufferPool {
             let f = self.frame(idx);
             let src = &buf[(i - lo) as usize * ps..][..ps];
             self.counters.misses.fetch_add(1, Ordering::Relaxed);
-            if read.is_ok() && page::verify(src, id).is_ok() {
+            let sound = || {
+                page::verify(src, id).is_ok()
+                    && self
+                        .structure_check
+                        .get()
+                        .and_then(|check| check(src))
+                        .is_none()
+            };
+            if read.is_ok() && sound() {
                 // SAFETY: we hold the X latch taken by map_locked.
                 let dst = unsafe { self.arena.page_mut(idx) };
                 dst.copy_from_slice(src);
