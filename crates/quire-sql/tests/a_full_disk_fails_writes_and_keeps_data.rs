@@ -189,6 +189,9 @@ fn a_crash_on_a_full_disk_loses_no_commit() {
     }
 }
 
+/// A statement of the test below, from the first key it uses.
+type Statement = fn(i64) -> String;
+
 /// Every kind of growth, at many points of the disk filling up, on a disk that refuses a
 /// fallocate whole and on one that grants part of it (ext4): row inserts, updates that
 /// lengthen rows (page splits), off-page BLOB values, and a secondary index's entries. Each
@@ -197,7 +200,7 @@ fn a_crash_on_a_full_disk_loses_no_commit() {
 /// once space is freed the same statement works.
 #[test]
 fn every_kind_of_write_fails_cleanly_wherever_the_disk_fills() {
-    let kinds: [(&str, fn(i64) -> String); 3] = [
+    let kinds: [(&str, Statement); 3] = [
         ("insert", batch),
         ("update", |k| {
             format!("UPDATE t SET pad = REPEAT('u', 300), big = REPEAT('v', 1500) WHERE id >= {k} AND id < {}", k + 40)
@@ -210,8 +213,8 @@ fn every_kind_of_write_fails_cleanly_wherever_the_disk_fills() {
     for (name, stmt) in kinds {
         for room in [0u64, 4096, 20_000, 70_000, 300_000] {
             case += 1;
-            let partial = case % 2 == 0;
-            let crash = case % 3 == 0;
+            let partial = case.is_multiple_of(2);
+            let crash = case.is_multiple_of(3);
             let what = format!("{name}, room {room}, partial {partial}, crash {crash}");
             let vfs = SimVfs::new(case);
             vfs.set_partial_allocate(partial);
