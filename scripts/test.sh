@@ -33,7 +33,8 @@ cleanup() {
 }
 trap cleanup EXIT
 status=0
-cargo test --workspace 2>&1 | tee "$log" || status=$?
+# --no-fail-fast: every test binary runs, so one failure does not hide the others.
+cargo test --workspace --no-fail-fast 2>&1 | tee "$log" || status=$?
 
 echo "== server suites"
 cargo build -p quire 2>&1 | tail -1

@@ -335,8 +335,21 @@ fn identify_by_doublewrite(
 
 impl Engine {
     /// Opens the data directory `dir`, creating it if it holds no redo log yet, and running
-    /// recovery otherwise.
+    /// recovery otherwise. Pages are checked as they are read by their checksum and header
+    /// only: the engine alone also serves pages of any content (its own tests write raw
+    /// index-typed pages); `Db` opens with the B-tree's structure check ([`Engine::open_checked`]).
     pub fn open(vfs: Arc<dyn Vfs>, dir: &Path, config: Config) -> Result<Engine> {
+        Engine::open_checked(vfs, dir, config, None)
+    }
+
+    /// [`Engine::open`], with `check` run on every page read from disk from the start,
+    /// recovery included (`BufferPool::set_structure_check`).
+    pub fn open_checked(
+        vfs: Arc<dyn Vfs>,
+        dir: &Path,
+        config: Config,
+        check: Option<crate::buffer::StructureCheck>,
+    ) -> Result<Engine> {
         vfs.create_dir_all(dir)?;
         // Before anything is read: a second process must not recover or write underneath us.
         let lock = vfs.lock_exclusive(&dir.join(LOCK_FILE))?;
@@ -429,9 +442,11 @@ impl Engine {
             );
         }
         let pool = BufferPool::with_writer(bcfg, spaces.clone(), gate.clone(), dblwr.clone())?;
-        // Before recovery reads anything: an index page whose checksum holds but whose
+        // Before recovery reads anything: e.g. an index page whose checksum holds but whose
         // slots or records are out of place is refused on the way in (docs/btree.md).
-        pool.set_structure_check(crate::btree::node::structure_error);
+        if let Some(check) = check {
+            pool.set_structure_check(check);
+        }
         let threads = if config.recovery_threads == 0 {
             std::thread::available_parallelism()
                 .map(|n| n.get())

@@ -50,7 +50,7 @@ mod tests;
 
 pub use cleaner::{plan_flush, CleanerInputs, CleanerPlan, PageCleaner};
 pub use guard::{PageMut, PageRef, PageSx};
-pub use pool::BufferPool;
+pub use pool::{BufferPool, StructureCheck};
 pub use writer::{adjacent_runs, write_home, FlushPage, PageWriter, SpaceWriter};
 
 use crate::page::{Lsn, PageSize, SpaceId};

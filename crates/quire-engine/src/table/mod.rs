@@ -696,7 +696,10 @@ impl Db {
         config: Config,
         repair: bool,
     ) -> Result<(Option<Db>, Vec<String>)> {
-        let engine = Engine::open(vfs, dir, config)?;
+        // Every index page of a `Db` is a B-tree node: its structure is checked as it is
+        // read from disk, so a damaged one is an error naming it, never a panic.
+        let engine =
+            Engine::open_checked(vfs, dir, config, Some(crate::btree::node::structure_error))?;
         let mut problems = Vec::new();
         let root_exists = engine.page_is_used(PageId::new(SpaceId::SYSTEM, CATALOG_ROOT))?;
         if !root_exists && !repair {
