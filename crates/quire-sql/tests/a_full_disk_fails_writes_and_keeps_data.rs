@@ -306,7 +306,8 @@ fn every_kind_of_write_fails_cleanly_wherever_the_disk_fills() {
 }
 
 /// DDL on a full disk fails with 1021 and leaves no file behind, then works once space is
-/// freed: CREATE TABLE, an index build, a table rebuild, a temporary table.
+/// freed: CREATE TABLE, an index build, a table rebuild, a temporary table. An instant ADD
+/// COLUMN (a catalog change) works on the full disk.
 #[test]
 fn ddl_on_a_full_disk_fails_and_leaves_no_file() {
     let vfs = SimVfs::new(5);
@@ -321,7 +322,7 @@ fn ddl_on_a_full_disk_fails_and_leaves_no_file() {
     let ddl = [
         "CREATE TABLE t2 (id INT PRIMARY KEY)",
         "ALTER TABLE t ADD INDEX by_id_pad (id, pad(50))",
-        "ALTER TABLE t ADD COLUMN extra INT NOT NULL DEFAULT 7",
+        "ALTER TABLE t ADD COLUMN extra INT NOT NULL DEFAULT 7 FIRST",
         "CREATE TEMPORARY TABLE tmp AS SELECT * FROM t",
     ];
     for sql in ddl {
@@ -333,6 +334,8 @@ fn ddl_on_a_full_disk_fails_and_leaves_no_file() {
         assert_eq!(vfs.list_files(), files, "{sql} left a file");
         assert_eq!(count(&mut s, "SELECT COUNT(*) FROM t"), rows, "{sql}");
     }
+    run(&mut s, "ALTER TABLE t ADD COLUMN later INT NOT NULL DEFAULT 3");
+    assert_eq!(count(&mut s, "SELECT COUNT(*) FROM t WHERE later = 3"), rows);
     vfs.set_capacity(None);
     for sql in ddl {
         run(&mut s, sql);
