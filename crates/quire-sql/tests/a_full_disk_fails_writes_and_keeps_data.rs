@@ -334,8 +334,14 @@ fn ddl_on_a_full_disk_fails_and_leaves_no_file() {
         assert_eq!(vfs.list_files(), files, "{sql} left a file");
         assert_eq!(count(&mut s, "SELECT COUNT(*) FROM t"), rows, "{sql}");
     }
-    run(&mut s, "ALTER TABLE t ADD COLUMN later INT NOT NULL DEFAULT 3");
-    assert_eq!(count(&mut s, "SELECT COUNT(*) FROM t WHERE later = 3"), rows);
+    run(
+        &mut s,
+        "ALTER TABLE t ADD COLUMN later INT NOT NULL DEFAULT 3",
+    );
+    assert_eq!(
+        count(&mut s, "SELECT COUNT(*) FROM t WHERE later = 3"),
+        rows
+    );
     vfs.set_capacity(None);
     for sql in ddl {
         run(&mut s, sql);
