@@ -471,6 +471,10 @@ impl Engine {
                 threads,
             )?
         };
+        // Pages recovery changed in memory were checked only as they came from disk: check
+        // them again before any reader sees them (found by the `pages` fuzz target: a redo
+        // record damaged behind a valid checksum made a page that panicked a reader).
+        pool.check_resident()?;
         // Files that recovery did not identify were created by an mtr that never became
         // durable (invariant 3): they hold nothing, and their page 0 was never written (the
         // cleaner writes it only once FILE_CREATE is durable, and then recovery or the
