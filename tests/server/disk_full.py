@@ -21,24 +21,16 @@ import argparse
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
-import time
 
 import pymysql
 
+from serverlib import free_port, start_quire
+
 FS_MIB = 160
 LEFT_MIB = 6  # free space left beside the ballast
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
 
 
 def sh(*cmd):
@@ -68,20 +60,8 @@ def mount_small_fs(root):
 
 
 def start(quire, data, port, log):
-    p = subprocess.Popen(
-        [quire, "serve", "--data-dir", data, "--port", str(port),
-         "--set", "innodb_log_file_size=16M", "--set", "innodb_buffer_pool_size=32M"],
-        stdout=log, stderr=subprocess.STDOUT)
-    deadline = time.time() + 120
-    while time.time() < deadline:
-        if p.poll() is not None:
-            raise RuntimeError("quire serve exited with %s" % p.returncode)
-        try:
-            pymysql.connect(host="127.0.0.1", port=port, user="root").close()
-            return p
-        except pymysql.err.MySQLError:
-            time.sleep(0.2)
-    raise RuntimeError("quire serve did not accept connections")
+    return start_quire(quire, data, port, log,
+                       ("innodb_log_file_size=16M", "innodb_buffer_pool_size=32M"))
 
 
 def conn(port):

@@ -19,11 +19,11 @@ PyPI) the first time.
 import argparse
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
-import time
+
+from serverlib import free_port, start_quire
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -125,14 +125,6 @@ os._exit(0)
 '''
 
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
-
-
 def install(version):
     """target/clients/mysql-connector-VERSION, installed from PyPI if missing."""
     path = os.path.join(ROOT, "target", "clients", "mysql-connector-" + version)
@@ -146,24 +138,6 @@ def install(version):
     return path
 
 
-def start(quire, data, port, log):
-    import pymysql
-    p = subprocess.Popen([quire, "serve", "--data-dir", data, "--port", str(port),
-                          "--set", "innodb_buffer_pool_size=16M",
-                          "--set", "innodb_log_file_size=16M"],
-                         stdout=log, stderr=subprocess.STDOUT)
-    deadline = time.time() + 120
-    while time.time() < deadline:
-        if p.poll() is not None:
-            raise RuntimeError("quire serve exited with %s" % p.returncode)
-        try:
-            pymysql.connect(host="127.0.0.1", port=port, user="root").close()
-            return p
-        except pymysql.err.MySQLError:
-            time.sleep(0.2)
-    raise RuntimeError("quire serve did not accept connections")
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quire", default="target/debug/quire")
@@ -173,7 +147,7 @@ def main():
     work = tempfile.mkdtemp(prefix="quire-mysql-clients-")
     port = free_port()
     log = open(os.path.join(work, "serve.log"), "ab")
-    server = start(os.path.abspath(a.quire), os.path.join(work, "data"), port, log)
+    server = start_quire(os.path.abspath(a.quire), os.path.join(work, "data"), port, log)
     passed = failed = 0
     try:
         root = pymysql.connect(host="127.0.0.1", port=port, user="root", autocommit=True)

@@ -1183,22 +1183,7 @@ impl Pipeline<'_> {
         if !self.plan.sort.is_empty() {
             let mut rows = std::mem::take(&mut self.sorted);
             let dirs: Vec<bool> = self.plan.sort.iter().map(|(_, d)| *d).collect();
-            rows.sort_by(|a, b| {
-                for (i, desc) in dirs.iter().enumerate() {
-                    let coll = self
-                        .plan
-                        .sort_colls
-                        .get(i)
-                        .copied()
-                        .unwrap_or(LITERAL_COLLATION);
-                    let o = compare(&a.0[i], &b.0[i], coll);
-                    let o = if *desc { o.reverse() } else { o };
-                    if o != Ordering::Equal {
-                        return o;
-                    }
-                }
-                Ordering::Equal
-            });
+            rows.sort_by(|a, b| compare_sort_keys(&a.0, &b.0, &dirs, &self.plan.sort_colls));
             for (_, out) in rows {
                 if !self.send(out)? {
                     break;
@@ -1207,6 +1192,25 @@ impl Pipeline<'_> {
         }
         Ok(self.sent)
     }
+}
+
+/// ORDER BY's order of two rows' sort keys: key by key, each in its collation
+/// (`LITERAL_COLLATION` where none is given), reversed where `desc` says so.
+pub(crate) fn compare_sort_keys(
+    a: &[Value],
+    b: &[Value],
+    desc: &[bool],
+    colls: &[Collation],
+) -> Ordering {
+    for (i, d) in desc.iter().enumerate() {
+        let coll = colls.get(i).copied().unwrap_or(LITERAL_COLLATION);
+        let o = compare(&a[i], &b[i], coll);
+        let o = if *d { o.reverse() } else { o };
+        if o != Ordering::Equal {
+            return o;
+        }
+    }
+    Ordering::Equal
 }
 
 /// Sends the column definitions with the first row (or at the end), so that an error in

@@ -917,21 +917,8 @@ fn locked_targets<'d>(
         }
         // Stable: rows with equal keys keep the access order, as MariaDB's filesort of a
         // scan.
-        keyed.sort_by(|a, b| {
-            for (i, (_, desc)) in order.keys.iter().enumerate() {
-                let coll = order
-                    .colls
-                    .get(i)
-                    .copied()
-                    .unwrap_or(crate::bind::LITERAL_COLLATION);
-                let o = types::compare(&a.0[i], &b.0[i], coll);
-                let o = if *desc { o.reverse() } else { o };
-                if o != std::cmp::Ordering::Equal {
-                    return o;
-                }
-            }
-            std::cmp::Ordering::Equal
-        });
+        let desc: Vec<bool> = order.keys.iter().map(|(_, d)| *d).collect();
+        keyed.sort_by(|a, b| exec::compare_sort_keys(&a.0, &b.0, &desc, &order.colls));
         out = keyed.into_iter().map(|(_, h, row)| (h, row)).collect();
         if let Some(l) = limit {
             out.truncate(usize::try_from(l).unwrap_or(usize::MAX));
