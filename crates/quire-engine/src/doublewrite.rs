@@ -57,6 +57,12 @@ const ALIGN: usize = 4096;
 /// Blocks read per call when scanning the file at open.
 const SCAN_CHUNK: usize = 64;
 
+/// How far past a space's end a doublewrite copy may lie and still be a page of an
+/// extension lost in the crash (sixteen of the largest extension steps); a copy further
+/// out is damage and is skipped at restore.
+pub const MAX_LOST_EXTENSION_BYTES: u64 = 1 << 30;
+const _: () = assert!(MAX_LOST_EXTENSION_BYTES >= 16 * crate::space::EXTEND_MAX_BYTES);
+
 /// One valid page copy found in the file.
 #[derive(Debug)]
 pub struct PageCopy {
@@ -331,7 +337,19 @@ impl Doublewrite {
             let Ok(space) = self.spaces.get(c.id.space) else {
                 continue;
             };
-            if c.id.page_no.0 >= space.size_pages() {
+            let size = space.size_pages();
+            if u64::from(c.id.page_no.0) >= u64::from(size) + MAX_LOST_EXTENSION_BYTES / ps as u64 {
+                // Not a lost extension but a damaged block that passed its checksum
+                // (docs/doublewrite.md, "A copy far past its space's end").
+                tracing::warn!(
+                    "{}: the doublewrite copy of page {} lies far beyond the end of the space \
+                     ({size} pages): ignored",
+                    space.path().display(),
+                    c.id.page_no
+                );
+                continue;
+            }
+            if c.id.page_no.0 >= size {
                 // The copy proves the page existed; its extension was lost in the crash.
                 space.extend_to_include(c.id.page_no)?;
             }

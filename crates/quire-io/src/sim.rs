@@ -324,6 +324,12 @@ struct State {
     stats: SimStats,
 }
 
+/// The largest file the simulated file system holds (EFBIG beyond, as a file system's own
+/// limit): its files live in memory, and a damaged page number must not make it try to
+/// hold terabytes (found by the pages fuzz target: a doublewrite copy naming a page 8 TiB
+/// into its space).
+pub const SIM_MAX_FILE_BYTES: u64 = 1 << 30;
+
 /// The simulated file system. Clones share one state.
 #[derive(Clone)]
 pub struct SimVfs {
@@ -480,8 +486,20 @@ impl State {
             .sum()
     }
 
-    /// ENOSPC if growing inode `ino` to `new_len` bytes would pass the disk's capacity.
+    /// EFBIG past [`SIM_MAX_FILE_BYTES`], and ENOSPC if growing inode `ino` to `new_len`
+    /// bytes would pass the disk's capacity.
     fn check_room(&self, ino: Ino, new_len: u64, opname: &'static str, path: &Path) -> Result<()> {
+        if new_len > SIM_MAX_FILE_BYTES {
+            return Err(IoError::new(
+                opname,
+                path,
+                ErrorKind::Io,
+                format!(
+                    "File too large (os error 27; the simulated file system holds files of \
+                     at most {SIM_MAX_FILE_BYTES} bytes)"
+                ),
+            ));
+        }
         let Some(cap) = self.capacity else {
             return Ok(());
         };

@@ -182,6 +182,7 @@ pub fn code_of(e: &SqlError) -> Option<(u16, &'static str)> {
         KeyDoesNotExist { .. } => (1176, "42000"),
         DropAllColumns => (1090, "42000"),
         AlterNotSupported { .. } => (1846, "0A000"),
+        AlterAlgorithmNotSupported { .. } => (1845, "0A000"),
         OnlineLogTooBig(_) => (1799, "HY000"),
         DuplicateKey { .. } => (1062, "23000"),
         ValueCount(_) => (1136, "21S01"),
@@ -253,6 +254,7 @@ pub fn code_of(e: &SqlError) -> Option<(u16, &'static str)> {
         FkMalformed { .. } | FkDuplicateName { .. } => (1005, "HY000"),
         FkKeyMismatch(_) => (1239, "42000"),
         FkCantDrop(_) => (1091, "42000"),
+        FkIndexNeeded(_) => (1553, "HY000"),
         Engine(_) => (1105, "HY000"),
         Sink(_) => return None,
     })
@@ -392,11 +394,16 @@ mod tests {
             },
             FkKeyMismatch(s()),
             FkCantDrop(s()),
+            FkIndexNeeded(s()),
             DropAllColumns,
             OnlineLogTooBig(s()),
             AlterNotSupported {
                 what: s(),
                 reason: s(),
+                try_: s(),
+            },
+            AlterAlgorithmNotSupported {
+                what: s(),
                 try_: s(),
             },
             DuplicateKey {

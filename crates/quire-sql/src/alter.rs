@@ -182,8 +182,9 @@ struct Work {
     rebuild: bool,
     /// Names or defaults changed (instant).
     meta: bool,
-    /// Columns were added: instantly if `instant_columns` allows, else by a rebuild.
-    added: bool,
+    /// Columns were added, dropped or moved: instantly if `instant_columns` allows, else by
+    /// a rebuild.
+    reshaped: bool,
     auto_increment: Option<u64>,
     algorithm: Option<Alg>,
     lock: LockReq,
@@ -278,6 +279,18 @@ impl Work {
     fn drop_column(&mut self, i: usize) {
         let name = self.cols.remove(i).col.name;
         let same = |n: &str| n.eq_ignore_ascii_case(&name);
+        // A column in no key is dropped instantly (its slot stays as a ghost); one in a
+        // key changes that key's records: a rebuild.
+        // An index of that column alone is dropped with it, in place (MariaDB's NOCOPY).
+        let keyed = self.pk.iter().any(|p| same(p))
+            || self
+                .indexes
+                .iter()
+                .any(|ix| ix.parts.len() > 1 && ix.parts.iter().any(|p| same(&p.0)));
+        if keyed {
+            self.rebuild = true;
+        }
+        self.reshaped = true;
         if self.pk.iter().any(|p| same(p)) {
             self.pk.retain(|p| !same(p));
             if self.pk.is_empty() {
@@ -294,7 +307,6 @@ impl Work {
         if self.auto.as_deref().is_some_and(same) {
             self.auto = None;
         }
-        self.rebuild = true;
     }
 }
 
@@ -838,7 +850,7 @@ impl<'d> Session<'d> {
         let spec = spec_of(&w)?;
         // Columns added at the end, alone or with instant changes: a catalog change only
         // (docs/row-format.md, "Instantly added columns"); otherwise the table is rebuilt.
-        let instant_cols = if w.added {
+        let instant_cols = if w.reshaped {
             let cols = self.instant_columns(&def, &w, &spec)?;
             if cols.is_none() {
                 w.rebuild = true;
@@ -873,24 +885,30 @@ impl<'d> Session<'d> {
             Alg::Copy
         } else if rebuild {
             Alg::Inplace
-        } else if !added.is_empty() {
+        } else if !added.is_empty() || !dropped.is_empty() {
             Alg::NoCopy
         } else {
             Alg::Instant
         };
         if let Some(asked) = w.algorithm {
             if asked < need {
+                let what = format!("ALGORITHM={}", asked.name());
+                // MariaDB's reasons: a copy names what forces it, an index change names
+                // itself, and a rebuild gives none (1845).
                 let (reason, try_) = match (need, w.copy) {
-                    (Alg::Copy, Some(r)) => (r.to_string(), Alg::Copy),
-                    (Alg::NoCopy, _) => ("ADD INDEX".to_string(), Alg::NoCopy),
-                    _ => (
-                        "Quire rebuilds the table for this operation".to_string(),
-                        Alg::Inplace,
-                    ),
+                    (Alg::Copy, Some(r)) => (r, Alg::Copy),
+                    (Alg::NoCopy, _) if added.is_empty() => ("DROP INDEX", Alg::NoCopy),
+                    (Alg::NoCopy, _) => ("ADD INDEX", Alg::NoCopy),
+                    _ => {
+                        return Err(SqlError::AlterAlgorithmNotSupported {
+                            what,
+                            try_: format!("ALGORITHM={}", Alg::Inplace.name()),
+                        })
+                    }
                 };
                 return Err(SqlError::AlterNotSupported {
-                    what: format!("ALGORITHM={}", asked.name()),
-                    reason,
+                    what,
+                    reason: reason.into(),
                     try_: format!("ALGORITHM={}", try_.name()),
                 });
             }
@@ -907,7 +925,9 @@ impl<'d> Session<'d> {
             && rename_to.is_none()
             && self.locked.is_none()
             && mdl.is_some();
-        if w.lock == LockReq::None && need > Alg::Instant && !online {
+        // Dropping an index only changes the catalog: any lock will do.
+        let drops_only = need == Alg::NoCopy && added.is_empty();
+        if w.lock == LockReq::None && need > Alg::Instant && !online && !drops_only {
             // Quire logs concurrent changes only while it builds one index alone: every
             // other change but an instant one excludes writers (the metadata lock).
             let reason = match w.copy {
@@ -921,6 +941,8 @@ impl<'d> Session<'d> {
                 try_: "LOCK=SHARED".into(),
             });
         }
+        // After ALGORITHM= and LOCK=, as MariaDB checks them first.
+        self.check_foreign_key_indexes(edb, etable, &def, &w)?;
         let copy = copy_asked || need == Alg::Copy;
         let mut records = 0;
         if let (true, Some(x)) = (online, mdl) {
@@ -936,14 +958,17 @@ impl<'d> Session<'d> {
         } else {
             // Instant and in-place changes: drops, names and defaults; or adds alone (an
             // add that fails undoes the adds before it).
-            for name in &dropped {
-                self.inst.db.drop_index(edb, etable, name)?;
-            }
             if w.meta || instant_cols.is_some() {
-                let now = handle.definition()?;
-                let mut renamed = with_names(&now, &w, &spec);
-                renamed.columns.extend(instant_cols.unwrap_or_default());
-                self.inst.db.alter_definition(edb, etable, renamed)?;
+                // One catalog record update, index drops included.
+                let sources: Vec<Option<usize>> = w.cols.iter().map(|c| c.src).collect();
+                let changed = instant_definition(&def, &w, &sources, instant_cols);
+                self.inst
+                    .db
+                    .alter_definition(edb, etable, changed, &sources)?;
+            } else {
+                for name in &dropped {
+                    self.inst.db.drop_index(edb, etable, name)?;
+                }
             }
             let mut done: Vec<String> = Vec::new();
             for a in &added {
@@ -1045,6 +1070,74 @@ impl<'d> Session<'d> {
         Ok(())
     }
 
+    /// 1553 when the new definition leaves a foreign key of the table (as child, or as
+    /// parent) without an index whose leading columns are the constraint's, naming the old
+    /// index that served it, as MariaDB refuses DROP INDEX or DROP COLUMN then. Columns are
+    /// compared as the old columns they are, so a rename keeps its index.
+    fn check_foreign_key_indexes(
+        &self,
+        db: &str,
+        table: &str,
+        def: &TableDef,
+        w: &Work,
+    ) -> Result<()> {
+        let old_col = |name: &str| {
+            def.columns
+                .iter()
+                .position(|c| c.name.eq_ignore_ascii_case(name))
+        };
+        let new_src = |name: &str| w.position(name).and_then(|j| w.cols[j].src);
+        let leads = |key: &[Option<usize>], cols: &[Option<usize>]| {
+            key.len() >= cols.len() && key[..cols.len()] == *cols
+        };
+        // The keys of the new definition, as old column indices (None: a new column).
+        let mut new_keys: Vec<Vec<Option<usize>>> = vec![w.pk.iter().map(|n| new_src(n)).collect()];
+        for ix in &w.indexes {
+            let whole = ix.parts.iter().take_while(|p| p.1.is_none());
+            new_keys.push(whole.map(|p| new_src(&p.0)).collect());
+        }
+        let mut needs: Vec<Vec<String>> = self
+            .inst
+            .db
+            .foreign_keys(db, table)?
+            .into_iter()
+            .map(|f| f.columns)
+            .collect();
+        needs.extend(
+            self.inst
+                .db
+                .referencing(db, table)
+                .into_iter()
+                .map(|(_, _, f)| f.parent_columns),
+        );
+        for cols in needs {
+            let cols: Vec<Option<usize>> = cols.iter().map(|c| old_col(c)).collect();
+            if cols.iter().any(Option::is_none) || new_keys.iter().any(|k| leads(k, &cols)) {
+                continue;
+            }
+            // The old index that served it: the primary key, else the first that led.
+            let pk: Vec<Option<usize>> = def.primary_key.iter().map(|&c| Some(c)).collect();
+            let name = if leads(&pk, &cols) {
+                "PRIMARY".to_string()
+            } else {
+                def.indexes
+                    .iter()
+                    .find(|ix| {
+                        let k: Vec<Option<usize>> = ix
+                            .columns
+                            .iter()
+                            .take_while(|c| c.prefix.is_none())
+                            .map(|c| Some(c.column))
+                            .collect();
+                        leads(&k, &cols)
+                    })
+                    .map_or_else(String::new, |ix| ix.name.clone())
+            };
+            return Err(SqlError::FkIndexNeeded(name));
+        }
+        Ok(())
+    }
+
     /// The working copy of `def`.
     fn work_of(&self, def: &TableDef) -> Work {
         let collation = crate::types::table_collation(&def.columns);
@@ -1084,7 +1177,7 @@ impl<'d> Session<'d> {
             copy: None,
             rebuild: false,
             meta: false,
-            added: false,
+            reshaped: false,
             auto_increment: None,
             algorithm: None,
             lock: LockReq::Default,
@@ -1123,15 +1216,12 @@ impl<'d> Session<'d> {
                     pos.as_ref(),
                 )?;
                 self.key_options(w, &name, p.primary, p.unique, p.auto)?;
-                // A plain column at the end may be added instantly (`instant_columns`
-                // decides once the whole statement is known); anything else rebuilds.
-                let last = pos.is_none()
-                    || matches!(&pos, Some(Pos::After(a))
-                        if w.cols.len() >= 2 && w.cols[w.cols.len() - 2].col.name.eq_ignore_ascii_case(a));
-                if !last || p.primary || p.unique || p.auto {
+                // A plain column may be added instantly anywhere (`instant_columns` decides
+                // once the whole statement is known); a key or AUTO_INCREMENT rebuilds.
+                if p.primary || p.unique || p.auto {
                     w.rebuild = true;
                 }
-                w.added = true;
+                w.reshaped = true;
             }
             Op::DropColumn { name, if_exists } => match w.position(&name) {
                 Some(i) => w.drop_column(i),
@@ -1173,7 +1263,6 @@ impl<'d> Session<'d> {
                 }
                 let same_shape = same_type
                     && p.column.nullable == was.col.nullable
-                    && pos.is_none()
                     && was_auto == p.auto
                     && !p.primary
                     && !p.unique;
@@ -1184,7 +1273,14 @@ impl<'d> Session<'d> {
                     convert: was.convert || !same_type || nullable_changed,
                 };
                 if same_shape {
-                    w.cols.insert(i, col);
+                    // Renamed, a new default, or moved (FIRST / AFTER): instant.
+                    match pos {
+                        None => w.cols.insert(i, col),
+                        Some(p) => {
+                            w.place(col, Some(&p))?;
+                            w.reshaped = true;
+                        }
+                    }
                     w.meta = true;
                 } else {
                     match pos {
@@ -1460,44 +1556,52 @@ impl<'d> Session<'d> {
     }
 
     /// An added column's DEFAULT (the catalog's text) as a value.
-    /// The columns an ADD COLUMN appends, each with the value the rows already in the table
-    /// read for it (`Column::instant`), when the statement can add them without a rebuild:
-    /// only appended columns and instant changes (names, defaults), no key or index on the
-    /// new columns, no AUTO_INCREMENT, and each value is what a rebuild would have stored
-    /// (the DEFAULT evaluated once, NULL or the implicit default). `None`: rebuild.
+    /// The new columns when the statement can change them without a rebuild (MariaDB's
+    /// instant ADD, DROP and reordering of columns): kept columns unconverted, in any
+    /// order; added ones anywhere, in no key or index and not AUTO_INCREMENT, each with
+    /// the value the rows already in the table read for it (`Column::instant`: what a
+    /// rebuild would have stored, the DEFAULT evaluated once, NULL or the implicit
+    /// default); dropped ones in no key (`Work::drop_column` asks for a rebuild
+    /// otherwise). Column `j` is the old column `w.cols[j].src`. `None`: rebuild.
     fn instant_columns(
         &self,
         def: &TableDef,
         w: &Work,
         spec: &TableSpec,
     ) -> Result<Option<Vec<Column>>> {
-        let n_old = def.columns.len();
-        let kept_in_place = w.cols.len() > n_old
-            && w.cols[..n_old]
-                .iter()
-                .enumerate()
-                .all(|(i, c)| c.src == Some(i) && !c.convert)
-            && w.cols[n_old..].iter().all(|c| c.src.is_none());
-        let new_in_key = (n_old..w.cols.len()).any(|c| {
-            spec.primary_key.contains(&c)
-                || spec.auto_increment == Some(c)
-                || spec
-                    .indexes
-                    .iter()
-                    .any(|ix| ix.columns.iter().any(|p| p.column == c))
+        let unconverted = w.cols.iter().all(|c| c.src.is_none() || !c.convert);
+        let new_in_key = (0..w.cols.len()).any(|c| {
+            w.cols[c].src.is_none()
+                && (spec.primary_key.contains(&c)
+                    || spec.auto_increment == Some(c)
+                    || spec
+                        .indexes
+                        .iter()
+                        .any(|ix| ix.columns.iter().any(|p| p.column == c)))
         });
-        // Index changes in the same statement take the index paths, which know nothing of
-        // new columns: such a statement rebuilds.
-        let same_indexes = w.indexes.len() == def.indexes.len()
-            && w.indexes.iter().all(|i| i.old.is_some())
-            && !w.pk_dropped
-            && !w.pk_added;
-        if w.rebuild || w.copy.is_some() || !kept_in_place || new_in_key || !same_indexes {
+        // Index adds in the same statement take the index paths, which know nothing of
+        // new columns: such a statement rebuilds. Drops (an index of a dropped column
+        // alone) are done before the definition changes.
+        let same_indexes =
+            w.indexes.iter().all(|i| i.old.is_some()) && !w.pk_dropped && !w.pk_added;
+        if w.rebuild || w.copy.is_some() || !unconverted || new_in_key || !same_indexes {
             return Ok(None);
         }
         let env = crate::run::ExecEnv::new(&[], &self.sv, self.inst, false, false);
         let mut out = Vec::new();
-        for col in &spec.columns[n_old..] {
+        for (wc, col) in w.cols.iter().zip(&spec.columns) {
+            if let Some(i) = wc.src {
+                // Kept: the old column with its new name and default (its bytes unchanged).
+                let Some(old) = def.columns.get(i) else {
+                    return Ok(None);
+                };
+                out.push(Column {
+                    name: col.name.clone(),
+                    default: col.default.clone(),
+                    ..old.clone()
+                });
+                continue;
+            }
             let v = match &col.default {
                 Some(text) => self.eval_default(text)?,
                 None if col.nullable => Value::Null,
@@ -1600,13 +1704,46 @@ fn spec_of(w: &Work) -> Result<TableSpec> {
 }
 
 /// The table's definition `now` with the working copy's names and defaults (instant).
-fn with_names(now: &TableDef, w: &Work, spec: &TableSpec) -> TableDef {
+/// The definition an instant ALTER gives the table: `now` with the columns `columns`
+/// (default: `now`'s, renamed and with new defaults from `w`), column `j` being the old
+/// column `sources[j]`; keys and indexes follow their columns, and the indexes take their
+/// new names.
+fn instant_definition(
+    now: &TableDef,
+    w: &Work,
+    sources: &[Option<usize>],
+    columns: Option<Vec<Column>>,
+) -> TableDef {
     let mut def = now.clone();
-    for (c, n) in def.columns.iter_mut().zip(&spec.columns) {
-        c.name = n.name.clone();
-        c.default = n.default.clone();
+    def.columns = columns.unwrap_or_else(|| {
+        sources
+            .iter()
+            .zip(&w.cols)
+            .filter_map(|(src, wc)| {
+                let old = now.columns.get((*src)?)?;
+                Some(Column {
+                    name: wc.col.name.clone(),
+                    default: wc.col.default.clone(),
+                    ..old.clone()
+                })
+            })
+            .collect()
+    });
+    let moved = |c: usize| sources.iter().position(|s| *s == Some(c)).unwrap_or(c);
+    for c in &mut def.primary_key {
+        *c = moved(*c);
     }
+    // A dropped AUTO_INCREMENT column takes the attribute with it.
+    def.auto_increment = now
+        .auto_increment
+        .and_then(|c| sources.iter().position(|s| *s == Some(c)));
+    // Indexes the statement dropped go with this definition (alter_definition drops them).
+    def.indexes
+        .retain(|ix| w.indexes.iter().any(|i| i.old.as_deref() == Some(&ix.name)));
     for ix in &mut def.indexes {
+        for c in &mut ix.columns {
+            c.column = moved(c.column);
+        }
         if let Some(wi) = w
             .indexes
             .iter()

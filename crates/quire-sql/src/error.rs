@@ -208,6 +208,10 @@ pub enum SqlError {
         reason: String,
         try_: String,
     },
+    /// 1845: ALTER TABLE's ALGORITHM= asks for less than the operation needs, and MariaDB
+    /// gives no reason (a table rebuild where INSTANT or NOCOPY was asked).
+    #[error("{what} is not supported for this operation. Try {try_}")]
+    AlterAlgorithmNotSupported { what: String, try_: String },
     /// 1799: an online index build's log of concurrent changes outgrew
     /// `innodb_online_alter_log_max_size` (docs/online-ddl.md).
     #[error("Creating index '{0}' required more than 'innodb_online_alter_log_max_size' bytes of modification log. Please try again")]
@@ -492,6 +496,10 @@ pub enum SqlError {
     /// 1091
     #[error("Can't DROP FOREIGN KEY `{0}`; check that it exists")]
     FkCantDrop(String),
+    /// 1553: ALTER TABLE would leave a foreign key without the index it needs (on the child's
+    /// columns or on the parent's referenced ones).
+    #[error("Cannot drop index '{0}': needed in a foreign key constraint")]
+    FkIndexNeeded(String),
     /// 1105: the engine failed in a way the client cannot fix (I/O, corruption).
     #[error("{0}")]
     Engine(DbError),

@@ -274,6 +274,8 @@ impl<'d> Session<'d> {
                     primary_key: pk.to_vec(),
                     auto_increment: None,
                     rebuilt_at: quire_engine::row::TrxId(0),
+                    dropped: Vec::new(),
+                    slot_order: Vec::new(),
                     next_index_no: 1,
                     indexes: indexes
                         .iter()

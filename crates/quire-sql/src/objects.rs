@@ -38,6 +38,8 @@ fn bare_def(db: &str, name: &str, columns: Vec<quire_engine::row::Column>) -> Ta
         next_index_no: 1,
         indexes: Vec::new(),
         rebuilt_at: quire_engine::row::TrxId(0),
+        dropped: Vec::new(),
+        slot_order: Vec::new(),
     }
 }
 

@@ -452,7 +452,7 @@ pub(crate) fn limit_exprs(
 enum Input {
     Dual,
     Seq { from: u64, to: u64, step: u64 },
-    Table(TableRef),
+    Table(Box<TableRef>),
     Join(crate::bind::from::From),
 }
 
@@ -501,7 +501,7 @@ fn bind_input(
     }
     let t = ctx.table(name, alias.as_deref())?;
     let scope = scope_of(&t);
-    Ok((Input::Table(t), Some(scope)))
+    Ok((Input::Table(Box::new(t)), Some(scope)))
 }
 
 /// The result column of joined-row column `c`, if it is a table's or a sequence's.
@@ -631,7 +631,7 @@ pub(crate) fn select_core(
     // A view read alone may take WHERE's conditions into its query (`view::pushdown`).
     let (input, scope) = crate::view::pushdown::offering(s, || bind_input(ctx, &s.from, sub))?;
     let tref = match &input {
-        Input::Table(t) => Some(t.clone()),
+        Input::Table(t) => Some((**t).clone()),
         _ => None,
     };
     let mut aggs: Vec<AggCall> = Vec::new();
@@ -901,7 +901,7 @@ pub(crate) fn select_core(
             }
             // Rule 4: every column the query reads is in the index (and the primary key).
             access.covering = lock.is_none() && plan::covering(&t.def, &access, &needed);
-            Source::Table(Box::new(t))
+            Source::Table(t)
         }
         Input::Join(f) => {
             let mut j = crate::plan::join::plan(&f.scope, &f.members, &f.tree, filter.as_ref());

@@ -322,7 +322,7 @@ fn ddl_on_a_full_disk_fails_and_leaves_no_file() {
     let ddl = [
         "CREATE TABLE t2 (id INT PRIMARY KEY)",
         "ALTER TABLE t ADD INDEX by_id_pad (id, pad(50))",
-        "ALTER TABLE t ADD COLUMN extra INT NOT NULL DEFAULT 7 FIRST",
+        "ALTER TABLE t FORCE",
         "CREATE TEMPORARY TABLE tmp AS SELECT * FROM t",
     ];
     for sql in ddl {
@@ -336,7 +336,7 @@ fn ddl_on_a_full_disk_fails_and_leaves_no_file() {
     }
     run(
         &mut s,
-        "ALTER TABLE t ADD COLUMN later INT NOT NULL DEFAULT 3",
+        "ALTER TABLE t ADD COLUMN later INT NOT NULL DEFAULT 3 FIRST",
     );
     assert_eq!(
         count(&mut s, "SELECT COUNT(*) FROM t WHERE later = 3"),
@@ -348,7 +348,10 @@ fn ddl_on_a_full_disk_fails_and_leaves_no_file() {
     }
     assert_eq!(count(&mut s, "SELECT COUNT(*) FROM tmp"), rows);
     assert_eq!(
-        count(&mut s, "SELECT COUNT(*) FROM t WHERE extra = 7"),
+        count(
+            &mut s,
+            "SELECT COUNT(*) FROM t FORCE INDEX (by_id_pad) WHERE later = 3"
+        ),
         rows
     );
 }

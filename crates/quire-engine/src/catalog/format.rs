@@ -10,7 +10,9 @@ use crate::row::{Collation, Column, ColumnType, InstantValue, IntWidth, LobSize}
 /// sort keys (docs/row-format.md, "Collations"). Version 1 tables (binary string keys) are
 /// refused: their indexes would be read in the wrong order. 3: the rebuild mark
 /// (`TableDef::rebuilt_at`, u64) after the indexes.
-pub const VERSION: u8 = 3;
+/// 4: the physical section after the rebuild mark (dropped columns and the slot order),
+/// written only by a table that has one, so that an older Quire still opens the others.
+pub const VERSION: u8 = 4;
 
 /// The value of a database record (it kept the table record's version 2 when that was 3).
 pub const DATABASE_VERSION: u8 = 2;
@@ -237,9 +239,35 @@ fn get_type(r: &mut R<'_>) -> Result<(ColumnType, Vec<String>), CatalogError> {
     Ok((t, members))
 }
 
+fn put_column(w: &mut W, c: &Column) {
+    w.str(&c.name);
+    put_type(w, c);
+    let flags = (u8::from(c.nullable) * FLAG_NULLABLE)
+        | (u8::from(c.default.is_some()) * FLAG_HAS_DEFAULT)
+        | (u8::from(c.json) * FLAG_JSON)
+        | (u8::from(c.instant.is_some()) * FLAG_INSTANT);
+    w.u8(flags);
+    w.u8(c.collation.code());
+    if let Some(d) = &c.default {
+        // At most DEFAULT_MAX_BYTES: checked by `TableDef::validate` before encoding.
+        w.str(d);
+    }
+    match &c.instant {
+        None => {}
+        Some(InstantValue::Null) => w.u8(0),
+        Some(InstantValue::Field(b)) => {
+            // At most INSTANT_MAX_BYTES: checked by `TableDef::validate`.
+            w.u8(1);
+            w.u32(b.len() as u32);
+            w.0.extend_from_slice(b);
+        }
+    }
+}
+
 pub fn encode_table(t: &TableDef) -> Vec<u8> {
     let mut w = W(Vec::with_capacity(256));
-    w.u8(VERSION);
+    let physical = !t.dropped.is_empty() || !t.slot_order.is_empty();
+    w.u8(if physical { VERSION } else { 3 });
     w.u64(t.id);
     w.str(&t.db);
     w.str(&t.name);
@@ -248,28 +276,7 @@ pub fn encode_table(t: &TableDef) -> Vec<u8> {
     w.u32(t.root.0);
     w.len(t.columns.len());
     for c in &t.columns {
-        w.str(&c.name);
-        put_type(&mut w, c);
-        let flags = (u8::from(c.nullable) * FLAG_NULLABLE)
-            | (u8::from(c.default.is_some()) * FLAG_HAS_DEFAULT)
-            | (u8::from(c.json) * FLAG_JSON)
-            | (u8::from(c.instant.is_some()) * FLAG_INSTANT);
-        w.u8(flags);
-        w.u8(c.collation.code());
-        if let Some(d) = &c.default {
-            // At most DEFAULT_MAX_BYTES: checked by `TableDef::validate` before encoding.
-            w.str(d);
-        }
-        match &c.instant {
-            None => {}
-            Some(InstantValue::Null) => w.u8(0),
-            Some(InstantValue::Field(b)) => {
-                // At most INSTANT_MAX_BYTES: checked by `TableDef::validate`.
-                w.u8(1);
-                w.u32(b.len() as u32);
-                w.0.extend_from_slice(b);
-            }
-        }
+        put_column(&mut w, c);
     }
     w.len(t.primary_key.len());
     for &c in &t.primary_key {
@@ -292,7 +299,60 @@ pub fn encode_table(t: &TableDef) -> Vec<u8> {
         }
     }
     w.u64(t.rebuilt_at.0);
+    if physical {
+        w.len(t.dropped.len());
+        for c in &t.dropped {
+            put_column(&mut w, c);
+        }
+        w.len(t.slot_order.len());
+        for &c in &t.slot_order {
+            w.len(c);
+        }
+    }
     w.0
+}
+
+/// One column as `put_column` writes it, in a table record of `version`.
+fn get_column(r: &mut R<'_>, version: u8) -> Result<Column, CatalogError> {
+    let name = r.str()?;
+    let (ty, members) = get_type(r)?;
+    let flags = r.u8()?;
+    if flags & !(FLAG_NULLABLE | FLAG_HAS_DEFAULT | FLAG_JSON | FLAG_INSTANT) != 0 {
+        return Err(bad("unknown column flags"));
+    }
+    let collation = match version {
+        1 => Collation::Utf8mb4Bin,
+        _ => Collation::from_code(r.u8()?).ok_or_else(|| bad("unknown collation code"))?,
+    };
+    // A record written before defaults existed has flags 0 or 1: no default.
+    let default = match flags & FLAG_HAS_DEFAULT {
+        0 => None,
+        _ => Some(r.str()?),
+    };
+    let instant = match flags & FLAG_INSTANT {
+        0 => None,
+        _ => match r.u8()? {
+            0 => Some(InstantValue::Null),
+            1 => {
+                let n = r.u32()? as usize;
+                if n > INSTANT_MAX_BYTES {
+                    return Err(bad("instant value too long"));
+                }
+                Some(InstantValue::Field(r.take(n)?.to_vec()))
+            }
+            _ => return Err(bad("bad instant value kind")),
+        },
+    };
+    Ok(Column {
+        name,
+        ty,
+        nullable: flags & FLAG_NULLABLE != 0,
+        default,
+        collation,
+        members,
+        json: flags & FLAG_JSON != 0,
+        instant,
+    })
 }
 
 pub fn decode_table(b: &[u8]) -> Result<TableDef, CatalogError> {
@@ -309,45 +369,7 @@ pub fn decode_table(b: &[u8]) -> Result<TableDef, CatalogError> {
     let root = PageNo(r.u32()?);
     let mut columns = Vec::new();
     for _ in 0..r.u16()? {
-        let name = r.str()?;
-        let (ty, members) = get_type(&mut r)?;
-        let flags = r.u8()?;
-        if flags & !(FLAG_NULLABLE | FLAG_HAS_DEFAULT | FLAG_JSON | FLAG_INSTANT) != 0 {
-            return Err(bad("unknown column flags"));
-        }
-        let collation = match version {
-            1 => Collation::Utf8mb4Bin,
-            _ => Collation::from_code(r.u8()?).ok_or_else(|| bad("unknown collation code"))?,
-        };
-        // A record written before defaults existed has flags 0 or 1: no default.
-        let default = match flags & FLAG_HAS_DEFAULT {
-            0 => None,
-            _ => Some(r.str()?),
-        };
-        let instant = match flags & FLAG_INSTANT {
-            0 => None,
-            _ => match r.u8()? {
-                0 => Some(InstantValue::Null),
-                1 => {
-                    let n = r.u32()? as usize;
-                    if n > INSTANT_MAX_BYTES {
-                        return Err(bad("instant value too long"));
-                    }
-                    Some(InstantValue::Field(r.take(n)?.to_vec()))
-                }
-                _ => return Err(bad("bad instant value kind")),
-            },
-        };
-        columns.push(Column {
-            name,
-            ty,
-            nullable: flags & FLAG_NULLABLE != 0,
-            default,
-            collation,
-            members,
-            json: flags & FLAG_JSON != 0,
-            instant,
-        });
+        columns.push(get_column(&mut r, version)?);
     }
     let col = |c: u16| -> Result<usize, CatalogError> {
         let c = usize::from(c);
@@ -398,6 +420,21 @@ pub fn decode_table(b: &[u8]) -> Result<TableDef, CatalogError> {
         1 | 2 => crate::row::TrxId(0),
         _ => crate::row::TrxId(r.u64()?),
     };
+    // Version 4: the physical section (dropped columns, slot order), checked when the
+    // layout is built (`TableDef::validate_schema`).
+    let (mut dropped, mut slot_order) = (Vec::new(), Vec::new());
+    if version >= 4 {
+        for _ in 0..r.u16()? {
+            dropped.push(get_column(&mut r, version)?);
+        }
+        for _ in 0..r.u16()? {
+            let c = usize::from(r.u16()?);
+            if c >= columns.len() + dropped.len() {
+                return Err(bad("slot order names no column"));
+            }
+            slot_order.push(c);
+        }
+    }
     if !r.b.is_empty() {
         return Err(bad("trailing bytes after the table record"));
     }
@@ -427,6 +464,8 @@ pub fn decode_table(b: &[u8]) -> Result<TableDef, CatalogError> {
         next_index_no,
         indexes,
         rebuilt_at,
+        dropped,
+        slot_order,
     })
 }
 

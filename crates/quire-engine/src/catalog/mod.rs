@@ -278,11 +278,22 @@ pub struct TableDef {
     /// that does not see this id is older than the rebuilt rows: its consistent reads
     /// are refused (1412), as InnoDB does after a table rebuild.
     pub rebuilt_at: TrxId,
+    /// Columns dropped instantly: their slots stay in the records (ghosts) until a rebuild
+    /// (docs/row-format.md, "Instantly dropped and reordered columns").
+    pub dropped: Vec<Column>,
+    /// The records' slot order, as indices into `columns ++ dropped`; empty: the non-key
+    /// columns in table order (and `dropped` is empty).
+    pub slot_order: Vec<usize>,
 }
 
 impl TableDef {
     pub fn layout(&self) -> Result<RowLayout> {
-        Ok(RowLayout::new(self.columns.clone(), &self.primary_key)?)
+        Ok(RowLayout::with_physical(
+            self.columns.clone(),
+            &self.primary_key,
+            self.dropped.clone(),
+            &self.slot_order,
+        )?)
     }
     pub fn index_layout(&self, table: &RowLayout, ix: &IndexDef) -> Result<SecondaryLayout> {
         Ok(SecondaryLayout::new(table, ix.columns.clone())?)

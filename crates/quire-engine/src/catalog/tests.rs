@@ -43,6 +43,8 @@ fn sample() -> TableDef {
             usable_from: crate::row::TrxId(0),
         }],
         rebuilt_at: crate::row::TrxId(41),
+        dropped: Vec::new(),
+        slot_order: Vec::new(),
     }
 }
 
@@ -340,5 +342,66 @@ fn instantly_added_columns_round_trip_with_their_values() {
     assert_eq!(decode_table(&b).expect("decode"), t);
     for n in 0..b.len() {
         assert!(decode_table(&b[..n]).is_err(), "prefix {n} accepted");
+    }
+}
+
+#[test]
+fn dropped_columns_and_a_slot_order_round_trip_as_version_4_and_others_stay_version_3() {
+    let plain = sample();
+    assert_eq!(
+        encode_table(&plain)[0],
+        3,
+        "no physical section: an older Quire reads it"
+    );
+    let mut t = sample();
+    // `price` was dropped (a ghost), then `flag` added first: slots note, body, price
+    // (ghost, index 4 of columns ++ dropped), flag (index 0).
+    let price = t.columns.pop().expect("price");
+    let flag = Column {
+        instant: Some(crate::row::InstantValue::Null),
+        ..Column::nullable(
+            "flag",
+            ColumnType::Int {
+                width: IntWidth::Tiny,
+                unsigned: false,
+            },
+        )
+    };
+    t.columns.insert(0, flag);
+    t.primary_key = vec![1];
+    t.auto_increment = Some(1);
+    t.indexes[0].columns[0].column = 2;
+    t.dropped = vec![price];
+    t.slot_order = vec![2, 3, 4, 0];
+    t.validate().expect("valid");
+    assert_eq!(
+        t.layout().expect("layout").physical_order(),
+        [
+            "id",
+            "DB_TRX_ID",
+            "DB_ROLL_PTR",
+            "note",
+            "body",
+            "price",
+            "flag"
+        ]
+    );
+    let b = encode_table(&t);
+    assert_eq!(b[0], 4);
+    assert_eq!(decode_table(&b).expect("decode"), t);
+    for n in 0..b.len() {
+        assert!(decode_table(&b[..n]).is_err(), "prefix {n} accepted");
+    }
+    // A slot order that leaves a column without a slot, gives one two, or puts the
+    // instantly added column before an older one is refused.
+    for bad in [
+        vec![2, 3, 4],
+        vec![2, 3, 4, 0, 0],
+        vec![0, 2, 3, 4],
+        vec![1, 2, 3, 4, 0],
+    ] {
+        let mut u = t.clone();
+        u.slot_order = bad.clone();
+        assert!(u.validate().is_err(), "{bad:?} accepted");
     }
 }

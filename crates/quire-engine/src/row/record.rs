@@ -107,6 +107,7 @@ enum SlotKind {
 
 #[derive(Debug, Clone, Copy)]
 struct Slot {
+    /// The column: an index into `columns ++ dropped` (one of `dropped` is a ghost slot).
     col: usize,
     /// Bit of the null bitmap, for a nullable column.
     null_bit: Option<usize>,
@@ -118,6 +119,9 @@ struct Slot {
 #[derive(Debug, Clone)]
 pub struct RowLayout {
     columns: Vec<Column>,
+    /// Columns dropped instantly whose slots records still hold (ghost slots: written
+    /// empty, never read; docs/row-format.md, "Instantly dropped and reordered columns").
+    dropped: Vec<Column>,
     pk: Vec<usize>,
     key: KeyLayout,
     places: Vec<Place>,
@@ -153,7 +157,22 @@ impl RowLayout {
     /// A table of `columns` whose primary key is `primary_key` (column indices, in key
     /// order). An empty primary key means a hidden DB_ROW_ID clusters the table.
     pub fn new(columns: Vec<Column>, primary_key: &[usize]) -> Result<RowLayout, RowError> {
-        if columns.is_empty() || columns.len() > usize::from(u16::MAX) {
+        Self::with_physical(columns, primary_key, Vec::new(), &[])
+    }
+
+    /// A table whose records also hold the slots of the `dropped` columns, with the slots
+    /// in `slot_order` (indices into `columns ++ dropped`; empty: the non-key columns in
+    /// table order, which needs `dropped` empty). Checks that every column that is not a
+    /// pure key part, and every dropped one, has exactly one slot, and that the slots of
+    /// instantly added columns come last (docs/row-format.md, "Instantly dropped and
+    /// reordered columns").
+    pub fn with_physical(
+        columns: Vec<Column>,
+        primary_key: &[usize],
+        dropped: Vec<Column>,
+        slot_order: &[usize],
+    ) -> Result<RowLayout, RowError> {
+        if columns.is_empty() || columns.len() + dropped.len() > usize::from(u16::MAX) {
             return Err(RowError::Schema(format!("{} columns", columns.len())));
         }
         let mut places = vec![Place::Slot(usize::MAX); columns.len()];
@@ -188,13 +207,35 @@ impl RowLayout {
             parts.push(KeyPart::new(row_id_column()));
         }
         let key = KeyLayout::new(parts)?;
-        let (mut slots, mut nullable, mut n_var, mut fixed) = (Vec::new(), 0, 0, 0);
-        for (c, col) in columns.iter().enumerate() {
+        for col in columns.iter().chain(&dropped) {
             col.ty.check().map_err(RowError::Schema)?;
             col.check_members().map_err(RowError::Schema)?;
-            if places[c] != Place::Slot(usize::MAX) {
-                continue;
+        }
+        let order: Vec<usize> = if slot_order.is_empty() {
+            if !dropped.is_empty() {
+                return Err(RowError::Schema(
+                    "dropped columns need an explicit slot order".into(),
+                ));
             }
+            (0..columns.len())
+                .filter(|&c| places[c] == Place::Slot(usize::MAX))
+                .collect()
+        } else {
+            slot_order.to_vec()
+        };
+        let mut has_slot = vec![false; columns.len() + dropped.len()];
+        let (mut slots, mut nullable, mut n_var, mut fixed) = (Vec::new(), 0, 0, 0);
+        for c in order {
+            let col = match c.checked_sub(columns.len()) {
+                None if places[c] == Place::Slot(usize::MAX) => &columns[c],
+                Some(d) if d < dropped.len() && !has_slot[c] => &dropped[d],
+                _ => {
+                    return Err(RowError::Schema(format!(
+                        "slot order: column {c} has no slot of its own"
+                    )))
+                }
+            };
+            has_slot[c] = true;
             let null_bit = col.nullable.then(|| {
                 nullable += 1;
                 nullable - 1
@@ -212,25 +253,52 @@ impl RowLayout {
                     SlotKind::Var(n_var - 1)
                 }
             };
-            places[c] = Place::Slot(slots.len());
+            if let Some(p) = places.get_mut(c) {
+                *p = Place::Slot(slots.len());
+            }
             slots.push(Slot {
                 col: c,
                 null_bit,
                 kind,
             });
         }
-        // Instantly added columns: the last columns, each in a slot of its own (never a
-        // key part), so the records written before them hold a prefix of the slots.
-        let first_instant = columns
+        if let Some(c) = (0..columns.len()).find(|&c| places[c] == Place::Slot(usize::MAX)) {
+            return Err(RowError::Schema(format!(
+                "slot order: column `{}` has no slot",
+                columns[c].name
+            )));
+        }
+        if has_slot[columns.len()..].iter().any(|h| !h) {
+            return Err(RowError::Schema(
+                "slot order: a dropped column has no slot".into(),
+            ));
+        }
+        // Instantly added columns: the last slots, each a column of its own (never in the
+        // key), so the records written before them hold a prefix of the slots.
+        let col_of = |c: usize| {
+            columns
+                .get(c)
+                .unwrap_or_else(|| &dropped[c - columns.len()])
+        };
+        let first_instant = slots
             .iter()
-            .position(|c| c.instant.is_some())
-            .unwrap_or(columns.len());
+            .position(|s| col_of(s.col).instant.is_some())
+            .unwrap_or(slots.len());
+        if let Some(c) = (0..columns.len())
+            .find(|&c| columns[c].instant.is_some() && matches!(places[c], Place::Key(_)))
+        {
+            return Err(RowError::Schema(format!(
+                "column `{}` cannot have been added instantly: it is in the primary key",
+                columns[c].name
+            )));
+        }
         let mut instant = Vec::new();
-        for (c, col) in columns.iter().enumerate().skip(first_instant) {
-            let value = match (&col.instant, places[c]) {
-                (Some(_), Place::Slot(_)) if in_pk[c] => None,
-                (Some(InstantValue::Null), Place::Slot(_)) if col.nullable => Some(Value::Null),
-                (Some(InstantValue::Field(b)), Place::Slot(_)) => Some(decode_field(col, b)?),
+        for s in &slots[first_instant..] {
+            let col = col_of(s.col);
+            let value = match &col.instant {
+                Some(_) if in_pk.get(s.col) == Some(&true) => None,
+                Some(InstantValue::Null) if col.nullable => Some(Value::Null),
+                Some(InstantValue::Field(b)) => Some(decode_field(col, b)?),
                 _ => None,
             };
             let value = value.ok_or_else(|| {
@@ -261,6 +329,7 @@ impl RowLayout {
         debug_assert_eq!(prefixes.last(), Some(&(nullable.div_ceil(8), n_var, fixed)));
         Ok(RowLayout {
             columns,
+            dropped,
             pk: primary_key.to_vec(),
             key,
             places,
@@ -284,6 +353,22 @@ impl RowLayout {
 
     pub fn columns(&self) -> &[Column] {
         &self.columns
+    }
+
+    /// The record's slots in order, each as its column's index into `columns ++ dropped`.
+    pub fn slot_columns(&self) -> Vec<usize> {
+        self.slots.iter().map(|s| s.col).collect()
+    }
+
+    /// The column of slot `s`: a live one or a dropped one (a ghost slot).
+    fn slot_column(&self, s: &Slot) -> &Column {
+        self.columns
+            .get(s.col)
+            .unwrap_or_else(|| &self.dropped[s.col - self.columns.len()])
+    }
+
+    fn is_ghost(&self, s: &Slot) -> bool {
+        s.col >= self.columns.len()
     }
     /// Primary key columns; empty when DB_ROW_ID is the key.
     pub fn primary_key(&self) -> &[usize] {
@@ -309,7 +394,7 @@ impl RowLayout {
                 .collect()
         };
         v.extend(["DB_TRX_ID", "DB_ROLL_PTR"]);
-        v.extend(self.slots.iter().map(|s| self.columns[s.col].name.as_str()));
+        v.extend(self.slots.iter().map(|s| self.slot_column(s).name.as_str()));
         v
     }
 
@@ -374,7 +459,8 @@ impl RowLayout {
         let var_max: Vec<u64> = self
             .slots
             .iter()
-            .filter(|s| matches!(s.kind, SlotKind::Var(_)))
+            // A ghost slot always holds an empty value.
+            .filter(|s| matches!(s.kind, SlotKind::Var(_)) && !self.is_ghost(s))
             .map(|s| self.columns[s.col].ty.max_bytes())
             .collect();
         let key_max = self.key.max_encoded_len().min(limits.max_key_bytes as u64);
@@ -398,7 +484,9 @@ impl RowLayout {
             .slots
             .iter()
             // A primary key string stays in the record: the row is found by its key.
-            .filter(|s| matches!(s.kind, SlotKind::Var(_)) && !self.pk.contains(&s.col))
+            .filter(|s| {
+                matches!(s.kind, SlotKind::Var(_)) && !self.pk.contains(&s.col) && !self.is_ghost(s)
+            })
             .map(|s| (s.col, Self::var_bytes(&vals[s.col]).len()))
             .collect();
         let mut total = self.header_bytes() + key.len();
@@ -464,7 +552,18 @@ impl RowLayout {
         out.resize(fixed_at + self.fixed_bytes, 0);
         let var_at = out.len();
         for s in &self.slots {
-            let v = &vals[s.col];
+            let Some(v) = vals.get(s.col) else {
+                // A ghost slot: NULL if its column was nullable, else zero bytes (already
+                // there) or an empty value (its end offset is the current end).
+                if let Some(bit) = s.null_bit {
+                    out[nulls_at + bit / 8] |= 1 << (bit % 8);
+                }
+                if let SlotKind::Var(n) = s.kind {
+                    let e = ((out.len() - var_at) as u16).to_le_bytes();
+                    out[ends_at + 2 * n..ends_at + 2 * n + 2].copy_from_slice(&e);
+                }
+                continue;
+            };
             if matches!(**v, Value::Null) {
                 if let Some(bit) = s.null_bit {
                     out[nulls_at + bit / 8] |= 1 << (bit % 8);

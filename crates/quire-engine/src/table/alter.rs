@@ -68,6 +68,8 @@ impl DbInner {
         for c in &mut def.columns {
             c.instant = None;
         }
+        def.dropped.clear();
+        def.slot_order.clear();
         def.primary_key = spec.primary_key;
         def.auto_increment = spec.auto_increment;
         // Every index of the new space gets a number the old space never used, so a page
@@ -149,47 +151,124 @@ impl DbInner {
     }
 
     /// Changes what a table's definition says without touching its rows or trees: column
-    /// and index names, column DEFAULTs, and new columns at the end that carry the value
-    /// older records read for them (`Column::instant`: ALTER TABLE's instant ADD COLUMN,
-    /// docs/row-format.md, "Instantly added columns"). `def` must be the table's definition
-    /// with only those changed: anything that decides an existing record's or a key's bytes
-    /// (types, nullability, collations, keys, index columns, instant values) is refused as
-    /// `CatalogError::Corrupt` (a caller's bug). One durable record update.
-    pub fn alter_definition(&self, db: &str, name: &str, def: catalog::TableDef) -> Result<()> {
+    /// and index names, column DEFAULTs, the columns' order, columns added anywhere that
+    /// carry the value older records read for them (`Column::instant`), and columns
+    /// dropped, whose slots stay in the records as ghosts (ALTER TABLE's instant ADD, DROP
+    /// and reordering of columns: docs/row-format.md, "Instantly added columns" and
+    /// "Instantly dropped and reordered columns"). `def` is the new definition and
+    /// `sources[j]` the old column that its column `j` is (`None`: added). Anything that
+    /// decides an existing record's or a key's bytes (types, nullability, collations, keys,
+    /// index columns, instant values) must stay, and a dropped column must be in no key or
+    /// kept index; otherwise `CatalogError::Corrupt` (a caller's bug). Indexes `def` no
+    /// longer lists are dropped. `def.dropped` and
+    /// `def.slot_order` are computed here. One durable record update.
+    pub fn alter_definition(
+        &self,
+        db: &str,
+        name: &str,
+        mut def: catalog::TableDef,
+        sources: &[Option<usize>],
+    ) -> Result<()> {
         let _ddl = self.ddl.lock();
         let t = self.lookup(db, name)?;
         let old = &t.def;
+        let refuse = |why: &str| {
+            DbError::Catalog(catalog::CatalogError::Corrupt(format!(
+                "{db}.{name}: alter_definition {why}"
+            )))
+        };
+        // Where each old column went: its new position, or None (dropped).
+        let mut new_pos: Vec<Option<usize>> = vec![None; old.columns.len()];
+        if sources.len() != def.columns.len() {
+            return Err(refuse("needs a source for every column"));
+        }
+        for (j, (src, c)) in sources.iter().zip(&def.columns).enumerate() {
+            match *src {
+                Some(i) => {
+                    let (Some(o), Some(slot)) = (old.columns.get(i), new_pos.get_mut(i)) else {
+                        return Err(refuse("names an old column that does not exist"));
+                    };
+                    let same = c.ty == o.ty
+                        && c.nullable == o.nullable
+                        && c.collation == o.collation
+                        && c.members == o.members
+                        && c.json == o.json
+                        && c.instant == o.instant;
+                    if slot.is_some() || !same {
+                        return Err(refuse("changes a kept column's type or instant value"));
+                    }
+                    *slot = Some(j);
+                }
+                None if c.instant.is_some() => {}
+                None => return Err(refuse("adds a column without its instant value")),
+            }
+        }
+        let moved = |c: usize| new_pos.get(c).copied().flatten();
+        let same_keys = old
+            .primary_key
+            .iter()
+            .map(|&c| moved(c))
+            .eq(def.primary_key.iter().map(|&c| Some(c)))
+            && old.auto_increment.and_then(moved) == def.auto_increment
+            && def.indexes.iter().all(|a| {
+                let Some(b) = old.indexes.iter().find(|b| b.index_no == a.index_no) else {
+                    return false;
+                };
+                a.unique == b.unique
+                    && a.index_no == b.index_no
+                    && a.root == b.root
+                    && a.columns.len() == b.columns.len()
+                    && a.columns.iter().zip(&b.columns).all(|(x, y)| {
+                        Some(x.column) == moved(y.column)
+                            && x.prefix == y.prefix
+                            && x.descending == y.descending
+                    })
+            });
         let same_shape = def.id == old.id
             && def.space == old.space
             && def.space_name == old.space_name
             && def.root == old.root
-            && def.columns.len() >= old.columns.len()
-            && def.columns.iter().zip(&old.columns).all(|(a, b)| {
-                a.ty == b.ty
-                    && a.nullable == b.nullable
-                    && a.collation == b.collation
-                    && a.members == b.members
-                    && a.json == b.json
-                    && a.instant == b.instant
-            })
-            && def.columns[old.columns.len()..]
-                .iter()
-                .all(|c| c.instant.is_some())
-            && def.primary_key == old.primary_key
-            && def.auto_increment == old.auto_increment
             && def.next_index_no == old.next_index_no
-            && def.rebuilt_at == old.rebuilt_at
-            && def.indexes.len() == old.indexes.len()
-            && def.indexes.iter().zip(&old.indexes).all(|(a, b)| {
-                a.unique == b.unique
-                    && a.index_no == b.index_no
-                    && a.root == b.root
-                    && a.columns == b.columns
+            && def.rebuilt_at == old.rebuilt_at;
+        if !same_keys || !same_shape {
+            return Err(refuse(
+                "changes more than names, defaults, column order and instant columns",
+            ));
+        }
+        // The physical side: the old slots keep their places, each naming its column's
+        // new index in `columns ++ dropped`; the dropped columns join the ghosts; the
+        // added columns' slots come last.
+        let old_order: Vec<usize> = match old.slot_order.is_empty() {
+            true => old.layout()?.slot_columns(),
+            false => old.slot_order.clone(),
+        };
+        def.dropped = old.dropped.clone();
+        let mut ghost_of_old = vec![None; old.columns.len()];
+        for (i, c) in old.columns.iter().enumerate() {
+            if new_pos[i].is_none() {
+                ghost_of_old[i] = Some(def.dropped.len());
+                def.dropped.push(c.clone());
+            }
+        }
+        let n = def.columns.len();
+        let mut order = Vec::with_capacity(old_order.len() + sources.len());
+        for c in old_order {
+            order.push(match c.checked_sub(old.columns.len()) {
+                Some(d) => n + d,
+                None => match (new_pos[c], ghost_of_old[c]) {
+                    (Some(j), _) => j,
+                    (None, Some(g)) => n + g,
+                    (None, None) => return Err(refuse("lost a slot")),
+                },
             });
-        if !same_shape {
-            return Err(DbError::Catalog(catalog::CatalogError::Corrupt(format!(
-                "{db}.{name}: alter_definition changes more than names, defaults and instant columns"
-            ))));
+        }
+        order.extend((0..n).filter(|&j| sources[j].is_none()));
+        // The default order is kept implicit (a version 3 record an older Quire reads).
+        def.slot_order = Vec::new();
+        let plain = def.dropped.is_empty()
+            && def.layout().ok().map(|l| l.slot_columns()).as_ref() == Some(&order);
+        if !plain {
+            def.slot_order = order;
         }
         if super::is_temp_space(&def.space_name) {
             def.validate_schema()?;
@@ -201,8 +280,21 @@ impl DbInner {
             let lsn = self.catalog.update_table(&self.engine, &def)?;
             self.durable(lsn);
         }
+        // Indexes the definition no longer lists (an index of a dropped column alone): their
+        // trees go after the durable record, as `drop_index` does; a crash in between
+        // leaves pages that `check` reports as leaked.
+        let gone: Vec<_> = t
+            .indexes
+            .iter()
+            .filter(|ix| !def.indexes.iter().any(|d| d.index_no == ix.def.index_no))
+            .map(|ix| ix.tree)
+            .collect();
         let state = open_state(&self.engine, def, Some(&t))?;
         self.state.write().tables.insert(state.def.id, state);
+        for tree in gone {
+            let lsn = tree.drop_tree(&self.engine)?;
+            self.durable(lsn);
+        }
         Ok(())
     }
 

@@ -55,6 +55,8 @@ impl DbInner {
             next_index_no: 1,
             indexes: Vec::new(),
             rebuilt_at: crate::row::TrxId(0),
+            dropped: Vec::new(),
+            slot_order: Vec::new(),
         };
         for (i, ix) in spec.indexes.into_iter().enumerate() {
             def.indexes.push(IndexDef {
