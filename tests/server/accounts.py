@@ -16,15 +16,15 @@ import argparse
 import os
 import shutil
 import signal
-import socket
 import ssl
 import subprocess
 import sys
 import tempfile
-import time
 
 import MySQLdb
 import pymysql
+
+from serverlib import free_port, start_quire
 
 passed = failed = 0
 
@@ -36,31 +36,6 @@ def check(name, ok, detail=""):
     else:
         failed += 1
         print(f"FAIL {name}: {detail}")
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
-
-
-def start(quire, data, port, log):
-    p = subprocess.Popen([quire, "serve", "--data-dir", data, "--port", str(port),
-                          "--set", "innodb_buffer_pool_size=16M",
-                          "--set", "innodb_log_file_size=16M"],
-                         stdout=log, stderr=subprocess.STDOUT)
-    deadline = time.time() + 120
-    while time.time() < deadline:
-        if p.poll() is not None:
-            raise RuntimeError("quire serve exited with %s" % p.returncode)
-        try:
-            pymysql.connect(host="127.0.0.1", port=port, user="root").close()
-            return p
-        except pymysql.err.MySQLError:
-            time.sleep(0.2)
-    raise RuntimeError("quire serve did not accept connections")
 
 
 def pm(port, user, pw, **kw):
@@ -104,7 +79,7 @@ def main():
     work = tempfile.mkdtemp(prefix="quire-accounts-")
     port = free_port()
     log = open(f"{work}/serve.log", "ab")
-    server = start(a.quire, f"{work}/data", port, log)
+    server = start_quire(a.quire, f"{work}/data", port, log)
     try:
         root = pymysql.connect(host="127.0.0.1", port=port, user="root", autocommit=True)
         cur = root.cursor()
@@ -149,7 +124,7 @@ def main():
         cur.execute("GRANT SELECT ON app.t TO nat")
         server.send_signal(signal.SIGKILL)
         server.wait(timeout=60)
-        server = start(a.quire, f"{work}/data", port, log)
+        server = start_quire(a.quire, f"{work}/data", port, log)
         c = pymysql.connect(host="127.0.0.1", port=port, user="nat", password="natpw",
                             database="app")
         with c.cursor() as k:

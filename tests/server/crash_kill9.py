@@ -17,7 +17,6 @@ import os
 import random
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -26,32 +25,10 @@ import time
 
 import pymysql
 
+from serverlib import free_port, start_quire
+
 ACCOUNTS = 20
 TOTAL = ACCOUNTS * 1000
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
-
-
-def start(quire, data, port, log):
-    p = subprocess.Popen([quire, "serve", "--data-dir", data, "--port", str(port)],
-                         stdout=log, stderr=subprocess.STDOUT)
-    deadline = time.time() + 120
-    while time.time() < deadline:
-        if p.poll() is not None:
-            raise RuntimeError("quire serve exited with %s" % p.returncode)
-        try:
-            c = pymysql.connect(host="127.0.0.1", port=port, user="root", autocommit=True)
-            c.close()
-            return p
-        except pymysql.err.MySQLError:
-            time.sleep(0.2)
-    raise RuntimeError("quire serve did not accept connections")
 
 
 def conn(port, db=None):
@@ -126,7 +103,7 @@ def check_after(port, acked):
 def one(args, it, data):
     port = free_port()
     log = open(os.path.join(os.path.dirname(data), "serve-%d.log" % it), "w")
-    p = start(args.quire, data, port, log)
+    p = start_quire(args.quire, data, port, log, sets=())
     if it == 0:
         c = conn(port)
         with c.cursor() as cur:
@@ -163,7 +140,7 @@ def one(args, it, data):
         sb.wait()
     before = len(acked)
     # Recovery: restart on the same directory.
-    p = start(args.quire, data, port, log)
+    p = start_quire(args.quire, data, port, log, sets=())
     errors = problems + check_after(port, list(acked))
     if len(acked) < 50:
         errors.append("only %d commits were acknowledged before the kill: the load did not run" % len(acked))

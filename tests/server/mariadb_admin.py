@@ -9,38 +9,13 @@ Ends with "mariadb-admin: N passed, N failed".
 """
 import argparse
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
-import time
 
 import pymysql
 
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
-
-
-def start(quire, data, port, log):
-    p = subprocess.Popen([quire, "serve", "--data-dir", data, "--port", str(port),
-                          "--set", "innodb_buffer_pool_size=16M",
-                          "--set", "innodb_log_file_size=16M"],
-                         stdout=log, stderr=subprocess.STDOUT)
-    deadline = time.time() + 120
-    while time.time() < deadline:
-        if p.poll() is not None:
-            raise RuntimeError("quire serve exited with %s" % p.returncode)
-        try:
-            pymysql.connect(host="127.0.0.1", port=port, user="root").close()
-            return p
-        except pymysql.err.MySQLError:
-            time.sleep(0.2)
-    raise RuntimeError("quire serve did not accept connections")
+from serverlib import free_port, start_quire
 
 
 def admin(port, *args):
@@ -66,7 +41,7 @@ def main():
             failed += 1
             print(f"FAIL {name}: {detail}")
 
-    server = start(a.quire, f"{work}/data", port, log)
+    server = start_quire(a.quire, f"{work}/data", port, log)
     try:
         r = admin(port, "ping")
         check("ping", r.returncode == 0 and "alive" in r.stdout, r.stdout + r.stderr)
@@ -109,7 +84,7 @@ def main():
         except subprocess.TimeoutExpired:
             code = None
         check("shutdown", r.returncode == 0 and code == 0, f"{r.stderr} exit={code}")
-        server = start(a.quire, f"{work}/data", port, log)
+        server = start_quire(a.quire, f"{work}/data", port, log)
         c = pymysql.connect(host="127.0.0.1", port=port, user="root")
         cur = c.cursor()
         cur.execute("SELECT COUNT(*) FROM a.t")
