@@ -557,7 +557,7 @@ impl<'d> Session<'d> {
     /// A column's DEFAULT as the catalog keeps it: the value converted to the column's type,
     /// as a literal (`'0'` on an INT column is kept as `0`), or `current_timestamp()`.
     pub(crate) fn default_literal(&self, e: &sql::Expr, col: &Column) -> Result<String> {
-        let (ty, column) = (col.ty, col.name.as_str());
+        let column = col.name.as_str();
         let invalid = || SqlError::InvalidDefault(column.into());
         let b = Binder {
             sub: None,
@@ -569,17 +569,35 @@ impl<'d> Session<'d> {
         }
         .bind(e)
         .map_err(|_| invalid())?;
+        // On any type (MariaDB 10.2+: on another than DATETIME or TIMESTAMP it is an
+        // expression default, converted at each insert).
         if matches!(b, crate::expr::Expr::Session(crate::expr::SessionFn::Now)) {
-            return match ty {
-                ColumnType::DateTime { .. } | ColumnType::Timestamp { .. } => {
-                    Ok("current_timestamp()".into())
-                }
-                _ => Err(invalid()),
-            };
+            return Ok("current_timestamp()".into());
         }
-        if !b.is_constant() {
-            return Err(invalid());
+        // An expression default (MariaDB 10.2+): kept as its text and evaluated at each
+        // insert (`stmt::bind_default`). A literal is kept converted, below.
+        let mut inner = e;
+        while let sql::Expr::Nested(x) = inner {
+            inner = x;
         }
+        let literal = match inner {
+            sql::Expr::Value(_) | sql::Expr::TypedString { .. } => true,
+            sql::Expr::UnaryOp { expr, .. } => matches!(**expr, sql::Expr::Value(_)),
+            _ => false,
+        };
+        if !literal {
+            // Evaluated at each insert, with that statement's warnings or errors, as in
+            // MariaDB (`DEFAULT ('abc' + 0)` is accepted here).
+            return Ok(
+                crate::view::canon::default_expression(e).unwrap_or_else(|| format!("({inner})"))
+            );
+        }
+        self.default_value(&b, col).map(|v| literal_sql(&v))
+    }
+
+    /// The value of a constant DEFAULT converted into `col` as a strict insert would, or 1067.
+    fn default_value(&self, b: &crate::expr::Expr, col: &Column) -> Result<Value> {
+        let invalid = || SqlError::InvalidDefault(col.name.clone());
         // Strict: a Warning while evaluating or converting the default is its error.
         let strict = crate::run::ExecEnv::new(&[], &self.sv, self.inst, false, true);
         let v = b
@@ -595,7 +613,7 @@ impl<'d> Session<'d> {
         probe.nullable = true;
         // A default that does not convert exactly is 1067, as in strict mode (`Quiet` would
         // let 'abc' on an INT column through as 0).
-        let v = types::coerce(
+        types::coerce(
             v,
             &probe,
             &types::Target {
@@ -606,8 +624,7 @@ impl<'d> Session<'d> {
             },
             &DefaultEnv,
         )
-        .map_err(|_| invalid())?;
-        Ok(literal_sql(&v))
+        .map_err(|_| invalid())
     }
 
     /// Raises a condition of the running statement (DDL notes, SET's warnings).

@@ -63,6 +63,10 @@ pub enum StrFn {
     Format,
     Quote,
     Md5,
+    /// UUID(): a version 1 UUID, as MariaDB makes them (`string::uuid`).
+    Uuid,
+    /// SYS_GUID(): UUID() without its dashes.
+    SysGuid,
     Sha1,
     Sha2,
     Crc32,
@@ -275,6 +279,8 @@ pub fn by_name(name: &str) -> Option<(crate::expr::Func, usize, usize)> {
         "format" => (s(StrFn::Format), 2, 3),
         "quote" => (s(StrFn::Quote), 1, 1),
         "md5" => (s(StrFn::Md5), 1, 1),
+        "uuid" => (s(StrFn::Uuid), 0, 0),
+        "sys_guid" => (s(StrFn::SysGuid), 0, 0),
         "sha1" | "sha" => (s(StrFn::Sha1), 1, 1),
         "sha2" => (s(StrFn::Sha2), 2, 2),
         "crc32" => (s(StrFn::Crc32), 1, 1),

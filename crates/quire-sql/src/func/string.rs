@@ -176,6 +176,8 @@ pub fn eval(f: StrFn, coll: Collation, args: Vec<Value>, env: &dyn Env) -> Resul
         return Ok(Value::Null);
     }
     Ok(match f {
+        StrFn::Uuid => Value::Str(uuid()),
+        StrFn::SysGuid => Value::Str(uuid().replace('-', "")),
         StrFn::Substring => {
             let t = Text::of(a(0));
             let (Some(pos), len) = (to_i64(a(1), env), args.get(2).map(|v| to_i64(v, env))) else {
@@ -772,4 +774,41 @@ mod tests {
         assert!(to_base64(&[b'x'; 60]).contains('\n'));
         assert_eq!(from_base64(b"!!"), None);
     }
+}
+
+/// A version 1 (time-based) UUID as MariaDB's UUID() makes them: the time in 100 ns since
+/// 1582-10-15, a clock sequence and a node chosen at random once per process (with the
+/// multicast bit set, RFC 4122's mark of a node that is no MAC address). The time never
+/// repeats within the process: a second call in the same 100 ns takes the next tick.
+fn uuid() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::OnceLock;
+    static LAST: AtomicU64 = AtomicU64::new(0);
+    static NODE: OnceLock<(u16, u64)> = OnceLock::new();
+    // Between 1582-10-15 and 1970-01-01, in 100 ns.
+    const GREGORIAN_OFFSET: u64 = 0x01B2_1DD2_1381_4000;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| (d.as_nanos() / 100) as u64)
+        + GREGORIAN_OFFSET;
+    let mut ts = now;
+    let _ = LAST.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |last| {
+        ts = now.max(last + 1);
+        Some(ts)
+    });
+    let (clock_seq, node) = *NODE.get_or_init(|| {
+        let r: u64 = rand::random();
+        (
+            (r >> 48) as u16 & 0x3fff,
+            (r & 0xffff_ffff_ffff) | 0x0100_0000_0000,
+        )
+    });
+    format!(
+        "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
+        ts & 0xffff_ffff,
+        (ts >> 32) & 0xffff,
+        0x1000 | ((ts >> 48) & 0x0fff),
+        0x8000 | clock_seq,
+        node
+    )
 }

@@ -938,7 +938,8 @@ fn string_fn(f: StrFn, _coll: Collation, args: &[Expr], cols: &[Column], aggs: &
                 Ty::string(t.char_len() * 2 + 2)
             }
         }
-        StrFn::Md5 => Ty::string(32),
+        StrFn::Md5 | StrFn::SysGuid => Ty::string(32),
+        StrFn::Uuid => Ty::string(36),
         StrFn::Sha1 => Ty::string(40),
         StrFn::Sha2 => match konst(1) {
             Some(Some(224)) => Ty::string(56),

@@ -64,6 +64,40 @@ mod prec {
     pub const HIGHEST: u8 = 20;
 }
 
+/// A catalog with no tables: for texts that name none (a column's DEFAULT expression).
+pub struct NoTables;
+
+impl Catalog for NoTables {
+    fn columns(&self, _: &str, _: &str) -> Option<Vec<String>> {
+        None
+    }
+    fn query_columns(&self, _: &sql::Query) -> Option<Vec<String>> {
+        None
+    }
+}
+
+/// A column's DEFAULT expression as MariaDB prints it in SHOW CREATE TABLE and
+/// information_schema.COLUMNS: a function call as it is (`uuid()`, `concat('x','y')`),
+/// anything else in parentheses (`(1 + 2)`). `None` if the printer does not know a part.
+pub fn default_expression(e: &sql::Expr) -> Option<String> {
+    let mut inner = e;
+    while let sql::Expr::Nested(x) = inner {
+        inner = x;
+    }
+    let p = Printer {
+        cat: &NoTables,
+        current_db: "",
+        view_db: "",
+        full: false,
+    };
+    let s = p.expr(inner, &[], &[], 0).ok()?;
+    Some(if matches!(inner, sql::Expr::Function(_)) {
+        s
+    } else {
+        format!("({s})")
+    })
+}
+
 impl Printer<'_> {
     /// A whole query; `names` are the top level's item names (the view's columns).
     pub fn query(&self, query: &sql::Query, names: Option<&[String]>) -> R<String> {
@@ -699,6 +733,17 @@ impl Printer<'_> {
             }
             E::Subquery(sq) => format!("({})", self.sub(sq, scope, outer)?),
             E::Function(f) => self.function(f, scope, outer)?,
+            // `interval 1 day`, as MariaDB prints an INTERVAL operand.
+            E::Interval(i)
+                if i.last_field.is_none() && i.fractional_seconds_precision.is_none() =>
+            {
+                let unit = i.leading_field.as_ref().ok_or(Unknown)?;
+                format!(
+                    "interval {} {}",
+                    p(&i.value, prec::HIGHEST)?,
+                    unit.to_string().to_ascii_lowercase()
+                )
+            }
             _ => return Err(Unknown),
         })
     }
@@ -718,7 +763,8 @@ impl Printer<'_> {
             "substring" | "mid" => "substr",
             "length" => "octet_length",
             "now" | "localtime" | "localtimestamp" => "current_timestamp",
-            "curdate" => "curdate",
+            "curdate" | "current_date" => "curdate",
+            "curtime" | "current_time" => "curtime",
             "character_length" => "char_length",
             "pow" => "pow",
             other => other,
