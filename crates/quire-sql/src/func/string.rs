@@ -747,35 +747,6 @@ fn md5(input: &[u8]) -> [u8; 16] {
     out
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn md5_matches_the_rfc_vectors() {
-        assert_eq!(to_hex_lower(&md5(b"")), "d41d8cd98f00b204e9800998ecf8427e");
-        assert_eq!(
-            to_hex_lower(&md5(b"testing")),
-            "ae2b1fca515949e5d54fb22b8ed95575"
-        );
-        let long = vec![b'a'; 1000];
-        assert_eq!(
-            to_hex_lower(&md5(&long)),
-            "cabe45dcc9ae5b66ba86600cca6b8ba8"
-        );
-    }
-
-    #[test]
-    fn base64_round_trips_and_wraps_at_76() {
-        for n in 0..100 {
-            let b: Vec<u8> = (0..n as u8).collect();
-            assert_eq!(from_base64(to_base64(&b).as_bytes()), Some(b));
-        }
-        assert!(to_base64(&[b'x'; 60]).contains('\n'));
-        assert_eq!(from_base64(b"!!"), None);
-    }
-}
-
 /// A version 1 (time-based) UUID as MariaDB's UUID() makes them: the time in 100 ns since
 /// 1582-10-15, a clock sequence and a node chosen at random once per process (with the
 /// multicast bit set, RFC 4122's mark of a node that is no MAC address). The time never
@@ -811,4 +782,33 @@ fn uuid() -> String {
         0x8000 | clock_seq,
         node
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn md5_matches_the_rfc_vectors() {
+        assert_eq!(to_hex_lower(&md5(b"")), "d41d8cd98f00b204e9800998ecf8427e");
+        assert_eq!(
+            to_hex_lower(&md5(b"testing")),
+            "ae2b1fca515949e5d54fb22b8ed95575"
+        );
+        let long = vec![b'a'; 1000];
+        assert_eq!(
+            to_hex_lower(&md5(&long)),
+            "cabe45dcc9ae5b66ba86600cca6b8ba8"
+        );
+    }
+
+    #[test]
+    fn base64_round_trips_and_wraps_at_76() {
+        for n in 0..100 {
+            let b: Vec<u8> = (0..n as u8).collect();
+            assert_eq!(from_base64(to_base64(&b).as_bytes()), Some(b));
+        }
+        assert!(to_base64(&[b'x'; 60]).contains('\n'));
+        assert_eq!(from_base64(b"!!"), None);
+    }
 }
