@@ -44,6 +44,13 @@ pub enum AggFn {
     BitOr,
     BitXor,
     GroupConcat,
+    /// STD / STDDEV / STDDEV_POP (`root`, population), STDDEV_SAMP (`root`, `sample`),
+    /// VARIANCE / VAR_POP, VAR_SAMP (`sample`): a DOUBLE from MariaDB's running mean and
+    /// sum of squares (`exec.rs`, `AggState::Variance`).
+    Variance {
+        sample: bool,
+        root: bool,
+    },
     // Window functions only (`window.rs`): computed over a window of the result rows,
     // never over a group.
     RowNumber,
@@ -57,6 +64,20 @@ pub enum AggFn {
     FirstValue,
     LastValue,
     NthValue,
+}
+
+impl AggFn {
+    /// STD, VARIANCE and their synonyms by their SQL names (lower case).
+    pub fn variance_named(name: &str) -> Option<AggFn> {
+        let (sample, root) = match name {
+            "std" | "stddev" | "stddev_pop" => (false, true),
+            "stddev_samp" => (true, true),
+            "variance" | "var_pop" => (false, false),
+            "var_samp" => (true, false),
+            _ => return None,
+        };
+        Some(AggFn::Variance { sample, root })
+    }
 }
 
 /// Values that come from the session, evaluated at execution (a cached plan stays right).
@@ -177,6 +198,17 @@ pub enum Expr {
         crate::subquery::SubKind,
         std::sync::Arc<crate::subquery::Subquery>,
     ),
+    /// `DEFAULT(col)`, `SET col = DEFAULT`, and DEFAULT in INSERT's VALUES: the column's
+    /// DEFAULT expression `e` (a constant, or `current_timestamp()` evaluated per row),
+    /// its value converted to the column's type, which is the result's type.
+    Default {
+        e: Box<Expr>,
+        col: Box<quire_engine::row::Column>,
+    },
+    /// DEFAULT in INSERT's VALUES for a NOT NULL column without a DEFAULT: what a column
+    /// left out gets, 1364 (an error in strict mode, else a warning and the type's
+    /// implicit default), as MariaDB.
+    NoDefault(Box<quire_engine::row::Column>),
     /// `@name := e`: assigns the user variable and gives the value; `kind` is what `e`'s
     /// type makes a NULL (MariaDB's `Item_func_set_user_var`).
     Assign {
@@ -383,6 +415,7 @@ impl Expr {
             | Expr::Neg(a)
             | Expr::IsNull(a, _)
             | Expr::Collate(a, _)
+            | Expr::Default { e: a, .. }
             | Expr::Assign { e: a, .. } => a.walk(f),
             Expr::Between { e, lo, hi, .. } => {
                 e.walk(f);
@@ -426,6 +459,7 @@ impl Expr {
             | Expr::Column(_)
             | Expr::Agg(_)
             | Expr::Session(_)
+            | Expr::NoDefault(_)
             | Expr::Outer(..) => {}
         }
     }
@@ -624,6 +658,19 @@ impl Expr {
                 env.set_user_var(name, v.clone(), *kind)?;
                 v
             }
+            Expr::Default { e, col } => {
+                let v = e.eval(row, env)?;
+                // A DEFAULT was checked against its column at CREATE: converting it raises
+                // nothing an INSERT should fail on.
+                let at = types::Target {
+                    db: "",
+                    table: "",
+                    row: 1,
+                    strict: false,
+                };
+                types::coerce(v, col, &at, env)?
+            }
+            Expr::NoDefault(col) => crate::exec::column_default(col, false, env)?,
         })
     }
 
