@@ -3,6 +3,7 @@
 //! text order, aggregates collected.
 
 pub mod from;
+mod row;
 mod window;
 
 use std::collections::HashMap;
@@ -880,10 +881,10 @@ impl Binder<'_> {
         q: &sql::Query,
         op: Option<(BinOp, bool)>,
     ) -> Result<Expr> {
-        let left = self.bind(e)?;
-        if matches!(e, sql::Expr::Tuple(_)) {
-            return Err(SqlError::Unsupported("a row IN a subquery".into()));
+        if row::is_row_syntax(e) {
+            return self.row_in_subquery(e, q, op);
         }
+        let left = self.bind(e)?;
         let s = self.one_column(q)?;
         // The collation: the two operands' as for a comparison (the subquery's column is
         // a column of its scope, so derive it from its type's collation).
@@ -996,65 +997,54 @@ impl Binder<'_> {
                     kind,
                 }
             }
-            E::BinaryOp { left, op, right } => {
-                if let Some(x) = self.bind_operator(left, op, right)? {
-                    return Ok(x);
-                }
-                let op = match op {
-                    BinaryOperator::Plus => BinOp::Add,
-                    BinaryOperator::Minus => BinOp::Sub,
-                    BinaryOperator::Multiply => BinOp::Mul,
-                    BinaryOperator::Divide => BinOp::Div,
-                    BinaryOperator::Modulo => BinOp::Mod,
-                    BinaryOperator::MyIntegerDivide => BinOp::IntDiv,
-                    BinaryOperator::Eq => BinOp::Eq,
-                    BinaryOperator::Spaceship => BinOp::NullSafeEq,
-                    BinaryOperator::NotEq => BinOp::Ne,
-                    BinaryOperator::Lt => BinOp::Lt,
-                    BinaryOperator::LtEq => BinOp::Le,
-                    BinaryOperator::Gt => BinOp::Gt,
-                    BinaryOperator::GtEq => BinOp::Ge,
-                    BinaryOperator::And => BinOp::And,
-                    BinaryOperator::Or => BinOp::Or,
-                    BinaryOperator::Xor => BinOp::Xor,
-                    // `||` is OR, or CONCAT under PIPES_AS_CONCAT.
-                    BinaryOperator::StringConcat
-                        if self.conn.mode.has(SqlMode::PIPES_AS_CONCAT) =>
-                    {
-                        let args = vec![self.bind(left)?, self.bind(right)?];
-                        return Ok(Expr::Func(Func::Concat, args));
-                    }
-                    BinaryOperator::StringConcat => BinOp::Or,
-                    other => return Err(SqlError::Unsupported(format!("operator {other}"))),
+            E::BinaryOp { left, op, right }
+                if row::is_row_syntax(left)
+                    || row::is_row_syntax(right)
+                    || matches!(
+                        (left.as_ref(), right.as_ref()),
+                        (E::Subquery(_), E::Subquery(_))
+                    ) =>
+            {
+                let cmp = match op {
+                    BinaryOperator::Eq => Some(BinOp::Eq),
+                    BinaryOperator::Spaceship => Some(BinOp::NullSafeEq),
+                    BinaryOperator::NotEq => Some(BinOp::Ne),
+                    BinaryOperator::Lt => Some(BinOp::Lt),
+                    BinaryOperator::LtEq => Some(BinOp::Le),
+                    BinaryOperator::Gt => Some(BinOp::Gt),
+                    BinaryOperator::GtEq => Some(BinOp::Ge),
+                    _ => None,
                 };
-                let (mut l, mut r) = (self.bind(left)?, self.bind(right)?);
-                if crate::expr::is_comparison(op) {
-                    let coll =
-                        comparison_collation(&l, &r, self.columns(), &op_text(op), self.lit())?;
-                    r = year_literal(r, &l, self.columns());
-                    l = year_literal(l, &r, self.columns());
-                    // An ENUM compared with a number compares its index.
-                    if is_number_literal(&r) {
-                        l = enum_number(l, self.columns());
-                    } else if is_number_literal(&l) {
-                        r = enum_number(r, self.columns());
+                let arithmetic = match op {
+                    BinaryOperator::Plus => Some("+"),
+                    BinaryOperator::Minus => Some("-"),
+                    BinaryOperator::Multiply => Some("*"),
+                    BinaryOperator::Divide => Some("/"),
+                    BinaryOperator::Modulo => Some("%"),
+                    BinaryOperator::MyIntegerDivide => Some("DIV"),
+                    _ => None,
+                };
+                match (cmp, arithmetic) {
+                    (Some(op), _) => self.row_comparison(left, op, right)?,
+                    (None, Some(sym)) if row::is_row_syntax(left) || row::is_row_syntax(right) => {
+                        self.row_arithmetic(left, sym, right)?
                     }
-                    Expr::Cmp(op, Box::new(l), Box::new(r), coll)
-                } else {
-                    if matches!(
-                        op,
-                        BinOp::Add
-                            | BinOp::Sub
-                            | BinOp::Mul
-                            | BinOp::Div
-                            | BinOp::IntDiv
-                            | BinOp::Mod
-                    ) {
-                        l = enum_number(l, self.columns());
-                        r = enum_number(r, self.columns());
+                    // A row is one value nowhere else (AND, OR, …).
+                    _ if row::is_row_syntax(left) || row::is_row_syntax(right) => {
+                        return Err(SqlError::OperandColumns(1))
                     }
-                    Expr::Binary(op, Box::new(l), Box::new(r))
+                    _ => self.bind_binary(left, op, right)?,
                 }
+            }
+            E::BinaryOp { left, op, right } => self.bind_binary(left, op, right)?,
+            E::Tuple(_) => return Err(SqlError::OperandColumns(1)),
+            E::In {
+                expr,
+                target: sql::InTarget::List(list),
+                negated,
+                ..
+            } if row::is_row_syntax(expr) || list.iter().any(row::is_row_syntax) => {
+                self.row_in_list(expr, list, *negated)?
             }
             E::UnaryOp { op, expr } => match op {
                 UnaryOperator::Not | UnaryOperator::BangNot => {
@@ -1263,6 +1253,65 @@ impl Binder<'_> {
         })
     }
 
+    /// A binary operator (both operands values).
+    fn bind_binary(
+        &mut self,
+        left: &sql::Expr,
+        op: &BinaryOperator,
+        right: &sql::Expr,
+    ) -> Result<Expr> {
+        if let Some(x) = self.bind_operator(left, op, right)? {
+            return Ok(x);
+        }
+        let op = match op {
+            BinaryOperator::Plus => BinOp::Add,
+            BinaryOperator::Minus => BinOp::Sub,
+            BinaryOperator::Multiply => BinOp::Mul,
+            BinaryOperator::Divide => BinOp::Div,
+            BinaryOperator::Modulo => BinOp::Mod,
+            BinaryOperator::MyIntegerDivide => BinOp::IntDiv,
+            BinaryOperator::Eq => BinOp::Eq,
+            BinaryOperator::Spaceship => BinOp::NullSafeEq,
+            BinaryOperator::NotEq => BinOp::Ne,
+            BinaryOperator::Lt => BinOp::Lt,
+            BinaryOperator::LtEq => BinOp::Le,
+            BinaryOperator::Gt => BinOp::Gt,
+            BinaryOperator::GtEq => BinOp::Ge,
+            BinaryOperator::And => BinOp::And,
+            BinaryOperator::Or => BinOp::Or,
+            BinaryOperator::Xor => BinOp::Xor,
+            // `||` is OR, or CONCAT under PIPES_AS_CONCAT.
+            BinaryOperator::StringConcat if self.conn.mode.has(SqlMode::PIPES_AS_CONCAT) => {
+                let args = vec![self.bind(left)?, self.bind(right)?];
+                return Ok(Expr::Func(Func::Concat, args));
+            }
+            BinaryOperator::StringConcat => BinOp::Or,
+            other => return Err(SqlError::Unsupported(format!("operator {other}"))),
+        };
+        let (mut l, mut r) = (self.bind(left)?, self.bind(right)?);
+        if crate::expr::is_comparison(op) {
+            let coll = comparison_collation(&l, &r, self.columns(), &op_text(op), self.lit())?;
+            r = year_literal(r, &l, self.columns());
+            l = year_literal(l, &r, self.columns());
+            // An ENUM compared with a number compares its index.
+            if is_number_literal(&r) {
+                l = enum_number(l, self.columns());
+            } else if is_number_literal(&l) {
+                r = enum_number(r, self.columns());
+            }
+            Ok(Expr::Cmp(op, Box::new(l), Box::new(r), coll))
+        } else {
+            if matches!(
+                op,
+                BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::IntDiv | BinOp::Mod
+            ) {
+                l = enum_number(l, self.columns());
+                r = enum_number(r, self.columns());
+            }
+            Ok(Expr::Binary(op, Box::new(l), Box::new(r)))
+        }
+    }
+
     fn function(&mut self, f: &sql::Function) -> Result<Expr> {
         let parts = object_parts(&f.name)?;
         let name = parts
@@ -1275,6 +1324,10 @@ impl Binder<'_> {
         }
         if name == "default" && parts.len() == 1 {
             return self.default_of(f);
+        }
+        if row::is_row_syntax(&sql::Expr::Function(f.clone())) {
+            // A row where one value goes.
+            return Err(SqlError::OperandColumns(1));
         }
         let mut clauses: &[sql::FunctionArgumentClause] = &[];
         let (args, distinct, star) = match &f.args {

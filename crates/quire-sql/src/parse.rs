@@ -452,13 +452,14 @@ fn reject_update_from(text: &str, stmt: &Statement) -> Result<()> {
     })
 }
 
-/// MariaDB's grammar gives STD, STDDEV, STDDEV_POP, STDDEV_SAMP, VARIANCE, VAR_POP and
-/// VAR_SAMP exactly one argument and no DISTINCT (sqlparser reads any call): 1064 near the
-/// DISTINCT, the `*` or the `)` of an empty call, or after the comma of a second argument,
-/// where MariaDB's parser stops.
-fn reject_variance_syntax(text: &str) -> Result<()> {
+/// Calls sqlparser reads that MariaDB's grammar refuses, 1064 where MariaDB's parser
+/// stops: STD, STDDEV, STDDEV_POP, STDDEV_SAMP, VARIANCE, VAR_POP and VAR_SAMP take
+/// exactly one argument and no DISTINCT (near the DISTINCT, the `*` or the `)` of an empty
+/// call, or after the comma of a second argument); ROW takes two or more (near the `)` of
+/// `ROW(x)`).
+fn reject_mariadb_grammar(text: &str) -> Result<()> {
     let lower = text.to_ascii_lowercase();
-    if !lower.contains("std") && !lower.contains("var") {
+    if !lower.contains("std") && !lower.contains("var") && !lower.contains("row") {
         return Ok(());
     }
     let dialect = MySqlDialect {};
@@ -477,10 +478,33 @@ fn reject_variance_syntax(text: &str) -> Result<()> {
     };
     for (i, t) in sig.iter().enumerate() {
         let Token::Word(w) = &t.token else { continue };
-        if w.quote_style.is_some()
-            || crate::expr::AggFn::variance_named(&w.value.to_ascii_lowercase()).is_none()
-            || sig.get(i + 1).map(|n| &n.token) != Some(&Token::LParen)
-        {
+        if w.quote_style.is_some() || sig.get(i + 1).map(|n| &n.token) != Some(&Token::LParen) {
+            continue;
+        }
+        let name = w.value.to_ascii_lowercase();
+        if name == "row" {
+            // ROW(x): one member and the `)` where MariaDB's grammar wants a comma.
+            let mut depth = 0usize;
+            let mut commas = 0;
+            for n in &sig[i + 1..] {
+                match n.token {
+                    Token::LParen => depth += 1,
+                    Token::Comma if depth == 1 => commas += 1,
+                    Token::RParen => {
+                        depth -= 1;
+                        if depth == 0 {
+                            if commas == 0 {
+                                return err(n.span.start.line, n.span.start.column);
+                            }
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            continue;
+        }
+        if crate::expr::AggFn::variance_named(&name).is_none() {
             continue;
         }
         let Some(first) = sig.get(i + 2) else {
@@ -525,7 +549,7 @@ fn parse_text(text: &str) -> Result<(Statement, Option<ReadLock>, std::borrow::C
             if let Some(st) = s.first() {
                 reject_update_from(text, st)?;
             }
-            reject_variance_syntax(text)?;
+            reject_mariadb_grammar(text)?;
             (s, std::borrow::Cow::Borrowed(text))
         }
         Err(e) => match update_commas(text) {

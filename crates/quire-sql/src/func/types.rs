@@ -510,6 +510,7 @@ pub fn infer(e: &Expr, cols: &[Column], aggs: &[AggCall]) -> Ty {
             },
         },
         Expr::Cmp(..)
+        | Expr::RowCmp { .. }
         | Expr::Not(_)
         | Expr::IsNull(..)
         | Expr::Between { .. }
@@ -547,6 +548,8 @@ pub fn infer(e: &Expr, cols: &[Column], aggs: &[AggCall]) -> Ty {
             ..q.ty
         },
         Expr::Sub(crate::subquery::SubKind::Scalar, q) => q.ty,
+        // MariaDB sends a row's IN (or = ANY) of a subquery as INT(21).
+        Expr::Sub(crate::subquery::SubKind::RowIn { .. }, _) => Ty::long(21),
         Expr::Sub(..) => Ty::int(1),
         // `@x := NULL` is a binary string of no length, as in MariaDB.
         Expr::Assign { e, .. } => match ty(e) {
