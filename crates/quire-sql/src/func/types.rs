@@ -795,8 +795,8 @@ fn func(f: Func, args: &[Expr], cols: &[Column], aggs: &[AggCall]) -> Ty {
 fn json_fn(f: crate::func::json::JsonFn) -> Ty {
     use crate::func::json::JsonFn as F;
     match f {
-        F::Valid | F::Contains => Ty::long(1),
-        F::Length => Ty::long(10),
+        F::Valid | F::Contains | F::ContainsPath => Ty::long(1),
+        F::Length | F::Depth => Ty::long(10),
         F::Type => Ty::string(12),
         _ => Ty::new(FieldType::LongBlob, u32::MAX / 4, STRING_DEC),
     }
