@@ -1069,29 +1069,22 @@ fn one_or_all(f: JsonFn, v: &Value, i: usize, env: &dyn Env) -> Option<bool> {
 /// Evaluates JSON function `f` on its arguments' values.
 pub fn eval(f: JsonFn, args: Vec<Value>, env: &dyn Env) -> Result<Value> {
     let arg = |i: usize| args.get(i).unwrap_or(&Value::Null);
-    match f {
-        // Their values may be NULL (JSON null); JSON_SEARCH's escape may be too.
-        JsonFn::Object(_) | JsonFn::Array(_) => {}
-        JsonFn::Modify(..) | JsonFn::ArrayAppend(_) | JsonFn::ArrayInsert(_) => {
-            if args
-                .iter()
-                .enumerate()
-                .any(|(i, v)| (i == 0 || i % 2 == 1) && matches!(v, Value::Null))
-            {
-                return Ok(Value::Null);
-            }
-        }
-        JsonFn::Search(_) => {
-            if args
-                .iter()
-                .enumerate()
-                .any(|(i, v)| i != 3 && matches!(v, Value::Null))
-            {
-                return Ok(Value::Null);
-            }
-        }
-        _ if super::any_null(&args) => return Ok(Value::Null),
-        _ => {}
+    // A NULL document or path is a NULL answer; a value may be NULL (JSON null), and so
+    // may JSON_SEARCH's escape.
+    let null_answer = match f {
+        JsonFn::Object(_) | JsonFn::Array(_) => false,
+        JsonFn::Modify(..) | JsonFn::ArrayAppend(_) | JsonFn::ArrayInsert(_) => args
+            .iter()
+            .enumerate()
+            .any(|(i, v)| (i == 0 || i % 2 == 1) && matches!(v, Value::Null)),
+        JsonFn::Search(_) => args
+            .iter()
+            .enumerate()
+            .any(|(i, v)| i != 3 && matches!(v, Value::Null)),
+        _ => super::any_null(&args),
+    };
+    if null_answer {
+        return Ok(Value::Null);
     }
     Ok(match f {
         JsonFn::Valid => Value::Int(i64::from(parse(&types::display(arg(0))).is_ok())),
@@ -1430,6 +1423,63 @@ mod tests {
         assert_eq!(parse_path("$."), Err(PathError::End));
         for p in ["$[last]", "$[0 to 1]", "$**.b", "$[-1]"] {
             assert_eq!(parse_path(p), Err(PathError::Unsupported), "{p}");
+        }
+    }
+
+    #[test]
+    fn set_insert_and_replace_follow_mariadb_at_the_edges() {
+        let run = |doc: &str, path: &str, how: Modify| {
+            let mut d = parse(doc).expect(doc);
+            modify(
+                &mut d,
+                &parse_path(path).expect(path),
+                J::Num("9".into()),
+                how,
+            );
+            print(&d)
+        };
+        use Modify::{Insert, Replace, Set};
+        assert_eq!(run("[1, 2]", "$[5]", Set), "[1, 2, 9]");
+        assert_eq!(run("[1, 2]", "$[5]", Replace), "[1, 2]");
+        assert_eq!(run("[1, 2]", "$[0]", Insert), "[1, 2]");
+        assert_eq!(run("1", "$[1]", Set), "[1, 9]");
+        assert_eq!(run("1", "$[0]", Set), "9");
+        assert_eq!(run(r#"{"a": 1}"#, "$.b", Insert), r#"{"a": 1, "b": 9}"#);
+        assert_eq!(run(r#"{"a": 1}"#, "$.b", Replace), r#"{"a": 1}"#);
+        assert_eq!(run(r#"{"a": 1}"#, "$.x.y", Set), r#"{"a": 1}"#);
+        assert_eq!(run("[1]", "$", Set), "9");
+        assert_eq!(run("[1]", "$", Insert), "[1]");
+    }
+
+    #[test]
+    fn merge_patch_removes_nulls_and_keeps_the_targets_order() {
+        let m = |a: &str, b: &str| print(&merge_patch(parse(a).expect(a), parse(b).expect(b)));
+        assert_eq!(
+            m(r#"{"a": 1, "b": 2}"#, r#"{"b": null, "c": 3}"#),
+            r#"{"a": 1, "c": 3}"#
+        );
+        assert_eq!(m(r#"{"a": 1}"#, r#"{"a": {"b": null}}"#), r#"{"a": {}}"#);
+        assert_eq!(m("[1]", r#"{"a": 1}"#), r#"{"a": 1}"#);
+        assert_eq!(m(r#"{"a": [1, 2]}"#, r#"{"a": [3]}"#), r#"{"a": [3]}"#);
+        assert_eq!(
+            print(&merge_preserve(
+                parse(r#"{"a": 1}"#).expect("a"),
+                parse(r#"{"a": 2, "b": 3}"#).expect("b")
+            )),
+            r#"{"a": [1, 2], "b": 3}"#
+        );
+    }
+
+    #[test]
+    fn depth_counts_levels_of_non_empty_containers() {
+        for (doc, d) in [
+            ("1", 1),
+            ("[]", 1),
+            ("[[]]", 2),
+            ("[1, [2]]", 3),
+            (r#"{"a": {"b": [1]}}"#, 4),
+        ] {
+            assert_eq!(depth(&parse(doc).expect(doc)), d, "{doc}");
         }
     }
 
