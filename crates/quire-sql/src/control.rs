@@ -170,7 +170,7 @@ impl<'d> Session<'d> {
             return Ok(None);
         }
         if first == "do" {
-            return self.do_statement(text).map(Some);
+            return self.do_statement(text, sink).map(Some);
         }
         if let Some(out) = self.sql_prepare_command(&first, text, sink)? {
             return Ok(Some(out));

@@ -1670,6 +1670,7 @@ impl<'d> Session<'d> {
                     false,
                 )),
             ),
+            Planned::Do(_) => return Err(unsupported()),
         };
         if let Some(mut row) = top {
             if !subqueries.is_empty() {

@@ -604,9 +604,13 @@ pub fn parse_expr_in(text: &str, mode: SqlMode) -> Result<sqlparser::ast::Expr> 
     Ok(e)
 }
 
-/// A comma-separated list of expressions (DO's), as `mode` reads it: 1064 near what
-/// follows the list if it is not the end (`DO 1 FROM t`), or near the end for no list.
-pub fn parse_expr_list_in(text: &str, mode: SqlMode) -> Result<Vec<sqlparser::ast::Expr>> {
+/// A comma-separated list of expressions (DO's), as `mode` reads it, and where its `?`
+/// placeholders are: 1064 near what follows the list if it is not the end (`DO 1 FROM
+/// t`), or near the end for no list.
+pub fn parse_expr_list_in(
+    text: &str,
+    mode: SqlMode,
+) -> Result<(Vec<sqlparser::ast::Expr>, ParamPositions)> {
     let text = &*for_mode(text, mode);
     let dialect = MySqlDialect {};
     let tokens = Tokenizer::new(&dialect, text)
@@ -616,6 +620,13 @@ pub fn parse_expr_list_in(text: &str, mode: SqlMode) -> Result<Vec<sqlparser::as
             near: e.to_string(),
             line: 1,
         })?;
+    let mut params = HashMap::new();
+    for t in &tokens {
+        if matches!(&t.token, Token::Placeholder(p) if p == "?") {
+            let n = params.len();
+            params.insert((t.span.start.line, t.span.start.column), n);
+        }
+    }
     let mut p = Parser::new(&dialect).with_tokens_with_locations(mysql_tokens(tokens));
     let mut list = Vec::new();
     loop {
@@ -631,7 +642,7 @@ pub fn parse_expr_list_in(text: &str, mode: SqlMode) -> Result<Vec<sqlparser::as
             line: next.span.start.line,
         });
     }
-    Ok(list)
+    Ok((list, params))
 }
 
 /// One statement and the lock a `LOCK IN SHARE MODE` suffix asked for.

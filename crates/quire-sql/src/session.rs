@@ -949,6 +949,19 @@ impl<'d> Session<'d> {
         // PREPARE (COM_STMT_PREPARE and SQL) is checked as the statement would be.
         self.check_access_uncached(text)?;
         let gen = self.inst.generation.load(Ordering::Acquire);
+        if crate::do_stmt::is_do(text) {
+            let (planned, params) = self.plan_do(text, conn, &[])?;
+            return Ok(Kept {
+                sql: text.to_string(),
+                generation: gen,
+                db: self.sv.db.clone(),
+                planned: Some(Arc::new(planned)),
+                params: u16::try_from(params).map_err(|_| SqlError::NotPreparable)?,
+                columns: Vec::new(),
+                conn,
+                com: crate::status::kind(text),
+            });
+        }
         let (stmt, lock, params) = crate::parse::parse_prepared(text, conn.mode)?;
         let planned = self.plan(&stmt, lock, &params, conn)?;
         let columns = match &planned {

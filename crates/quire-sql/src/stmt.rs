@@ -31,6 +31,8 @@ pub enum Planned {
     UpdateJoin(JoinDmlPlan),
     /// A multi-table DELETE (`DELETE a FROM a JOIN b …`, `DELETE FROM a USING a JOIN b …`).
     DeleteJoin(JoinDmlPlan),
+    /// `DO e1, e2, …`: each expression as a `SELECT e` with no FROM (`do_stmt.rs`).
+    Do(Vec<SelectPlan>),
 }
 
 /// A multi-table UPDATE or DELETE: its join is read first (every row with a lock, the
@@ -89,6 +91,9 @@ impl Planned {
             Planned::UpdateJoin(m) | Planned::DeleteJoin(m) => {
                 crate::subquery::plan_tables(&m.select, &mut out)
             }
+            Planned::Do(items) => items
+                .iter()
+                .for_each(|s| crate::subquery::plan_tables(s, &mut out)),
         }
         out.into_iter()
     }
@@ -98,6 +103,7 @@ impl Planned {
     pub fn uses_tables(&self) -> bool {
         match self {
             Planned::Select(s) => !matches!(s.source, Source::Dual) || !s.subqueries.is_empty(),
+            Planned::Do(items) => items.iter().any(|s| !s.subqueries.is_empty()),
             _ => true,
         }
     }
@@ -115,6 +121,7 @@ impl Planned {
             Planned::UpdateJoin(m) | Planned::DeleteJoin(m) => {
                 crate::subquery::has_subqueries(&m.select)
             }
+            Planned::Do(items) => items.iter().any(crate::subquery::has_subqueries),
         }
     }
 
@@ -139,6 +146,7 @@ impl Planned {
             Planned::Select(s)
             | Planned::UpdateJoin(JoinDmlPlan { select: s, .. })
             | Planned::DeleteJoin(JoinDmlPlan { select: s, .. }) => subs_of(s, &mut out),
+            Planned::Do(items) => items.iter().for_each(|s| subs_of(s, &mut out)),
             _ => {}
         }
         let direct: &[std::sync::Arc<crate::subquery::Subquery>] = match self {
