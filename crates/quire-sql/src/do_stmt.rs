@@ -10,7 +10,9 @@
 //!    (1242, 1690, …) does not stop the others: it becomes a condition of level Error
 //!    (SHOW WARNINGS lists it, in the order raised), and DO ends with OK, as MariaDB's
 //!    "DO always is OK". KILL, a lost client, lock waits and the engine's own failures
-//!    still fail it.
+//!    still fail it. The condition's code comes from the server's table of codes
+//!    (`Instance::set_error_codes`); without one (quire-sql embedded alone) the error
+//!    fails the statement.
 
 use std::sync::Arc;
 
