@@ -549,6 +549,7 @@ impl<'d> Shared<'d> {
     /// connections over in-memory sockets without a listener.
     pub fn new(db: &'d Db, cfg: &ServerConfig) -> io::Result<Shared<'d>> {
         let instance = Instance::new(db);
+        instance.set_error_codes(|e| crate::errors::code_of(e).map(|(code, _)| code));
         for (name, value) in cfg.variables() {
             if let Err(e) = instance.set_global(name, &value) {
                 tracing::warn!("{name}={value} is not shown in SHOW VARIABLES: {e}");

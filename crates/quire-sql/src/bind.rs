@@ -3,6 +3,7 @@
 //! text order, aggregates collected.
 
 pub mod from;
+mod row;
 mod window;
 
 use std::collections::HashMap;
@@ -25,6 +26,17 @@ thread_local! {
     /// result type and cut depend on it).
     static GROUP_CONCAT_MAX_LEN: std::cell::Cell<u64> =
         const { std::cell::Cell::new(GROUP_CONCAT_MAX_LEN_DEFAULT) };
+    /// The table an INSERT's VALUES are bound for ([`with_insert_target`]): `DEFAULT(c)`
+    /// there names its columns.
+    static INSERT_TARGET: std::cell::RefCell<Option<Scope>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `f` (binding an INSERT's VALUES) with `target` the table `DEFAULT(c)` reads.
+pub(crate) fn with_insert_target<T>(target: Scope, f: impl FnOnce() -> T) -> T {
+    let saved = INSERT_TARGET.with(|t| t.borrow_mut().replace(target));
+    let r = f();
+    INSERT_TARGET.with(|t| *t.borrow_mut() = saved);
+    r
 }
 
 /// An ENUM or SET column where MariaDB reads it as a number (arithmetic, a comparison
@@ -177,6 +189,8 @@ pub struct ScopeTable {
     /// Its columns are `columns[offset..offset + len]`.
     pub offset: usize,
     pub len: usize,
+    /// Its AUTO_INCREMENT column, counted from `offset` (its DEFAULT is 0, not 1364).
+    pub auto_increment: Option<usize>,
 }
 
 impl ScopeTable {
@@ -202,10 +216,33 @@ impl Scope {
                 aliased: alias != table,
                 offset: 0,
                 len,
+                auto_increment: None,
             }],
             visible: (0..len).collect(),
             columns,
         }
+    }
+
+    /// The DEFAULT of joined-row column `i` ([`column_default_expr`]).
+    pub(crate) fn default_of(
+        &self,
+        i: usize,
+        params: &HashMap<(u64, u64), usize>,
+        conn: Conn,
+    ) -> Result<Expr> {
+        let col = self
+            .columns
+            .get(i)
+            .ok_or_else(|| SqlError::Unsupported("a column out of range".into()))?;
+        column_default_expr(col, self.is_auto_increment(i), params, conn)
+    }
+
+    /// Whether joined-row column `i` is its table's AUTO_INCREMENT column.
+    pub(crate) fn is_auto_increment(&self, i: usize) -> bool {
+        self.table_of(i).is_some_and(|t| {
+            let t = &self.tables[t];
+            t.auto_increment.is_some_and(|a| t.offset + a == i)
+        })
     }
 
     /// The table whose columns include joined-row column `col`.
@@ -385,6 +422,9 @@ pub fn derive_collation(e: &Expr, columns: &[Column], lit: Collation) -> (Collat
             _ => (lit, Coercibility::Numeric),
         },
         Expr::Outer(_, c) if c.ty.is_string() => (c.collation, Coercibility::Implicit),
+        Expr::Default { col, .. } | Expr::NoDefault(col) if col.ty.is_string() => {
+            (col.collation, Coercibility::Implicit)
+        }
         Expr::Sub(crate::subquery::SubKind::Scalar, q) => q
             .plan
             .item_derived
@@ -507,6 +547,76 @@ pub fn collation_named(name: &str) -> Result<Collation> {
         return Err(SqlError::Unsupported(format!("COLLATE {name}")));
     }
     Err(SqlError::UnknownCollation(name.into()))
+}
+
+/// A DEFAULT kept in the catalog as SQL text, bound (literals in `conn`'s collation).
+pub(crate) fn bind_default_text(
+    text: &str,
+    params: &HashMap<(u64, u64), usize>,
+    conn: Conn,
+) -> Result<Expr> {
+    let dialect = sqlparser::dialect::MySqlDialect {};
+    let e = sqlparser::parser::Parser::new(&dialect)
+        .try_with_sql(text)
+        .and_then(|mut p| p.parse_expr())
+        .map_err(|_| SqlError::InvalidDefault(text.into()))?;
+    Binder {
+        sub: None,
+        scope: None,
+        params,
+        aggs: None,
+        context: "VALUES",
+        conn,
+    }
+    .bind(&e)
+}
+
+/// `DEFAULT(col)` and `SET col = DEFAULT`: the column's DEFAULT as a value of its type;
+/// without one, NULL for a nullable column and the implicit 0 for an AUTO_INCREMENT one,
+/// and 1364 "Field 'c' doesn't have a default value" for any other (when binding, in every
+/// sql_mode, as MariaDB's Item_default_value).
+pub(crate) fn column_default_expr(
+    col: &Column,
+    auto_increment: bool,
+    params: &HashMap<(u64, u64), usize>,
+    conn: Conn,
+) -> Result<Expr> {
+    let e = match &col.default {
+        Some(text) => bind_default_text(text, params, conn)?,
+        None if col.nullable => Expr::Lit(Value::Null),
+        None if auto_increment => Expr::Lit(crate::exec::implicit_default(col)),
+        None => return Err(SqlError::NoDefault(col.name.clone())),
+    };
+    Ok(Expr::Default {
+        e: Box::new(e),
+        col: Box::new(col.clone()),
+    })
+}
+
+/// DEFAULT in INSERT's VALUES: what the column gets when the statement leaves it out (a
+/// NOT NULL column without a DEFAULT: 1364 when the row is stored, in strict mode an
+/// error; an ENUM its first member; an AUTO_INCREMENT column its next value).
+pub(crate) fn insert_default_expr(
+    col: &Column,
+    auto_increment: bool,
+    params: &HashMap<(u64, u64), usize>,
+    conn: Conn,
+) -> Result<Expr> {
+    if auto_increment && col.default.is_none() {
+        return Ok(Expr::Lit(Value::Null));
+    }
+    if col.default.is_none() && !col.nullable {
+        if col.ty.is_enum() {
+            return Ok(Expr::Lit(crate::exec::implicit_default(col)));
+        }
+        return Ok(Expr::NoDefault(Box::new(col.clone())));
+    }
+    column_default_expr(col, false, params, conn)
+}
+
+/// Whether `e` is the bare keyword DEFAULT (sqlparser reads it as a name).
+pub(crate) fn is_default_keyword(e: &sql::Expr) -> bool {
+    matches!(e, sql::Expr::Identifier(i) if i.quote_style.is_none() && i.value.eq_ignore_ascii_case("default"))
 }
 
 fn ident_name(i: &sql::Ident) -> String {
@@ -694,6 +804,46 @@ impl Binder<'_> {
         }
     }
 
+    /// `DEFAULT(col)`: the column's DEFAULT ([`column_default_expr`]).
+    fn default_of(&mut self, f: &sql::Function) -> Result<Expr> {
+        let arg = match &f.args {
+            sql::FunctionArguments::List(l) if l.args.len() == 1 => match &l.args[0] {
+                sql::FunctionArg::Unnamed(sql::FunctionArgExpr::Expr(x)) => Some(x),
+                _ => None,
+            },
+            _ => None,
+        };
+        let (db, q, name) = match arg {
+            Some(sql::Expr::Identifier(i)) => (None, None, i.value.clone()),
+            Some(sql::Expr::CompoundIdentifier(p)) => match p.as_slice() {
+                [t, c] => (None, Some(t.value.clone()), c.value.clone()),
+                [d, t, c] => (
+                    Some(d.value.clone()),
+                    Some(t.value.clone()),
+                    c.value.clone(),
+                ),
+                _ => return Err(SqlError::Unsupported(f.to_string())),
+            },
+            // MariaDB's grammar takes a column name only (parse.rs says where).
+            _ => {
+                return Err(SqlError::Parse {
+                    near: f.to_string(),
+                    line: 1,
+                })
+            }
+        };
+        // In INSERT's VALUES (no scope of its own) the column is the target table's.
+        let target = INSERT_TARGET.with(|t| t.borrow().clone());
+        let Some(scope) = self.scope.or(target.as_ref()) else {
+            return Err(SqlError::UnknownColumn {
+                column: name,
+                context: self.context.into(),
+            });
+        };
+        let i = scope.resolve_in(db.as_deref(), q.as_deref(), &name, self.context)?;
+        scope.default_of(i, self.params, self.conn)
+    }
+
     /// Plans subquery `q` as one level below this binder's.
     fn subquery(&self, q: &sql::Query) -> Result<std::sync::Arc<crate::subquery::Subquery>> {
         let Some(sub) = self.sub else {
@@ -731,10 +881,10 @@ impl Binder<'_> {
         q: &sql::Query,
         op: Option<(BinOp, bool)>,
     ) -> Result<Expr> {
-        let left = self.bind(e)?;
-        if matches!(e, sql::Expr::Tuple(_)) {
-            return Err(SqlError::Unsupported("a row IN a subquery".into()));
+        if row::is_row_syntax(e) {
+            return self.row_in_subquery(e, q, op);
         }
+        let left = self.bind(e)?;
         let s = self.one_column(q)?;
         // The collation: the two operands' as for a comparison (the subquery's column is
         // a column of its scope, so derive it from its type's collation).
@@ -847,65 +997,54 @@ impl Binder<'_> {
                     kind,
                 }
             }
-            E::BinaryOp { left, op, right } => {
-                if let Some(x) = self.bind_operator(left, op, right)? {
-                    return Ok(x);
-                }
-                let op = match op {
-                    BinaryOperator::Plus => BinOp::Add,
-                    BinaryOperator::Minus => BinOp::Sub,
-                    BinaryOperator::Multiply => BinOp::Mul,
-                    BinaryOperator::Divide => BinOp::Div,
-                    BinaryOperator::Modulo => BinOp::Mod,
-                    BinaryOperator::MyIntegerDivide => BinOp::IntDiv,
-                    BinaryOperator::Eq => BinOp::Eq,
-                    BinaryOperator::Spaceship => BinOp::NullSafeEq,
-                    BinaryOperator::NotEq => BinOp::Ne,
-                    BinaryOperator::Lt => BinOp::Lt,
-                    BinaryOperator::LtEq => BinOp::Le,
-                    BinaryOperator::Gt => BinOp::Gt,
-                    BinaryOperator::GtEq => BinOp::Ge,
-                    BinaryOperator::And => BinOp::And,
-                    BinaryOperator::Or => BinOp::Or,
-                    BinaryOperator::Xor => BinOp::Xor,
-                    // `||` is OR, or CONCAT under PIPES_AS_CONCAT.
-                    BinaryOperator::StringConcat
-                        if self.conn.mode.has(SqlMode::PIPES_AS_CONCAT) =>
-                    {
-                        let args = vec![self.bind(left)?, self.bind(right)?];
-                        return Ok(Expr::Func(Func::Concat, args));
-                    }
-                    BinaryOperator::StringConcat => BinOp::Or,
-                    other => return Err(SqlError::Unsupported(format!("operator {other}"))),
+            E::BinaryOp { left, op, right }
+                if row::is_row_syntax(left)
+                    || row::is_row_syntax(right)
+                    || matches!(
+                        (left.as_ref(), right.as_ref()),
+                        (E::Subquery(_), E::Subquery(_))
+                    ) =>
+            {
+                let cmp = match op {
+                    BinaryOperator::Eq => Some(BinOp::Eq),
+                    BinaryOperator::Spaceship => Some(BinOp::NullSafeEq),
+                    BinaryOperator::NotEq => Some(BinOp::Ne),
+                    BinaryOperator::Lt => Some(BinOp::Lt),
+                    BinaryOperator::LtEq => Some(BinOp::Le),
+                    BinaryOperator::Gt => Some(BinOp::Gt),
+                    BinaryOperator::GtEq => Some(BinOp::Ge),
+                    _ => None,
                 };
-                let (mut l, mut r) = (self.bind(left)?, self.bind(right)?);
-                if crate::expr::is_comparison(op) {
-                    let coll =
-                        comparison_collation(&l, &r, self.columns(), &op_text(op), self.lit())?;
-                    r = year_literal(r, &l, self.columns());
-                    l = year_literal(l, &r, self.columns());
-                    // An ENUM compared with a number compares its index.
-                    if is_number_literal(&r) {
-                        l = enum_number(l, self.columns());
-                    } else if is_number_literal(&l) {
-                        r = enum_number(r, self.columns());
+                let arithmetic = match op {
+                    BinaryOperator::Plus => Some("+"),
+                    BinaryOperator::Minus => Some("-"),
+                    BinaryOperator::Multiply => Some("*"),
+                    BinaryOperator::Divide => Some("/"),
+                    BinaryOperator::Modulo => Some("%"),
+                    BinaryOperator::MyIntegerDivide => Some("DIV"),
+                    _ => None,
+                };
+                match (cmp, arithmetic) {
+                    (Some(op), _) => self.row_comparison(left, op, right)?,
+                    (None, Some(sym)) if row::is_row_syntax(left) || row::is_row_syntax(right) => {
+                        self.row_arithmetic(left, sym, right)?
                     }
-                    Expr::Cmp(op, Box::new(l), Box::new(r), coll)
-                } else {
-                    if matches!(
-                        op,
-                        BinOp::Add
-                            | BinOp::Sub
-                            | BinOp::Mul
-                            | BinOp::Div
-                            | BinOp::IntDiv
-                            | BinOp::Mod
-                    ) {
-                        l = enum_number(l, self.columns());
-                        r = enum_number(r, self.columns());
+                    // A row is one value nowhere else (AND, OR, …).
+                    _ if row::is_row_syntax(left) || row::is_row_syntax(right) => {
+                        return Err(SqlError::OperandColumns(1))
                     }
-                    Expr::Binary(op, Box::new(l), Box::new(r))
+                    _ => self.bind_binary(left, op, right)?,
                 }
+            }
+            E::BinaryOp { left, op, right } => self.bind_binary(left, op, right)?,
+            E::Tuple(_) => return Err(SqlError::OperandColumns(1)),
+            E::In {
+                expr,
+                target: sql::InTarget::List(list),
+                negated,
+                ..
+            } if row::is_row_syntax(expr) || list.iter().any(row::is_row_syntax) => {
+                self.row_in_list(expr, list, *negated)?
             }
             E::UnaryOp { op, expr } => match op {
                 UnaryOperator::Not | UnaryOperator::BangNot => {
@@ -1114,6 +1253,65 @@ impl Binder<'_> {
         })
     }
 
+    /// A binary operator (both operands values).
+    fn bind_binary(
+        &mut self,
+        left: &sql::Expr,
+        op: &BinaryOperator,
+        right: &sql::Expr,
+    ) -> Result<Expr> {
+        if let Some(x) = self.bind_operator(left, op, right)? {
+            return Ok(x);
+        }
+        let op = match op {
+            BinaryOperator::Plus => BinOp::Add,
+            BinaryOperator::Minus => BinOp::Sub,
+            BinaryOperator::Multiply => BinOp::Mul,
+            BinaryOperator::Divide => BinOp::Div,
+            BinaryOperator::Modulo => BinOp::Mod,
+            BinaryOperator::MyIntegerDivide => BinOp::IntDiv,
+            BinaryOperator::Eq => BinOp::Eq,
+            BinaryOperator::Spaceship => BinOp::NullSafeEq,
+            BinaryOperator::NotEq => BinOp::Ne,
+            BinaryOperator::Lt => BinOp::Lt,
+            BinaryOperator::LtEq => BinOp::Le,
+            BinaryOperator::Gt => BinOp::Gt,
+            BinaryOperator::GtEq => BinOp::Ge,
+            BinaryOperator::And => BinOp::And,
+            BinaryOperator::Or => BinOp::Or,
+            BinaryOperator::Xor => BinOp::Xor,
+            // `||` is OR, or CONCAT under PIPES_AS_CONCAT.
+            BinaryOperator::StringConcat if self.conn.mode.has(SqlMode::PIPES_AS_CONCAT) => {
+                let args = vec![self.bind(left)?, self.bind(right)?];
+                return Ok(Expr::Func(Func::Concat, args));
+            }
+            BinaryOperator::StringConcat => BinOp::Or,
+            other => return Err(SqlError::Unsupported(format!("operator {other}"))),
+        };
+        let (mut l, mut r) = (self.bind(left)?, self.bind(right)?);
+        if crate::expr::is_comparison(op) {
+            let coll = comparison_collation(&l, &r, self.columns(), &op_text(op), self.lit())?;
+            r = year_literal(r, &l, self.columns());
+            l = year_literal(l, &r, self.columns());
+            // An ENUM compared with a number compares its index.
+            if is_number_literal(&r) {
+                l = enum_number(l, self.columns());
+            } else if is_number_literal(&l) {
+                r = enum_number(r, self.columns());
+            }
+            Ok(Expr::Cmp(op, Box::new(l), Box::new(r), coll))
+        } else {
+            if matches!(
+                op,
+                BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::IntDiv | BinOp::Mod
+            ) {
+                l = enum_number(l, self.columns());
+                r = enum_number(r, self.columns());
+            }
+            Ok(Expr::Binary(op, Box::new(l), Box::new(r)))
+        }
+    }
+
     fn function(&mut self, f: &sql::Function) -> Result<Expr> {
         let parts = object_parts(&f.name)?;
         let name = parts
@@ -1123,6 +1321,13 @@ impl Binder<'_> {
             .to_ascii_lowercase();
         if let Some(over) = &f.over {
             return self.window_function(f, &name, over);
+        }
+        if name == "default" && parts.len() == 1 {
+            return self.default_of(f);
+        }
+        if row::is_row_syntax(&sql::Expr::Function(f.clone())) {
+            // A row where one value goes.
+            return Err(SqlError::OperandColumns(1));
         }
         let mut clauses: &[sql::FunctionArgumentClause] = &[];
         let (args, distinct, star) = match &f.args {
@@ -1159,7 +1364,7 @@ impl Binder<'_> {
             "bit_or" => Some(AggFn::BitOr),
             "bit_xor" => Some(AggFn::BitXor),
             "group_concat" => Some(AggFn::GroupConcat),
-            _ => None,
+            other => AggFn::variance_named(other),
         };
         if let Some(af) = agg {
             // COUNT(DISTINCT a, b, …) and GROUP_CONCAT take several arguments; COUNT(a, b)

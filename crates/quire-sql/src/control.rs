@@ -165,8 +165,12 @@ impl<'d> Session<'d> {
                 | "deallocate"
                 | "drop"
                 | "alter"
+                | "do"
         ) {
             return Ok(None);
+        }
+        if first == "do" {
+            return self.do_statement(text, sink).map(Some);
         }
         if let Some(out) = self.sql_prepare_command(&first, text, sink)? {
             return Ok(Some(out));

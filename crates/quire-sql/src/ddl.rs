@@ -1687,6 +1687,7 @@ impl<'d> Session<'d> {
                     false,
                 )),
             ),
+            Planned::Do(_) => return Err(unsupported()),
         };
         if let Some(mut row) = top {
             if !subqueries.is_empty() {

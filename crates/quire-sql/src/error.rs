@@ -369,6 +369,14 @@ pub enum SqlError {
     /// 1241
     #[error("Operand should contain {0} column(s)")]
     OperandColumns(usize),
+    /// 4078: a row where a value goes, or a value where a row goes (`(1, 2) = 1`), with
+    /// MariaDB's names of the two operands' types.
+    #[error("Illegal parameter data types {left} and {right} for operation '{op}'")]
+    IllegalParameterTypes {
+        left: String,
+        right: String,
+        op: String,
+    },
     /// 1111
     #[error("Invalid use of group function")]
     InvalidGroupFunction,

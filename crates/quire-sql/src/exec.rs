@@ -604,6 +604,60 @@ enum AggState {
     /// GROUP_CONCAT: each row's ORDER BY keys and text, with the number of the row that
     /// gave it (warning 1260 names it).
     Concat(Vec<(Vec<Value>, String, u64)>),
+    /// STD / VARIANCE so far.
+    Variance(Stddev),
+}
+
+/// The running state of STD and VARIANCE: MariaDB's `Stddev` (Knuth's recurrence, TAoCP
+/// vol. 2, p. 232: a running mean `m` and sum of squared differences `s`, which avoids
+/// the cancellation of sum-of-squares minus square-of-sum). The same additions in the same
+/// order give MariaDB's doubles to the last bit.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Stddev {
+    count: u64,
+    m: f64,
+    s: f64,
+}
+
+impl Stddev {
+    pub(crate) fn add(&mut self, x: f64) {
+        self.count += 1;
+        if self.count == 1 {
+            self.m = x;
+        } else {
+            let prev = self.m;
+            let diff = x - prev;
+            self.m = prev + diff / self.count as f64;
+            self.s += diff * (x - self.m);
+        }
+    }
+
+    /// The variance (`sample`: of a sample, else of the population), its square root with
+    /// `root`; NULL for no values, or for one value of a sample.
+    pub(crate) fn result(&self, sample: bool, root: bool) -> Value {
+        if self.count <= u64::from(sample) {
+            return Value::Null;
+        }
+        let v = if self.count == 1 {
+            0.0
+        } else if sample {
+            self.s / (self.count - 1) as f64
+        } else {
+            self.s / self.count as f64
+        };
+        if !root {
+            return Value::Double(v);
+        }
+        // An overflow in the recurrence (1.7e308 and -1.7e308) is NaN: NULL, as MariaDB's
+        // Item_sum_std gives it; an infinite variance is DBL_MAX.
+        if v.is_nan() {
+            Value::Null
+        } else if v.is_infinite() {
+            Value::Double(f64::MAX)
+        } else {
+            Value::Double(v.sqrt())
+        }
+    }
 }
 
 fn agg_init(c: &AggCall) -> AggState {
@@ -615,6 +669,7 @@ fn agg_init(c: &AggCall) -> AggState {
         AggFn::BitAnd => AggState::Bits(u64::MAX),
         AggFn::BitOr | AggFn::BitXor => AggState::Bits(0),
         AggFn::GroupConcat => AggState::Concat(Vec::new()),
+        AggFn::Variance { .. } => AggState::Variance(Stddev::default()),
         // Window-only functions have no group state (`exec/window.rs` computes them).
         AggFn::RowNumber
         | AggFn::Rank
@@ -723,6 +778,14 @@ fn agg_add(c: &AggCall, s: &mut AggState, v: Option<Value>, env: &dyn Env) -> Re
             }
         }
         (AggState::Concat(_), Some(_)) => {}
+        (AggState::Variance(st), Some(v)) => {
+            // The argument as a DOUBLE (MariaDB's val_real): 1292 for a string that is no
+            // number.
+            if let Value::Str(s) = &v {
+                types::check_numeric_string(s, types::NumKind::Double, env)?;
+            }
+            st.add(types::num(&v));
+        }
         (AggState::MinMax(cur), Some(v)) => {
             let replace = match cur {
                 None => true,
@@ -792,6 +855,10 @@ fn agg_result(c: &AggCall, s: AggState, env: &dyn Env) -> Result<Value> {
             Value::Str(out)
         }
         AggState::Count(n) => Value::Int(n),
+        AggState::Variance(st) => match c.f {
+            AggFn::Variance { sample, root } => st.result(sample, root),
+            _ => Value::Null,
+        },
         AggState::Sum(None, _) => Value::Null,
         AggState::Sum(Some(v), n) if c.f == AggFn::Avg => match v {
             Value::Decimal(d) => {

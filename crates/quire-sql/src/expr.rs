@@ -44,6 +44,13 @@ pub enum AggFn {
     BitOr,
     BitXor,
     GroupConcat,
+    /// STD / STDDEV / STDDEV_POP (`root`, population), STDDEV_SAMP (`root`, `sample`),
+    /// VARIANCE / VAR_POP, VAR_SAMP (`sample`): a DOUBLE from MariaDB's running mean and
+    /// sum of squares (`exec.rs`, `AggState::Variance`).
+    Variance {
+        sample: bool,
+        root: bool,
+    },
     // Window functions only (`window.rs`): computed over a window of the result rows,
     // never over a group.
     RowNumber,
@@ -57,6 +64,20 @@ pub enum AggFn {
     FirstValue,
     LastValue,
     NthValue,
+}
+
+impl AggFn {
+    /// STD, VARIANCE and their synonyms by their SQL names (lower case).
+    pub fn variance_named(name: &str) -> Option<AggFn> {
+        let (sample, root) = match name {
+            "std" | "stddev" | "stddev_pop" => (false, true),
+            "stddev_samp" => (true, true),
+            "variance" | "var_pop" => (false, false),
+            "var_samp" => (true, false),
+            _ => return None,
+        };
+        Some(AggFn::Variance { sample, root })
+    }
 }
 
 /// Values that come from the session, evaluated at execution (a cached plan stays right).
@@ -177,6 +198,27 @@ pub enum Expr {
         crate::subquery::SubKind,
         std::sync::Arc<crate::subquery::Subquery>,
     ),
+    /// A comparison of two rows (`(a, b) = (1, 2)`, `(a, b) < (SELECT x, y …)`), element
+    /// by element as MariaDB's `compare_row` ([`compare_rows`]); nested rows are
+    /// flattened (their shapes were checked equal), `colls` is each element pair's
+    /// collation.
+    RowCmp {
+        op: BinOp,
+        l: RowSide,
+        r: RowSide,
+        colls: Vec<Collation>,
+    },
+    /// `DEFAULT(col)`, `SET col = DEFAULT`, and DEFAULT in INSERT's VALUES: the column's
+    /// DEFAULT expression `e` (a constant, or `current_timestamp()` evaluated per row),
+    /// its value converted to the column's type, which is the result's type.
+    Default {
+        e: Box<Expr>,
+        col: Box<quire_engine::row::Column>,
+    },
+    /// DEFAULT in INSERT's VALUES for a NOT NULL column without a DEFAULT: what a column
+    /// left out gets, 1364 (an error in strict mode, else a warning and the type's
+    /// implicit default), as MariaDB.
+    NoDefault(Box<quire_engine::row::Column>),
     /// `@name := e`: assigns the user variable and gives the value; `kind` is what `e`'s
     /// type makes a NULL (MariaDB's `Item_func_set_user_var`).
     Assign {
@@ -184,6 +226,97 @@ pub enum Expr {
         e: Box<Expr>,
         kind: VarKind,
     },
+}
+
+/// One side of a row comparison: its values, or the one row of a row subquery (none:
+/// the comparison is NULL; more: 1242).
+#[derive(Debug, Clone, PartialEq)]
+pub enum RowSide {
+    Exprs(Vec<Expr>),
+    Sub(std::sync::Arc<crate::subquery::Subquery>),
+}
+
+impl RowSide {
+    fn walk(&self, f: &mut dyn FnMut(&Expr)) {
+        match self {
+            RowSide::Exprs(es) => es.iter().for_each(|e| e.walk(f)),
+            RowSide::Sub(q) => q.captures.iter().for_each(|c| c.walk(f)),
+        }
+    }
+
+    /// The row's values; `None` for a subquery with no row.
+    pub fn eval(&self, row: &Row<'_>, env: &dyn Env) -> Result<Option<Vec<Value>>> {
+        match self {
+            RowSide::Exprs(es) => es
+                .iter()
+                .map(|e| e.eval(row, env))
+                .collect::<Result<_>>()
+                .map(Some),
+            RowSide::Sub(q) => {
+                let outer = q
+                    .captures
+                    .iter()
+                    .map(|c| c.eval(row, env))
+                    .collect::<Result<Vec<_>>>()?;
+                let m = env.subquery(q, outer, 2)?;
+                match m.rows.as_slice() {
+                    [] => Ok(None),
+                    [r] => Ok(Some(r.clone())),
+                    _ => Err(SqlError::SubqueryRows),
+                }
+            }
+        }
+    }
+}
+
+/// Two rows compared with `op`, as MariaDB's `Arg_comparator::compare_row`: `<=>` is
+/// true when every pair is (NULLs equal); `=` and `<>` skip a pair with a NULL and decide
+/// on the first pair that differs, NULL if none differs but one had a NULL; `<`, `<=`,
+/// `>`, `>=` decide on the first pair that differs, and are NULL at a pair with a NULL
+/// before it. Each pair compares as two values do (collation, MySQL's conversions).
+pub fn compare_rows(
+    op: BinOp,
+    x: &[Value],
+    y: &[Value],
+    colls: &[Collation],
+    env: &dyn Env,
+) -> Result<Value> {
+    let truth = |o: Ordering| {
+        let t = match op {
+            BinOp::Eq | BinOp::NullSafeEq => o == Ordering::Equal,
+            BinOp::Ne => o != Ordering::Equal,
+            BinOp::Lt => o == Ordering::Less,
+            BinOp::Le => o != Ordering::Greater,
+            BinOp::Gt => o == Ordering::Greater,
+            _ => o != Ordering::Less,
+        };
+        Value::Int(i64::from(t))
+    };
+    let mut was_null = false;
+    for (i, (a, b)) in x.iter().zip(y).enumerate() {
+        let coll = colls.get(i).copied().unwrap_or(Collation::Utf8mb4GeneralCi);
+        let (an, bn) = (matches!(a, Value::Null), matches!(b, Value::Null));
+        if an || bn {
+            match op {
+                BinOp::NullSafeEq if an && bn => continue,
+                BinOp::NullSafeEq => return Ok(Value::Int(0)),
+                BinOp::Eq | BinOp::Ne => {
+                    was_null = true;
+                    continue;
+                }
+                _ => return Ok(Value::Null),
+            }
+        }
+        check_compared(a, b, env)?;
+        let o = compare(a, b, coll);
+        if o != Ordering::Equal {
+            return Ok(truth(o));
+        }
+    }
+    if was_null {
+        return Ok(Value::Null);
+    }
+    Ok(truth(Ordering::Equal))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -379,10 +512,15 @@ impl Expr {
                 a.walk(f);
                 b.walk(f);
             }
+            Expr::RowCmp { l, r, .. } => {
+                l.walk(f);
+                r.walk(f);
+            }
             Expr::Not(a)
             | Expr::Neg(a)
             | Expr::IsNull(a, _)
             | Expr::Collate(a, _)
+            | Expr::Default { e: a, .. }
             | Expr::Assign { e: a, .. } => a.walk(f),
             Expr::Between { e, lo, hi, .. } => {
                 e.walk(f);
@@ -426,6 +564,7 @@ impl Expr {
             | Expr::Column(_)
             | Expr::Agg(_)
             | Expr::Session(_)
+            | Expr::NoDefault(_)
             | Expr::Outer(..) => {}
         }
     }
@@ -624,6 +763,27 @@ impl Expr {
                 env.set_user_var(name, v.clone(), *kind)?;
                 v
             }
+            Expr::RowCmp { op, l, r, colls } => {
+                let x = l.eval(row, env)?;
+                let y = r.eval(row, env)?;
+                match (x, y) {
+                    (Some(x), Some(y)) => compare_rows(*op, &x, &y, colls, env)?,
+                    _ => Value::Null,
+                }
+            }
+            Expr::Default { e, col } => {
+                let v = e.eval(row, env)?;
+                // A DEFAULT was checked against its column at CREATE: converting it raises
+                // nothing an INSERT should fail on.
+                let at = types::Target {
+                    db: "",
+                    table: "",
+                    row: 1,
+                    strict: false,
+                };
+                types::coerce(v, col, &at, env)?
+            }
+            Expr::NoDefault(col) => crate::exec::column_default(col, false, env)?,
         })
     }
 

@@ -22,6 +22,7 @@ mod control;
 mod ddl;
 pub mod diag;
 pub mod dispatch;
+mod do_stmt;
 pub mod error;
 pub mod exec;
 pub mod expr;

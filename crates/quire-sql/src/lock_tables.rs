@@ -98,7 +98,7 @@ impl Locked<'_> {
 /// The tables a statement writes.
 fn written(p: &Planned) -> Vec<&TableRef> {
     match p {
-        Planned::Select(_) => Vec::new(),
+        Planned::Select(_) | Planned::Do(_) => Vec::new(),
         Planned::Insert(i) => vec![&i.table],
         Planned::Update(u) => vec![&u.table],
         Planned::Delete(d) => vec![&d.table],

@@ -452,6 +452,91 @@ fn reject_update_from(text: &str, stmt: &Statement) -> Result<()> {
     })
 }
 
+/// Calls sqlparser reads that MariaDB's grammar refuses, 1064 where MariaDB's parser
+/// stops: STD, STDDEV, STDDEV_POP, STDDEV_SAMP, VARIANCE, VAR_POP and VAR_SAMP take
+/// exactly one argument and no DISTINCT (near the DISTINCT, the `*` or the `)` of an empty
+/// call, or after the comma of a second argument); ROW takes two or more (near the `)` of
+/// `ROW(x)`).
+fn reject_mariadb_grammar(text: &str) -> Result<()> {
+    let lower = text.to_ascii_lowercase();
+    if !lower.contains("std") && !lower.contains("var") && !lower.contains("row") {
+        return Ok(());
+    }
+    let dialect = MySqlDialect {};
+    let Ok(toks) = Tokenizer::new(&dialect, text).tokenize_with_location() else {
+        return Ok(());
+    };
+    let sig: Vec<&TokenWithSpan> = toks
+        .iter()
+        .filter(|t| !matches!(t.token, Token::Whitespace(_)))
+        .collect();
+    let err = |line: u64, col: u64| {
+        Err(SqlError::Parse {
+            near: near(text, line, col),
+            line,
+        })
+    };
+    for (i, t) in sig.iter().enumerate() {
+        let Token::Word(w) = &t.token else { continue };
+        if w.quote_style.is_some() || sig.get(i + 1).map(|n| &n.token) != Some(&Token::LParen) {
+            continue;
+        }
+        let name = w.value.to_ascii_lowercase();
+        if name == "row" {
+            // ROW(x): one member and the `)` where MariaDB's grammar wants a comma.
+            let mut depth = 0usize;
+            let mut commas = 0;
+            for n in &sig[i + 1..] {
+                match n.token {
+                    Token::LParen => depth += 1,
+                    Token::Comma if depth == 1 => commas += 1,
+                    Token::RParen => {
+                        depth -= 1;
+                        if depth == 0 {
+                            if commas == 0 {
+                                return err(n.span.start.line, n.span.start.column);
+                            }
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            continue;
+        }
+        if crate::expr::AggFn::variance_named(&name).is_none() {
+            continue;
+        }
+        let Some(first) = sig.get(i + 2) else {
+            continue;
+        };
+        match &first.token {
+            Token::Word(d) if d.keyword == Keyword::DISTINCT => {
+                return err(first.span.start.line, first.span.start.column)
+            }
+            Token::RParen | Token::Mul => {
+                return err(first.span.start.line, first.span.start.column)
+            }
+            _ => {}
+        }
+        let mut depth = 0usize;
+        for n in &sig[i + 1..] {
+            match n.token {
+                Token::LParen => depth += 1,
+                Token::RParen => {
+                    depth -= 1;
+                    if depth == 0 {
+                        break;
+                    }
+                }
+                Token::Comma if depth == 1 => return err(n.span.end.line, n.span.end.column),
+                _ => {}
+            }
+        }
+    }
+    Ok(())
+}
+
 /// One statement, the lock a `LOCK IN SHARE MODE` suffix asked for, and the text parsed
 /// (placeholder positions are in it).
 fn parse_text(text: &str) -> Result<(Statement, Option<ReadLock>, std::borrow::Cow<'_, str>)> {
@@ -464,6 +549,7 @@ fn parse_text(text: &str) -> Result<(Statement, Option<ReadLock>, std::borrow::C
             if let Some(st) = s.first() {
                 reject_update_from(text, st)?;
             }
+            reject_mariadb_grammar(text)?;
             (s, std::borrow::Cow::Borrowed(text))
         }
         Err(e) => match update_commas(text) {
@@ -516,6 +602,47 @@ pub fn parse_expr_in(text: &str, mode: SqlMode) -> Result<sqlparser::ast::Expr> 
         });
     }
     Ok(e)
+}
+
+/// A comma-separated list of expressions (DO's), as `mode` reads it, and where its `?`
+/// placeholders are: 1064 near what follows the list if it is not the end (`DO 1 FROM
+/// t`), or near the end for no list.
+pub fn parse_expr_list_in(
+    text: &str,
+    mode: SqlMode,
+) -> Result<(Vec<sqlparser::ast::Expr>, ParamPositions)> {
+    let text = &*for_mode(text, mode);
+    let dialect = MySqlDialect {};
+    let tokens = Tokenizer::new(&dialect, text)
+        .with_unescape(true)
+        .tokenize_with_location()
+        .map_err(|e| SqlError::Parse {
+            near: e.to_string(),
+            line: 1,
+        })?;
+    let mut params = HashMap::new();
+    for t in &tokens {
+        if matches!(&t.token, Token::Placeholder(p) if p == "?") {
+            let n = params.len();
+            params.insert((t.span.start.line, t.span.start.column), n);
+        }
+    }
+    let mut p = Parser::new(&dialect).with_tokens_with_locations(mysql_tokens(tokens));
+    let mut list = Vec::new();
+    loop {
+        list.push(p.parse_expr().map_err(|e| parse_error(text, e))?);
+        if !p.consume_token(&Token::Comma) {
+            break;
+        }
+    }
+    let next = p.peek_token();
+    if next.token != Token::EOF {
+        return Err(SqlError::Parse {
+            near: near(text, next.span.start.line, next.span.start.column),
+            line: next.span.start.line,
+        });
+    }
+    Ok((list, params))
 }
 
 /// One statement and the lock a `LOCK IN SHARE MODE` suffix asked for.

@@ -424,6 +424,9 @@ impl<'d> Session<'d> {
     /// Plans `text` again (a prepared statement's text, or a COM_QUERY's), without the
     /// indexes in `hidden`.
     fn replan(&self, text: &str, hidden: &[(u64, String)], conn: Conn) -> Result<Planned> {
+        if crate::do_stmt::is_do(text) {
+            return Ok(self.plan_do(text, conn, hidden)?.0);
+        }
         let (stmt, lock, params) = crate::parse::parse_prepared(text, conn.mode)?;
         self.plan_hiding(&stmt, lock, &params, hidden, conn)?
             .ok_or_else(|| SqlError::Unsupported(text.chars().take(40).collect()))
@@ -467,7 +470,7 @@ impl<'d> Session<'d> {
         })
     }
 
-    fn execute_plan(
+    pub(crate) fn execute_plan(
         &mut self,
         p: &Planned,
         params: &[Value],
@@ -705,6 +708,7 @@ impl<'d> Session<'d> {
                 })?;
                 Ok(Outcome::ok(n))
             }
+            Planned::Do(items) => self.run_do(items, params),
         }
     }
 }
@@ -1086,5 +1090,6 @@ fn expression_columns(p: &Planned) -> Vec<String> {
         Planned::Update(u) => of_table(&u.table),
         Planned::Delete(d) => of_table(&d.table),
         Planned::UpdateJoin(m) | Planned::DeleteJoin(m) => of_select(&m.select),
+        Planned::Do(_) => Vec::new(),
     }
 }

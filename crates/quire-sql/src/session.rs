@@ -155,6 +155,9 @@ pub struct Instance<'d> {
     pub(crate) counters: crate::status::ServerCounters,
     /// Bumped by FLUSH LOGS and FLUSH SLOW LOGS: the server reopens its log files.
     pub(crate) logs_flushed: AtomicU64,
+    /// The MySQL error code of an error, as the server's one table gives it
+    /// ([`Instance::set_error_codes`]): DO keeps an evaluation error as a condition.
+    error_codes: std::sync::OnceLock<fn(&SqlError) -> Option<u16>>,
 }
 
 impl<'d> Instance<'d> {
@@ -180,7 +183,19 @@ impl<'d> Instance<'d> {
             acl: crate::acl::AclState::default(),
             counters: crate::status::ServerCounters::default(),
             logs_flushed: AtomicU64::new(0),
+            error_codes: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Tells the SQL layer the server's table of error codes (errors become codes only at
+    /// the server boundary): DO records an error it swallows under its code.
+    pub fn set_error_codes(&self, f: fn(&SqlError) -> Option<u16>) {
+        let _ = self.error_codes.set(f);
+    }
+
+    /// The code of `e`, if the server told its table.
+    pub(crate) fn error_code(&self, e: &SqlError) -> Option<u16> {
+        self.error_codes.get().and_then(|f| f(e))
     }
 
     /// How many times FLUSH LOGS (or FLUSH SLOW LOGS) has run: a log file opened before
@@ -934,6 +949,19 @@ impl<'d> Session<'d> {
         // PREPARE (COM_STMT_PREPARE and SQL) is checked as the statement would be.
         self.check_access_uncached(text)?;
         let gen = self.inst.generation.load(Ordering::Acquire);
+        if crate::do_stmt::is_do(text) {
+            let (planned, params) = self.plan_do(text, conn, &[])?;
+            return Ok(Kept {
+                sql: text.to_string(),
+                generation: gen,
+                db: self.sv.db.clone(),
+                planned: Some(Arc::new(planned)),
+                params: u16::try_from(params).map_err(|_| SqlError::NotPreparable)?,
+                columns: Vec::new(),
+                conn,
+                com: crate::status::kind(text),
+            });
+        }
         let (stmt, lock, params) = crate::parse::parse_prepared(text, conn.mode)?;
         let planned = self.plan(&stmt, lock, &params, conn)?;
         let columns = match &planned {

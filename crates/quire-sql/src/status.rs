@@ -40,6 +40,7 @@ pub(crate) const NAMES: &[&str] = &[
     "Com_dealloc_sql",
     "Com_delete",
     "Com_delete_multi",
+    "Com_do",
     "Com_drop_db",
     "Com_drop_index",
     "Com_drop_table",
@@ -397,6 +398,7 @@ pub(crate) fn kind(text: &str) -> Option<&'static str> {
                 "Com_delete"
             }
         }
+        "do" => "Com_do",
         "begin" => "Com_begin",
         "start" => "Com_begin",
         "commit" => "Com_commit",
@@ -520,6 +522,7 @@ mod tests {
             ("UPDATE t SET a = 'x, y'", "Com_update"),
             ("DELETE FROM t WHERE a = 1", "Com_delete"),
             ("DELETE QUICK IGNORE FROM t", "Com_delete"),
+            ("DO @x := 1", "Com_do"),
             ("DELETE t FROM t JOIN u ON t.a = u.a", "Com_delete_multi"),
             (
                 "DELETE FROM t USING t, u WHERE t.a = u.a",

@@ -31,6 +31,8 @@ pub enum Planned {
     UpdateJoin(JoinDmlPlan),
     /// A multi-table DELETE (`DELETE a FROM a JOIN b …`, `DELETE FROM a USING a JOIN b …`).
     DeleteJoin(JoinDmlPlan),
+    /// `DO e1, e2, …`: each expression as a `SELECT e` with no FROM (`do_stmt.rs`).
+    Do(Vec<SelectPlan>),
 }
 
 /// A multi-table UPDATE or DELETE: its join is read first (every row with a lock, the
@@ -89,6 +91,9 @@ impl Planned {
             Planned::UpdateJoin(m) | Planned::DeleteJoin(m) => {
                 crate::subquery::plan_tables(&m.select, &mut out)
             }
+            Planned::Do(items) => items
+                .iter()
+                .for_each(|s| crate::subquery::plan_tables(s, &mut out)),
         }
         out.into_iter()
     }
@@ -98,6 +103,7 @@ impl Planned {
     pub fn uses_tables(&self) -> bool {
         match self {
             Planned::Select(s) => !matches!(s.source, Source::Dual) || !s.subqueries.is_empty(),
+            Planned::Do(items) => items.iter().any(|s| !s.subqueries.is_empty()),
             _ => true,
         }
     }
@@ -115,6 +121,7 @@ impl Planned {
             Planned::UpdateJoin(m) | Planned::DeleteJoin(m) => {
                 crate::subquery::has_subqueries(&m.select)
             }
+            Planned::Do(items) => items.iter().any(crate::subquery::has_subqueries),
         }
     }
 
@@ -139,6 +146,7 @@ impl Planned {
             Planned::Select(s)
             | Planned::UpdateJoin(JoinDmlPlan { select: s, .. })
             | Planned::DeleteJoin(JoinDmlPlan { select: s, .. }) => subs_of(s, &mut out),
+            Planned::Do(items) => items.iter().for_each(|s| subs_of(s, &mut out)),
             _ => {}
         }
         let direct: &[std::sync::Arc<crate::subquery::Subquery>] = match self {
@@ -358,7 +366,9 @@ impl Ctx<'_> {
 
 fn scope_of(t: &TableRef) -> Scope {
     let (db, name) = t.shown();
-    Scope::single(&t.alias, db, name, t.def.columns.clone())
+    let mut s = Scope::single(&t.alias, db, name, t.def.columns.clone());
+    s.tables[0].auto_increment = t.def.auto_increment;
+    s
 }
 
 /// The one column of a sequence table.
@@ -1146,20 +1156,35 @@ pub fn insert(ctx: &Ctx<'_>, ins: &sql::Insert) -> Result<InsertPlan> {
         map[col] = Some(src);
     }
     let subctx = SubCtx::new(ctx, None);
+    let target_scope = scope_of(&t);
+    // One value of VALUES or SET for table column `col`: DEFAULT is what the column gets
+    // when left out; `DEFAULT(c)` in an expression reads the table's columns.
+    let value = |e: &sql::Expr, col: usize| -> Result<Expr> {
+        if crate::bind::is_default_keyword(e) {
+            let auto = t.def.auto_increment == Some(col);
+            return crate::bind::insert_default_expr(
+                &t.def.columns[col],
+                auto,
+                ctx.params,
+                ctx.conn,
+            );
+        }
+        crate::bind::with_insert_target(target_scope.clone(), || {
+            Binder {
+                sub: Some(&subctx),
+                scope: None,
+                params: ctx.params,
+                aggs: None,
+                context: "VALUES",
+                conn: ctx.conn,
+            }
+            .bind(e)
+        })
+    };
     let source = if !ins.assignments.is_empty() {
         let mut row = Vec::new();
-        for a in &ins.assignments {
-            row.push(
-                Binder {
-                    sub: Some(&subctx),
-                    scope: None,
-                    params: ctx.params,
-                    aggs: None,
-                    context: "VALUES",
-                    conn: ctx.conn,
-                }
-                .bind(&a.value)?,
-            );
+        for (a, &col) in ins.assignments.iter().zip(&targets) {
+            row.push(value(&a.value, col)?);
         }
         InsertSource::Values(vec![row])
     } else {
@@ -1171,22 +1196,28 @@ pub fn insert(ctx: &Ctx<'_>, ins: &sql::Insert) -> Result<InsertPlan> {
                 let mut rows = Vec::with_capacity(vals.rows.len());
                 for (n, r) in vals.rows.iter().enumerate() {
                     let r = &r.content;
+                    // `VALUES ()` without a column list (or with `()`) is every column's
+                    // DEFAULT, as MariaDB.
+                    if r.is_empty() && ins.columns.is_empty() {
+                        let mut row = Vec::with_capacity(targets.len());
+                        for &col in &targets {
+                            let auto = t.def.auto_increment == Some(col);
+                            row.push(crate::bind::insert_default_expr(
+                                &t.def.columns[col],
+                                auto,
+                                ctx.params,
+                                ctx.conn,
+                            )?);
+                        }
+                        rows.push(row);
+                        continue;
+                    }
                     if r.len() != targets.len() {
                         return Err(SqlError::ValueCount(n as u64 + 1));
                     }
                     let mut row = Vec::with_capacity(r.len());
-                    for e in r {
-                        row.push(
-                            Binder {
-                                sub: Some(&subctx),
-                                scope: None,
-                                params: ctx.params,
-                                aggs: None,
-                                context: "VALUES",
-                                conn: ctx.conn,
-                            }
-                            .bind(e)?,
-                        );
+                    for (e, &col) in r.iter().zip(&targets) {
+                        row.push(value(e, col)?);
                     }
                     rows.push(row);
                 }
@@ -1243,20 +1274,7 @@ fn bind_opt(
 
 /// A DEFAULT kept in the catalog as SQL text, bound.
 fn bind_default(text: &str, ctx: &Ctx<'_>) -> Result<Expr> {
-    let dialect = sqlparser::dialect::MySqlDialect {};
-    let e = sqlparser::parser::Parser::new(&dialect)
-        .try_with_sql(text)
-        .and_then(|mut p| p.parse_expr())
-        .map_err(|_| SqlError::InvalidDefault(text.into()))?;
-    Binder {
-        sub: None,
-        scope: None,
-        params: ctx.params,
-        aggs: None,
-        context: "VALUES",
-        conn: ctx.conn,
-    }
-    .bind(&e)
+    crate::bind::bind_default_text(text, ctx.params, ctx.conn)
 }
 
 fn single_table(twj: &sql::TableWithJoins) -> Result<(&sql::ObjectName, Option<String>)> {
@@ -1322,15 +1340,19 @@ pub fn update_stmt(ctx: &Ctx<'_>, u: &sql::Update) -> Result<Planned> {
                 members.len() - 1
             }
         };
-        let e = Binder {
-            sub: Some(&subctx),
-            scope: Some(&f.scope),
-            params: ctx.params,
-            aggs: None,
-            context: "SET",
-            conn: ctx.conn,
-        }
-        .bind(&a.value)?;
+        let e = if crate::bind::is_default_keyword(&a.value) {
+            f.scope.default_of(col, ctx.params, ctx.conn)?
+        } else {
+            Binder {
+                sub: Some(&subctx),
+                scope: Some(&f.scope),
+                params: ctx.params,
+                aggs: None,
+                context: "SET",
+                conn: ctx.conn,
+            }
+            .bind(&a.value)?
+        };
         sets.push((target, col - f.scope.tables[m].offset, e));
     }
     let filter = bind_opt(
@@ -1427,15 +1449,19 @@ pub fn update(ctx: &Ctx<'_>, u: &sql::Update) -> Result<UpdatePlan> {
             _ => return Err(SqlError::Unsupported(n.to_string())),
         };
         let col = scope.resolve(q, c, "SET")?;
-        let e = Binder {
-            sub: Some(&subctx),
-            scope: Some(&scope),
-            params: ctx.params,
-            aggs: None,
-            context: "SET",
-            conn: ctx.conn,
-        }
-        .bind(&a.value)?;
+        let e = if crate::bind::is_default_keyword(&a.value) {
+            scope.default_of(col, ctx.params, ctx.conn)?
+        } else {
+            Binder {
+                sub: Some(&subctx),
+                scope: Some(&scope),
+                params: ctx.params,
+                aggs: None,
+                context: "SET",
+                conn: ctx.conn,
+            }
+            .bind(&a.value)?
+        };
         sets.push((col, e));
     }
     let filter = bind_opt(

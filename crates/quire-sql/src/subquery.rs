@@ -80,6 +80,13 @@ pub enum SubKind {
     Exists,
     /// `e IN (SELECT x …)` (NOT IN is `Expr::Not` of it).
     In { e: Box<Expr>, coll: Collation },
+    /// `(e1, e2, …) IN (SELECT x1, x2, …)` and `= ANY`: true if a row equals the row,
+    /// else NULL if a comparison was NULL, else false ([`crate::expr::compare_rows`]);
+    /// `colls` is each column pair's collation.
+    RowIn {
+        es: Vec<Expr>,
+        colls: Vec<Collation>,
+    },
     /// `e op ANY (SELECT x …)`, or with `all` `e op ALL (…)`.
     Quantified {
         e: Box<Expr>,
@@ -93,6 +100,7 @@ impl SubKind {
     pub fn walk(&self, f: &mut dyn FnMut(&Expr)) {
         match self {
             SubKind::In { e, .. } | SubKind::Quantified { e, .. } => e.walk(f),
+            SubKind::RowIn { es, .. } => es.iter().for_each(|e| e.walk(f)),
             SubKind::Scalar | SubKind::Exists => {}
         }
     }
@@ -168,6 +176,13 @@ pub fn eval(kind: &SubKind, q: &Arc<Subquery>, row: &Row<'_>, env: &dyn Env) -> 
         SubKind::In { e, .. } | SubKind::Quantified { e, .. } => Some(e.eval(row, env)?),
         _ => None,
     };
+    let left_row = match kind {
+        SubKind::RowIn { es, .. } => es
+            .iter()
+            .map(|e| e.eval(row, env))
+            .collect::<Result<Vec<_>>>()?,
+        _ => Vec::new(),
+    };
     let outer = q
         .captures
         .iter()
@@ -182,6 +197,21 @@ pub fn eval(kind: &SubKind, q: &Arc<Subquery>, row: &Row<'_>, env: &dyn Env) -> 
             _ => return Err(SqlError::SubqueryRows),
         },
         SubKind::Exists => Value::Int(i64::from(!m.rows.is_empty())),
+        SubKind::RowIn { colls, .. } => {
+            let mut saw_null = false;
+            for r in &m.rows {
+                match crate::expr::compare_rows(BinOp::Eq, &left_row, r, colls, env)? {
+                    Value::Null => saw_null = true,
+                    v if types::truthy(&v) == Some(true) => return Ok(Value::Int(1)),
+                    _ => {}
+                }
+            }
+            if saw_null {
+                Value::Null
+            } else {
+                Value::Int(0)
+            }
+        }
         SubKind::In { coll, .. } => {
             let v = left.unwrap_or(Value::Null);
             if m.rows.is_empty() {

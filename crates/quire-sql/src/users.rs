@@ -851,7 +851,7 @@ impl<'d> Session<'d> {
                 }
             }
             "select" | "with" | "insert" | "replace" | "update" | "delete" | "create" | "drop"
-            | "alter" | "truncate" | "rename" | "(" => {}
+            | "alter" | "truncate" | "rename" | "(" | "do" => {}
             _ => return Ok(needs),
         }
         if first == "alter" {
@@ -870,11 +870,14 @@ impl<'d> Session<'d> {
             }
         }
         let body = if first == "explain" {
-            text[7..].trim_start()
+            text[7..].trim_start().to_string()
+        } else if first == "do" {
+            // DO reads what the same SELECT reads (its subqueries' tables).
+            format!("SELECT {}", text.get(2..).unwrap_or(""))
         } else {
-            text
+            text.to_string()
         };
-        let Ok((stmt, _)) = crate::parse::parse_one_in(body, self.sv.mode) else {
+        let Ok((stmt, _)) = crate::parse::parse_one_in(&body, self.sv.mode) else {
             // The statement fails to parse later, with its own error.
             return Ok(needs);
         };

@@ -106,6 +106,22 @@ pub fn fn_name(f: AggFn) -> &'static str {
         AggFn::BitOr => "bit_or",
         AggFn::BitXor => "bit_xor",
         AggFn::GroupConcat => "group_concat",
+        AggFn::Variance {
+            sample: false,
+            root: true,
+        } => "std",
+        AggFn::Variance {
+            sample: true,
+            root: true,
+        } => "stddev_samp",
+        AggFn::Variance {
+            sample: false,
+            root: false,
+        } => "variance",
+        AggFn::Variance {
+            sample: true,
+            root: false,
+        } => "var_samp",
     }
 }
 

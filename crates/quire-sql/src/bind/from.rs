@@ -262,6 +262,7 @@ impl FromBinder<'_, '_> {
                                 table: last.clone(),
                                 offset: 0,
                                 len: 1,
+                                auto_increment: None,
                             },
                         )
                     }
@@ -274,6 +275,7 @@ impl FromBinder<'_, '_> {
                             table: t.shown().1.to_string(),
                             offset: 0,
                             len: t.def.columns.len(),
+                            auto_increment: t.def.auto_increment,
                         };
                         (Member::Table(Box::new(t)), st)
                     }
@@ -351,6 +353,7 @@ impl FromBinder<'_, '_> {
             table: name.clone(),
             offset: 0,
             len: columns.len(),
+            auto_increment: None,
         };
         self.derived_columns = Some(columns);
         self.add(

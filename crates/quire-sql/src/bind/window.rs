@@ -36,7 +36,7 @@ fn window_fn(name: &str, star: bool) -> Option<(AggFn, usize, usize)> {
         "bit_and" => (AggFn::BitAnd, 1, 1),
         "bit_or" => (AggFn::BitOr, 1, 1),
         "bit_xor" => (AggFn::BitXor, 1, 1),
-        _ => return None,
+        other => (AggFn::variance_named(other)?, 1, 1),
     })
 }
 
@@ -92,11 +92,6 @@ impl Binder<'_> {
                 "group_concat" => SqlError::MariaDbUnsupported(
                     "GROUP_CONCAT() aggregate as window function".into(),
                 ),
-                // MariaDB has these over a window; Quire has them nowhere yet.
-                "std" | "stddev" | "stddev_pop" | "stddev_samp" | "variance" | "var_pop"
-                | "var_samp" => {
-                    SqlError::Unsupported(format!("{} over a window", name.to_uppercase()))
-                }
                 // MariaDB's grammar has no other window function.
                 _ => SqlError::Parse {
                     near: format!("{over}"),

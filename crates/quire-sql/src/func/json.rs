@@ -18,6 +18,36 @@ use crate::error::{Result, SqlError};
 use crate::expr::Env;
 use crate::types;
 
+/// How a JSON function's value arguments go into the document: bit i of `json` set:
+/// argument i is JSON already (a JSON function's result or a JSON column), inserted as is
+/// rather than as a string; of `boolean`: a truth value (a comparison, NOT, IN, LIKE, IS
+/// NULL, TRUE / FALSE), inserted as `true` / `false` rather than as 1 / 0.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ArgKinds {
+    pub json: u64,
+    pub boolean: u64,
+}
+
+impl ArgKinds {
+    fn json(self, i: usize) -> bool {
+        i < 64 && self.json >> i & 1 == 1
+    }
+    fn boolean(self, i: usize) -> bool {
+        i < 64 && self.boolean >> i & 1 == 1
+    }
+}
+
+/// What JSON_SET, JSON_INSERT and JSON_REPLACE do at a path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Modify {
+    /// Replace a value there, or add one.
+    Set,
+    /// Add a value where there is none.
+    Insert,
+    /// Replace a value there.
+    Replace,
+}
+
 /// JSON functions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum JsonFn {
@@ -33,15 +63,29 @@ pub enum JsonFn {
     Keys,
     /// `JSON_CONTAINS(doc, candidate[, path])`.
     Contains,
-    /// `JSON_OBJECT(k, v, …)`; bit i of `json_args` set: argument i is JSON already (a JSON
-    /// function's result or a JSON column), inserted as is rather than as a string.
-    Object {
-        json_args: u64,
-    },
-    /// `JSON_ARRAY(v, …)`; `json_args` as for Object.
-    Array {
-        json_args: u64,
-    },
+    /// `JSON_CONTAINS_PATH(doc, 'one' | 'all', path, …)`.
+    ContainsPath,
+    /// `JSON_DEPTH(doc)`.
+    Depth,
+    /// `JSON_OBJECT(k, v, …)`.
+    Object(ArgKinds),
+    /// `JSON_ARRAY(v, …)`.
+    Array(ArgKinds),
+    /// `JSON_SET` / `JSON_INSERT` / `JSON_REPLACE(doc, path, value, …)`.
+    Modify(Modify, ArgKinds),
+    /// `JSON_REMOVE(doc, path, …)`.
+    Remove,
+    /// `JSON_ARRAY_APPEND(doc, path, value, …)`.
+    ArrayAppend(ArgKinds),
+    /// `JSON_ARRAY_INSERT(doc, path, value, …)`.
+    ArrayInsert(ArgKinds),
+    /// `JSON_MERGE_PATCH(doc, doc, …)`: RFC 7396.
+    MergePatch,
+    /// `JSON_MERGE_PRESERVE(doc, doc, …)` (and MariaDB's JSON_MERGE).
+    MergePreserve,
+    /// `JSON_SEARCH(doc, 'one' | 'all', pattern[, escape[, path, …]])`: strings matched
+    /// as LIKE matches them in this collation (the pattern's).
+    Search(quire_engine::row::Collation),
 }
 
 impl JsonFn {
@@ -56,18 +100,51 @@ impl JsonFn {
             JsonFn::Length => "json_length",
             JsonFn::Keys => "json_keys",
             JsonFn::Contains => "json_contains",
-            JsonFn::Object { .. } => "json_object",
-            JsonFn::Array { .. } => "json_array",
+            JsonFn::ContainsPath => "json_contains_path",
+            JsonFn::Depth => "json_depth",
+            JsonFn::Object(_) => "json_object",
+            JsonFn::Array(_) => "json_array",
+            JsonFn::Modify(Modify::Set, _) => "json_set",
+            JsonFn::Modify(Modify::Insert, _) => "json_insert",
+            JsonFn::Modify(Modify::Replace, _) => "json_replace",
+            JsonFn::Remove => "json_remove",
+            JsonFn::ArrayAppend(_) => "json_array_append",
+            JsonFn::ArrayInsert(_) => "json_array_insert",
+            JsonFn::MergePatch => "json_merge_patch",
+            JsonFn::MergePreserve => "json_merge_preserve",
+            JsonFn::Search(_) => "json_search",
         }
     }
 
-    /// Whether the result is JSON text (JSON_OBJECT and JSON_ARRAY take it as JSON, not as
-    /// a string to quote).
+    /// Whether the result is JSON text (JSON_OBJECT, JSON_SET, … take it as JSON, not as
+    /// a string to quote), as MariaDB types it: JSON_KEYS, JSON_QUOTE and JSON_UNQUOTE
+    /// give strings.
     pub fn returns_json(self) -> bool {
         matches!(
             self,
-            JsonFn::Extract | JsonFn::Keys | JsonFn::Object { .. } | JsonFn::Array { .. }
+            JsonFn::Extract
+                | JsonFn::Object(_)
+                | JsonFn::Array(_)
+                | JsonFn::Modify(..)
+                | JsonFn::Remove
+                | JsonFn::ArrayAppend(_)
+                | JsonFn::ArrayInsert(_)
+                | JsonFn::MergePatch
+                | JsonFn::MergePreserve
+                | JsonFn::Search(_)
         )
+    }
+
+    /// The value arguments' kinds of a function that takes values, with `kinds` set.
+    pub fn with_kinds(self, kinds: ArgKinds) -> JsonFn {
+        match self {
+            JsonFn::Object(_) => JsonFn::Object(kinds),
+            JsonFn::Array(_) => JsonFn::Array(kinds),
+            JsonFn::Modify(m, _) => JsonFn::Modify(m, kinds),
+            JsonFn::ArrayAppend(_) => JsonFn::ArrayAppend(kinds),
+            JsonFn::ArrayInsert(_) => JsonFn::ArrayInsert(kinds),
+            other => other,
+        }
     }
 }
 
@@ -580,11 +657,13 @@ fn contains(doc: &J, cand: &J) -> bool {
     }
 }
 
-/// An SQL value as a JSON value (JSON_OBJECT's and JSON_ARRAY's arguments): NULL null, a
-/// number its text, anything else a string; `as_json`: text that is JSON already.
-fn from_sql(v: &Value, as_json: bool) -> J {
+/// An SQL value as a JSON value (the value arguments of JSON_OBJECT, JSON_ARRAY, JSON_SET,
+/// …): NULL null, a number its text, a truth value (`boolean`) true or false, anything
+/// else a string; `as_json`: text that is JSON already.
+fn from_sql(v: &Value, as_json: bool, boolean: bool) -> J {
     match v {
         Value::Null => J::Null,
+        _ if boolean => J::Bool(types::truthy(v) == Some(true)),
         Value::Int(_) | Value::UInt(_) | Value::Decimal(_) | Value::Double(_) => {
             J::Num(types::display(v))
         }
@@ -598,6 +677,15 @@ fn from_sql(v: &Value, as_json: bool) -> J {
             J::Str(escape(&s))
         }
     }
+}
+
+/// Argument `i` of `args` as a JSON value, as `kinds` says it goes in.
+fn value_arg(args: &[Value], i: usize, kinds: ArgKinds) -> J {
+    from_sql(
+        args.get(i).unwrap_or(&Value::Null),
+        kinds.json(i),
+        kinds.boolean(i),
+    )
 }
 
 /// Raises MariaDB's warning for a text that is not JSON in argument `i` (1-based) of `f`.
@@ -690,10 +778,312 @@ fn target<'a>(
     Ok(found.first().copied())
 }
 
+/// Parses argument `i` (1-based) of `f` as a path that must name one place: a path with
+/// `*` is Warning 4044 and `None` (the function returns NULL), as in MariaDB.
+fn single_path_arg(f: JsonFn, v: &Value, i: usize, env: &dyn Env) -> Result<Option<Vec<Step>>> {
+    let Some(p) = path_arg(f, v, i, env)? else {
+        return Ok(None);
+    };
+    if has_wildcard(&p) {
+        super::warn(
+            env,
+            "Warning",
+            4044,
+            format!(
+                "Wildcards or range in JSON path not allowed in argument {i} to function '{}'",
+                f.name()
+            ),
+        );
+        return Ok(None);
+    }
+    Ok(Some(p))
+}
+
+/// The value path `p` (no wildcards) names in `v`, to change it: a key's first member, an
+/// array's element, and `[0]` of a value that is not an array is the value itself.
+fn find_mut<'a>(v: &'a mut J, p: &[Step]) -> Option<&'a mut J> {
+    let Some((first, rest)) = p.split_first() else {
+        return Some(v);
+    };
+    match (first, v) {
+        (Step::Key(k), J::Obj(m)) => m
+            .iter_mut()
+            .find(|(n, _)| unescape(n) == *k)
+            .and_then(|(_, x)| find_mut(x, rest)),
+        (Step::Index(i), J::Arr(a)) => a.get_mut(*i).and_then(|x| find_mut(x, rest)),
+        (Step::Index(0), x) => find_mut(x, rest),
+        _ => None,
+    }
+}
+
+/// JSON_SET / JSON_INSERT / JSON_REPLACE of `value` at `p` in `doc` (MariaDB's rules: an
+/// index past an array's end appends; `[n]` past a value that is not an array makes it an
+/// array of it and the new value, `[0]` of it is the value itself; a missing parent
+/// changes nothing).
+fn modify(doc: &mut J, p: &[Step], value: J, how: Modify) {
+    let Some((last, parent_path)) = p.split_last() else {
+        if how != Modify::Insert {
+            *doc = value;
+        }
+        return;
+    };
+    let Some(parent) = find_mut(doc, parent_path) else {
+        return;
+    };
+    match (last, parent) {
+        (Step::Key(k), J::Obj(m)) => match m.iter_mut().find(|(n, _)| unescape(n) == *k) {
+            Some((_, x)) if how != Modify::Insert => *x = value,
+            Some(_) => {}
+            None if how != Modify::Replace => m.push((escape(k), value)),
+            None => {}
+        },
+        (Step::Key(_), _) => {}
+        (Step::Index(i), J::Arr(a)) => match a.get_mut(*i) {
+            Some(x) if how != Modify::Insert => *x = value,
+            Some(_) => {}
+            None if how != Modify::Replace => a.push(value),
+            None => {}
+        },
+        (Step::Index(0), x) => {
+            if how != Modify::Insert {
+                *x = value;
+            }
+        }
+        (Step::Index(_), x) => {
+            if how != Modify::Replace {
+                let old = std::mem::replace(x, J::Null);
+                *x = J::Arr(vec![old, value]);
+            }
+        }
+        (Step::AnyKey | Step::AnyIndex, _) => {}
+    }
+}
+
+/// JSON_REMOVE of what `p` names (its first key of that name); nothing if it names
+/// nothing.
+fn remove(doc: &mut J, p: &[Step]) {
+    let Some((last, parent_path)) = p.split_last() else {
+        return;
+    };
+    let Some(parent) = find_mut(doc, parent_path) else {
+        return;
+    };
+    match (last, parent) {
+        (Step::Key(k), J::Obj(m)) => {
+            if let Some(i) = m.iter().position(|(n, _)| unescape(n) == *k) {
+                m.remove(i);
+            }
+        }
+        (Step::Index(i), J::Arr(a)) if *i < a.len() => {
+            a.remove(*i);
+        }
+        _ => {}
+    }
+}
+
+/// MariaDB's JSON_DEPTH: a scalar or an empty array or object is 1, else one more than
+/// its deepest member.
+fn depth(v: &J) -> i64 {
+    match v {
+        J::Arr(a) => 1 + a.iter().map(depth).max().unwrap_or(0),
+        J::Obj(m) => 1 + m.iter().map(|(_, x)| depth(x)).max().unwrap_or(0),
+        _ => 1,
+    }
+}
+
+/// `v` with the null members of its objects removed, at every depth (a patch merged into
+/// nothing, RFC 7396).
+fn without_nulls(v: J) -> J {
+    match v {
+        J::Obj(m) => J::Obj(
+            m.into_iter()
+                .filter(|(_, x)| *x != J::Null)
+                .map(|(k, x)| (k, without_nulls(x)))
+                .collect(),
+        ),
+        other => other,
+    }
+}
+
+/// RFC 7396's merge of `patch` into `target`, as MariaDB keeps members: the target's in
+/// order (a null in the patch removes one, a value merges into it), then the patch's
+/// names the target lacks, duplicates included.
+fn merge_patch(target: J, patch: J) -> J {
+    let J::Obj(p) = patch else {
+        return patch;
+    };
+    let t = match target {
+        J::Obj(t) => t,
+        _ => Vec::new(),
+    };
+    let mut out = Vec::with_capacity(t.len() + p.len());
+    for (k, v) in &t {
+        let name = unescape(k);
+        match p.iter().find(|(n, _)| unescape(n) == name) {
+            Some((_, J::Null)) => {}
+            Some((_, pv)) => out.push((k.clone(), merge_patch(v.clone(), pv.clone()))),
+            None => out.push((k.clone(), v.clone())),
+        }
+    }
+    for (k, pv) in p {
+        let name = unescape(&k);
+        if pv == J::Null || t.iter().any(|(n, _)| unescape(n) == name) {
+            continue;
+        }
+        out.push((k, without_nulls(pv)));
+    }
+    J::Obj(out)
+}
+
+/// JSON_MERGE_PRESERVE of two values: arrays concatenated, objects merged by name (the
+/// values of a name in both merged the same way), anything else as one-element arrays.
+fn merge_preserve(a: J, b: J) -> J {
+    match (a, b) {
+        (J::Obj(mut x), J::Obj(y)) => {
+            for (k, v) in y {
+                let name = unescape(&k);
+                match x.iter_mut().find(|(n, _)| unescape(n) == name) {
+                    Some((_, old)) => {
+                        let prev = std::mem::replace(old, J::Null);
+                        *old = merge_preserve(prev, v);
+                    }
+                    None => x.push((k, v)),
+                }
+            }
+            J::Obj(x)
+        }
+        (a, b) => {
+            let mut items = match a {
+                J::Arr(x) => x,
+                other => vec![other],
+            };
+            match b {
+                J::Arr(y) => items.extend(y),
+                other => items.push(other),
+            }
+            J::Arr(items)
+        }
+    }
+}
+
+/// A path as JSON_SEARCH prints it: `$`, `.name` (as written, unquoted), `[i]`.
+fn path_text(p: &[PathPart]) -> String {
+    let mut s = String::from("$");
+    for part in p {
+        match part {
+            PathPart::Key(k) => {
+                s.push('.');
+                s.push_str(k);
+            }
+            PathPart::Index(i) => s.push_str(&format!("[{i}]")),
+        }
+    }
+    s
+}
+
+/// One step of a concrete path (JSON_SEARCH's answers).
+#[derive(Debug, Clone)]
+enum PathPart {
+    Key(String),
+    Index(usize),
+}
+
+/// Whether concrete path `at` lies under `filter` (a path that may have wildcards).
+fn under(at: &[PathPart], filter: &[Step]) -> bool {
+    filter.len() <= at.len()
+        && filter.iter().zip(at).all(|(f, a)| match (f, a) {
+            (Step::Key(k), PathPart::Key(n)) => unescape(n) == *k,
+            (Step::AnyKey, PathPart::Key(_)) => true,
+            (Step::Index(i), PathPart::Index(j)) => i == j,
+            (Step::AnyIndex, PathPart::Index(_)) => true,
+            _ => false,
+        })
+}
+
+/// JSON_SEARCH's walk: the paths of the scalars of `v` (in document order) whose text
+/// matches `pattern` and that lie under one of `filters` (all, without filters).
+#[allow(clippy::too_many_arguments)]
+fn search(
+    v: &J,
+    at: &mut Vec<PathPart>,
+    pattern: &str,
+    escape_char: char,
+    coll: quire_engine::row::Collation,
+    filters: &[Vec<Step>],
+    one: bool,
+    out: &mut Vec<String>,
+) {
+    if one && !out.is_empty() {
+        return;
+    }
+    match v {
+        J::Arr(a) => {
+            for (i, x) in a.iter().enumerate() {
+                at.push(PathPart::Index(i));
+                search(x, at, pattern, escape_char, coll, filters, one, out);
+                at.pop();
+            }
+        }
+        J::Obj(m) => {
+            for (k, x) in m {
+                at.push(PathPart::Key(k.clone()));
+                search(x, at, pattern, escape_char, coll, filters, one, out);
+                at.pop();
+            }
+        }
+        scalar => {
+            let text = match scalar {
+                J::Str(s) => unescape(s),
+                other => print(other),
+            };
+            if (filters.is_empty() || filters.iter().any(|f| under(at, f)))
+                && crate::expr::like(&text, pattern, escape_char, coll)
+            {
+                out.push(path_text(at));
+            }
+        }
+    }
+}
+
+/// `'one'` or `'all'` (argument `i`, any case) of JSON_CONTAINS_PATH and JSON_SEARCH:
+/// `Some(true)` for one; anything else is Warning 4046 and `None`.
+fn one_or_all(f: JsonFn, v: &Value, i: usize, env: &dyn Env) -> Option<bool> {
+    match types::display(v).to_ascii_lowercase().as_str() {
+        "one" => Some(true),
+        "all" => Some(false),
+        _ => {
+            super::warn(
+                env,
+                "Warning",
+                4046,
+                format!(
+                    "Argument {i} to function '{}' must be \"one\" or \"all\".",
+                    f.name()
+                ),
+            );
+            None
+        }
+    }
+}
+
 /// Evaluates JSON function `f` on its arguments' values.
 pub fn eval(f: JsonFn, args: Vec<Value>, env: &dyn Env) -> Result<Value> {
     let arg = |i: usize| args.get(i).unwrap_or(&Value::Null);
-    if !matches!(f, JsonFn::Object { .. } | JsonFn::Array { .. }) && super::any_null(&args) {
+    // A NULL document or path is a NULL answer; a value may be NULL (JSON null), and so
+    // may JSON_SEARCH's escape.
+    let null_answer = match f {
+        JsonFn::Object(_) | JsonFn::Array(_) => false,
+        JsonFn::Modify(..) | JsonFn::ArrayAppend(_) | JsonFn::ArrayInsert(_) => args
+            .iter()
+            .enumerate()
+            .any(|(i, v)| (i == 0 || i % 2 == 1) && matches!(v, Value::Null)),
+        JsonFn::Search(_) => args
+            .iter()
+            .enumerate()
+            .any(|(i, v)| i != 3 && matches!(v, Value::Null)),
+        _ => super::any_null(&args),
+    };
+    if null_answer {
         return Ok(Value::Null);
     }
     Ok(match f {
@@ -780,7 +1170,7 @@ pub fn eval(f: JsonFn, args: Vec<Value>, env: &dyn Env) -> Result<Value> {
                 Some(t) => Value::Int(i64::from(contains(t, &cand))),
             }
         }
-        JsonFn::Object { json_args } => {
+        JsonFn::Object(kinds) => {
             let mut members = Vec::new();
             for (i, pair) in args.chunks(2).enumerate() {
                 // A NULL name is MariaDB's "".
@@ -788,18 +1178,185 @@ pub fn eval(f: JsonFn, args: Vec<Value>, env: &dyn Env) -> Result<Value> {
                     Value::Null => String::new(),
                     k => escape(&types::display(k)),
                 };
-                let v = pair.get(1).unwrap_or(&Value::Null);
-                let as_json = 2 * i + 1 < 64 && json_args >> (2 * i + 1) & 1 == 1;
-                members.push((k, from_sql(v, as_json)));
+                members.push((k, value_arg(&args, 2 * i + 1, kinds)));
             }
             Value::Str(print(&J::Obj(members)))
         }
-        JsonFn::Array { json_args } => Value::Str(print(&J::Arr(
-            args.iter()
-                .enumerate()
-                .map(|(i, v)| from_sql(v, i < 64 && json_args >> i & 1 == 1))
+        JsonFn::Array(kinds) => Value::Str(print(&J::Arr(
+            (0..args.len())
+                .map(|i| value_arg(&args, i, kinds))
                 .collect(),
         ))),
+        JsonFn::ContainsPath => {
+            let Some(doc) = doc_arg(f, arg(0), 1, env) else {
+                return Ok(Value::Null);
+            };
+            let Some(one) = one_or_all(f, arg(1), 2, env) else {
+                return Ok(Value::Null);
+            };
+            let mut found = Vec::with_capacity(args.len().saturating_sub(2));
+            for (i, p) in args.iter().enumerate().skip(2) {
+                let Some(p) = path_arg(f, p, i + 1, env)? else {
+                    return Ok(Value::Null);
+                };
+                let mut hits = Vec::new();
+                find(&doc, &p, &mut hits);
+                found.push(!hits.is_empty());
+            }
+            let yes = if one {
+                found.iter().any(|x| *x)
+            } else {
+                found.iter().all(|x| *x)
+            };
+            Value::Int(i64::from(yes))
+        }
+        JsonFn::Depth => match doc_arg(f, arg(0), 1, env) {
+            Some(j) => Value::Int(depth(&j)),
+            None => Value::Null,
+        },
+        JsonFn::Modify(how, kinds) => {
+            let Some(mut doc) = doc_arg(f, arg(0), 1, env) else {
+                return Ok(Value::Null);
+            };
+            for i in (1..args.len()).step_by(2) {
+                let Some(p) = single_path_arg(f, &args[i], i + 1, env)? else {
+                    return Ok(Value::Null);
+                };
+                modify(&mut doc, &p, value_arg(&args, i + 1, kinds), how);
+            }
+            Value::Str(print(&doc))
+        }
+        JsonFn::Remove => {
+            let Some(mut doc) = doc_arg(f, arg(0), 1, env) else {
+                return Ok(Value::Null);
+            };
+            for (i, p) in args.iter().enumerate().skip(1) {
+                let Some(p) = single_path_arg(f, p, i + 1, env)? else {
+                    return Ok(Value::Null);
+                };
+                if p.is_empty() {
+                    super::warn(
+                        env,
+                        "Warning",
+                        4051,
+                        format!(
+                            "Path expression '$' is not allowed in argument {} to function '{}'.",
+                            i + 1,
+                            f.name()
+                        ),
+                    );
+                    return Ok(Value::Null);
+                }
+                remove(&mut doc, &p);
+            }
+            Value::Str(print(&doc))
+        }
+        JsonFn::ArrayAppend(kinds) => {
+            let Some(mut doc) = doc_arg(f, arg(0), 1, env) else {
+                return Ok(Value::Null);
+            };
+            for i in (1..args.len()).step_by(2) {
+                let Some(p) = single_path_arg(f, &args[i], i + 1, env)? else {
+                    return Ok(Value::Null);
+                };
+                // A path that names nothing makes the answer NULL, as in MariaDB.
+                let Some(t) = find_mut(&mut doc, &p) else {
+                    return Ok(Value::Null);
+                };
+                let value = value_arg(&args, i + 1, kinds);
+                match t {
+                    J::Arr(a) => a.push(value),
+                    other => {
+                        let old = std::mem::replace(other, J::Null);
+                        *other = J::Arr(vec![old, value]);
+                    }
+                }
+            }
+            Value::Str(print(&doc))
+        }
+        JsonFn::ArrayInsert(kinds) => {
+            let Some(mut doc) = doc_arg(f, arg(0), 1, env) else {
+                return Ok(Value::Null);
+            };
+            for i in (1..args.len()).step_by(2) {
+                let Some(p) = single_path_arg(f, &args[i], i + 1, env)? else {
+                    return Ok(Value::Null);
+                };
+                // The path must end at an array element.
+                let Some((Step::Index(at), parent_path)) = p.split_last() else {
+                    return Ok(Value::Null);
+                };
+                let value = value_arg(&args, i + 1, kinds);
+                if let Some(J::Arr(a)) = find_mut(&mut doc, parent_path) {
+                    let at = (*at).min(a.len());
+                    a.insert(at, value);
+                }
+            }
+            Value::Str(print(&doc))
+        }
+        JsonFn::MergePatch | JsonFn::MergePreserve => {
+            let mut out: Option<J> = None;
+            for (i, v) in args.iter().enumerate() {
+                let Some(j) = doc_arg(f, v, i + 1, env) else {
+                    return Ok(Value::Null);
+                };
+                out = Some(match out {
+                    None => j,
+                    Some(prev) if f == JsonFn::MergePatch => merge_patch(prev, j),
+                    Some(prev) => merge_preserve(prev, j),
+                });
+            }
+            match out {
+                Some(j) => Value::Str(print(&j)),
+                None => Value::Null,
+            }
+        }
+        JsonFn::Search(coll) => {
+            let Some(doc) = doc_arg(f, arg(0), 1, env) else {
+                return Ok(Value::Null);
+            };
+            let Some(one) = one_or_all(f, arg(1), 2, env) else {
+                return Ok(Value::Null);
+            };
+            let pattern = types::display(arg(2));
+            // The escape character: `\\` when NULL or empty, else exactly one (1210).
+            let escape_char = match args.get(3) {
+                None | Some(Value::Null) => '\\',
+                Some(v) => {
+                    let e = types::display(v);
+                    let mut chars = e.chars();
+                    match (chars.next(), chars.next()) {
+                        (None, _) => '\\',
+                        (Some(c), None) => c,
+                        _ => return Err(SqlError::WrongArguments("ESCAPE".into())),
+                    }
+                }
+            };
+            let mut filters = Vec::new();
+            for (i, p) in args.iter().enumerate().skip(4) {
+                match path_arg(f, p, i + 1, env)? {
+                    Some(p) => filters.push(p),
+                    None => return Ok(Value::Null),
+                }
+            }
+            let mut out = Vec::new();
+            search(
+                &doc,
+                &mut Vec::new(),
+                &pattern,
+                escape_char,
+                coll,
+                &filters,
+                one,
+                &mut out,
+            );
+            let quoted = |s: &String| J::Str(escape(s));
+            match out.as_slice() {
+                [] => Value::Null,
+                [p] => Value::Str(print(&quoted(p))),
+                many => Value::Str(print(&J::Arr(many.iter().map(quoted).collect()))),
+            }
+        }
     })
 }
 
@@ -866,6 +1423,63 @@ mod tests {
         assert_eq!(parse_path("$."), Err(PathError::End));
         for p in ["$[last]", "$[0 to 1]", "$**.b", "$[-1]"] {
             assert_eq!(parse_path(p), Err(PathError::Unsupported), "{p}");
+        }
+    }
+
+    #[test]
+    fn set_insert_and_replace_follow_mariadb_at_the_edges() {
+        let run = |doc: &str, path: &str, how: Modify| {
+            let mut d = parse(doc).expect(doc);
+            modify(
+                &mut d,
+                &parse_path(path).expect(path),
+                J::Num("9".into()),
+                how,
+            );
+            print(&d)
+        };
+        use Modify::{Insert, Replace, Set};
+        assert_eq!(run("[1, 2]", "$[5]", Set), "[1, 2, 9]");
+        assert_eq!(run("[1, 2]", "$[5]", Replace), "[1, 2]");
+        assert_eq!(run("[1, 2]", "$[0]", Insert), "[1, 2]");
+        assert_eq!(run("1", "$[1]", Set), "[1, 9]");
+        assert_eq!(run("1", "$[0]", Set), "9");
+        assert_eq!(run(r#"{"a": 1}"#, "$.b", Insert), r#"{"a": 1, "b": 9}"#);
+        assert_eq!(run(r#"{"a": 1}"#, "$.b", Replace), r#"{"a": 1}"#);
+        assert_eq!(run(r#"{"a": 1}"#, "$.x.y", Set), r#"{"a": 1}"#);
+        assert_eq!(run("[1]", "$", Set), "9");
+        assert_eq!(run("[1]", "$", Insert), "[1]");
+    }
+
+    #[test]
+    fn merge_patch_removes_nulls_and_keeps_the_targets_order() {
+        let m = |a: &str, b: &str| print(&merge_patch(parse(a).expect(a), parse(b).expect(b)));
+        assert_eq!(
+            m(r#"{"a": 1, "b": 2}"#, r#"{"b": null, "c": 3}"#),
+            r#"{"a": 1, "c": 3}"#
+        );
+        assert_eq!(m(r#"{"a": 1}"#, r#"{"a": {"b": null}}"#), r#"{"a": {}}"#);
+        assert_eq!(m("[1]", r#"{"a": 1}"#), r#"{"a": 1}"#);
+        assert_eq!(m(r#"{"a": [1, 2]}"#, r#"{"a": [3]}"#), r#"{"a": [3]}"#);
+        assert_eq!(
+            print(&merge_preserve(
+                parse(r#"{"a": 1}"#).expect("a"),
+                parse(r#"{"a": 2, "b": 3}"#).expect("b")
+            )),
+            r#"{"a": [1, 2], "b": 3}"#
+        );
+    }
+
+    #[test]
+    fn depth_counts_levels_of_non_empty_containers() {
+        for (doc, d) in [
+            ("1", 1),
+            ("[]", 1),
+            ("[[]]", 2),
+            ("[1, [2]]", 3),
+            (r#"{"a": {"b": [1]}}"#, 4),
+        ] {
+            assert_eq!(depth(&parse(doc).expect(doc)), d, "{doc}");
         }
     }
 

@@ -271,9 +271,33 @@ pub fn by_name(name: &str) -> Option<(crate::expr::Func, usize, usize)> {
         "json_length" => (j(JsonFn::Length), 1, 2),
         "json_keys" => (j(JsonFn::Keys), 1, 2),
         "json_contains" => (j(JsonFn::Contains), 2, 3),
-        // The binder sets which arguments are JSON already (`func/syntax.rs`).
-        "json_object" => (j(JsonFn::Object { json_args: 0 }), 0, N),
-        "json_array" => (j(JsonFn::Array { json_args: 0 }), 0, N),
+        "json_contains_path" => (j(JsonFn::ContainsPath), 3, N),
+        "json_depth" => (j(JsonFn::Depth), 1, 1),
+        // The binder sets which arguments are JSON already or truth values
+        // (`func/syntax.rs`), and JSON_SEARCH's collation.
+        "json_object" => (j(JsonFn::Object(Default::default())), 0, N),
+        "json_array" => (j(JsonFn::Array(Default::default())), 0, N),
+        "json_set" => (
+            j(JsonFn::Modify(json::Modify::Set, Default::default())),
+            3,
+            N,
+        ),
+        "json_insert" => (
+            j(JsonFn::Modify(json::Modify::Insert, Default::default())),
+            3,
+            N,
+        ),
+        "json_replace" => (
+            j(JsonFn::Modify(json::Modify::Replace, Default::default())),
+            3,
+            N,
+        ),
+        "json_remove" => (j(JsonFn::Remove), 2, N),
+        "json_array_append" => (j(JsonFn::ArrayAppend(Default::default())), 3, N),
+        "json_array_insert" => (j(JsonFn::ArrayInsert(Default::default())), 3, N),
+        "json_merge_patch" => (j(JsonFn::MergePatch), 2, N),
+        "json_merge_preserve" | "json_merge" => (j(JsonFn::MergePreserve), 2, N),
+        "json_search" => (j(JsonFn::Search(Collation::Utf8mb4GeneralCi)), 3, N),
         "substring_index" => (s(StrFn::SubstringIndex), 3, 3),
         "insert" => (s(StrFn::Insert), 4, 4),
         "format" => (s(StrFn::Format), 2, 3),

@@ -23,6 +23,35 @@ fn is_json_expr(e: &Expr, cols: &[Column]) -> bool {
     }
 }
 
+/// Whether `e` (written as `sql`) is a truth value, which MariaDB's JSON functions take
+/// as `true` / `false`: a comparison, a logical operator, IN, LIKE, IS [NOT] NULL,
+/// EXISTS, or TRUE / FALSE written as such.
+fn is_truth_value(e: &Expr, sql: Option<&sql::Expr>) -> bool {
+    if let Some(sql::Expr::Value(v)) = sql {
+        if matches!(v.value, sql::Value::Boolean(_)) {
+            return true;
+        }
+    }
+    matches!(
+        e,
+        Expr::Cmp(..)
+            | Expr::RowCmp { .. }
+            | Expr::Not(_)
+            | Expr::IsNull(..)
+            | Expr::Between { .. }
+            | Expr::InList { .. }
+            | Expr::Like { .. }
+            | Expr::Binary(BinOp::And | BinOp::Or | BinOp::Xor, ..)
+            | Expr::Sub(
+                crate::subquery::SubKind::In { .. }
+                    | crate::subquery::SubKind::RowIn { .. }
+                    | crate::subquery::SubKind::Exists
+                    | crate::subquery::SubKind::Quantified { .. },
+                _
+            )
+    )
+}
+
 fn parse_err(near: &str) -> SqlError {
     SqlError::Parse {
         near: near.into(),
@@ -406,24 +435,39 @@ impl Binder<'_> {
                 let dec = super::types::temporal_dec(&bound[0], t);
                 Expr::Func(Func::Time(TimeFn::UnixTimestamp(dec)), bound)
             }
-            Func::Json(f @ (JsonFn::Object { .. } | JsonFn::Array { .. })) => {
-                // Arguments that are JSON already go in as JSON, not as strings.
-                let mask = bound
-                    .iter()
-                    .take(64)
-                    .enumerate()
-                    .filter(|(_, a)| is_json_expr(a, self.cols()))
-                    .fold(0u64, |m, (i, _)| m | 1 << i);
-                let f = match f {
-                    JsonFn::Object { .. } => {
-                        if bound.len() % 2 == 1 {
-                            return Err(SqlError::WrongParamCount(name.into()));
-                        }
-                        JsonFn::Object { json_args: mask }
-                    }
-                    _ => JsonFn::Array { json_args: mask },
+            Func::Json(JsonFn::Search(_)) => {
+                // The pattern matches in its own collation.
+                let coll = crate::bind::derive_collation(&bound[2], self.cols(), self.conn.coll).0;
+                Expr::Func(Func::Json(JsonFn::Search(coll)), bound)
+            }
+            Func::Json(
+                f @ (JsonFn::Object(_)
+                | JsonFn::Array(_)
+                | JsonFn::Modify(..)
+                | JsonFn::ArrayAppend(_)
+                | JsonFn::ArrayInsert(_)),
+            ) => {
+                let pairs = match f {
+                    JsonFn::Object(_) => bound.len() % 2 == 0,
+                    JsonFn::Array(_) => true,
+                    // The document, then (path, value) pairs.
+                    _ => bound.len() % 2 == 1,
                 };
-                Expr::Func(Func::Json(f), bound)
+                if !pairs {
+                    return Err(SqlError::WrongParamCount(name.to_uppercase()));
+                }
+                // Arguments that are JSON already go in as JSON, truth values as
+                // true / false, the rest as strings and numbers.
+                let mut kinds = super::json::ArgKinds::default();
+                for (i, a) in bound.iter().enumerate().take(64) {
+                    if is_json_expr(a, self.cols()) {
+                        kinds.json |= 1 << i;
+                    }
+                    if is_truth_value(a, args.get(i).copied()) {
+                        kinds.boolean |= 1 << i;
+                    }
+                }
+                Expr::Func(Func::Json(f.with_kinds(kinds)), bound)
             }
             other => Expr::Func(other, bound),
         })

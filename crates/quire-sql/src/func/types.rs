@@ -360,6 +360,7 @@ pub fn infer(e: &Expr, cols: &[Column], aggs: &[AggCall]) -> Ty {
         Expr::Lit(v) => literal(v),
         Expr::Param(_) => Ty::string(255),
         Expr::Column(i) => cols.get(*i).map_or(Ty::string(255), column_ty),
+        Expr::Default { col, .. } | Expr::NoDefault(col) => column_ty(col),
         Expr::Agg(i) => match aggs.get(*i) {
             Some(AggCall {
                 f:
@@ -421,6 +422,38 @@ pub fn infer(e: &Expr, cols: &[Column], aggs: &[AggCall]) -> Ty {
                 unsigned: true,
                 ..Ty::new(FieldType::LongLong, 21, 0)
             },
+            // MariaDB's Item_sum_variance: always a DOUBLE. Of a floating, string or NULL
+            // argument, 4 more decimals than it (31: not fixed) in `float_length` of its
+            // decimals; of an exact number, a length for twice its digits plus 4
+            // (`div_precision_increment`) with 4 more decimals.
+            Some(AggCall {
+                f: AggFn::Variance { .. },
+                arg,
+                ..
+            }) => {
+                let t = arg.as_ref().map_or(Ty::null(), &ty);
+                if matches!(t.ft, FieldType::Double | FieldType::Float | FieldType::Null)
+                    || t.is_string()
+                {
+                    let dec = if t.ft == FieldType::Null {
+                        0
+                    } else if t.is_string() {
+                        STRING_DEC
+                    } else {
+                        t.dec
+                    };
+                    let len = if dec < NOT_FIXED_DEC {
+                        17 + u32::from(dec)
+                    } else {
+                        23
+                    };
+                    Ty::new(FieldType::Double, len, (dec + 4).min(NOT_FIXED_DEC))
+                } else {
+                    let dec = (t.scale() + 4).min(NOT_FIXED_DEC - 1);
+                    let precision = t.precision() * 2 + 4;
+                    Ty::new(FieldType::Double, precision + u32::from(dec > 0) + 1, dec)
+                }
+            }
             // GROUP_CONCAT: `group_concat_max_len` characters, a BLOB past 512 (MariaDB's
             // CONVERT_IF_BIGGER_TO_BLOB), whose length MariaDB counts in bytes twice over.
             Some(AggCall {
@@ -477,6 +510,7 @@ pub fn infer(e: &Expr, cols: &[Column], aggs: &[AggCall]) -> Ty {
             },
         },
         Expr::Cmp(..)
+        | Expr::RowCmp { .. }
         | Expr::Not(_)
         | Expr::IsNull(..)
         | Expr::Between { .. }
@@ -514,6 +548,8 @@ pub fn infer(e: &Expr, cols: &[Column], aggs: &[AggCall]) -> Ty {
             ..q.ty
         },
         Expr::Sub(crate::subquery::SubKind::Scalar, q) => q.ty,
+        // MariaDB sends a row's IN (or = ANY) of a subquery as INT(21).
+        Expr::Sub(crate::subquery::SubKind::RowIn { .. }, _) => Ty::long(21),
         Expr::Sub(..) => Ty::int(1),
         // `@x := NULL` is a binary string of no length, as in MariaDB.
         Expr::Assign { e, .. } => match ty(e) {
@@ -759,8 +795,8 @@ fn func(f: Func, args: &[Expr], cols: &[Column], aggs: &[AggCall]) -> Ty {
 fn json_fn(f: crate::func::json::JsonFn) -> Ty {
     use crate::func::json::JsonFn as F;
     match f {
-        F::Valid | F::Contains => Ty::long(1),
-        F::Length => Ty::long(10),
+        F::Valid | F::Contains | F::ContainsPath => Ty::long(1),
+        F::Length | F::Depth => Ty::long(10),
         F::Type => Ty::string(12),
         _ => Ty::new(FieldType::LongBlob, u32::MAX / 4, STRING_DEC),
     }
