@@ -1060,34 +1060,29 @@ impl<'d> Session<'d> {
                 }
                 let db = db.ok_or(SqlError::NoDatabaseSelected)?;
                 let pat = like_at(toks, j)?;
-                let rows = self
-                    .inst
-                    .db
-                    .tables(&db)
-                    .map_err(|_| SqlError::UnknownDatabase(db.clone()))?
-                    .into_iter()
-                    .filter(|t| like_ok(&pat, t))
-                    .map(|t| {
-                        vec![
-                            s(t),
-                            s("InnoDB"),
-                            Value::UInt(10),
-                            s("Dynamic"),
-                            s("utf8mb4_general_ci"),
-                        ]
-                    })
-                    .collect();
-                send_table(
-                    sink,
-                    &[
-                        ("Name", vs),
-                        ("Engine", vs),
-                        ("Version", FieldType::LongLong),
-                        ("Row_format", vs),
-                        ("Collation", vs),
-                    ],
-                    rows,
-                )
+                if self.inst.db.tables(&db).is_err() {
+                    return Err(SqlError::UnknownDatabase(db));
+                }
+                // MariaDB's SHOW TABLE STATUS is information_schema.TABLES under other
+                // names (sql_show.cc); so is Quire's, with the same privileges applied.
+                let like = pat
+                    .map(|p| format!(" AND TABLE_NAME LIKE {}", show_literal(&s(p))))
+                    .unwrap_or_default();
+                let sql = format!(
+                    "SELECT TABLE_NAME AS `Name`, ENGINE AS `Engine`, VERSION AS `Version`, \
+                     ROW_FORMAT AS `Row_format`, TABLE_ROWS AS `Rows`, \
+                     AVG_ROW_LENGTH AS `Avg_row_length`, DATA_LENGTH AS `Data_length`, \
+                     MAX_DATA_LENGTH AS `Max_data_length`, INDEX_LENGTH AS `Index_length`, \
+                     DATA_FREE AS `Data_free`, AUTO_INCREMENT AS `Auto_increment`, \
+                     CREATE_TIME AS `Create_time`, UPDATE_TIME AS `Update_time`, \
+                     CHECK_TIME AS `Check_time`, TABLE_COLLATION AS `Collation`, \
+                     CHECKSUM AS `Checksum`, CREATE_OPTIONS AS `Create_options`, \
+                     TABLE_COMMENT AS `Comment`, MAX_INDEX_LENGTH AS `Max_index_length`, \
+                     TEMPORARY AS `Temporary` FROM information_schema.TABLES \
+                     WHERE TABLE_SCHEMA = {}{like} ORDER BY TABLE_NAME",
+                    show_literal(&s(db))
+                );
+                self.query_text(&sql, sink)
             }
             "slave" | "replica" if word(i) == "status" => {
                 self.require_global(
