@@ -473,6 +473,26 @@ pub fn coerce(v: Value, col: &Column, at: &Target<'_>, env: &dyn Env) -> Result<
             Rest::Garbage => truncated(Level::Warning),
         }
     };
+    // A date or datetime stored into a number is its number, as MySQL's `val_int` /
+    // `val_decimal` make it: YYYYMMDD, YYYYMMDDHHMMSS[.ffffff].
+    let numeric_target = matches!(
+        col.ty,
+        ColumnType::Int { .. }
+            | ColumnType::Float
+            | ColumnType::Double
+            | ColumnType::Decimal { .. }
+    );
+    let v = match v {
+        Value::Date(d) if numeric_target => Value::Int(crate::func::cast::date_number(&d) as i64),
+        Value::DateTime(dt) if numeric_target && dt.micros == 0 => {
+            Value::Int(crate::func::cast::datetime_number(&dt) as i64)
+        }
+        Value::DateTime(dt) if numeric_target => Value::Decimal(quire_engine::row::Decimal::new(
+            crate::func::cast::datetime_number(&dt) * 1_000_000 + i128::from(dt.micros),
+            6,
+        )),
+        v => v,
+    };
     match col.ty {
         ColumnType::Int { width, unsigned } => {
             let (lo, hi): (i128, i128) = if unsigned {
