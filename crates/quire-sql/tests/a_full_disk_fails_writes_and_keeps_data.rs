@@ -6,44 +6,15 @@
 
 #![allow(clippy::result_large_err)]
 
-use std::path::Path;
-use std::sync::Arc;
+mod common;
 
-use quire_engine::config::Config;
+use common::{run, try_run, DIR};
 use quire_engine::table::Db;
 use quire_io::sim::{CrashMode, SimVfs};
-use quire_io::Vfs;
-use quire_sql::{CollectSink, Instance, Session, SqlError, Value};
-
-const DIR: &str = "/data";
-
-fn config() -> Config {
-    Config {
-        page_size: 4096,
-        buffer_pool_size: 256 * 4096,
-        log_file_size: 4 << 20,
-        log_buffer_size: 256 << 10,
-        ..Config::default()
-    }
-}
+use quire_sql::{Instance, Session, SqlError, Value};
 
 fn open(vfs: &SimVfs) -> Db {
-    Db::open_with(
-        Arc::new(vfs.clone()) as Arc<dyn Vfs>,
-        Path::new(DIR),
-        config(),
-    )
-    .expect("open")
-}
-
-fn try_run(s: &mut Session<'_>, sql: &str) -> Result<Vec<Vec<Value>>, SqlError> {
-    let mut c = CollectSink::default();
-    s.query(sql, &mut c)?;
-    Ok(c.rows)
-}
-
-fn run(s: &mut Session<'_>, sql: &str) -> Vec<Vec<Value>> {
-    try_run(s, sql).unwrap_or_else(|e| panic!("{sql}: {e}"))
+    common::open(vfs, common::sim_config(256, 4 << 20, true)).expect("open")
 }
 
 fn count(s: &mut Session<'_>, sql: &str) -> i64 {
@@ -295,7 +266,8 @@ fn every_kind_of_write_fails_cleanly_wherever_the_disk_fills() {
             drop(s);
             drop(inst);
             db.shutdown().expect("shutdown");
-            let report = quire_engine::check::check_data_dir(&vfs, Path::new(DIR)).expect("check");
+            let report = quire_engine::check::check_data_dir(&vfs, std::path::Path::new(DIR))
+                .expect("check");
             assert!(
                 report.is_clean(),
                 "{what}: {:?}",

@@ -5,46 +5,12 @@
 
 #![allow(clippy::result_large_err)]
 
-use std::path::Path;
-use std::sync::Arc;
+mod common;
 
-use quire_engine::config::Config;
+use common::{run, try_run};
 use quire_engine::table::Db;
 use quire_io::sim::{CrashMode, SimVfs};
-use quire_io::Vfs;
-use quire_sql::{CollectSink, Instance, Session, SqlError, Value};
-
-const DIR: &str = "/data";
-
-fn config() -> Config {
-    Config {
-        page_size: 4096,
-        buffer_pool_size: 128 * 4096,
-        log_file_size: 2 << 20,
-        log_buffer_size: 128 << 10,
-        // Background purge would make the I/O sequence depend on timing.
-        purge_threads: 0,
-        ..Config::default()
-    }
-}
-
-fn open(vfs: &SimVfs) -> Result<Db, quire_engine::table::DbError> {
-    Db::open_with(
-        Arc::new(vfs.clone()) as Arc<dyn Vfs>,
-        Path::new(DIR),
-        config(),
-    )
-}
-
-fn try_run(s: &mut Session<'_>, sql: &str) -> Result<Vec<Vec<Value>>, SqlError> {
-    let mut c = CollectSink::default();
-    s.query(sql, &mut c)?;
-    Ok(c.rows)
-}
-
-fn run(s: &mut Session<'_>, sql: &str) -> Vec<Vec<Value>> {
-    try_run(s, sql).unwrap_or_else(|e| panic!("{sql}: {e}"))
-}
+use quire_sql::{Instance, Session, Value};
 
 fn setup(s: &mut Session<'_>) {
     run(s, "CREATE DATABASE d");
@@ -59,6 +25,10 @@ fn setup(s: &mut Session<'_>) {
             .collect();
         run(s, &format!("INSERT INTO t VALUES {}", rows.join(", ")));
     }
+}
+
+fn open(vfs: &SimVfs) -> Result<Db, quire_engine::table::DbError> {
+    common::open(vfs, common::sim_config(128, 2 << 20, false))
 }
 
 const ALTER: &str = "ALTER TABLE t ADD COLUMN c INT NOT NULL DEFAULT 7, \
