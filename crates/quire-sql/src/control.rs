@@ -1197,7 +1197,14 @@ impl<'d> Session<'d> {
     }
 
     fn show_index(&self, db: Option<String>, t: &str, sink: &mut dyn RowSink) -> Result<Outcome> {
-        let (_, def) = self.table_def(db, t)?;
+        let (dbname, def) = self.table_def(db, t)?;
+        // Sampled now (docs/sql.md, "Statistics"); none for a view or a temporary table.
+        let stats = self
+            .inst
+            .db
+            .table(&dbname, t)
+            .ok()
+            .and_then(|tb| tb.statistics().ok());
         let mut rows = Vec::new();
         let mut add = |name: &str, unique: bool, cols: Vec<(usize, Option<u32>)>| {
             for (seq, (c, prefix)) in cols.into_iter().enumerate() {
@@ -1209,7 +1216,7 @@ impl<'d> Session<'d> {
                     Value::UInt(seq as u64 + 1),
                     s(col.name.clone()),
                     s("A"),
-                    Value::Null,
+                    crate::infoschema::cardinality(stats.as_ref(), name, seq),
                     prefix.map_or(Value::Null, |p| Value::UInt(u64::from(p))),
                     Value::Null,
                     s(if col.nullable { "YES" } else { "" }),

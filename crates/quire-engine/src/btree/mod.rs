@@ -1494,6 +1494,79 @@ impl BTree {
         s.free_page(mtr, self.pid(child)).map_err(BTreeError::Alloc)
     }
 
+    /// A sample of the tree for statistics (docs/sql.md, "Statistics"): reads the internal
+    /// pages level by level down to the leaves' parents, which list every leaf, then up to
+    /// `sample` leaves spread evenly over them (all if there are no more), calling `visit`
+    /// with each sampled leaf's records in key order as (key, delete-marked), and the key
+    /// of the last record of the leaf before it (read too, so that a change of value
+    /// between the two leaves is seen: distinct-value estimates need it). Returns the
+    /// number of leaves and of internal pages. Pages are read one at a time under shared
+    /// latches while the tree may change: a page that is no longer where it was (freed or
+    /// reused by a concurrent split or merge) is left out, since the result is an estimate.
+    pub fn sample_leaves<S: BTreeStore + ?Sized>(
+        &self,
+        s: &S,
+        sample: usize,
+        visit: &mut LeafVisitor<'_>,
+    ) -> Result<(u64, u64)> {
+        let mut level = vec![self.root];
+        let mut internal = 0u64;
+        let leaves = loop {
+            let mut next = Vec::new();
+            // Whether `next` lists leaves: the pages read were leaves (a root that is one)
+            // or the leaves' parents. Leaves are not read here, only the sample below.
+            let mut leaves_next = false;
+            for &p in &level {
+                let g = s.pool().get_shared(self.pid(p))?;
+                if self.check_page(&g, self.pid(p), None).is_err() {
+                    continue;
+                }
+                match node::level(&g) {
+                    0 => next.push(p),
+                    l => {
+                        internal += 1;
+                        next.extend((0..node::n_recs(&g)).map(|i| node::rec(&g, i).child()));
+                        if l > 1 {
+                            continue;
+                        }
+                    }
+                }
+                leaves_next = true;
+            }
+            if leaves_next || next.is_empty() {
+                break next;
+            }
+            level = next;
+        };
+        let step = leaves.len().div_ceil(sample.max(1)).max(1);
+        for (j, &p) in leaves.iter().enumerate().step_by(step) {
+            let before = match j.checked_sub(1).and_then(|i| leaves.get(i)) {
+                Some(&q) => {
+                    let g = s.pool().get_shared(self.pid(q))?;
+                    match self.check_page(&g, self.pid(q), Some(0)) {
+                        Ok(()) => node::n_recs(&g)
+                            .checked_sub(1)
+                            .map(|i| node::rec(&g, i).key.to_vec()),
+                        Err(_) => None,
+                    }
+                }
+                None => None,
+            };
+            let g = s.pool().get_shared(self.pid(p))?;
+            if self.check_page(&g, self.pid(p), Some(0)).is_err() {
+                continue;
+            }
+            let recs: Vec<(&[u8], bool)> = (0..node::n_recs(&g))
+                .map(|i| {
+                    let r = node::rec(&g, i);
+                    (r.key, r.deleted())
+                })
+                .collect();
+            visit(&recs, before.as_deref());
+        }
+        Ok((leaves.len() as u64, internal))
+    }
+
     /// Every page of the tree, the root first, level by level. Reads one page at a time: for
     /// a quiescent tree (drop, `Db::check`'s page accounting).
     pub fn pages<S: BTreeStore + ?Sized>(&self, s: &S) -> Result<Vec<PageNo>> {
@@ -1688,3 +1761,7 @@ impl<S: BTreeStore + ?Sized> Iterator for Cursor<'_, S> {
         Some(Ok(e))
     }
 }
+
+/// What [`BTree::sample_leaves`] calls per sampled leaf: its records as (key,
+/// delete-marked), and the last key of the leaf before it.
+pub type LeafVisitor<'a> = dyn FnMut(&[(&[u8], bool)], Option<&[u8]>) + 'a;

@@ -123,6 +123,7 @@ mod recovery;
 mod rowid;
 mod scan;
 mod settings;
+mod statistics;
 mod stats;
 mod temp;
 mod txn;
@@ -136,6 +137,7 @@ pub use online::{OnlineIndex, OnlineOptions};
 pub use rowid::RowHandle;
 pub use scan::IndexRows;
 pub use settings::SetError;
+pub use statistics::{IndexStatistics, TableStatistics, SAMPLE_LEAVES};
 pub use txn::{ReadLock, Transaction};
 
 /// A consistent-read snapshot with no transaction id ([`Db::snapshot`]): what a transaction

@@ -664,3 +664,25 @@ pub fn plan(t: InfoTable, alias: &str) -> SelectPlan {
         window: None,
     }
 }
+
+/// The CARDINALITY of column `seq` (from 0) of index `name` in `stats` (`PRIMARY` for the
+/// primary key): the estimated distinct values of the index's first `seq + 1` columns;
+/// NULL without statistics.
+pub(crate) fn cardinality(
+    stats: Option<&quire_engine::table::TableStatistics>,
+    name: &str,
+    seq: usize,
+) -> quire_engine::row::Value {
+    let Some(st) = stats else {
+        return quire_engine::row::Value::Null;
+    };
+    let ix = if name == "PRIMARY" {
+        Some(&st.clustered)
+    } else {
+        st.indexes.iter().find(|i| i.name == name)
+    };
+    ix.and_then(|i| i.n_diff.get(seq))
+        .map_or(quire_engine::row::Value::Null, |&n| {
+            quire_engine::row::Value::Int(n as i64)
+        })
+}
