@@ -1408,6 +1408,33 @@ impl<'d> Session<'d> {
                         {
                             Value::Str(format!("{y:04}"))
                         }
+                        // A TIME read as text has its column's fractional digits; a BIT is
+                        // its bytes (MariaDB copies `val_str`).
+                        Some(Value::Time(t)) if col.ty.is_string() => {
+                            let fsp = match old.columns.get(s).map(|o| o.ty) {
+                                Some(ColumnType::Time { fsp }) => fsp,
+                                _ => crate::func::time::natural_fsp(*t),
+                            };
+                            Value::Str(crate::func::time::text(*t, fsp))
+                        }
+                        Some(Value::UInt(u))
+                            if !matches!(col.ty, ColumnType::Bit { .. })
+                                && (col.ty.is_string()
+                                    || matches!(
+                                        col.ty,
+                                        ColumnType::Binary { .. }
+                                            | ColumnType::VarBinary { .. }
+                                            | ColumnType::Blob(_)
+                                    )) =>
+                        {
+                            match old.columns.get(s).map(|o| o.ty) {
+                                Some(ColumnType::Bit { bits }) => {
+                                    let n = quire_engine::row::bit_bytes(bits);
+                                    Value::Bytes(u.to_be_bytes()[8 - n..].to_vec())
+                                }
+                                _ => Value::UInt(*u),
+                            }
+                        }
                         v => v.cloned().unwrap_or(Value::Null),
                     },
                     (None, Some(v)) => v.clone(),
