@@ -1393,7 +1393,8 @@ impl<'d> Session<'d> {
                 db,
                 table,
                 row: n,
-                strict: false,
+                strict,
+                cut_as_truncation: true,
             };
             let mut out = Vec::with_capacity(cols.len());
             for (i, c) in w.cols.iter().enumerate() {
@@ -1408,8 +1409,7 @@ impl<'d> Session<'d> {
                         {
                             Value::Str(format!("{y:04}"))
                         }
-                        // A TIME read as text has its column's fractional digits; a BIT is
-                        // its bytes (MariaDB copies `val_str`).
+                        // A TIME read as text has its column's fractional digits.
                         Some(Value::Time(t)) if col.ty.is_string() => {
                             let fsp = match old.columns.get(s).map(|o| o.ty) {
                                 Some(ColumnType::Time { fsp }) => fsp,
@@ -1417,23 +1417,12 @@ impl<'d> Session<'d> {
                             };
                             Value::Str(crate::func::time::text(*t, fsp))
                         }
-                        Some(Value::UInt(u))
-                            if !matches!(col.ty, ColumnType::Bit { .. })
-                                && (col.ty.is_string()
-                                    || matches!(
-                                        col.ty,
-                                        ColumnType::Binary { .. }
-                                            | ColumnType::VarBinary { .. }
-                                            | ColumnType::Blob(_)
-                                    )) =>
-                        {
-                            match old.columns.get(s).map(|o| o.ty) {
-                                Some(ColumnType::Bit { bits }) => {
-                                    let n = quire_engine::row::bit_bytes(bits);
-                                    Value::Bytes(u.to_be_bytes()[8 - n..].to_vec())
-                                }
-                                _ => Value::UInt(*u),
-                            }
+                        // A string becomes a BIT as the number it is (1292 if it is not
+                        // one), where an INSERT would store its bytes: MariaDB's field copy.
+                        Some(Value::Str(text)) if matches!(col.ty, ColumnType::Bit { .. }) => {
+                            let n = crate::func::cast::str_to_int(text, &env);
+                            crate::func::take_raised()?;
+                            Value::Int(n as i64)
                         }
                         v => v.cloned().unwrap_or(Value::Null),
                     },
@@ -1535,6 +1524,7 @@ impl<'d> Session<'d> {
                 table: &def.name,
                 row: 0,
                 strict: false,
+                cut_as_truncation: false,
             };
             let v = types::coerce(v, col, &at, &env)?;
             let instant = match v {

@@ -643,6 +643,7 @@ impl<'d> Session<'d> {
                 table: "",
                 row: 0,
                 strict: true,
+                cut_as_truncation: false,
             },
             &DefaultEnv,
         )

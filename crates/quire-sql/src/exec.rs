@@ -212,6 +212,7 @@ fn eval_bound(
                 table: "",
                 row: 0,
                 strict: true,
+                cut_as_truncation: false,
             };
             match types::coerce(v, c, &at, &BoundEnv) {
                 Ok(v) => out.push(v),

@@ -1423,6 +1423,11 @@ pub fn eval(f: TimeFn, args: Vec<Value>, env: &dyn Env) -> Result<Value> {
             if any_null(&args) {
                 return Ok(Value::Null);
             }
+            // A TIME formats as a duration on the zero date, its sign first (MariaDB's).
+            if let Value::Time(t) = a(0) {
+                let fmt = crate::types::to_text(a(1));
+                return Ok(super::time::time_format(t, &fmt, true).map_or(Value::Null, Value::Str));
+            }
             let Some(t) = date_of(&a(0), Zeros::Allowed) else {
                 return Ok(Value::Null);
             };
@@ -1525,11 +1530,11 @@ pub fn eval(f: TimeFn, args: Vec<Value>, env: &dyn Env) -> Result<Value> {
         },
         TimeFn::CurTime(_)
         | TimeFn::TimePart
-        | TimeFn::TimeDiff
+        | TimeFn::TimeDiff(_)
         | TimeFn::AddTime { .. }
         | TimeFn::TimeToSec(_)
-        | TimeFn::SecToTime
-        | TimeFn::MakeTime
+        | TimeFn::SecToTime(_)
+        | TimeFn::MakeTime(_)
         | TimeFn::TimeFormat
         | TimeFn::Timestamp => return super::time::eval(f, args, env),
     })

@@ -209,16 +209,20 @@ pub enum TimeFn {
     CurTime(u8),
     /// TIME(expr): the value as a TIME (a datetime's time of day).
     TimePart,
-    TimeDiff,
+    /// TIMEDIFF(a, b). This and the next three carry their result's fractional digits
+    /// (the binder sets them from the result's type, `func/syntax.rs`): a result clipped
+    /// to 838:59:59.999999 is cut to them, as MariaDB's is.
+    TimeDiff(u8),
     /// ADDTIME(a, b), or SUBTIME with `sub`.
     AddTime {
         sub: bool,
+        fsp: u8,
     },
     /// TIME_TO_SEC(t): seconds, a DECIMAL of the argument's fractional digits (the binder
     /// sets them) or a BIGINT without.
     TimeToSec(u8),
-    SecToTime,
-    MakeTime,
+    SecToTime(u8),
+    MakeTime(u8),
     TimeFormat,
     /// TIMESTAMP(d[, t]): `d` as a DATETIME, plus the TIME `t`.
     Timestamp,
@@ -363,12 +367,12 @@ pub fn by_name(name: &str) -> Option<(crate::expr::Func, usize, usize)> {
         "makedate" => (t(TimeFn::MakeDate), 2, 2),
         "to_days" => (t(TimeFn::ToDays), 1, 1),
         "time" => (t(TimeFn::TimePart), 1, 1),
-        "timediff" => (t(TimeFn::TimeDiff), 2, 2),
-        "addtime" => (t(TimeFn::AddTime { sub: false }), 2, 2),
-        "subtime" => (t(TimeFn::AddTime { sub: true }), 2, 2),
+        "timediff" => (t(TimeFn::TimeDiff(6)), 2, 2),
+        "addtime" => (t(TimeFn::AddTime { sub: false, fsp: 6 }), 2, 2),
+        "subtime" => (t(TimeFn::AddTime { sub: true, fsp: 6 }), 2, 2),
         "time_to_sec" => (t(TimeFn::TimeToSec(0)), 1, 1),
-        "sec_to_time" => (t(TimeFn::SecToTime), 1, 1),
-        "maketime" => (t(TimeFn::MakeTime), 3, 3),
+        "sec_to_time" => (t(TimeFn::SecToTime(6)), 1, 1),
+        "maketime" => (t(TimeFn::MakeTime(6)), 3, 3),
         "time_format" => (t(TimeFn::TimeFormat), 2, 2),
         "timestamp" => (t(TimeFn::Timestamp), 1, 2),
         "from_days" => (t(TimeFn::FromDays), 1, 1),

@@ -363,6 +363,19 @@ impl Binder<'_> {
             return Err(SqlError::WrongParamCount(name.to_uppercase()));
         }
         let mut bound = self.bind_all(args)?;
+        if func == Func::Math(MathFn::BitCount) {
+            // BIT_COUNT(b'0111') counts the literal's bits (a bit literal is a number here).
+            if let [sql::Expr::Value(v)] = args {
+                if let sql::Value::SingleQuotedByteStringLiteral(b) = &v.value {
+                    let n = u64::from_str_radix(b, 2).unwrap_or(if b.is_empty() {
+                        0
+                    } else {
+                        u64::MAX
+                    });
+                    bound = vec![Expr::Lit(Value::UInt(n))];
+                }
+            }
+        }
         Ok(match func {
             // FIND_IN_SET of a string in a SET column is the string's member number in the
             // column's definition when the value has it, as MariaDB answers it.
@@ -412,6 +425,27 @@ impl Binder<'_> {
                     bound.swap(0, 1);
                 }
                 self.str_call(f, bound)?
+            }
+            // The result's fractional digits, from its type: what a clipped result is cut to.
+            Func::Time(
+                f @ (TimeFn::TimeDiff(_)
+                | TimeFn::SecToTime(_)
+                | TimeFn::MakeTime(_)
+                | TimeFn::AddTime { .. }),
+            ) => {
+                let e = Expr::Func(func, bound);
+                let fsp = super::types::infer(&e, self.cols(), &[]).dec.min(6);
+                let Expr::Func(_, bound) = e else {
+                    return Err(SqlError::Unsupported(name.into()));
+                };
+                let f = match f {
+                    TimeFn::TimeDiff(_) => TimeFn::TimeDiff(fsp),
+                    TimeFn::SecToTime(_) => TimeFn::SecToTime(fsp),
+                    TimeFn::MakeTime(_) => TimeFn::MakeTime(fsp),
+                    TimeFn::AddTime { sub, .. } => TimeFn::AddTime { sub, fsp },
+                    other => other,
+                };
+                Expr::Func(Func::Time(f), bound)
             }
             Func::Time(TimeFn::TimeToSec(_)) => {
                 let t = super::types::infer(&bound[0], self.cols(), &[]);

@@ -446,7 +446,7 @@ fn clip_warn(micros: i128, env: &dyn Env) -> Time {
             secs / 60 % 60,
             secs % 60
         );
-        if a % 1_000_000 != 0 {
+        if !a.is_multiple_of(1_000_000) {
             s.push_str(&format!(".{:06}", a % 1_000_000));
         }
         super::truncated(env, "Warning", "time", &s);
@@ -487,8 +487,9 @@ pub fn add_interval(t: Time, iv: &datetime::Interval, sub: bool, env: &dyn Env) 
 
 /// TIME_FORMAT: DATE_FORMAT's hour, minute, second and fraction specifiers on a duration
 /// (hours past 23 print whole: `%H` of 100:00:00 is 100); a date specifier makes it NULL.
-/// A negative TIME starts with '-'.
-pub fn time_format(t: Time, fmt: &str) -> Option<String> {
+/// A negative TIME starts with '-'. With `zero_date` (DATE_FORMAT of a TIME) the date
+/// specifiers of numbers print the zero date's (`%Y` is 0000), the names are NULL.
+pub fn time_format(t: Time, fmt: &str, zero_date: bool) -> Option<String> {
     let mut out = String::new();
     if t.is_negative() {
         out.push('-');
@@ -516,6 +517,9 @@ pub fn time_format(t: Time, fmt: &str) -> Option<String> {
             'p' => out.push_str(ampm),
             'r' => out.push_str(&format!("{h12:02}:{m:02}:{s:02} {ampm}")),
             'T' => out.push_str(&format!("{h:02}:{m:02}:{s:02}")),
+            'Y' if zero_date => out.push_str("0000"),
+            'y' | 'm' | 'd' if zero_date => out.push_str("00"),
+            'c' | 'e' if zero_date => out.push('0'),
             'a' | 'b' | 'c' | 'D' | 'd' | 'e' | 'j' | 'M' | 'm' | 'U' | 'u' | 'V' | 'v' | 'W'
             | 'w' | 'X' | 'x' | 'Y' | 'y' => return None,
             other => out.push(other),
@@ -533,7 +537,7 @@ pub fn eval(f: TimeFn, args: Vec<Value>, env: &dyn Env) -> Result<Value> {
             Value::Time(truncate(of_datetime(&now), fsp))
         }
         TimeFn::TimePart => to_time(&a(0), env).map_or(Value::Null, Value::Time),
-        TimeFn::TimeDiff => {
+        TimeFn::TimeDiff(fsp) => {
             if any_null(&args) {
                 return Ok(Value::Null);
             }
@@ -541,16 +545,17 @@ pub fn eval(f: TimeFn, args: Vec<Value>, env: &dyn Env) -> Result<Value> {
                 to_time_or_datetime(&a(0), env),
                 to_time_or_datetime(&a(1), env),
             ) {
-                (Read::Time(x, _), Read::Time(y, _)) => {
-                    Value::Time(clip_warn(i128::from(x.micros) - i128::from(y.micros), env))
-                }
+                (Read::Time(x, _), Read::Time(y, _)) => Value::Time(truncate(
+                    clip_warn(i128::from(x.micros) - i128::from(y.micros), env),
+                    fsp,
+                )),
                 (Read::DateTime(x, _), Read::DateTime(y, _)) => {
-                    Value::Time(clip_warn(micros_of(&x) - micros_of(&y), env))
+                    Value::Time(truncate(clip_warn(micros_of(&x) - micros_of(&y), env), fsp))
                 }
                 _ => Value::Null,
             }
         }
-        TimeFn::AddTime { sub } => {
+        TimeFn::AddTime { sub, fsp } => {
             if any_null(&args) {
                 return Ok(Value::Null);
             }
@@ -567,7 +572,9 @@ pub fn eval(f: TimeFn, args: Vec<Value>, env: &dyn Env) -> Result<Value> {
                 i128::from(d.micros)
             };
             match first {
-                Read::Time(t, _) => Value::Time(clip_warn(i128::from(t.micros) + d, env)),
+                Read::Time(t, _) => {
+                    Value::Time(truncate(clip_warn(i128::from(t.micros) + d, env), fsp))
+                }
                 Read::DateTime(dt, _) => {
                     let iv = datetime::Interval {
                         neg: d < 0,
@@ -592,7 +599,7 @@ pub fn eval(f: TimeFn, args: Vec<Value>, env: &dyn Env) -> Result<Value> {
                 Value::Decimal(crate::types::round_to_scale(d, dec.min(6)).unwrap_or(d))
             }
         },
-        TimeFn::SecToTime => {
+        TimeFn::SecToTime(fsp) => {
             let v = a(0);
             if matches!(v, Value::Null) {
                 return Ok(Value::Null);
@@ -608,9 +615,9 @@ pub fn eval(f: TimeFn, args: Vec<Value>, env: &dyn Env) -> Result<Value> {
             if clipped {
                 super::truncated(env, "Warning", "seconds", &display(&v));
             }
-            Value::Time(t)
+            Value::Time(truncate(t, fsp))
         }
-        TimeFn::MakeTime => {
+        TimeFn::MakeTime(fsp) => {
             if any_null(&args) {
                 return Ok(Value::Null);
             }
@@ -641,7 +648,7 @@ pub fn eval(f: TimeFn, args: Vec<Value>, env: &dyn Env) -> Result<Value> {
                 );
                 super::truncated(env, "Warning", "time", &text);
             }
-            Value::Time(t)
+            Value::Time(truncate(t, fsp))
         }
         TimeFn::TimeFormat => {
             if any_null(&args) {
@@ -650,7 +657,7 @@ pub fn eval(f: TimeFn, args: Vec<Value>, env: &dyn Env) -> Result<Value> {
             let Some(t) = to_time(&a(0), env) else {
                 return Ok(Value::Null);
             };
-            time_format(t, &crate::types::to_text(a(1))).map_or(Value::Null, Value::Str)
+            time_format(t, &crate::types::to_text(a(1)), false).map_or(Value::Null, Value::Str)
         }
         TimeFn::Timestamp => {
             if any_null(&args) {
@@ -741,9 +748,13 @@ mod tests {
             "01:02:03.456"
         );
         assert_eq!(
-            time_format(Time::from_parts(true, 100, 0, 0, 0), "%H %k %h").as_deref(),
+            time_format(Time::from_parts(true, 100, 0, 0, 0), "%H %k %h", false).as_deref(),
             Some("-100 100 04")
         );
-        assert_eq!(time_format(Time::from_micros(0), "%Y"), None);
+        assert_eq!(time_format(Time::from_micros(0), "%Y", false), None);
+        assert_eq!(
+            time_format(Time::from_parts(true, 2, 0, 0, 0), "%Y %H", true).as_deref(),
+            Some("-0000 02")
+        );
     }
 }

@@ -1166,10 +1166,10 @@ fn time_fn(f: TimeFn, args: &[Expr], cols: &[Column], aggs: &[AggCall]) -> Ty {
         }
         TimeFn::CurTime(fsp) => time_ty(fsp),
         TimeFn::TimePart => time_ty(args.first().map_or(0, |e| time_dec(e, ty(e)))),
-        TimeFn::TimeDiff | TimeFn::AddTime { .. } => {
+        TimeFn::TimeDiff(_) | TimeFn::AddTime { .. } => {
             let dec = args.iter().map(|e| time_dec(e, ty(e))).max().unwrap_or(0);
             match (f, arg(0).ft) {
-                (TimeFn::TimeDiff, _) | (_, FieldType::Time) => time_ty(dec),
+                (TimeFn::TimeDiff(_), _) | (_, FieldType::Time) => time_ty(dec),
                 (_, FieldType::DateTime | FieldType::Timestamp) => datetime_ty(dec),
                 // A string or a number: a datetime or a time, as text (MariaDB's
                 // CHAR(26) of "not fixed" decimals).
@@ -1181,7 +1181,7 @@ fn time_fn(f: TimeFn, args: &[Expr], cols: &[Column], aggs: &[AggCall]) -> Ty {
         }
         TimeFn::TimeToSec(0) => Ty::new(FieldType::LongLong, 17, 0),
         TimeFn::TimeToSec(dec) => Ty::decimal(16 + u32::from(dec), dec),
-        TimeFn::SecToTime => time_ty(args.first().map_or(0, |e| {
+        TimeFn::SecToTime(_) => time_ty(args.first().map_or(0, |e| {
             let t = ty(e);
             if t.is_temporal() {
                 t.dec
@@ -1189,7 +1189,7 @@ fn time_fn(f: TimeFn, args: &[Expr], cols: &[Column], aggs: &[AggCall]) -> Ty {
                 time_dec(&Expr::Lit(Value::Null), t)
             }
         })),
-        TimeFn::MakeTime => time_ty(args.get(2).map_or(0, |e| {
+        TimeFn::MakeTime(_) => time_ty(args.get(2).map_or(0, |e| {
             let t = ty(e);
             time_dec(&Expr::Lit(Value::Null), t)
         })),
