@@ -474,6 +474,22 @@ impl Binder<'_> {
                     }
                     _ => JsonFn::Array { json_args: mask },
                 };
+                // A TIME(n) or DATETIME(n) goes in as its text with n fractional digits.
+                let bound = bound
+                    .into_iter()
+                    .map(|a| {
+                        let t = super::types::infer(&a, self.cols(), &[]);
+                        if matches!(
+                            t.ft,
+                            crate::meta::FieldType::DateTime | crate::meta::FieldType::Time
+                        ) && (1..=6).contains(&t.dec)
+                        {
+                            Expr::Func(Func::Time(TimeFn::Text(t.dec)), vec![a])
+                        } else {
+                            a
+                        }
+                    })
+                    .collect();
                 Expr::Func(Func::Json(f), bound)
             }
             other => Expr::Func(other, bound),
