@@ -119,14 +119,14 @@ pub fn literal_fsp(s: &str) -> u8 {
 }
 
 /// Reads the digits at `b[*i..]` as a number (saturating), `None` if there are none.
-fn digits(b: &[u8], i: &mut usize) -> Option<(i64, usize)> {
+fn digits(b: &[u8], i: &mut usize) -> Option<i64> {
     let start = *i;
     let mut n: i64 = 0;
     while *i < b.len() && b[*i].is_ascii_digit() {
         n = n.saturating_mul(10).saturating_add(i64::from(b[*i] - b'0'));
         *i += 1;
     }
-    (*i > start).then_some((n, *i - start))
+    (*i > start).then_some(n)
 }
 
 /// MariaDB's `str_to_time`: `[-][D ]H:M[:S[.f]]`, `[-]HHMMSS[.f]` (also `MMSS`, `SS`), or,
@@ -152,7 +152,7 @@ pub fn parse_str(s: &str) -> Read {
     };
     let b = body.as_bytes();
     let mut i = 0;
-    let Some((first, first_len)) = digits(b, &mut i) else {
+    let Some(first) = digits(b, &mut i) else {
         return Read::Invalid;
     };
     // `D H:…`: days, then hours, only when a colon follows the hours ('1 2' is one second
@@ -166,7 +166,7 @@ pub fn parse_str(s: &str) -> Read {
             j += 1;
         }
         let mut k = j;
-        if let Some((h, _)) = digits(b, &mut k) {
+        if let Some(h) = digits(b, &mut k) {
             if k < b.len() && b[k] == b':' {
                 days = first;
                 hour = h;
@@ -179,12 +179,12 @@ pub fn parse_str(s: &str) -> Read {
     if hours_form {
         if i < b.len() && b[i] == b':' {
             let mut k = i + 1;
-            if let Some((m, _)) = digits(b, &mut k) {
+            if let Some(m) = digits(b, &mut k) {
                 minute = m;
                 i = k;
                 if i < b.len() && b[i] == b':' {
                     let mut k = i + 1;
-                    if let Some((sec, _)) = digits(b, &mut k) {
+                    if let Some(sec) = digits(b, &mut k) {
                         second = sec;
                         i = k;
                     }
@@ -193,7 +193,6 @@ pub fn parse_str(s: &str) -> Read {
         }
     } else {
         // HHMMSS, MMSS or SS.
-        let _ = first_len;
         hour = first / 10_000;
         minute = first / 100 % 100;
         second = first % 100;
