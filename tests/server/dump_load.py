@@ -3,9 +3,11 @@
 
 `tests/server/dump/dumptest.sql` was written by mariadb-dump 10.11 (`--databases
 dumptest`, default options: LOCK TABLES … WRITE around each table's rows) from a MariaDB
-database of three tables: every kind of value a dump
+database of four tables: every kind of value a dump
 quotes (escapes, NULLs, UTF-8, DECIMAL, DOUBLE, DATETIME(3), binary strings, BIGINT
-UNSIGNED's maximum) and 1500 rows written as extended INSERTs. Its header and footer are
+UNSIGNED's maximum), 1500 rows written as extended INSERTs, and TIME and BIT columns
+(`clock`: TIMEs as quoted text, BITs as their raw bytes in quotes, which is how
+mariadb-dump 10.11 writes them by default). Its header and footer are
 the `/*!40101 SET @OLD_…=@@…, …=… */` lines that save and restore the session's variables
 in user variables. The script:
 
@@ -49,6 +51,9 @@ QUERIES = [
     "SELECT v FROM bulk WHERE v = 'row-777'",
     "SELECT name FROM people WHERE email = 'kanji@example.com'",
     "SELECT MAX(id) FROM people",
+    "SELECT id, t, t3, t6, HEX(b), b1 + 0, HEX(b12), b64 + 0 FROM clock ORDER BY id",
+    "SELECT id FROM clock WHERE t < '00:00:01' ORDER BY t",
+    "SELECT id FROM clock WHERE b = 15 OR b64 = 127 ORDER BY id",
 ]
 
 
@@ -106,7 +111,7 @@ def session_checks(args):
     return out
 
 
-TABLES = ("bulk", "people", "empty_one")
+TABLES = ("bulk", "people", "empty_one", "clock")
 
 
 def round_trip(args):

@@ -230,6 +230,7 @@ pub fn code_of(e: &SqlError) -> Option<(u16, &'static str)> {
         ArithmeticOutOfRange { .. } => (1690, "22003"),
         IncorrectLiteral { .. } => (1525, "HY000"),
         TooBigPrecision { .. } => (1426, "42000"),
+        DisplayWidth { .. } => (1439, "42000"),
         ScaleAbovePrecision(_) => (1427, "42000"),
         Regex(_) => (1139, "42000"),
         Raised { code, .. } => (*code, raised_state(*code)),
@@ -510,6 +511,10 @@ mod tests {
                 value: s(),
             },
             TooBigPrecision { what: s(), max: 6 },
+            DisplayWidth {
+                column: s(),
+                max: 64,
+            },
             ScaleAbovePrecision(s()),
             Regex(s()),
             Raised {

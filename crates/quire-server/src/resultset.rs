@@ -10,7 +10,7 @@
 
 use std::io::{Read, Write};
 
-use quire_engine::row::{Date, DateTime, Decimal};
+use quire_engine::row::{Date, DateTime, Decimal, Time};
 use quire_sql::{ColumnMeta, FieldType, RowSink, SinkError, Value};
 
 use crate::charset::{self, WireCharset};
@@ -36,6 +36,8 @@ pub fn type_byte(ty: FieldType) -> u8 {
         FieldType::Date => 10,
         FieldType::DateTime => 12,
         FieldType::Year => 13,
+        FieldType::Time => 11,
+        FieldType::Bit => 16,
         FieldType::NewDecimal => 246,
         FieldType::Blob => 252,
         FieldType::LongBlob => 251,
@@ -157,6 +159,27 @@ fn push_time(out: &mut String, dt: &DateTime, decimals: u8) {
     }
 }
 
+/// A TIME as MariaDB prints it in a column of this type: the column's fractional digits,
+/// or, where they are not fixed (ADDTIME of strings), six when there is a fraction.
+fn time_text(t: &Time, col: &ColumnMeta) -> String {
+    let fsp = if col.decimals <= 6 {
+        col.decimals
+    } else {
+        quire_sql::func::time::natural_fsp(*t)
+    };
+    quire_sql::func::time::text(*t, fsp)
+}
+
+/// A BIT value: a table's BIT column sends its value's big-endian bytes, ceil(M/8) of
+/// them (`Field_bit`); a computed BIT (MAX(b), a derived value) sends its number.
+fn bit_bytes(u: u64, col: &ColumnMeta) -> Vec<u8> {
+    if col.org_name.is_empty() {
+        return u.to_string().into_bytes();
+    }
+    let n = (col.length.clamp(1, 64) as usize).div_ceil(8);
+    u.to_be_bytes()[8 - n..].to_vec()
+}
+
 /// One value in the text protocol, as MariaDB formats it for a column of this type
 /// (`decimals` fixes the digits of DATETIME fractions and of fixed-point doubles).
 pub fn text_value(v: &Value, col: &ColumnMeta) -> Option<Vec<u8>> {
@@ -180,8 +203,20 @@ pub fn text_value_in(v: &Value, col: &ColumnMeta, cs: WireCharset) -> Option<Vec
         {
             format!("{u:04}")
         }
+        Value::UInt(u) if col.ty == FieldType::Bit => return Some(bit_bytes(*u, col)),
+        Value::Int(i) if col.ty == FieldType::Bit && *i >= 0 => {
+            return Some(bit_bytes(*i as u64, col))
+        }
+        // An integer in a DECIMAL result of fixed decimals (`t3 + 0` of a TIME(3) without a
+        // fraction) shows them, as MariaDB does.
+        Value::Int(i) if col.ty == FieldType::NewDecimal && (1..=6).contains(&col.decimals) => {
+            Decimal::new(i128::from(*i), 0)
+                .rescale(col.decimals)
+                .map_or_else(|| i.to_string(), |d| d.to_string())
+        }
         Value::Int(i) => i.to_string(),
         Value::UInt(u) => u.to_string(),
+        Value::Time(t) => time_text(t, col),
         Value::Double(d) => {
             if (1..NOT_FIXED_DEC).contains(&col.decimals) {
                 fixed_decimals(*d, usize::from(col.decimals))
@@ -191,6 +226,14 @@ pub fn text_value_in(v: &Value, col: &ColumnMeta, cs: WireCharset) -> Option<Vec
             } else {
                 format_double(*d)
             }
+        }
+        // A TIME's number (`t3 + 0` of 01:02:03.500) has the fraction's own digits, not
+        // its column's: padded to the result's fractional-second digits, as MariaDB shows
+        // it. (A user variable's DECIMAL(65,38) shows its value's own: not padded.)
+        Value::Decimal(d)
+            if col.ty == FieldType::NewDecimal && col.decimals <= 6 && d.scale < col.decimals =>
+        {
+            d.rescale(col.decimals).unwrap_or(*d).to_string()
         }
         Value::Decimal(d) => d.to_string(),
         Value::Str(s) if col.charset != charset::BINARY => return Some(cs.encode(s).into_owned()),
@@ -214,7 +257,10 @@ pub fn text_value_in(v: &Value, col: &ColumnMeta, cs: WireCharset) -> Option<Vec
         Value::DateTime(dt) => {
             let mut s = String::with_capacity(26);
             push_date(&mut s, &dt.date);
-            if col.ty != FieldType::Date {
+            if col.ty == FieldType::String && col.decimals >= NOT_FIXED_DEC && dt.micros != 0 {
+                // A datetime as a string of "not fixed" decimals (ADDTIME of strings).
+                push_time(&mut s, dt, 6);
+            } else if col.ty != FieldType::Date {
                 push_time(&mut s, dt, col.decimals);
             }
             s
@@ -298,6 +344,29 @@ fn put_binary_datetime(buf: &mut Vec<u8>, dt: &DateTime, date_only: bool) {
     }
 }
 
+/// MYSQL_TIME of a TIME in the binary protocol: a length byte (0, 8, or 12 with
+/// microseconds), then is_negative, days (u32), hours (0..=23), minutes, seconds and the
+/// microseconds (u32).
+fn put_binary_time(buf: &mut Vec<u8>, t: &Time) {
+    let (h, m, s, us) = (t.hours(), t.minute(), t.second(), t.fraction());
+    let len: u8 = if t.micros == 0 {
+        0
+    } else if us == 0 {
+        8
+    } else {
+        12
+    };
+    buf.push(len);
+    if len >= 8 {
+        buf.push(u8::from(t.is_negative()));
+        buf.extend_from_slice(&((h / 24) as u32).to_le_bytes());
+        buf.extend_from_slice(&[(h % 24) as u8, m as u8, s as u8]);
+    }
+    if len == 12 {
+        buf.extend_from_slice(&(us as u32).to_le_bytes());
+    }
+}
+
 /// One non-NULL value in the binary protocol, encoded as the column's type says.
 pub fn binary_value(buf: &mut Vec<u8>, v: &Value, col: &ColumnMeta, cs: WireCharset) {
     match col.ty {
@@ -337,8 +406,15 @@ pub fn binary_value(buf: &mut Vec<u8>, v: &Value, col: &ColumnMeta, cs: WireChar
                 _ => buf.push(0),
             }
         }
+        FieldType::Time => match v {
+            Value::Time(t) => put_binary_time(buf, t),
+            // A datetime in a TIME column: its time of day.
+            Value::DateTime(dt) => put_binary_time(buf, &quire_sql::func::time::of_datetime(dt)),
+            _ => buf.push(0),
+        },
         FieldType::Null => {}
-        FieldType::NewDecimal
+        FieldType::Bit
+        | FieldType::NewDecimal
         | FieldType::String
         | FieldType::VarString
         | FieldType::Blob

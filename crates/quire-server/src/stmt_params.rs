@@ -9,7 +9,7 @@
 //! A parameter that received COM_STMT_SEND_LONG_DATA has no value in the packet: its value
 //! is the data accumulated for it.
 
-use quire_engine::row::{Date, DateTime};
+use quire_engine::row::{Date, DateTime, Time};
 use quire_sql::Value;
 
 use crate::reply::{Malformed, Reader};
@@ -132,8 +132,8 @@ pub fn decode_value(r: &mut Reader<'_>, t: ParamType) -> Result<Value, Malformed
         6 => Value::Null,
         // TIMESTAMP, DATE, DATETIME, NEWDATE
         7 | 10 | 12 | 14 => decode_datetime(r, t.ty == 10)?,
-        // TIME: no TIME values in the engine; passed on as its text.
-        11 => Value::Str(decode_time(r)?),
+        // TIME: sign, days, hours, minutes, seconds, microseconds.
+        11 => Value::Time(decode_time(r)?),
         // DECIMAL, NEWDECIMAL
         0 | 246 => {
             let b = r.lenenc_bytes()?;
@@ -184,21 +184,30 @@ fn decode_datetime(r: &mut Reader<'_>, date_only: bool) -> Result<Value, Malform
     }
 }
 
-fn decode_time(r: &mut Reader<'_>) -> Result<String, Malformed> {
+/// MYSQL_TIME of a TIME parameter; a duration past 838:59:59.999999 is clipped to it, as
+/// MariaDB stores one into a TIME.
+fn decode_time(r: &mut Reader<'_>) -> Result<Time, Malformed> {
     let len = r.u8()?;
     match len {
-        0 => Ok("00:00:00".into()),
+        0 => Ok(Time::from_micros(0)),
         8 | 12 => {
             let neg = r.u8()? == 1;
             let days = r.u32()?;
             let (h, m, s) = (r.u8()?, r.u8()?, r.u8()?);
-            let hours = u64::from(days) * 24 + u64::from(h);
-            let sign = if neg { "-" } else { "" };
-            let mut out = format!("{sign}{hours:02}:{m:02}:{s:02}");
-            if len == 12 {
-                out.push_str(&format!(".{:06}", r.u32()?));
+            if m > 59 || s > 59 {
+                return Err(Malformed);
             }
-            Ok(out)
+            let us = if len == 12 { r.u32()? } else { 0 };
+            if us > 999_999 {
+                return Err(Malformed);
+            }
+            let micros = ((i128::from(days) * 24 + i128::from(h)) * 3600
+                + i128::from(m) * 60
+                + i128::from(s))
+                * 1_000_000
+                + i128::from(us);
+            let micros = if neg { -micros } else { micros };
+            Ok(quire_sql::func::time::clip(micros).0)
         }
         _ => Err(Malformed),
     }

@@ -407,3 +407,67 @@ fn a_latin1_connection_converts_prepared_parameters_and_binary_rows() {
         vec![[&[11u8][..], "café €é".as_bytes(), b"\x04E9FF"].concat()]
     );
 }
+
+#[test]
+fn time_and_bit_columns_cross_both_protocols_as_mariadb_sends_them() {
+    // TIME is MYSQL_TYPE_TIME (11): `[-]HH:MM:SS.fff` in text, and in a binary row a
+    // length (0, 8 or 12), then is_negative, days, hours (0..=23), minutes, seconds and
+    // microseconds. BIT(M) is MYSQL_TYPE_BIT (16), length M, UNSIGNED, binary charset: its
+    // big-endian bytes, ceil(M/8) of them, in both protocols. Flags as MariaDB 10.11 sends
+    // them: BINARY on the TIME, UNSIGNED alone on the BIT.
+    let server = TestServer::start();
+    let mut c = server.connect();
+    for sql in [
+        "CREATE DATABASE tb",
+        "CREATE TABLE tb.t (id INT PRIMARY KEY, t TIME(3), b BIT(12))",
+        "INSERT INTO tb.t VALUES (1, '00:00:00', 0), (2, '838:59:59', 4095)",
+    ] {
+        assert!(matches!(c.query(sql), Reply::Ok { .. }), "{sql}");
+    }
+    // A prepared INSERT: -26:03:04.5 as MYSQL_TYPE_TIME, the BIT as a LONGLONG.
+    let ins = prepare(&mut c, b"INSERT INTO tb.t VALUES (3, ?, ?)");
+    let time = [1u8, 1, 0, 0, 0, 2, 3, 4, 0x20, 0xA1, 0x07, 0x00];
+    let mut exec = vec![0x17];
+    exec.extend_from_slice(&ins.to_le_bytes());
+    exec.push(0);
+    exec.extend_from_slice(&1u32.to_le_bytes());
+    exec.extend_from_slice(&[0, 1, 11, 0, 8, 0x80]);
+    exec.push(time.len() as u8);
+    exec.extend_from_slice(&time);
+    exec.extend_from_slice(&0xABCu64.to_le_bytes());
+    assert!(
+        matches!(Reply::parse(&c.command(&exec)), Reply::Ok { .. }),
+        "the insert"
+    );
+
+    let first = c.command(b"\x03SELECT t, b FROM tb.t ORDER BY id");
+    answered(&first, "the select");
+    let rs = c.read_result_set(&first);
+    let types: Vec<(u8, u16, u16)> = rs.columns.iter().map(|d| column_type(d)).collect();
+    assert_eq!(types[0], (11, 0x0080, 63));
+    assert_eq!(types[1], (16, 0x0020, 63));
+    let rows: Vec<Vec<Vec<u8>>> = rs.rows.iter().map(|r| text_values(r)).collect();
+    assert_eq!(
+        rows,
+        vec![
+            vec![b"00:00:00.000".to_vec(), b"\x00\x00".to_vec()],
+            vec![b"838:59:59.000".to_vec(), b"\x0f\xff".to_vec()],
+            vec![b"-26:03:04.500".to_vec(), b"\x0a\xbc".to_vec()],
+        ]
+    );
+
+    // Binary rows: header, NULL bitmap, the TIME, the BIT as a length-encoded string.
+    let sel = prepare(&mut c, b"SELECT t, b FROM tb.t ORDER BY id");
+    let mut exec = vec![0x17];
+    exec.extend_from_slice(&sel.to_le_bytes());
+    exec.push(0);
+    exec.extend_from_slice(&1u32.to_le_bytes());
+    let first = c.command(&exec);
+    let rs = c.read_result_set(&first);
+    let zero = vec![0x00, 0x00, 0, 2, 0, 0];
+    let max = vec![0x00, 0x00, 8, 0, 34, 0, 0, 0, 22, 59, 59, 2, 0x0f, 0xff];
+    let mut neg = vec![0x00, 0x00, 12];
+    neg.extend_from_slice(&time);
+    neg.extend_from_slice(&[2, 0x0a, 0xbc]);
+    assert_eq!(rs.rows, vec![zero, max, neg]);
+}

@@ -1489,7 +1489,8 @@ impl<'d> Session<'d> {
                 db,
                 table,
                 row: n,
-                strict: false,
+                strict,
+                cut_as_truncation: true,
             };
             let mut out = Vec::with_capacity(cols.len());
             for (i, c) in w.cols.iter().enumerate() {
@@ -1503,6 +1504,21 @@ impl<'d> Session<'d> {
                                 && old.columns.get(s).is_some_and(|o| o.ty == ColumnType::Year) =>
                         {
                             Value::Str(format!("{y:04}"))
+                        }
+                        // A TIME read as text has its column's fractional digits.
+                        Some(Value::Time(t)) if col.ty.is_string() => {
+                            let fsp = match old.columns.get(s).map(|o| o.ty) {
+                                Some(ColumnType::Time { fsp }) => fsp,
+                                _ => crate::func::time::natural_fsp(*t),
+                            };
+                            Value::Str(crate::func::time::text(*t, fsp))
+                        }
+                        // A string becomes a BIT as the number it is (1292 if it is not
+                        // one), where an INSERT would store its bytes: MariaDB's field copy.
+                        Some(Value::Str(text)) if matches!(col.ty, ColumnType::Bit { .. }) => {
+                            let n = crate::func::cast::str_to_int(text, &env);
+                            crate::func::take_raised()?;
+                            Value::Int(n as i64)
                         }
                         v => v.cloned().unwrap_or(Value::Null),
                     },
@@ -1612,6 +1628,7 @@ impl<'d> Session<'d> {
                 table: &def.name,
                 row: 0,
                 strict: false,
+                cut_as_truncation: false,
             };
             let v = types::coerce(v, col, &at, &env)?;
             let instant = match v {

@@ -97,12 +97,20 @@ pub(crate) fn enum_number(e: Expr, columns: &[Column]) -> Expr {
 }
 
 /// A literal compared with a YEAR column, as the YEAR MariaDB reads it
-/// ([`crate::types::year_of_constant`]); anything else as is.
+/// ([`crate::types::year_of_constant`]); a hexadecimal or bit literal compared with a BIT
+/// column, as the number it is (`b = b'1111'` compares 15); anything else as is.
 fn year_literal(e: Expr, other: &Expr, columns: &[Column]) -> Expr {
-    let year_col = match other {
-        Expr::Column(i) => columns.get(*i).is_some_and(|c| c.ty == ColumnType::Year),
-        _ => false,
+    let col_ty = match other {
+        Expr::Column(i) => columns.get(*i).map(|c| c.ty),
+        _ => None,
     };
+    if let (Some(ColumnType::Bit { .. }), Expr::Lit(Value::Bytes(b))) = (col_ty, &e) {
+        if b.len() <= 8 {
+            let n = b.iter().fold(0u64, |n, x| n << 8 | u64::from(*x));
+            return Expr::Lit(Value::UInt(n));
+        }
+    }
+    let year_col = col_ty == Some(ColumnType::Year);
     match &e {
         Expr::Lit(v) if year_col => match crate::types::year_of_constant(v) {
             Some(y) => Expr::Lit(Value::UInt(y)),
@@ -659,8 +667,9 @@ pub fn literal(v: &sql::ValueWithSpan, params: &HashMap<(u64, u64), usize>) -> R
         }
         V::EscapedStringLiteral(s) => Value::Str(s.clone()),
         V::HexStringLiteral(h) => Value::Bytes(hex(h)?),
+        // `b'0101'` and `0b0101` (parse.rs): bits, a binary string of ceil(n/8) bytes.
         V::SingleQuotedByteStringLiteral(s) | V::DoubleQuotedByteStringLiteral(s) => {
-            Value::Bytes(s.clone().into_bytes())
+            Value::Bytes(bits(s)?)
         }
         V::Boolean(b) => Value::Int(i64::from(*b)),
         V::Null => Value::Null,
@@ -719,6 +728,29 @@ fn hex(h: &str) -> Result<Vec<u8>> {
             })
         })
         .collect()
+}
+
+/// The bytes of a bit literal's digits, big-endian, the first byte holding what does not
+/// fill a whole one (`b'100000001'` is 0x01 0x01); 1064 for anything but 0 and 1.
+fn bits(digits: &str) -> Result<Vec<u8>> {
+    if !digits.bytes().all(|c| c == b'0' || c == b'1') {
+        return Err(SqlError::Parse {
+            near: format!("b'{digits}'"),
+            line: 1,
+        });
+    }
+    let d = digits.as_bytes();
+    let first = d.len() % 8;
+    let mut out = Vec::with_capacity(d.len().div_ceil(8));
+    let mut chunks: Vec<&[u8]> = Vec::new();
+    if first > 0 {
+        chunks.push(&d[..first]);
+    }
+    chunks.extend(d[first..].chunks(8));
+    for c in chunks {
+        out.push(c.iter().fold(0u8, |b, bit| b << 1 | (bit - b'0')));
+    }
+    Ok(out)
 }
 
 fn sys_var(name: &str) -> Option<Result<Expr>> {
@@ -1386,7 +1418,13 @@ impl Binder<'_> {
             // Aggregates do not nest: their arguments bind without an aggregate list.
             let saved = self.aggs.take();
             let bound = (|| -> Result<(Vec<Expr>, OrderKeys, String)> {
-                let bound: Vec<Expr> = args.iter().map(|a| self.bind(a)).collect::<Result<_>>()?;
+                let mut bound: Vec<Expr> =
+                    args.iter().map(|a| self.bind(a)).collect::<Result<_>>()?;
+                if af == AggFn::GroupConcat {
+                    // Values joined as text: a TIME(3) or DATETIME(3) with its three
+                    // fractional digits, a BIT as its bytes (as CONCAT sees them).
+                    bound = self.text_args(Func::Concat, bound);
+                }
                 let mut order = Vec::new();
                 let mut separator = ",".to_string();
                 for c in clauses {

@@ -153,6 +153,15 @@ pub fn column_type(dt: &sql::DataType) -> Result<ColumnType> {
         D::Set(members) => ColumnType::Set {
             members: u8::try_from(members.len()).unwrap_or(u8::MAX),
         },
+        // TIME's precision and BIT's width are checked by `column_def` (1426, 1439): a
+        // value past the u8 stays past the limit.
+        D::Time(fsp, _) => ColumnType::Time {
+            fsp: fsp.unwrap_or(0).min(255) as u8,
+        },
+        // BIT and BIT(0) are BIT(1), as in MariaDB.
+        D::Bit(m) => ColumnType::Bit {
+            bits: m.unwrap_or(1).clamp(1, 255) as u8,
+        },
         // YEAR is no sqlparser type: a custom name, with its display width if given.
         D::Custom(name, mods) if name.to_string().eq_ignore_ascii_case("year") => {
             match mods.as_slice() {
@@ -290,6 +299,18 @@ impl crate::expr::Env for DefaultEnv {
 }
 
 /// A value as an SQL literal.
+/// A column's value as the DEFAULT text MariaDB shows for it: a BIT as `b'101'`, a TIME
+/// with the column's fractional digits, anything else as [`literal_sql`].
+pub(crate) fn column_literal_sql(v: &Value, col: &Column) -> String {
+    match (col.ty, v) {
+        (ColumnType::Bit { .. }, Value::UInt(u)) => format!("b'{u:b}'"),
+        (ColumnType::Time { fsp }, Value::Time(t)) => {
+            format!("'{}'", crate::func::time::text(*t, fsp))
+        }
+        _ => literal_sql(v),
+    }
+}
+
 fn literal_sql(v: &Value) -> String {
     match v {
         Value::Null => "NULL".into(),
@@ -465,6 +486,25 @@ impl<'d> Session<'d> {
         table_collation: Collation,
     ) -> Result<ColumnDef> {
         let ty = column_type(data_type)?;
+        match ty {
+            ColumnType::Time { fsp }
+            | ColumnType::DateTime { fsp }
+            | ColumnType::Timestamp { fsp }
+                if fsp > quire_engine::row::FSP_MAX =>
+            {
+                return Err(SqlError::TooBigPrecision {
+                    what: name.into(),
+                    max: 6,
+                });
+            }
+            ColumnType::Bit { bits } if bits > quire_engine::row::BIT_MAX_BITS => {
+                return Err(SqlError::DisplayWidth {
+                    column: name.into(),
+                    max: 64,
+                });
+            }
+            _ => {}
+        }
         let members = enum_members(data_type)?;
         if let sql::DataType::Set(m) = data_type {
             if m.len() > usize::from(quire_engine::row::SET_MAX_MEMBERS) {
@@ -592,7 +632,8 @@ impl<'d> Session<'d> {
                 crate::view::canon::default_expression(e).unwrap_or_else(|| format!("({inner})"))
             );
         }
-        self.default_value(&b, col).map(|v| literal_sql(&v))
+        self.default_value(&b, col)
+            .map(|v| column_literal_sql(&v, col))
     }
 
     /// The value of a constant DEFAULT converted into `col` as a strict insert would, or 1067.
@@ -621,6 +662,7 @@ impl<'d> Session<'d> {
                 table: "",
                 row: 0,
                 strict: true,
+                cut_as_truncation: false,
             },
             &DefaultEnv,
         )

@@ -398,6 +398,9 @@ pub enum SqlError {
     /// 1426
     #[error("Too big precision specified for '{what}'. Maximum is {max}")]
     TooBigPrecision { what: String, max: u32 },
+    /// 1439: BIT(M) with M past 64.
+    #[error("Display width out of range for '{column}' (max = {max})")]
+    DisplayWidth { column: String, max: u32 },
     /// 1427
     #[error("For float(M,D), double(M,D) or decimal(M,D), M must be >= D (column '{0}')")]
     ScaleAbovePrecision(String),

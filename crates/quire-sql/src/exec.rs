@@ -18,7 +18,7 @@ use std::ops::Bound;
 
 use quire_engine::btree::Direction;
 use quire_engine::catalog::TableDef;
-use quire_engine::row::{Collation, Column, Decimal, Value};
+use quire_engine::row::{Collation, Column, ColumnType, Decimal, Value};
 use quire_engine::table::{ReadLock, Snapshot, Table, Transaction};
 
 use crate::bind::{AggCall, LITERAL_COLLATION};
@@ -199,11 +199,20 @@ fn eval_bound(
             if matches!(v, Value::Null) {
                 return Ok(None);
             }
+            // A BIT compares with a string as numbers (`b = '5'` is 5), though a string
+            // stored into one is its bytes.
+            let v = match (c.ty, v) {
+                (ColumnType::Bit { .. }, v @ (Value::Str(_) | Value::Bytes(_))) => {
+                    Value::Double(types::num(&v))
+                }
+                (_, v) => v,
+            };
             let at = Target {
                 db: "",
                 table: "",
                 row: 0,
                 strict: true,
+                cut_as_truncation: false,
             };
             match types::coerce(v, c, &at, &BoundEnv) {
                 Ok(v) => out.push(v),
@@ -760,6 +769,11 @@ fn agg_add(c: &AggCall, s: &mut AggState, v: Option<Value>, env: &dyn Env) -> Re
                 Value::Bytes(_) => Value::Double(types::num(&v)),
                 Value::Int(i) => Value::Decimal(Decimal::new(i128::from(i), 0)),
                 Value::UInt(u) => Value::Decimal(Decimal::new(i128::from(u), 0)),
+                // A TIME sums as its number, [-]HHMMSS[.f], as in MariaDB.
+                Value::Time(t) => match crate::func::time::number(t) {
+                    Value::Int(i) => Value::Decimal(Decimal::new(i128::from(i), 0)),
+                    other => other,
+                },
                 other => other,
             };
             *acc = Some(match acc.take() {
@@ -1580,7 +1594,8 @@ pub fn column_default(col: &Column, auto: bool, env: &dyn Env) -> Result<Value> 
 pub fn implicit_default(col: &Column) -> Value {
     use quire_engine::row::{ColumnType as T, Date, DateTime};
     match col.ty {
-        T::Int { unsigned: true, .. } | T::Year => Value::UInt(0),
+        T::Int { unsigned: true, .. } | T::Year | T::Bit { .. } => Value::UInt(0),
+        T::Time { .. } => Value::Time(quire_engine::row::Time::from_micros(0)),
         T::Int { .. } => Value::Int(0),
         T::Float | T::Double => Value::Double(0.0),
         T::Decimal { scale, .. } => Value::Decimal(Decimal::new(0, scale)),

@@ -780,6 +780,7 @@ impl Expr {
                     table: "",
                     row: 1,
                     strict: false,
+                    cut_as_truncation: false,
                 };
                 types::coerce(v, col, &at, env)?
             }
@@ -930,6 +931,7 @@ fn numeric(v: Value, kind: NumKind, env: &dyn Env) -> Result<Value> {
         },
         Value::Bytes(_) => Value::Double(num(&v)),
         Value::Date(_) | Value::DateTime(_) => Value::Double(num(&v)),
+        Value::Time(t) => crate::func::time::number(t),
         other => other,
     })
 }
@@ -1279,7 +1281,19 @@ fn func(f: Func, args: &[Expr], row: &Row<'_>, env: &dyn Env) -> Result<Value> {
         Func::Version => Value::Str(VERSION.into()),
         Func::Floor | Func::Ceil => {
             let floor = f == Func::Floor;
-            match numeric(ev(0)?, NumKind::Double, env)? {
+            let v = ev(0)?;
+            // A TIME stays one, to whole seconds (toward minus or plus infinity).
+            if let Value::Time(t) = v {
+                let s = if floor {
+                    t.micros.div_euclid(1_000_000)
+                } else {
+                    -(-t.micros).div_euclid(1_000_000)
+                };
+                return Ok(Value::Time(
+                    crate::func::time::clip(i128::from(s) * 1_000_000).0,
+                ));
+            }
+            match numeric(v, NumKind::Double, env)? {
                 Value::Null => Value::Null,
                 v @ (Value::Int(_) | Value::UInt(_)) => v,
                 Value::Decimal(d) => {

@@ -26,6 +26,11 @@ pub enum FieldType {
     Timestamp,
     /// YEAR: four digits, zero-padded (0000 for the zero year).
     Year,
+    /// TIME: `[-]HH:MM:SS[.f]` in text, sign/days/hours/… in binary rows.
+    Time,
+    /// BIT(M): a table's BIT column sends its big-endian bytes (ceil(M/8) of them); a
+    /// computed BIT value (MAX(b)) its number, as MariaDB's items do.
+    Bit,
     Null,
 }
 

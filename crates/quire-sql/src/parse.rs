@@ -126,6 +126,20 @@ fn mysql_tokens(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
             }
             _ => {}
         }
+        // `0b0101`, which the tokenizer reads as a word (MySQL's numeric-prefix names):
+        // MySQL's bit literal, as `b'0101'` is (an upper-case `0B…` stays a name).
+        if let Token::Word(wd) = &t.token {
+            let v = wd.value.as_str();
+            if wd.quote_style.is_none()
+                && v.len() > 2
+                && v.starts_with("0b")
+                && v[2..].bytes().all(|c| c == b'0' || c == b'1')
+            {
+                out.push(mk(Token::SingleQuotedByteStringLiteral(v[2..].to_string())));
+                i += 1;
+                continue;
+            }
+        }
         match w.as_deref() {
             Some("MOD") if next_significant(i).is_none_or(|n| n.token != Token::LParen) => {
                 out.push(mk(Token::Mod));

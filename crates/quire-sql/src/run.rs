@@ -607,6 +607,7 @@ impl<'d> Session<'d> {
                                     table: &up.table.name,
                                     row: n as u64 + 1,
                                     strict,
+                                    cut_as_truncation: false,
                                 };
                                 new[*c] = if matches!(v, Value::Null) && !col.nullable {
                                     // 1048, and the column's implicit default outside strict mode.
@@ -801,6 +802,7 @@ fn update_join_rows<'d>(
                     table: &t.table.name,
                     row: matched,
                     strict,
+                    cut_as_truncation: false,
                 };
                 types::check_json(&v, col, &at)?;
                 joined[t.offset + c] = v;
@@ -817,6 +819,7 @@ fn update_join_rows<'d>(
                     table: &t.table.name,
                     row: matched,
                     strict,
+                    cut_as_truncation: false,
                 },
                 env,
             )?;
@@ -966,6 +969,7 @@ fn insert_rows<'d>(
             table: &ip.table.name,
             row: n as u64 + 1,
             strict,
+            cut_as_truncation: false,
         };
         let mut full = Vec::with_capacity(def.columns.len());
         for i in 0..def.columns.len() {

@@ -4,7 +4,7 @@
 use std::cmp::Ordering;
 
 use quire_engine::row::{
-    Collation, Column, ColumnType, Date, DateTime, Decimal, IntWidth, LobSize, Value,
+    Collation, Column, ColumnType, Date, DateTime, Decimal, IntWidth, LobSize, Time, Value,
 };
 
 use crate::diag::Level;
@@ -53,6 +53,8 @@ pub fn field_type(ty: ColumnType) -> (FieldType, u32, u8) {
         // The length comes from the members: [`column_field_type`].
         ColumnType::Enum { .. } | ColumnType::Set { .. } => (FieldType::String, 0, 0),
         ColumnType::Year => (FieldType::Year, 4, 0),
+        ColumnType::Time { fsp } => (FieldType::Time, 10 + fsp_len(fsp), fsp),
+        ColumnType::Bit { bits } => (FieldType::Bit, u32::from(bits), 0),
     }
 }
 
@@ -108,6 +110,9 @@ pub fn column_meta(db: &str, table: &str, alias: &str, col: &Column, key_flags: 
     if col.ty == ColumnType::Year {
         // MariaDB's YEAR: UNSIGNED and ZEROFILL, neither BINARY nor NUM.
         f |= flags::UNSIGNED | flags::ZEROFILL;
+    } else if matches!(col.ty, ColumnType::Bit { .. }) {
+        // MariaDB's BIT: UNSIGNED, of the binary character set, without the BINARY flag.
+        f |= flags::UNSIGNED;
     } else if is_binary(col.ty) {
         f |= flags::BINARY;
     }
@@ -219,6 +224,9 @@ pub fn type_sql(ty: ColumnType) -> String {
         ColumnType::Timestamp { fsp: 0 } => "timestamp".into(),
         ColumnType::Timestamp { fsp } => format!("timestamp({fsp})"),
         ColumnType::Year => "year(4)".into(),
+        ColumnType::Time { fsp: 0 } => "time".into(),
+        ColumnType::Time { fsp } => format!("time({fsp})"),
+        ColumnType::Bit { bits } => format!("bit({bits})"),
         // Needs the members: [`column_type_sql`].
         ColumnType::Enum { .. } => "enum".into(),
         ColumnType::Set { .. } => "set".into(),
@@ -243,6 +251,9 @@ pub struct Target<'a> {
     /// too-long string is 1406 and a bad date 1292 (the environment makes them errors);
     /// otherwise both are 1265 "Data truncated".
     pub strict: bool,
+    /// ALTER TABLE's copy: a string cut is 1265 even in strict mode (where it is the error),
+    /// while a bad date or time is 1292 as in an INSERT.
+    pub cut_as_truncation: bool,
 }
 
 impl Target<'_> {
@@ -437,7 +448,7 @@ pub fn coerce(v: Value, col: &Column, at: &Target<'_>, env: &dyn Env) -> Result<
         }
     };
     let too_long = || -> Result<()> {
-        if at.strict {
+        if at.strict && !at.cut_as_truncation {
             env.warn(
                 Level::Warning,
                 1406,
@@ -516,6 +527,10 @@ pub fn coerce(v: Value, col: &Column, at: &Target<'_>, env: &dyn Env) -> Result<
                     incorrect("integer", &v)?;
                     (0, Rest::None)
                 }
+                Value::Time(t) => (
+                    crate::func::cast::to_int(&Value::Time(*t), env).unwrap_or(0),
+                    Rest::None,
+                ),
                 Value::Null => return Ok(Value::Null),
             };
             let c = n.clamp(lo, hi);
@@ -541,6 +556,7 @@ pub fn coerce(v: Value, col: &Column, at: &Target<'_>, env: &dyn Env) -> Result<
                 Value::UInt(u) => (*u as f64, Rest::None),
                 Value::Double(d) => (*d, Rest::None),
                 Value::Decimal(d) => (decimal_f64(*d), Rest::None),
+                Value::Time(t) => (crate::func::time::as_f64(*t), Rest::None),
                 Value::Str(s) => match string_number(s, "double", &v)? {
                     None => (0.0, Rest::None),
                     Some((n, r)) => (n.as_f64(), r),
@@ -569,6 +585,7 @@ pub fn coerce(v: Value, col: &Column, at: &Target<'_>, env: &dyn Env) -> Result<
                 Value::UInt(u) => (Some(Decimal::new(i128::from(*u), 0)), Rest::None),
                 Value::Decimal(d) => (Some(*d), Rest::None),
                 Value::Double(f) => (double_decimal(*f), Rest::None),
+                Value::Time(_) => (crate::func::cast::to_decimal(&v, env), Rest::None),
                 Value::Str(s) => match string_number(s, "decimal", &v)? {
                     None => (Some(Decimal::new(0, 0)), Rest::None),
                     Some((Num::Int(i), r)) => (Some(Decimal::new(i, 0)), r),
@@ -758,7 +775,7 @@ pub fn coerce(v: Value, col: &Column, at: &Target<'_>, env: &dyn Env) -> Result<
                     Some((Num::Dec(d), r)) => (Some(round_decimal(d)), r, Some(s.len())),
                     Some((Num::Float(f), r)) => (year_double(f), r, Some(s.len())),
                 },
-                Value::Bytes(_) | Value::Date(_) | Value::DateTime(_) => {
+                Value::Bytes(_) | Value::Date(_) | Value::DateTime(_) | Value::Time(_) => {
                     incorrect("integer", &v)?;
                     return Ok(Value::UInt(0));
                 }
@@ -777,8 +794,87 @@ pub fn coerce(v: Value, col: &Column, at: &Target<'_>, env: &dyn Env) -> Result<
             report_rest(rest)?;
             Ok(Value::UInt(year as u64))
         }
+        ColumnType::Time { fsp } => {
+            // MariaDB's Field_time::store (`func/time.rs`, the table's last column): a
+            // datetime gives its time of day with a note, garbage and no time are 1265 (1292
+            // in strict mode), past 838:59:59 is clipped with 1264 (1292 in strict mode).
+            use crate::func::time::{self, Read, Status};
+            let (t, status) = match time::read(&v) {
+                Read::Time(t, st) => (t, st),
+                Read::DateTime(dt, Status::Clean) => (time::of_datetime(&dt), Status::FromDate),
+                Read::DateTime(dt, st) => (time::of_datetime(&dt), st),
+                Read::Invalid => {
+                    bad_time("time", &v)?;
+                    return Ok(Value::Time(Time::from_micros(0)));
+                }
+            };
+            match status {
+                Status::Clean => {}
+                Status::FromDate | Status::Fraction => truncated(Level::Note)?,
+                Status::Garbage => bad_time("time", &v)?,
+                Status::Clipped if at.strict => bad_time("time", &v)?,
+                Status::Clipped => out_of_range()?,
+            }
+            // The fraction is cut to the column's precision, silently, as for DATETIME.
+            Ok(Value::Time(time::truncate(t, fsp)))
+        }
+        ColumnType::Bit { bits } => {
+            // MariaDB's Field_bit::store: a number is stored as its 8 big-endian bytes, a
+            // string as its bytes; leading zero bytes aside, what does not fit M bits is M
+            // ones with 1406 in strict mode, else 1264.
+            let bytes: Vec<u8> = match &v {
+                Value::Str(_) | Value::Bytes(_) => to_bytes(v.clone()),
+                Value::Double(d) => {
+                    (double_to_i128(*d).clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64)
+                        .to_be_bytes()
+                        .to_vec()
+                }
+                Value::Decimal(d) => {
+                    (round_decimal(*d).clamp(i128::from(i64::MIN), i128::from(u64::MAX)) as u64)
+                        .to_be_bytes()
+                        .to_vec()
+                }
+                Value::UInt(u) => u.to_be_bytes().to_vec(),
+                Value::Int(i) => i.to_be_bytes().to_vec(),
+                other => (crate::func::cast::to_int(other, env).unwrap_or(0) as i64)
+                    .to_be_bytes()
+                    .to_vec(),
+            };
+            let lead = bytes.iter().take_while(|b| **b == 0).count();
+            let rest = &bytes[lead..];
+            let max = quire_engine::row::bit_max(bits);
+            let fits = rest.len() <= 8 && {
+                let n = rest.iter().fold(0u64, |n, b| n << 8 | u64::from(*b));
+                n <= max
+            };
+            if !fits {
+                if at.strict {
+                    // 1406 in strict mode, ALTER TABLE's copy included.
+                    env.warn(
+                        Level::Warning,
+                        1406,
+                        SqlError::DataTooLong {
+                            column: col.name.clone(),
+                            row: at.row,
+                        }
+                        .to_string(),
+                    )?;
+                } else {
+                    out_of_range()?;
+                }
+                return Ok(Value::UInt(max));
+            }
+            Ok(Value::UInt(
+                rest.iter().fold(0u64, |n, b| n << 8 | u64::from(*b)),
+            ))
+        }
         ColumnType::Date => match v {
             Value::Date(d) => Ok(Value::Date(d)),
+            // A TIME is that long from today's midnight, as MariaDB stores one.
+            Value::Time(t) => Ok(Value::Date(
+                crate::func::time::on_day(t, crate::func::time::today(env))
+                    .map_or(zero_date(), |dt| dt.date),
+            )),
             Value::DateTime(dt) => {
                 if dt.hour != 0 || dt.minute != 0 || dt.second != 0 || dt.micros != 0 {
                     truncated(Level::Note)?;
@@ -804,6 +900,9 @@ pub fn coerce(v: Value, col: &Column, at: &Target<'_>, env: &dyn Env) -> Result<
             let dt = match &v {
                 Value::DateTime(dt) => *dt,
                 Value::Date(d) => DateTime::new(*d, 0, 0, 0, 0),
+                Value::Time(t) => {
+                    crate::func::time::on_day(*t, crate::func::time::today(env)).unwrap_or(zero)
+                }
                 Value::Int(0) | Value::UInt(0) => zero,
                 other => match parse_datetime(&to_text(other.clone())) {
                     Some(dt) => dt,
@@ -1063,6 +1162,7 @@ pub fn display(v: &Value) -> String {
         Value::Str(s) => s.clone(),
         Value::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
         Value::Date(d) => format!("{:04}-{:02}-{:02}", d.year, d.month, d.day),
+        Value::Time(t) => crate::func::time::text(*t, crate::func::time::natural_fsp(*t)),
         Value::DateTime(dt) => {
             let mut s = format!(
                 "{:04}-{:02}-{:02} {:02}:{:02}:{:02}",
@@ -1130,6 +1230,25 @@ pub fn compare(a: &Value, b: &Value, coll: Collation) -> Ordering {
         (Int(_) | UInt(_) | Decimal(_) | Double(_), Date(_) | DateTime(_)) => {
             compare(b, a, coll).reverse()
         }
+        (Time(x), Time(y)) => x.cmp(y),
+        // A TIME against a string or a number: the other side read as a TIME (a datetime
+        // string as a DATETIME, below); against a date, both as DATETIMEs, the TIME from
+        // today's midnight (MariaDB's rule).
+        (Time(x), Str(_) | Bytes(_) | Int(_) | UInt(_) | Decimal(_) | Double(_)) => {
+            use crate::func::time::{read, Read};
+            match read(b) {
+                Read::Time(y, _) => x.cmp(&y),
+                Read::DateTime(dt, _) => compare(a, &DateTime(dt), coll),
+                Read::Invalid => display(a).as_str().cmp(to_text(b.clone()).as_str()),
+            }
+        }
+        (Time(t), Date(_) | DateTime(_)) => {
+            match crate::func::time::on_day(*t, crate::func::time::wall_today()) {
+                Some(dt) => dt.cmp(&as_datetime(b)),
+                None => t.micros.cmp(&0),
+            }
+        }
+        (_, Time(_)) => compare(b, a, coll).reverse(),
         (Decimal(x), Decimal(y)) => {
             let s = x.scale.max(y.scale);
             match (x.rescale(s), y.rescale(s)) {
@@ -1177,6 +1296,7 @@ pub fn num(v: &Value) -> f64 {
         Value::Date(d) => {
             f64::from(u32::from(d.year) * 10_000 + u32::from(d.month) * 100 + u32::from(d.day))
         }
+        Value::Time(t) => crate::func::time::as_f64(*t),
         Value::DateTime(dt) => {
             let d = &dt.date;
             (u64::from(d.year) * 10_000_000_000
@@ -1240,6 +1360,7 @@ mod tests {
             table: "t",
             row: 1,
             strict: true,
+            cut_as_truncation: false,
         }
     }
 

@@ -1553,6 +1553,43 @@ INSERT INTO `bulk` VALUES
 UNLOCK TABLES;
 
 --
+-- Table structure for table `clock`
+--
+
+DROP TABLE IF EXISTS `clock`;
+/*!40101 SET @saved_cs_client     = @@character_set_client */;
+/*!40101 SET character_set_client = utf8mb4 */;
+CREATE TABLE `clock` (
+  `id` int(11) NOT NULL,
+  `t` time DEFAULT NULL,
+  `t3` time(3) DEFAULT NULL,
+  `t6` time(6) NOT NULL DEFAULT '00:00:00.000000',
+  `b` bit(4) DEFAULT NULL,
+  `b1` bit(1) DEFAULT NULL,
+  `b12` bit(12) DEFAULT b'101',
+  `b64` bit(64) DEFAULT NULL,
+  PRIMARY KEY (`id`),
+  KEY `kt` (`t`),
+  KEY `kb` (`b`)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_general_ci;
+/*!40101 SET character_set_client = @saved_cs_client */;
+
+--
+-- Dumping data for table `clock`
+--
+
+LOCK TABLES `clock` WRITE;
+/*!40000 ALTER TABLE `clock` DISABLE KEYS */;
+INSERT INTO `clock` VALUES
+(1,'12:34:56','01:02:03.456','-838:59:59.000000','','','\0\0','ÿÿÿÿÿÿÿÿ'),
+(2,'-838:59:59','-00:00:00.500','838:59:59.999999','\0','\0','ÿ','\0\0\0\0\0\0\0\0'),
+(3,'838:59:59','100:00:00.001','00:00:00.000001','',NULL,'\0','€\0\0\0\0\0\0\0'),
+(4,NULL,NULL,'-00:00:01.000000',NULL,'',NULL,NULL),
+(5,'00:00:00','23:59:59.999','10:11:12.131415','\n','\0','','\0\0\0\0\0\0\0');
+/*!40000 ALTER TABLE `clock` ENABLE KEYS */;
+UNLOCK TABLES;
+
+--
 -- Table structure for table `empty_one`
 --
 
@@ -1618,4 +1655,4 @@ UNLOCK TABLES;
 /*!40101 SET COLLATION_CONNECTION=@OLD_COLLATION_CONNECTION */;
 /*!40111 SET SQL_NOTES=@OLD_SQL_NOTES */;
 
--- Dump completed on 2026-11-27 15:37:20
+-- Dump completed on 2026-11-29 10:02:51

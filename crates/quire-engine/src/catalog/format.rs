@@ -172,6 +172,14 @@ fn put_type(w: &mut W, c: &Column) {
             }
         }
         ColumnType::Year => w.u8(15),
+        ColumnType::Time { fsp } => {
+            w.u8(16);
+            w.u8(fsp);
+        }
+        ColumnType::Bit { bits } => {
+            w.u8(17);
+            w.u8(bits);
+        }
         ColumnType::Set { members } => {
             w.u8(14);
             w.u8(members);
@@ -232,6 +240,8 @@ fn get_type(r: &mut R<'_>) -> Result<(ColumnType, Vec<String>), CatalogError> {
             ColumnType::Set { members: n }
         }
         15 => ColumnType::Year,
+        16 => ColumnType::Time { fsp: r.u8()? },
+        17 => ColumnType::Bit { bits: r.u8()? },
         _ => return Err(bad("unknown column type")),
     };
     t.check()

@@ -318,6 +318,21 @@ fn year_columns_round_trip_as_type_tag_15() {
 }
 
 #[test]
+fn time_and_bit_columns_round_trip_as_type_tags_16_and_17() {
+    let mut t = sample();
+    t.columns
+        .push(Column::nullable("at", ColumnType::Time { fsp: 3 }).with_default("'01:02:03.456'"));
+    t.columns
+        .push(Column::new("flags", ColumnType::Bit { bits: 12 }).with_default("b'101'"));
+    t.validate().expect("valid");
+    let b = encode_table(&t);
+    let d = decode_table(&b).expect("decode");
+    assert_eq!(d, t);
+    assert_eq!(d.columns[4].ty, ColumnType::Time { fsp: 3 });
+    assert_eq!(d.columns[5].ty, ColumnType::Bit { bits: 12 });
+}
+
+#[test]
 fn instantly_added_columns_round_trip_with_their_values() {
     let mut t = sample();
     let lvl = Column::new(

@@ -277,6 +277,12 @@ fn encode_part(p: &KeyPart, v: &Value, out: &mut Vec<u8>) {
             out.extend_from_slice(b);
         }
         (ColumnType::Year, Value::UInt(y)) => out.push(super::value::year_byte(*y)),
+        (ColumnType::Bit { bits }, Value::UInt(u)) => {
+            out.extend_from_slice(&u.to_be_bytes()[8 - super::value::bit_bytes(bits)..]);
+        }
+        (ColumnType::Time { .. }, Value::Time(t)) => {
+            out.extend_from_slice(&t.biased().to_be_bytes()[8 - super::value::TIME_BYTES..]);
+        }
         (ColumnType::Enum { members }, Value::Str(s)) => {
             let i = u64::from(p.column.member_index(s).unwrap_or(0));
             out.extend_from_slice(&i.to_be_bytes()[8 - super::value::enum_bytes(members)..]);
@@ -440,6 +446,19 @@ fn decode_part_inner(p: &KeyPart, r: &mut Reader<'_>) -> Result<Option<Value>, R
             super::record::enum_value(&p.column, r.be(super::value::enum_bytes(members))?)?
         }
         ColumnType::Year => super::value::year_of_byte(r.be(1)? as u8),
+        ColumnType::Bit { bits } => {
+            let u = r.be(super::value::bit_bytes(bits))? as u64;
+            if u > super::value::bit_max(bits) {
+                return Err(RowError::corrupt(
+                    "BIT value wider than its column in a key",
+                ));
+            }
+            Value::UInt(u)
+        }
+        ColumnType::Time { .. } => Value::Time(
+            super::value::Time::unbias(r.be(super::value::TIME_BYTES)? as u64)
+                .map_err(|_| RowError::corrupt("bad TIME in a key"))?,
+        ),
         ColumnType::Set { members } => {
             super::record::set_value(&p.column, r.be(super::value::set_bytes(members))?)?
         }

@@ -41,9 +41,9 @@ pub use key::{KeyLayout, KeyPart};
 pub use record::{RecordFields, RowLayout, Stored, SysFields};
 pub use secondary::SecondaryLayout;
 pub use value::{
-    decimal_bytes, Column, ColumnType, Date, DateTime, Decimal, InstantValue, IntWidth, LobSize,
-    Value, ValueError, DECIMAL_MAX_PRECISION, DEFAULT_MAX_BYTES, SET_MAX_MEMBERS, TIMESTAMP_MAX,
-    TIMESTAMP_MIN,
+    bit_bytes, bit_max, decimal_bytes, Column, ColumnType, Date, DateTime, Decimal, InstantValue,
+    IntWidth, LobSize, Time, Value, ValueError, BIT_MAX_BITS, DECIMAL_MAX_PRECISION,
+    DEFAULT_MAX_BYTES, FSP_MAX, SET_MAX_MEMBERS, TIMESTAMP_MAX, TIMESTAMP_MIN,
 };
 
 use crate::page::{PageNo, PageSize, HEADER_SIZE, TRAILER_SIZE};

@@ -851,6 +851,7 @@ fn encode_fixed(col: &Column, v: &Value, out: &mut [u8]) {
             out.copy_from_slice(&m.to_le_bytes()[..n]);
         }
         Value::UInt(y) if ty == ColumnType::Year => out[0] = super::value::year_byte(*y),
+        Value::Time(t) => out.copy_from_slice(&t.biased().to_le_bytes()[..n]),
         Value::Int(i) => out.copy_from_slice(&i.to_le_bytes()[..n]),
         Value::UInt(u) => out.copy_from_slice(&u.to_le_bytes()[..n]),
         Value::Double(d) if matches!(ty, ColumnType::Float) => {
@@ -879,6 +880,16 @@ fn decode_fixed(col: &Column, b: &[u8]) -> Result<Value, RowError> {
         ColumnType::Int { unsigned: true, .. } => Value::UInt(raw as u64),
         ColumnType::Year => super::value::year_of_byte(raw as u8),
         ColumnType::Int { .. } => Value::Int(signed() as i64),
+        ColumnType::Bit { bits } => {
+            let u = raw as u64;
+            if n != super::value::bit_bytes(bits) || u > super::value::bit_max(bits) {
+                return Err(RowError::Corrupt("BIT value wider than its column"));
+            }
+            Value::UInt(u)
+        }
+        ColumnType::Time { .. } => Value::Time(
+            super::value::Time::unbias(raw as u64).map_err(|_| RowError::Corrupt("bad TIME"))?,
+        ),
         ColumnType::Float => {
             let f = f32::from_bits(raw as u32);
             if !f.is_finite() {

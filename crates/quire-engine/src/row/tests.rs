@@ -612,6 +612,8 @@ fn arb_key_type() -> impl Strategy<Value = ColumnType> {
         Just(ColumnType::Date),
         (0u8..=6).prop_map(|fsp| ColumnType::DateTime { fsp }),
         (0u8..=6).prop_map(|fsp| ColumnType::Timestamp { fsp }),
+        (0u8..=6).prop_map(|fsp| ColumnType::Time { fsp }),
+        (1u8..=64).prop_map(|bits| ColumnType::Bit { bits }),
     ]
 }
 
@@ -641,6 +643,19 @@ fn arb_non_null(ty: ColumnType) -> BoxedStrategy<Value> {
             let (lo, hi) = width.signed_range();
             prop_oneof![Just(lo), Just(hi), Just(0), -2i64..2, lo..=hi]
                 .prop_map(Value::Int)
+                .boxed()
+        }
+        ColumnType::Time { fsp } => {
+            let max = Time::MAX_MICROS;
+            let unit = 10i64.pow(6 - u32::from(fsp));
+            prop_oneof![Just(max), Just(-max), Just(0), Just(-1), -max..=max]
+                .prop_map(move |m| Value::Time(Time::from_micros(m / unit * unit)))
+                .boxed()
+        }
+        ColumnType::Bit { bits } => {
+            let max = crate::row::bit_max(bits);
+            prop_oneof![Just(0), Just(max), 0..=max]
+                .prop_map(Value::UInt)
                 .boxed()
         }
         ColumnType::Year => prop_oneof![Just(0u64), 1901u64..=2155]
@@ -1281,4 +1296,86 @@ fn instant_columns_must_be_last_and_outside_the_key() {
         ..Column::new("x", int(IntWidth::Int, false))
     });
     assert!(RowLayout::new(cols, &[0]).is_err());
+}
+
+#[test]
+fn time_is_six_bytes_of_biased_microseconds_and_orders_by_duration() {
+    let ty = ColumnType::Time { fsp: 3 };
+    assert_eq!(ty.fixed_size(), Some(6));
+    let k = KeyLayout::new(vec![KeyPart::new(Column::new("t", ty))]).expect("layout");
+    let max = Time::MAX_MICROS;
+    let keys: Vec<Vec<u8>> = [-max + 999, -1_000, 0, 1_000, max - 999]
+        .iter()
+        .map(|m| enc(&k, &[Value::Time(Time::from_micros(*m))]))
+        .collect();
+    assert!(keys.windows(2).all(|w| w[0] < w[1]), "{keys:?}");
+    // Zero is the bias, 2^47: the sign bit of 48 set, nothing else.
+    assert_eq!(keys[2], vec![0x80, 0, 0, 0, 0, 0]);
+    let c = Column::nullable("t", ty);
+    for bad in [max + 1, -(max + 1)] {
+        assert!(matches!(
+            c.canonical(&Value::Time(Time::from_micros(bad))),
+            Err(RowError::Value {
+                kind: ValueError::OutOfRange,
+                ..
+            })
+        ));
+    }
+    // Finer than TIME(3): refused (the SQL layer cuts first).
+    assert!(matches!(
+        c.canonical(&Value::Time(Time::from_micros(1))),
+        Err(RowError::Value {
+            kind: ValueError::TooPrecise { fsp: 3 },
+            ..
+        })
+    ));
+    let l = RowLayout::new(vec![Column::new("id", ty), c], &[0]).expect("layout");
+    let lim = RowLimits::default();
+    let vals = vec![
+        Value::Time(Time::from_micros(-max + 999)),
+        Value::Time(Time::from_parts(false, 26, 3, 4, 500_000)),
+    ];
+    let mut blobs = Blobs::default();
+    let rec = blobs.encode(&l, &vals, &sys(1), &lim);
+    assert_eq!(blobs.decode(&l, &rec), vals);
+}
+
+#[test]
+fn bit_is_its_value_in_the_fewest_whole_bytes() {
+    for (bits, bytes) in [(1u8, 1usize), (8, 1), (9, 2), (12, 2), (63, 8), (64, 8)] {
+        assert_eq!(ColumnType::Bit { bits }.fixed_size(), Some(bytes));
+    }
+    let ty = ColumnType::Bit { bits: 12 };
+    let k = KeyLayout::new(vec![KeyPart::new(Column::new("b", ty))]).expect("layout");
+    assert_eq!(enc(&k, &[Value::UInt(0xABC)]), vec![0x0A, 0xBC]);
+    assert_eq!(
+        k.decode(&[0x0F, 0xFF]).expect("decode"),
+        vec![Value::UInt(4095)]
+    );
+    assert!(k
+        .decode(&[0x10, 0x00])
+        .expect_err("13 bits")
+        .is_corruption());
+    let c = Column::new("b", ty);
+    assert_eq!(
+        c.canonical(&Value::Int(5)).map(|v| v.into_owned()),
+        Ok(Value::UInt(5))
+    );
+    for bad in [Value::UInt(4096), Value::Int(-1)] {
+        assert!(matches!(
+            c.canonical(&bad),
+            Err(RowError::Value {
+                kind: ValueError::OutOfRange,
+                ..
+            })
+        ));
+    }
+    assert!(ColumnType::Bit { bits: 0 }.check().is_err());
+    assert!(ColumnType::Bit { bits: 65 }.check().is_err());
+    let wide = Column::new("w", ColumnType::Bit { bits: 64 });
+    let l = RowLayout::new(vec![Column::new("id", ty), wide], &[0]).expect("layout");
+    let vals = vec![Value::UInt(1), Value::UInt(u64::MAX)];
+    let mut blobs = Blobs::default();
+    let rec = blobs.encode(&l, &vals, &sys(1), &RowLimits::default());
+    assert_eq!(blobs.decode(&l, &rec), vals);
 }

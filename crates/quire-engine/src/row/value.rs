@@ -126,6 +126,15 @@ pub enum ColumnType {
     /// YEAR (MariaDB's YEAR(4)): `UInt` 0 (the zero year 0000) or 1901..=2155, stored in
     /// one byte as MariaDB does: 0, or the year - 1900.
     Year,
+    /// TIME(fsp): a signed duration of at most 838:59:59.999999 (`Value::Time`), stored as
+    /// its microseconds in 6 bytes.
+    Time {
+        fsp: u8,
+    },
+    /// BIT(M), 1 <= M <= 64: `UInt` below 2^M, stored in [`bit_bytes`] bytes.
+    Bit {
+        bits: u8,
+    },
 }
 
 impl ColumnType {
@@ -142,6 +151,8 @@ impl ColumnType {
             ColumnType::Enum { members } => enum_bytes(members),
             ColumnType::Set { members } => set_bytes(members),
             ColumnType::Year => 1,
+            ColumnType::Time { .. } => TIME_BYTES,
+            ColumnType::Bit { bits } => bit_bytes(bits),
             ColumnType::Char { .. }
             | ColumnType::VarChar { .. }
             | ColumnType::VarBinary { .. }
@@ -210,7 +221,11 @@ impl ColumnType {
                     ));
                 }
             }
-            ColumnType::DateTime { fsp } | ColumnType::Timestamp { fsp } if fsp > FSP_MAX => {
+            ColumnType::DateTime { fsp }
+            | ColumnType::Timestamp { fsp }
+            | ColumnType::Time { fsp }
+                if fsp > FSP_MAX =>
+            {
                 return Err(format!("fractional seconds precision {fsp} exceeds 6"));
             }
             ColumnType::Binary { len } if len > 255 => {
@@ -227,6 +242,9 @@ impl ColumnType {
             }
             ColumnType::Enum { members: 0 } => {
                 return Err("ENUM has no members".into());
+            }
+            ColumnType::Bit { bits } if bits == 0 || bits > BIT_MAX_BITS => {
+                return Err(format!("BIT({bits}) is outside 1..={BIT_MAX_BITS}"));
             }
             ColumnType::Set { members } if members == 0 || members > SET_MAX_MEMBERS => {
                 return Err(format!(
@@ -289,6 +307,27 @@ pub(crate) fn year_byte(year: u64) -> u8 {
 pub(crate) fn year_of_byte(b: u8) -> Value {
     Value::UInt(if b == 0 { 0 } else { 1900 + u64::from(b) })
 }
+
+/// The widest BIT column: one u64.
+pub const BIT_MAX_BITS: u8 = 64;
+
+/// Record (and key) bytes of BIT(M): the fewest whole bytes holding M bits.
+pub fn bit_bytes(bits: u8) -> usize {
+    usize::from(bits.clamp(1, BIT_MAX_BITS)).div_ceil(8)
+}
+
+/// The largest value of BIT(M): M ones.
+pub fn bit_max(bits: u8) -> u64 {
+    if bits >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    }
+}
+
+/// Record (and key) bytes of a TIME: a 48-bit signed count of microseconds (43 bits hold
+/// the range).
+pub const TIME_BYTES: usize = 6;
 
 pub(crate) fn pow10(p: u8) -> i128 {
     10i128.pow(u32::from(p.min(DECIMAL_MAX_PRECISION)))
@@ -593,6 +632,21 @@ impl Column {
                     _ => Err(bad(ValueError::OutOfRange)),
                 }
             }
+            (ColumnType::Time { fsp }, Value::Time(t)) => {
+                t.check(fsp).map_err(bad)?;
+                Ok(Cow::Borrowed(v))
+            }
+            (ColumnType::Bit { bits }, Value::Int(_) | Value::UInt(_)) => {
+                let u = match v {
+                    Value::Int(i) => u64::try_from(*i).ok(),
+                    Value::UInt(u) => Some(*u),
+                    _ => None,
+                };
+                match u {
+                    Some(u) if u <= bit_max(bits) => Ok(Cow::Owned(Value::UInt(u))),
+                    _ => Err(bad(ValueError::OutOfRange)),
+                }
+            }
             (ColumnType::Timestamp { fsp }, Value::DateTime(dt)) => {
                 dt.check(fsp).map_err(bad)?;
                 // The zero timestamp (0000-00-00 00:00:00) is MariaDB's too.
@@ -621,7 +675,7 @@ impl Column {
 
 fn type_name(t: ColumnType) -> &'static str {
     match t {
-        ColumnType::Int { .. } | ColumnType::Year => "integer",
+        ColumnType::Int { .. } | ColumnType::Year | ColumnType::Bit { .. } => "integer",
         ColumnType::Float | ColumnType::Double => "floating point",
         ColumnType::Decimal { .. } => "decimal",
         ColumnType::Char { .. }
@@ -632,6 +686,7 @@ fn type_name(t: ColumnType) -> &'static str {
         ColumnType::Binary { .. } | ColumnType::VarBinary { .. } | ColumnType::Blob(_) => "bytes",
         ColumnType::Date => "date",
         ColumnType::DateTime { .. } | ColumnType::Timestamp { .. } => "datetime",
+        ColumnType::Time { .. } => "time",
     }
 }
 
@@ -835,6 +890,73 @@ impl DateTime {
     }
 }
 
+/// A TIME: a signed duration in microseconds, at most [`Time::MAX`] either way (MariaDB's
+/// -838:59:59.999999 .. 838:59:59.999999). Hours may pass 23; a day is 24 hours.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Time {
+    pub micros: i64,
+}
+
+impl Time {
+    /// 838:59:59.999999 in microseconds.
+    pub const MAX_MICROS: i64 = ((838 * 60 + 59) * 60 + 59) * 1_000_000 + 999_999;
+
+    pub fn from_micros(micros: i64) -> Self {
+        Time { micros }
+    }
+
+    /// `[-]h:m:s.us`: parts as written, not checked.
+    pub fn from_parts(neg: bool, hours: i64, minute: i64, second: i64, micros: i64) -> Self {
+        let m = ((hours * 60 + minute) * 60 + second) * 1_000_000 + micros;
+        Time {
+            micros: if neg { -m } else { m },
+        }
+    }
+
+    pub fn is_negative(self) -> bool {
+        self.micros < 0
+    }
+
+    /// Hours of the absolute value (0..=838 in range).
+    pub fn hours(self) -> i64 {
+        self.micros.unsigned_abs() as i64 / 3_600_000_000
+    }
+    pub fn minute(self) -> i64 {
+        self.micros.unsigned_abs() as i64 / 60_000_000 % 60
+    }
+    pub fn second(self) -> i64 {
+        self.micros.unsigned_abs() as i64 / 1_000_000 % 60
+    }
+    /// The fraction of the absolute value, in microseconds.
+    pub fn fraction(self) -> i64 {
+        self.micros.unsigned_abs() as i64 % 1_000_000
+    }
+
+    fn check(self, fsp: u8) -> Result<(), ValueError> {
+        if self.micros.abs() > Time::MAX_MICROS {
+            return Err(ValueError::OutOfRange);
+        }
+        let unit = 10i64.pow(u32::from(FSP_MAX - fsp.min(FSP_MAX)));
+        if self.micros % unit != 0 {
+            return Err(ValueError::TooPrecise { fsp });
+        }
+        Ok(())
+    }
+
+    /// The key and record integer: the microseconds biased by 2^47, so that unsigned order
+    /// is signed order.
+    pub(crate) fn biased(self) -> u64 {
+        (self.micros as u64).wrapping_add(1 << 47) & ((1 << 48) - 1)
+    }
+    pub(crate) fn unbias(raw: u64) -> Result<Time, ValueError> {
+        let t = Time {
+            micros: (raw & ((1 << 48) - 1)) as i64 - (1 << 47),
+        };
+        t.check(FSP_MAX)?;
+        Ok(t)
+    }
+}
+
 /// A column value.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Value {
@@ -847,6 +969,7 @@ pub enum Value {
     Bytes(Vec<u8>),
     Date(Date),
     DateTime(DateTime),
+    Time(Time),
 }
 
 impl Value {
@@ -861,6 +984,7 @@ impl Value {
             Value::Bytes(_) => "bytes",
             Value::Date(_) => "date",
             Value::DateTime(_) => "datetime",
+            Value::Time(_) => "time",
         }
     }
 
@@ -891,6 +1015,7 @@ impl Value {
             (Value::Bytes(a), Value::Bytes(b)) => a.cmp(b),
             (Value::Date(a), Value::Date(b)) => a.cmp(b),
             (Value::DateTime(a), Value::DateTime(b)) => a.cmp(b),
+            (Value::Time(a), Value::Time(b)) => a.cmp(b),
             (a, b) => a.kind().cmp(b.kind()),
         }
     }

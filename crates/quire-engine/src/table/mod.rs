@@ -303,6 +303,14 @@ pub fn key_entry(columns: &[Column], row: &[Value], parts: &[(usize, Option<u32>
         match v {
             Value::Null => out.push_str("NULL"),
             Value::Int(i) => out.push_str(&i.to_string()),
+            // A BIT's bytes, as MariaDB prints the field (`val_str`).
+            Value::UInt(u) if matches!(ty, Some(ColumnType::Bit { .. })) => {
+                let n = match ty {
+                    Some(ColumnType::Bit { bits }) => crate::row::bit_bytes(bits),
+                    _ => 8,
+                };
+                out.push_str(&String::from_utf8_lossy(&u.to_be_bytes()[8 - n..]));
+            }
             Value::UInt(u) => out.push_str(&u.to_string()),
             Value::Double(d) if ty == Some(ColumnType::Float) => {
                 out.push_str(&(*d as f32).to_string())
@@ -315,6 +323,26 @@ pub fn key_entry(columns: &[Column], row: &[Value], parts: &[(usize, Option<u32>
             }
             Value::Date(d) => {
                 out.push_str(&format!("{:04}-{:02}-{:02}", d.year, d.month, d.day));
+            }
+            Value::Time(t) => {
+                let a = t.micros.unsigned_abs();
+                let secs = a / 1_000_000;
+                out.push_str(&format!(
+                    "{}{:02}:{:02}:{:02}",
+                    if t.micros < 0 { "-" } else { "" },
+                    secs / 3600,
+                    secs / 60 % 60,
+                    secs % 60
+                ));
+                let fsp = match ty {
+                    Some(ColumnType::Time { fsp }) => fsp,
+                    _ => 0,
+                };
+                if fsp > 0 {
+                    let us = format!("{:06}", a % 1_000_000);
+                    out.push('.');
+                    out.push_str(&us[..usize::from(fsp).min(6)]);
+                }
             }
             Value::DateTime(t) => {
                 let d = t.date;

@@ -143,6 +143,7 @@ pub(crate) fn run<'d>(
             table: "(temporary)",
             row: added_rows + 1,
             strict: is_strict,
+            cut_as_truncation: false,
         };
         let row: Vec<Value> = row
             .into_iter()

@@ -200,6 +200,12 @@ pub fn to_int(v: &Value, env: &dyn Env) -> Option<i128> {
         Value::Bytes(b) => str_to_int(&String::from_utf8_lossy(b), env),
         Value::Date(d) => date_number(d),
         Value::DateTime(dt) => datetime_number(dt),
+        // [-]HHMMSS, the fraction rounded half away from zero.
+        Value::Time(t) => match super::time::number(*t) {
+            Value::Int(i) => i128::from(i),
+            Value::Decimal(d) => round_decimal(d),
+            _ => 0,
+        },
     })
 }
 
@@ -245,6 +251,11 @@ pub fn to_decimal(v: &Value, env: &dyn Env) -> Option<Decimal> {
             let n = datetime_number(dt) * 1_000_000 + i128::from(dt.micros);
             Some(Decimal::new(n, 6))
         }
+        Value::Time(t) => match super::time::number(*t) {
+            Value::Int(i) => Some(Decimal::new(i128::from(i), 0)),
+            Value::Decimal(d) => Some(d),
+            _ => None,
+        },
     }
 }
 
@@ -335,6 +346,10 @@ pub fn eval(to: CastTo, args: Vec<Value>, env: &dyn Env) -> Result<Value> {
         },
         CastTo::DateTime(fsp) => match datetime::to_datetime(&v, env, datetime::Zeros::Allowed) {
             Some(t) => Value::DateTime(datetime::truncate_fsp(t.dt, fsp)),
+            None => Value::Null,
+        },
+        CastTo::Time(fsp) => match super::time::to_time(&v, env) {
+            Some(t) => Value::Time(super::time::truncate(t, fsp)),
             None => Value::Null,
         },
     })

@@ -1,5 +1,5 @@
-//! Date and time functions, on the engine's `Date` and `DateTime` (Quire has no TIME type:
-//! functions that return one answer 1235 at bind time, `func::is_time_function`).
+//! Date and time functions, on the engine's `Date` and `DateTime` (TIME's own functions
+//! and conversions are in `func/time.rs`).
 //!
 //! The calendar is MySQL's (`sql-common/my_time.c`): day numbers count from year 0
 //! (`TO_DAYS('0000-01-01')` is 1), weeks follow `calc_week` with its mode bits, INTERVAL
@@ -212,7 +212,7 @@ fn zero_dt() -> DateTime {
 
 /// What parsing left of a string.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Tail {
+pub(crate) enum Tail {
     Clean,
     /// Garbage after the date: kept, with a "Truncated incorrect" warning.
     Garbage,
@@ -284,6 +284,16 @@ pub fn number_as_datetime(v: &Value) -> Option<DateTime> {
         return None;
     }
     parse_number(n, frac).map(|(t, _)| t.dt)
+}
+
+/// [`parse_str`] for the TIME reader (`func/time.rs`), which takes a date's time of day.
+pub(crate) fn parse_full(s: &str) -> Option<(Temporal, Tail)> {
+    parse_str(s)
+}
+
+/// A number of ten digits or more as a date and time (YYYYMMDDHHMMSS), for the TIME reader.
+pub(crate) fn parse_digits(n: i128, frac_us: i64) -> Option<DateTime> {
+    parse_number(n, frac_us).map(|(t, _)| t.dt)
 }
 
 /// MySQL's `str_to_datetime`, for the forms applications write.
@@ -512,6 +522,14 @@ pub fn to_temporal(v: &Value, env: &dyn Env, zeros: Zeros, kind: &str) -> Option
             Tail::Clean,
             None,
         ),
+        // A TIME is that long after today's midnight, as MariaDB reads one as a DATETIME.
+        Value::Time(t) => match super::time::on_day(*t, super::time::today(env)) {
+            Some(dt) => (Temporal { dt, has_time: true }, Tail::Clean, None),
+            None => {
+                incorrect(env, &display(v));
+                return None;
+            }
+        },
         Value::Str(_) | Value::Bytes(_) => {
             let s = crate::types::to_text(v.clone());
             match parse_str(&s) {
@@ -580,108 +598,6 @@ pub fn to_temporal(v: &Value, env: &dyn Env, zeros: Zeros, kind: &str) -> Option
 /// [`to_temporal`] for functions on dates ("datetime" in its warnings).
 pub fn to_datetime(v: &Value, env: &dyn Env, zeros: Zeros) -> Option<Temporal> {
     to_temporal(v, env, zeros, "datetime")
-}
-
-/// A time of day (or a duration: hours may pass 23) read from a value, for HOUR, MINUTE,
-/// SECOND and MICROSECOND.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TimeOfDay {
-    pub hours: i64,
-    pub minute: i64,
-    pub second: i64,
-    pub micros: i64,
-}
-
-/// MySQL's `str_to_time` / `number_to_time`, as far as HOUR() and friends need it.
-pub fn to_time(v: &Value, env: &dyn Env) -> Option<TimeOfDay> {
-    let of = |dt: &DateTime| TimeOfDay {
-        hours: i64::from(dt.hour),
-        minute: i64::from(dt.minute),
-        second: i64::from(dt.second),
-        micros: i64::from(dt.micros),
-    };
-    match v {
-        Value::Null => None,
-        Value::Date(_) => Some(of(&zero_dt())),
-        Value::DateTime(dt) => Some(of(dt)),
-        Value::Str(_) | Value::Bytes(_) => {
-            let s = crate::types::to_text(v.clone());
-            if let Some((t, _)) = parse_str(&s) {
-                if t.has_time {
-                    return Some(of(&t.dt));
-                }
-                super::warn(
-                    env,
-                    "Warning",
-                    1292,
-                    format!("Truncated incorrect time value: '{s}'"),
-                );
-                return Some(of(&zero_dt()));
-            }
-            match parse_time_str(&s) {
-                Some(t) => Some(t),
-                None => {
-                    super::warn(env, "Warning", 1292, format!("Incorrect time value: '{s}'"));
-                    None
-                }
-            }
-        }
-        other => {
-            let n = cast::to_int(other, env)?;
-            if n.abs() >= 10_000_000_000 {
-                let (t, _) = parse_number(n.abs(), 0)?;
-                return Some(of(&t.dt));
-            }
-            let n = n.abs() as i64;
-            Some(TimeOfDay {
-                hours: n / 10_000,
-                minute: n / 100 % 100,
-                second: n % 100,
-                micros: 0,
-            })
-        }
-    }
-}
-
-/// `[D ]H:MM[:SS[.f]]` or `HHMMSS[.f]`.
-fn parse_time_str(s: &str) -> Option<TimeOfDay> {
-    let t = s.trim().trim_start_matches('-');
-    let (days, rest) = match t.split_once(' ') {
-        Some((d, r)) if d.bytes().all(|c| c.is_ascii_digit()) && !d.is_empty() => {
-            (d.parse::<i64>().ok()?, r.trim())
-        }
-        _ => (0, t),
-    };
-    let (main, frac) = match rest.split_once('.') {
-        Some((m, f)) => (m, f),
-        None => (rest, ""),
-    };
-    let micros = fraction(frac.as_bytes()).0;
-    if main.contains(':') {
-        let mut p = main.split(':');
-        let h: i64 = p.next()?.parse().ok()?;
-        let m: i64 = p.next().unwrap_or("0").parse().ok()?;
-        let sec: i64 = p.next().unwrap_or("0").parse().ok()?;
-        if m > 59 || sec > 59 {
-            return None;
-        }
-        return Some(TimeOfDay {
-            hours: days * 24 + h,
-            minute: m,
-            second: sec,
-            micros,
-        });
-    }
-    if main.is_empty() || !main.bytes().all(|c| c.is_ascii_digit()) {
-        return None;
-    }
-    let n: i64 = main.parse().ok()?;
-    Some(TimeOfDay {
-        hours: n / 10_000,
-        minute: n / 100 % 100,
-        second: n % 100,
-        micros,
-    })
 }
 
 /// `dt` with its fraction cut to `fsp` digits.
@@ -927,6 +843,13 @@ fn overflow(env: &dyn Env) {
 /// days or more, otherwise the result is a DATETIME (the column type says how a string
 /// argument's result prints).
 fn date_add(d: &Value, n: &Value, unit: Unit, sub: bool, env: &dyn Env) -> Value {
+    // A TIME moves as a duration and stays a TIME (MariaDB's Item_date_add_interval).
+    if let Value::Time(t) = d {
+        return match interval(n, unit, env) {
+            Some(iv) => super::time::add_interval(*t, &iv, sub, env),
+            None => Value::Null,
+        };
+    }
     let Some(t) = to_datetime(d, env, Zeros::Rejected) else {
         return Value::Null;
     };
@@ -1116,7 +1039,7 @@ pub enum FormatKind {
     DateTime {
         fsp: u8,
     },
-    /// Time specifiers only: a TIME, which Quire has not.
+    /// Time specifiers only: a TIME.
     Time,
 }
 
@@ -1340,6 +1263,11 @@ fn statement_us(env: &dyn Env) -> Result<i64> {
     })
 }
 
+/// The statement's start as a DATETIME (NOW()).
+pub(crate) fn statement_now(env: &dyn Env) -> Result<DateTime> {
+    Ok(from_unix_us(statement_us(env)?))
+}
+
 /// The current wall-clock time in microseconds since the epoch (SYSDATE).
 fn wall_us() -> i64 {
     std::time::SystemTime::now()
@@ -1406,13 +1334,13 @@ pub fn eval(f: TimeFn, args: Vec<Value>, env: &dyn Env) -> Result<Value> {
             }
         }
         TimeFn::Hour | TimeFn::Minute | TimeFn::Second | TimeFn::Microsecond => {
-            match to_time(&a(0), env) {
+            match super::time::to_time(&a(0), env) {
                 None => Value::Null,
                 Some(t) => int(match f {
-                    TimeFn::Hour => t.hours,
-                    TimeFn::Minute => t.minute,
-                    TimeFn::Second => t.second,
-                    _ => t.micros,
+                    TimeFn::Hour => t.hours(),
+                    TimeFn::Minute => t.minute(),
+                    TimeFn::Second => t.second(),
+                    _ => t.fraction(),
                 }),
             }
         }
@@ -1495,6 +1423,11 @@ pub fn eval(f: TimeFn, args: Vec<Value>, env: &dyn Env) -> Result<Value> {
             if any_null(&args) {
                 return Ok(Value::Null);
             }
+            // A TIME formats as a duration on the zero date, its sign first (MariaDB's).
+            if let Value::Time(t) = a(0) {
+                let fmt = crate::types::to_text(a(1));
+                return Ok(super::time::time_format(t, &fmt, true).map_or(Value::Null, Value::Str));
+            }
             let Some(t) = date_of(&a(0), Zeros::Allowed) else {
                 return Ok(Value::Null);
             };
@@ -1522,6 +1455,7 @@ pub fn eval(f: TimeFn, args: Vec<Value>, env: &dyn Env) -> Result<Value> {
                 }
                 Some(dt) => match format_kind(&fmt) {
                     FormatKind::Date => Value::Date(dt.date),
+                    FormatKind::Time => Value::Time(super::time::of_datetime(&dt)),
                     _ => Value::DateTime(dt),
                 },
             }
@@ -1591,8 +1525,18 @@ pub fn eval(f: TimeFn, args: Vec<Value>, env: &dyn Env) -> Result<Value> {
         TimeFn::Extract(unit) => extract(unit, &a(0), env),
         TimeFn::Text(fsp) => match a(0) {
             Value::DateTime(dt) => Value::Str(text(&dt, fsp)),
+            Value::Time(t) => Value::Str(super::time::text(t, fsp)),
             other => other,
         },
+        TimeFn::CurTime(_)
+        | TimeFn::TimePart
+        | TimeFn::TimeDiff(_)
+        | TimeFn::AddTime { .. }
+        | TimeFn::TimeToSec(_)
+        | TimeFn::SecToTime(_)
+        | TimeFn::MakeTime(_)
+        | TimeFn::TimeFormat
+        | TimeFn::Timestamp => return super::time::eval(f, args, env),
     })
 }
 
@@ -1607,6 +1551,58 @@ fn unix_value(us: i64, scale: u8) -> Value {
 
 /// EXTRACT(unit FROM v).
 fn extract(unit: Unit, v: &Value, env: &dyn Env) -> Value {
+    // A string or a number read for a time unit is read as a TIME ('10:11:12' is ten
+    // o'clock, not 2010-11-12), as MariaDB does.
+    let time_unit = matches!(
+        unit,
+        Unit::Hour
+            | Unit::Minute
+            | Unit::Second
+            | Unit::Microsecond
+            | Unit::HourMinute
+            | Unit::HourSecond
+            | Unit::HourMicrosecond
+            | Unit::MinuteSecond
+            | Unit::MinuteMicrosecond
+            | Unit::SecondMicrosecond
+    );
+    if time_unit
+        && !matches!(
+            v,
+            Value::Null | Value::Date(_) | Value::DateTime(_) | Value::Time(_)
+        )
+    {
+        return match super::time::to_time(v, env) {
+            Some(t) => extract(unit, &Value::Time(t), env),
+            None => Value::Null,
+        };
+    }
+    // A TIME's parts carry its sign (EXTRACT(HOUR FROM '-01:00:00') is -1); it has no date.
+    if let Value::Time(t) = v {
+        let sign = if t.is_negative() { -1 } else { 1 };
+        let (h, mi, s, us) = (t.hours(), t.minute(), t.second(), t.fraction());
+        let (dd, h) = (h / 24, h % 24);
+        return Value::Int(
+            sign * match unit {
+                Unit::Year | Unit::Quarter | Unit::Month | Unit::Week | Unit::YearMonth => 0,
+                Unit::Day => dd,
+                Unit::Hour => h,
+                Unit::Minute => mi,
+                Unit::Second => s,
+                Unit::Microsecond => us,
+                Unit::DayHour => dd * 100 + h,
+                Unit::DayMinute => (dd * 100 + h) * 100 + mi,
+                Unit::DaySecond => ((dd * 100 + h) * 100 + mi) * 100 + s,
+                Unit::DayMicrosecond => (((dd * 100 + h) * 100 + mi) * 100 + s) * 1_000_000 + us,
+                Unit::HourMinute => h * 100 + mi,
+                Unit::HourSecond => (h * 100 + mi) * 100 + s,
+                Unit::HourMicrosecond => ((h * 100 + mi) * 100 + s) * 1_000_000 + us,
+                Unit::MinuteSecond => mi * 100 + s,
+                Unit::MinuteMicrosecond => (mi * 100 + s) * 1_000_000 + us,
+                Unit::SecondMicrosecond => s * 1_000_000 + us,
+            },
+        );
+    }
     let Some(t) = to_datetime(v, env, Zeros::Allowed) else {
         return Value::Null;
     };

@@ -269,6 +269,16 @@ fn conv(n: &Value, from: i64, to: i64, env: &dyn Env) -> Option<String> {
 /// if any is one or strings meet numbers, a decimal at the largest scale if any is one.
 pub fn in_common_type(v: Value, all: &[Value]) -> Value {
     let is_str = |x: &Value| matches!(x, Value::Str(_) | Value::Bytes(_));
+    // A TIME among strings: they compared as TIMEs, and the result is one.
+    if all.iter().any(|x| matches!(x, Value::Time(_)))
+        && all.iter().all(|x| matches!(x, Value::Time(_)) || is_str(x))
+    {
+        return match super::time::read(&v) {
+            super::time::Read::Time(t, _) => Value::Time(t),
+            super::time::Read::DateTime(dt, _) => Value::Time(super::time::of_datetime(&dt)),
+            super::time::Read::Invalid => v,
+        };
+    }
     let all_str = all.iter().all(is_str);
     if all_str {
         return v;
@@ -304,6 +314,18 @@ pub fn eval(f: MathFn, args: Vec<Value>, env: &dyn Env) -> Result<Value> {
         } else {
             0
         };
+        // A TIME rounds (or is cut) to `dec` fractional digits and stays a TIME.
+        if let Value::Time(t) = a(0) {
+            let unit = 10i64.pow(6 - dec.clamp(0, 6) as u32);
+            let m = t.micros.unsigned_abs() as i64;
+            let r = if f == MathFn::Round {
+                (m + unit / 2) / unit * unit
+            } else {
+                m / unit * unit
+            };
+            let r = if t.is_negative() { -r } else { r };
+            return Ok(Value::Time(super::time::clip(i128::from(r)).0));
+        }
         let x = match a(0) {
             Value::Str(_) | Value::Bytes(_) => match to_f64(a(0), env) {
                 Some(f) => Value::Double(f),
@@ -424,6 +446,13 @@ pub fn eval(f: MathFn, args: Vec<Value>, env: &dyn Env) -> Result<Value> {
         MathFn::BitCount => {
             bits(a(0), env).map_or(Value::Null, |p| Value::Int(i64::from(p.count_ones())))
         }
+        MathFn::BitBytes(m) => match a(0) {
+            Value::UInt(u) => {
+                let n = quire_engine::row::bit_bytes(m);
+                Value::Bytes(u.to_be_bytes()[8 - n..].to_vec())
+            }
+            other => other.clone(),
+        },
         MathFn::Pi | MathFn::Rand | MathFn::Round | MathFn::Truncate => Value::Null,
     })
 }

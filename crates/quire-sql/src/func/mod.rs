@@ -8,6 +8,7 @@
 //! | `regexp.rs` | REGEXP / RLIKE, REGEXP_REPLACE, REGEXP_SUBSTR, REGEXP_INSTR |
 //! | `math.rs` | POW, LOG, trigonometry, TRUNCATE, RAND, CONV, bit operators |
 //! | `datetime.rs` | the calendar: extraction, INTERVAL arithmetic, WEEK, DATE_FORMAT, … |
+//! | `time.rs` | TIME: reading values as durations, TIMEDIFF, ADDTIME, SEC_TO_TIME, TIME_FORMAT, … |
 //! | `cast.rs` | CAST / CONVERT, and MySQL's conversions of a value to a number or a date |
 //! | `json.rs` | JSON_VALID, JSON_EXTRACT, JSON_OBJECT, … on JSON text, as MariaDB prints it |
 //! | `syntax.rs` | binding of the special syntaxes (`SUBSTRING(s FROM p)`, `TRIM(… FROM …)`, `CAST`, `INTERVAL`, `&`, `<<`, …) |
@@ -26,6 +27,7 @@ pub mod math;
 pub mod regexp;
 pub mod string;
 mod syntax;
+pub mod time;
 pub mod types;
 
 use quire_engine::row::Value;
@@ -126,6 +128,9 @@ pub enum MathFn {
     Shl,
     Shr,
     BitCount,
+    /// A BIT(M) value as the binary string a string function sees: its big-endian bytes,
+    /// ceil(M/8) of them (the binder puts it around BIT arguments, `func/syntax.rs`).
+    BitBytes(u8),
 }
 
 /// The unit of an INTERVAL, TIMESTAMPDIFF or TIMESTAMPADD.
@@ -201,9 +206,30 @@ pub enum TimeFn {
     FromDays,
     /// `EXTRACT(unit FROM d)`.
     Extract(Unit),
-    /// A DATETIME(fsp) argument as the text a string function sees: the binder puts it
-    /// around temporal arguments of string functions (`func/syntax.rs`).
+    /// A DATETIME(fsp) or TIME(fsp) argument as the text a string function sees: the
+    /// binder puts it around temporal arguments of string functions (`func/syntax.rs`).
     Text(u8),
+    /// CURTIME(fsp) / CURRENT_TIME / UTC_TIME: the statement's start, a TIME.
+    CurTime(u8),
+    /// TIME(expr): the value as a TIME (a datetime's time of day).
+    TimePart,
+    /// TIMEDIFF(a, b). This and the next three carry their result's fractional digits
+    /// (the binder sets them from the result's type, `func/syntax.rs`): a result clipped
+    /// to 838:59:59.999999 is cut to them, as MariaDB's is.
+    TimeDiff(u8),
+    /// ADDTIME(a, b), or SUBTIME with `sub`.
+    AddTime {
+        sub: bool,
+        fsp: u8,
+    },
+    /// TIME_TO_SEC(t): seconds, a DECIMAL of the argument's fractional digits (the binder
+    /// sets them) or a BIGINT without.
+    TimeToSec(u8),
+    SecToTime(u8),
+    MakeTime(u8),
+    TimeFormat,
+    /// TIMESTAMP(d[, t]): `d` as a DATETIME, plus the TIME `t`.
+    Timestamp,
 }
 
 /// The target of CAST / CONVERT.
@@ -223,6 +249,8 @@ pub enum CastTo {
     Binary(Option<u32>),
     Date,
     DateTime(u8),
+    /// `TIME[(fsp)]`.
+    Time(u8),
     /// `CONVERT(x USING utf8mb4)`.
     Utf8mb4,
 }
@@ -368,6 +396,15 @@ pub fn by_name(name: &str) -> Option<(crate::expr::Func, usize, usize)> {
         "from_unixtime" => (t(TimeFn::FromUnixtime), 1, 2),
         "makedate" => (t(TimeFn::MakeDate), 2, 2),
         "to_days" => (t(TimeFn::ToDays), 1, 1),
+        "time" => (t(TimeFn::TimePart), 1, 1),
+        "timediff" => (t(TimeFn::TimeDiff(6)), 2, 2),
+        "addtime" => (t(TimeFn::AddTime { sub: false, fsp: 6 }), 2, 2),
+        "subtime" => (t(TimeFn::AddTime { sub: true, fsp: 6 }), 2, 2),
+        "time_to_sec" => (t(TimeFn::TimeToSec(0)), 1, 1),
+        "sec_to_time" => (t(TimeFn::SecToTime(6)), 1, 1),
+        "maketime" => (t(TimeFn::MakeTime(6)), 3, 3),
+        "time_format" => (t(TimeFn::TimeFormat), 2, 2),
+        "timestamp" => (t(TimeFn::Timestamp), 1, 2),
         "from_days" => (t(TimeFn::FromDays), 1, 1),
         // ADDDATE(d, n) / SUBDATE(d, n): n days (the INTERVAL form binds in syntax.rs).
         "adddate" => (
@@ -388,25 +425,6 @@ pub fn by_name(name: &str) -> Option<(crate::expr::Func, usize, usize)> {
         ),
         _ => return None,
     })
-}
-
-/// MySQL functions that return a TIME, which Quire has no type for: 1235, never a wrong
-/// value.
-pub fn is_time_function(name: &str) -> bool {
-    matches!(
-        name,
-        "curtime"
-            | "current_time"
-            | "utc_time"
-            | "time"
-            | "timediff"
-            | "sec_to_time"
-            | "maketime"
-            | "addtime"
-            | "subtime"
-            | "time_format"
-            | "time_to_sec"
-    )
 }
 
 thread_local! {

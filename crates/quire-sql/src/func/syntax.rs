@@ -6,10 +6,7 @@
 use quire_engine::row::{Column, Value};
 use sqlparser::ast::{self as sql, BinaryOperator, DataType, DateTimeField, UnaryOperator};
 
-use super::{
-    by_name, cast, datetime, is_time_function, json::JsonFn, CastTo, MathFn, StrFn, TimeFn,
-    TrimSide, Unit,
-};
+use super::{by_name, cast, json::JsonFn, CastTo, MathFn, StrFn, TimeFn, TrimSide, Unit};
 use crate::bind::Binder;
 use crate::error::{Result, SqlError};
 use crate::expr::{BinOp, Expr, Func};
@@ -209,7 +206,16 @@ fn cast_target(t: &DataType, arg: &str) -> Result<CastTo> {
             CastTo::DateTime(fsp as u8)
         }
         DataType::Custom(n, _) if n.to_string().eq_ignore_ascii_case("nchar") => CastTo::Char(None),
-        DataType::Time(..) => return Err(SqlError::Unsupported("CAST AS TIME".into())),
+        DataType::Time(fsp, _) => {
+            let fsp = fsp.unwrap_or(0);
+            if fsp > 6 {
+                return Err(SqlError::TooBigPrecision {
+                    what: arg.into(),
+                    max: 6,
+                });
+            }
+            CastTo::Time(fsp as u8)
+        }
         other => return Err(SqlError::Unsupported(format!("CAST AS {other}"))),
     })
 }
@@ -230,7 +236,11 @@ fn typed_literal(t: &DataType, s: &str) -> Result<Value> {
             Some(dt) => Value::DateTime(dt),
             None => return Err(bad("DATETIME")),
         },
-        DataType::Time(..) => return Err(SqlError::Unsupported("TIME literals".into())),
+        // A TIME literal must be a clean time ('10:00', '1 10:00:00.5', '-10:00').
+        DataType::Time(..) => match super::time::parse_str(s) {
+            super::time::Read::Time(t, super::time::Status::Clean) => Value::Time(t),
+            _ => return Err(bad("TIME")),
+        },
         other => return Err(SqlError::Unsupported(format!("{other} literals"))),
     })
 }
@@ -256,7 +266,8 @@ fn takes_text(f: Func) -> bool {
 }
 
 impl Binder<'_> {
-    /// Wraps the DATETIME(n > 0) arguments of a string function in their text form.
+    /// Wraps the DATETIME(n > 0) and TIME(n > 0) arguments of a string function in their
+    /// text form, and BIT arguments in their bytes.
     pub(crate) fn text_args(&self, f: Func, args: Vec<Expr>) -> Vec<Expr> {
         if !takes_text(f) {
             return args;
@@ -264,8 +275,18 @@ impl Binder<'_> {
         args.into_iter()
             .map(|a| {
                 let t = super::types::infer(&a, self.cols(), &[]);
-                if t.ft == crate::meta::FieldType::DateTime && (1..=6).contains(&t.dec) {
+                if matches!(
+                    t.ft,
+                    crate::meta::FieldType::DateTime | crate::meta::FieldType::Time
+                ) && (1..=6).contains(&t.dec)
+                {
                     Expr::Func(Func::Time(TimeFn::Text(t.dec)), vec![a])
+                } else if t.ft == crate::meta::FieldType::Bit
+                    && !matches!(f, Func::Str(StrFn::Hex, _))
+                {
+                    // A BIT is its bytes to a string function (CONCAT(b), LENGTH(b)).
+                    let m = t.len.clamp(1, 64) as u8;
+                    Expr::Func(Func::Math(MathFn::BitBytes(m)), vec![a])
                 } else {
                     a
                 }
@@ -318,6 +339,13 @@ impl Binder<'_> {
                     vec![],
                 ))
             }
+            // The session's time zone is UTC (`datetime.rs`): UTC_TIME is CURTIME.
+            "curtime" | "current_time" | "utc_time" => {
+                return Ok(Expr::Func(
+                    Func::Time(TimeFn::CurTime(fsp_arg(args, name)?)),
+                    vec![],
+                ))
+            }
             "date_add" | "date_sub" | "adddate" | "subdate" if n == 2 => {
                 let sub = name == "date_sub" || name == "subdate";
                 if let Some(iv) = interval(args[1]) {
@@ -353,12 +381,6 @@ impl Binder<'_> {
             }
             _ => {}
         }
-        if is_time_function(name) {
-            return Err(SqlError::Unsupported(format!(
-                "{}(): Quire has no TIME type",
-                name.to_uppercase()
-            )));
-        }
         let Some((func, min, max)) = by_name(name) else {
             return Err(SqlError::NoSuchFunction(name.into()));
         };
@@ -370,6 +392,19 @@ impl Binder<'_> {
             return Err(SqlError::WrongParamCount(name.to_uppercase()));
         }
         let mut bound = self.bind_all(args)?;
+        if func == Func::Math(MathFn::BitCount) {
+            // BIT_COUNT(b'0111') counts the literal's bits (a bit literal is a number here).
+            if let [sql::Expr::Value(v)] = args {
+                if let sql::Value::SingleQuotedByteStringLiteral(b) = &v.value {
+                    let n = u64::from_str_radix(b, 2).unwrap_or(if b.is_empty() {
+                        0
+                    } else {
+                        u64::MAX
+                    });
+                    bound = vec![Expr::Lit(Value::UInt(n))];
+                }
+            }
+        }
         Ok(match func {
             // FIND_IN_SET of a string in a SET column is the string's member number in the
             // column's definition when the value has it, as MariaDB answers it.
@@ -420,15 +455,31 @@ impl Binder<'_> {
                 }
                 self.str_call(f, bound)?
             }
-            Func::Time(TimeFn::StrToDate) => {
-                if let Some(Expr::Lit(Value::Str(fmt))) = bound.get(1) {
-                    if datetime::format_kind(fmt) == datetime::FormatKind::Time {
-                        return Err(SqlError::Unsupported(
-                            "STR_TO_DATE with a TIME result: Quire has no TIME type".into(),
-                        ));
-                    }
-                }
-                Expr::Func(func, bound)
+            // The result's fractional digits, from its type: what a clipped result is cut to.
+            Func::Time(
+                f @ (TimeFn::TimeDiff(_)
+                | TimeFn::SecToTime(_)
+                | TimeFn::MakeTime(_)
+                | TimeFn::AddTime { .. }),
+            ) => {
+                let e = Expr::Func(func, bound);
+                let fsp = super::types::infer(&e, self.cols(), &[]).dec.min(6);
+                let Expr::Func(_, bound) = e else {
+                    return Err(SqlError::Unsupported(name.into()));
+                };
+                let f = match f {
+                    TimeFn::TimeDiff(_) => TimeFn::TimeDiff(fsp),
+                    TimeFn::SecToTime(_) => TimeFn::SecToTime(fsp),
+                    TimeFn::MakeTime(_) => TimeFn::MakeTime(fsp),
+                    TimeFn::AddTime { sub, .. } => TimeFn::AddTime { sub, fsp },
+                    other => other,
+                };
+                Expr::Func(Func::Time(f), bound)
+            }
+            Func::Time(TimeFn::TimeToSec(_)) => {
+                let t = super::types::infer(&bound[0], self.cols(), &[]);
+                let dec = super::types::time_dec(&bound[0], t);
+                Expr::Func(Func::Time(TimeFn::TimeToSec(dec)), bound)
             }
             Func::Time(TimeFn::UnixTimestamp(_)) if !bound.is_empty() => {
                 let t = super::types::infer(&bound[0], self.cols(), &[]);
@@ -453,6 +504,22 @@ impl Binder<'_> {
                     // The document, then (path, value) pairs.
                     _ => bound.len() % 2 == 1,
                 };
+                // A TIME(n) or DATETIME(n) goes in as its text with n fractional digits.
+                let bound: Vec<Expr> = bound
+                    .into_iter()
+                    .map(|a| {
+                        let t = super::types::infer(&a, self.cols(), &[]);
+                        if matches!(
+                            t.ft,
+                            crate::meta::FieldType::DateTime | crate::meta::FieldType::Time
+                        ) && (1..=6).contains(&t.dec)
+                        {
+                            Expr::Func(Func::Time(TimeFn::Text(t.dec)), vec![a])
+                        } else {
+                            a
+                        }
+                    })
+                    .collect();
                 if !pairs {
                     return Err(SqlError::WrongParamCount(name.to_uppercase()));
                 }
@@ -500,17 +567,7 @@ impl Binder<'_> {
                 extract
             }));
         }
-        if let Some(f) = bit {
-            // An ENUM or SET is its number here (`s | 4` adds a member).
-            let (a, b) = (self.bind(left)?, self.bind(right)?);
-            let cols = self.columns();
-            let (a, b) = (
-                crate::bind::enum_number(a, cols),
-                crate::bind::enum_number(b, cols),
-            );
-            return Ok(Some(Expr::Func(Func::Math(f), vec![a, b])));
-        }
-        // A hexadecimal literal is a number in arithmetic (`0xa + 1` is 11).
+        // A hexadecimal or bit literal is a number in arithmetic (`0xa + 1` is 11).
         let arith = matches!(
             op,
             BinaryOperator::Plus
@@ -525,10 +582,30 @@ impl Binder<'_> {
                 sql::Value::HexStringLiteral(h) => {
                     Some(u64::from_str_radix(h, 16).unwrap_or(u64::MAX))
                 }
+                // A bit literal likewise (`b'0101' + 0` is 5).
+                sql::Value::SingleQuotedByteStringLiteral(b) if !b.is_empty() => {
+                    Some(u64::from_str_radix(b, 2).unwrap_or(u64::MAX))
+                }
+                sql::Value::SingleQuotedByteStringLiteral(_) => Some(0),
                 _ => None,
             },
             _ => None,
         };
+        if let Some(f) = bit {
+            // An ENUM or SET is its number here (`s | 4` adds a member); a hexadecimal or
+            // bit literal too (`b'0101' | 0` is 5).
+            let side = |b: &mut Self, e: &sql::Expr| match hex(e) {
+                Some(n) => Ok(Expr::Lit(Value::UInt(n))),
+                None => b.bind(e),
+            };
+            let (a, b) = (side(self, left)?, side(self, right)?);
+            let cols = self.columns();
+            let (a, b) = (
+                crate::bind::enum_number(a, cols),
+                crate::bind::enum_number(b, cols),
+            );
+            return Ok(Some(Expr::Func(Func::Math(f), vec![a, b])));
+        }
         if arith && (hex(left).is_some() || hex(right).is_some()) {
             let side = |b: &mut Self, e: &sql::Expr| match hex(e) {
                 Some(n) => Ok(Expr::Lit(Value::UInt(n))),

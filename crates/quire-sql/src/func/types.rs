@@ -111,6 +111,7 @@ impl Ty {
         )
     }
 
+    /// An integer, BIT's included (MariaDB's INT_RESULT).
     fn is_int(self) -> bool {
         matches!(
             self.ft,
@@ -119,14 +120,25 @@ impl Ty {
                 | FieldType::Int24
                 | FieldType::Long
                 | FieldType::LongLong
+                | FieldType::Bit
         )
     }
 
     fn is_temporal(self) -> bool {
         matches!(
             self.ft,
-            FieldType::Date | FieldType::DateTime | FieldType::Timestamp
+            FieldType::Date | FieldType::DateTime | FieldType::Timestamp | FieldType::Time
         )
+    }
+
+    /// A TIME without a fraction is an integer in arithmetic (`t + 0` is INT(9), MariaDB's
+    /// 7 digits and a sign); with one, a DECIMAL (the generic temporal rule).
+    fn arithmetic(self) -> Ty {
+        if self.ft == FieldType::Time && self.dec == 0 {
+            Ty::int(8)
+        } else {
+            self
+        }
     }
 
     /// MariaDB's `decimal_precision()`: digits, without sign and point.
@@ -141,6 +153,7 @@ impl Ty {
             }
             FieldType::Date => 8,
             FieldType::DateTime | FieldType::Timestamp => 14 + u32::from(self.dec),
+            FieldType::Time => 7 + u32::from(self.dec),
             _ => self.len.min(65),
         }
     }
@@ -212,7 +225,7 @@ fn column_ty(col: &Column) -> Ty {
     }
     t.unsigned = matches!(
         col.ty,
-        ColumnType::Int { unsigned: true, .. } | ColumnType::Year
+        ColumnType::Int { unsigned: true, .. } | ColumnType::Year | ColumnType::Bit { .. }
     );
     t.binary = matches!(
         col.ty,
@@ -264,6 +277,18 @@ fn literal(v: &Value) -> Ty {
         Value::Str(s) => Ty::string(s.chars().count() as u32),
         Value::Bytes(b) => Ty::bytes(b.len() as u32),
         Value::Date(_) => Ty::new(FieldType::Date, 10, 0),
+        Value::Time(t) => {
+            let mut f = 0u8;
+            let mut us = t.fraction();
+            if us != 0 {
+                f = 6;
+                while us % 10 == 0 {
+                    us /= 10;
+                    f -= 1;
+                }
+            }
+            time_ty(f)
+        }
         Value::DateTime(dt) => {
             let fsp = if dt.micros == 0 {
                 0
@@ -279,6 +304,15 @@ fn literal(v: &Value) -> Ty {
             datetime_ty(fsp)
         }
     }
+}
+
+/// TIME(fsp): `HH:MM:SS` and the fraction (MariaDB's length 10, not counting hours past 99).
+pub(crate) fn time_ty(fsp: u8) -> Ty {
+    Ty::new(
+        FieldType::Time,
+        10 + if fsp > 0 { 1 + u32::from(fsp) } else { 0 },
+        fsp,
+    )
 }
 
 fn datetime_ty(fsp: u8) -> Ty {
@@ -521,6 +555,12 @@ pub fn infer(e: &Expr, cols: &[Column], aggs: &[AggCall]) -> Ty {
             let t = ty(a);
             match t.ft {
                 _ if t.is_string() => Ty::double(),
+                // A TIME negated is a DECIMAL, as MariaDB's.
+                FieldType::Time => Ty {
+                    ft: FieldType::NewDecimal,
+                    len: t.len + 1,
+                    ..t
+                },
                 FieldType::Double | FieldType::Float => Ty {
                     len: t.len + 1,
                     ..t
@@ -595,6 +635,10 @@ pub fn ty_column(name: &str, t: Ty, coll: Collation) -> Column {
         FieldType::Double => ColumnType::Double,
         FieldType::Date => ColumnType::Date,
         FieldType::DateTime | FieldType::Timestamp => ColumnType::DateTime { fsp: t.dec.min(6) },
+        FieldType::Time => ColumnType::Time { fsp: t.dec.min(6) },
+        FieldType::Bit => ColumnType::Bit {
+            bits: t.len.clamp(1, 64) as u8,
+        },
         FieldType::Blob | FieldType::LongBlob if t.binary => ColumnType::Blob(LobSize::Long),
         FieldType::Blob | FieldType::LongBlob => ColumnType::Text(LobSize::Long),
         _ if t.binary => ColumnType::VarBinary { max_len: t.len },
@@ -612,6 +656,7 @@ fn binary(op: BinOp, a: Ty, b: Ty) -> Ty {
         Eq | NullSafeEq | Ne | Lt | Le | Gt | Ge | And | Or | Xor => return Ty::int(1),
         _ => {}
     }
+    let (a, b) = (a.arithmetic(), b.arithmetic());
     if a.ft == FieldType::Null || b.ft == FieldType::Null {
         return match op {
             IntDiv => Ty::int(1),
@@ -708,6 +753,25 @@ fn func(f: Func, args: &[Expr], cols: &[Column], aggs: &[AggCall]) -> Ty {
             if ts.iter().any(|t| t.ft == FieldType::Null) {
                 return Ty::new(FieldType::Double, 17, 0);
             }
+            // A TIME with strings compares (and returns) as a TIME.
+            if ts.iter().any(|t| t.ft == FieldType::Time)
+                && ts.iter().any(|t| t.is_string())
+                && ts
+                    .iter()
+                    .all(|t| t.ft == FieldType::Time || t.is_string() || t.ft == FieldType::Null)
+            {
+                // MariaDB's length is TIME(6)'s, its decimals the TIMEs' own.
+                let dec = ts
+                    .iter()
+                    .filter(|t| t.ft == FieldType::Time)
+                    .map(|t| t.dec)
+                    .max()
+                    .unwrap_or(0);
+                return Ty {
+                    len: 17,
+                    ..time_ty(dec)
+                };
+            }
             // Strings with numbers compare (and return) as doubles.
             if ts.iter().any(|t| t.is_string()) && !ts.iter().all(|t| t.is_string()) {
                 return Ty::double();
@@ -736,6 +800,10 @@ fn func(f: Func, args: &[Expr], cols: &[Column], aggs: &[AggCall]) -> Ty {
             let t = arg(0);
             match t.ft {
                 FieldType::Null => Ty::new(FieldType::Double, 17, 0),
+                FieldType::Time => Ty {
+                    ft: FieldType::NewDecimal,
+                    ..t
+                },
                 FieldType::Double | FieldType::Float => Ty::double(),
                 _ if t.is_string() => Ty::double(),
                 _ => Ty {
@@ -748,6 +816,8 @@ fn func(f: Func, args: &[Expr], cols: &[Column], aggs: &[AggCall]) -> Ty {
         Func::Floor | Func::Ceil => {
             let t = arg(0);
             match t.ft {
+                // A TIME stays one, to whole seconds.
+                FieldType::Time => time_ty(0),
                 FieldType::NewDecimal => Ty::int(t.int_part() + 2),
                 FieldType::Null => Ty::new(FieldType::Double, 17, 0),
                 _ if t.is_int() => t,
@@ -910,6 +980,8 @@ fn string_fn(f: StrFn, _coll: Collation, args: &[Expr], cols: &[Column], aggs: &
             let t = arg(0);
             let len = if t.is_string() || t.ft == FieldType::Null {
                 bytes(t) * 2
+            } else if t.ft == FieldType::Bit {
+                t.len * 2
             } else {
                 (t.len * 2).max(16)
             };
@@ -1011,6 +1083,11 @@ fn math_fn(f: MathFn, args: &[Expr], cols: &[Column], aggs: &[AggCall]) -> Ty {
         MathFn::Pi => Ty::new(FieldType::Double, 8, 6),
         MathFn::Sign => Ty::int(2),
         MathFn::BitCount => Ty::int(2),
+        // MariaDB sizes a BIT's string by its width in bits (BIT(4) is 4 long).
+        MathFn::BitBytes(m) => Ty {
+            dec: 0,
+            ..Ty::bytes(u32::from(m))
+        },
         MathFn::BitAnd
         | MathFn::BitOr
         | MathFn::BitXor
@@ -1031,6 +1108,11 @@ fn math_fn(f: MathFn, args: &[Expr], cols: &[Column], aggs: &[AggCall]) -> Ty {
                 Some(None) => None,
             };
             match t.ft {
+                // A TIME stays one, with `d` fractional digits.
+                FieldType::Time => match d {
+                    Some(d) => time_ty(d.clamp(0, 6) as u8),
+                    None => t,
+                },
                 _ if t.is_int() => match d {
                     Some(d) if d >= 0 => Ty {
                         literal_digits: None,
@@ -1063,6 +1145,20 @@ fn math_fn(f: MathFn, args: &[Expr], cols: &[Column], aggs: &[AggCall]) -> Ty {
         }
         MathFn::Rand => Ty::double(),
         _ => Ty::double(),
+    }
+}
+
+/// Fractional digits of a TIME argument, as MariaDB derives them for a TIME result (a
+/// string literal's own as a time, six for any other string or a double, a temporal's or a
+/// DECIMAL's precision).
+pub fn time_dec(e: &Expr, t: Ty) -> u8 {
+    match e {
+        Expr::Lit(Value::Str(s)) => super::time::literal_fsp(s),
+        _ if t.is_string() => 6,
+        _ if t.is_temporal() => t.dec.min(6),
+        _ if t.ft == FieldType::NewDecimal => t.dec.min(6),
+        _ if matches!(t.ft, FieldType::Double | FieldType::Float) => 6,
+        _ => 0,
     }
 }
 
@@ -1101,7 +1197,53 @@ fn time_fn(f: TimeFn, args: &[Expr], cols: &[Column], aggs: &[AggCall]) -> Ty {
         TimeFn::DateDiff => Ty::int(8),
         TimeFn::TimestampDiff(_) => Ty::new(FieldType::LongLong, 21, 0),
         TimeFn::Extract(_) => Ty::int(11),
-        TimeFn::Text(fsp) => Ty::string(19 + if fsp > 0 { 1 + u32::from(fsp) } else { 0 }),
+        TimeFn::Text(fsp) => {
+            let base = if arg(0).ft == FieldType::Time { 10 } else { 19 };
+            Ty::string(base + if fsp > 0 { 1 + u32::from(fsp) } else { 0 })
+        }
+        TimeFn::CurTime(fsp) => time_ty(fsp),
+        TimeFn::TimePart => time_ty(args.first().map_or(0, |e| time_dec(e, ty(e)))),
+        TimeFn::TimeDiff(_) | TimeFn::AddTime { .. } => {
+            let dec = args.iter().map(|e| time_dec(e, ty(e))).max().unwrap_or(0);
+            match (f, arg(0).ft) {
+                (TimeFn::TimeDiff(_), _) | (_, FieldType::Time) => time_ty(dec),
+                (_, FieldType::DateTime | FieldType::Timestamp) => datetime_ty(dec),
+                // A string or a number: a datetime or a time, as text (MariaDB's
+                // CHAR(26) of "not fixed" decimals).
+                _ => Ty {
+                    ft: FieldType::String,
+                    ..Ty::string(26)
+                },
+            }
+        }
+        TimeFn::TimeToSec(0) => Ty::new(FieldType::LongLong, 17, 0),
+        TimeFn::TimeToSec(dec) => Ty::decimal(16 + u32::from(dec), dec),
+        TimeFn::SecToTime(_) => time_ty(args.first().map_or(0, |e| {
+            let t = ty(e);
+            if t.is_temporal() {
+                t.dec
+            } else {
+                time_dec(&Expr::Lit(Value::Null), t)
+            }
+        })),
+        TimeFn::MakeTime(_) => time_ty(args.get(2).map_or(0, |e| {
+            let t = ty(e);
+            time_dec(&Expr::Lit(Value::Null), t)
+        })),
+        TimeFn::TimeFormat => {
+            let len = match args.get(1) {
+                Some(Expr::Lit(Value::Str(fmt))) => format_len(fmt),
+                _ => 1 << 16,
+            };
+            Ty {
+                dec: 0,
+                ..Ty::string(len)
+            }
+        }
+        TimeFn::Timestamp => {
+            let dec = args.iter().map(|e| time_dec(e, ty(e))).max().unwrap_or(0);
+            datetime_ty(dec)
+        }
         TimeFn::AddInterval { unit, .. } | TimeFn::TimestampAdd(unit) => {
             let (d, n) = if matches!(f, TimeFn::TimestampAdd(_)) {
                 (args.get(1), args.first())
@@ -1112,6 +1254,19 @@ fn time_fn(f: TimeFn, args: &[Expr], cols: &[Column], aggs: &[AggCall]) -> Ty {
             let micro = unit.has_micros()
                 || (unit == super::Unit::Second && n.is_some_and(|n| ty(n).scale() > 0));
             match dt.ft {
+                // A TIME stays one, but for months and years (NULL, typed DATETIME).
+                FieldType::Time
+                    if matches!(
+                        unit,
+                        super::Unit::Month
+                            | super::Unit::Quarter
+                            | super::Unit::Year
+                            | super::Unit::YearMonth
+                    ) =>
+                {
+                    datetime_ty(0)
+                }
+                FieldType::Time => time_ty(if micro { 6 } else { dt.dec }),
                 FieldType::Date if unit.is_date_only() => Ty::new(FieldType::Date, 10, 0),
                 FieldType::Date => datetime_ty(if micro { 6 } else { 0 }),
                 FieldType::DateTime | FieldType::Timestamp => {
@@ -1145,7 +1300,8 @@ fn time_fn(f: TimeFn, args: &[Expr], cols: &[Column], aggs: &[AggCall]) -> Ty {
             Some(Expr::Lit(Value::Str(fmt))) => match datetime::format_kind(fmt) {
                 datetime::FormatKind::Date => Ty::new(FieldType::Date, 10, 0),
                 datetime::FormatKind::DateTime { fsp } => datetime_ty(fsp),
-                datetime::FormatKind::Time => Ty::new(FieldType::DateTime, 26, 6),
+                datetime::FormatKind::Time if fmt.contains("%f") => time_ty(6),
+                datetime::FormatKind::Time => time_ty(0),
             },
             _ => datetime_ty(6),
         },
@@ -1250,6 +1406,7 @@ fn cast_ty(to: CastTo, a: Ty, maybe_negative: bool) -> Ty {
         }
         CastTo::Date => Ty::new(FieldType::Date, 10, 0),
         CastTo::DateTime(fsp) => datetime_ty(fsp),
+        CastTo::Time(fsp) => time_ty(fsp),
         CastTo::Utf8mb4 => Ty::string(if a.binary { a.len } else { a.char_len() }),
     }
 }

@@ -659,10 +659,14 @@ fn column_row(
         }
         ColumnType::Float => (Some(12), None),
         ColumnType::Double => (Some(22), None),
+        // MariaDB: a BIT's precision is its width, without a scale.
+        ColumnType::Bit { bits } => (Some(u64::from(bits)), None),
         _ => (None, None),
     };
     let dt_prec = match c.ty {
-        ColumnType::DateTime { fsp } | ColumnType::Timestamp { fsp } => Some(u64::from(fsp)),
+        ColumnType::DateTime { fsp } | ColumnType::Timestamp { fsp } | ColumnType::Time { fsp } => {
+            Some(u64::from(fsp))
+        }
         _ => None,
     };
     let (cs, coll) = if c.ty.is_string()
