@@ -976,8 +976,16 @@ impl<'d> Session<'d> {
         }
         let (stmt, lock, params) = crate::parse::parse_prepared(text, conn.mode)?;
         let planned = self.plan(&stmt, lock, &params, conn)?;
+        // The result set's columns, sent with COM_STMT_PREPARE's answer: a SELECT's, or
+        // RETURNING's.
         let columns = match &planned {
             Some(Planned::Select(s)) => s.columns.clone(),
+            Some(Planned::Insert(crate::stmt::InsertPlan {
+                returning: Some(r), ..
+            }))
+            | Some(Planned::Delete(crate::stmt::DeletePlan {
+                returning: Some(r), ..
+            })) => r.columns.clone(),
             _ => Vec::new(),
         };
         if planned.is_none() && !params.is_empty() {
