@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test command (README.md): formatting, lints, every cargo test, then the server suites
 # against a real `quire serve`: golden SQL scripts, the mariadb client (batch and under
-# tmux), sysbench's oltp_* workloads at 1 and 8 threads, and kill -9 crashes under load.
+# tmux), the drivers, SQLAlchemy and alembic, sysbench's oltp_* workloads at 1 and 8
+# threads, and kill -9 crashes under load.
 # Installs what it needs on a fresh machine that has only the toolchains.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -68,6 +69,9 @@ suite "mariadb-admin" python3 tests/server/mariadb_admin.py --quire "$quire"
 python3 -c "import cryptography" 2>/dev/null || python3 -m pip install -q cryptography >/dev/null 2>&1
 suite "accounts" python3 tests/server/accounts.py --quire "$quire"
 suite "MySQL 8.4 and 9.x clients" python3 tests/server/mysql_clients.py --quire "$quire"
+# SQLAlchemy (Core and ORM over PyMySQL and mysqlclient) and alembic's migrations, pinned in
+# tests/clients/python/requirements-sqlalchemy.txt, against a quire serve of their own.
+suite "SQLAlchemy and alembic" python3 tests/clients/sqlalchemy_session.py --quire "$quire"
 suite "disk full" python3 tests/server/disk_full.py --quire "$quire"
 suite "kill -9 under load" python3 tests/server/crash_kill9.py --quire "$quire" --iterations "${QUIRE_SERVER_CRASH_ITERS:-3}"
 

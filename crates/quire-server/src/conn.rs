@@ -182,6 +182,7 @@ fn open_session<'a>(
     };
     *session.info().tls.lock() = io.stream().tls_info();
     session.set_handshake_collation(authed.collation);
+    session.set_client_found_rows(authed.caps.contains(CapabilityFlags::CLIENT_FOUND_ROWS));
     if let Some(db) = &authed.db {
         if let Err(e) = session.use_database(db) {
             if let Some(w) = to_wire(&e) {

@@ -28,9 +28,10 @@ use crate::errors::{proto, WireError};
 use crate::listener::Stream;
 use crate::packet::{FrameError, PacketIo};
 
-/// What the server reports as its version; MariaDB clients strip the `5.5.5-` prefix
-/// (the replication-era marker that makes old MySQL clients accept a 10.x version).
-pub const SERVER_VERSION: &str = "5.5.5-10.11.99-Quire-0.1.0";
+/// What the server reports as its version: `quire_sql::expr::VERSION` behind the `5.5.5-`
+/// prefix, the replication-era marker that makes old MySQL clients accept a 10.x version;
+/// MariaDB's clients strip it from a version that says `MariaDB`.
+pub const SERVER_VERSION: &str = "5.5.5-10.11.99-MariaDB-Quire-0.1.0";
 
 /// utf8mb4_general_ci.
 pub const DEFAULT_COLLATION: u8 = 45;
@@ -44,6 +45,7 @@ const SHA2_FAST_AUTH_SUCCESS: [u8; 2] = [0x01, 0x03];
 /// connection uses their intersection with the client's. No LOCAL INFILE.
 pub fn server_capabilities() -> CapabilityFlags {
     CapabilityFlags::CLIENT_LONG_PASSWORD
+        | CapabilityFlags::CLIENT_FOUND_ROWS
         | CapabilityFlags::CLIENT_LONG_FLAG
         | CapabilityFlags::CLIENT_CONNECT_WITH_DB
         | CapabilityFlags::CLIENT_PROTOCOL_41
@@ -584,5 +586,14 @@ mod tests {
         let g = greeting(42, &salt, true);
         let p: HandshakePacket<'_> = ParseBuf(&g).parse(()).unwrap();
         assert!(p.capabilities().contains(CapabilityFlags::CLIENT_SSL));
+    }
+
+    #[test]
+    fn greeting_version_is_version_behind_the_5_5_5_prefix() {
+        assert_eq!(
+            SERVER_VERSION,
+            format!("5.5.5-{}", quire_sql::expr::VERSION)
+        );
+        assert!(quire_sql::expr::VERSION.contains("-MariaDB-"));
     }
 }

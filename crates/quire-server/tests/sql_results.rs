@@ -471,3 +471,43 @@ fn time_and_bit_columns_cross_both_protocols_as_mariadb_sends_them() {
     neg.extend_from_slice(&[2, 0x0a, 0xbc]);
     assert_eq!(rs.rows, vec![zero, max, neg]);
 }
+
+#[test]
+fn a_prepared_insert_returning_announces_its_columns_and_answers_binary_rows() {
+    let server = TestServer::start();
+    let mut c = server.connect();
+    for sql in [
+        "CREATE DATABASE r",
+        "CREATE TABLE r.t (id INT AUTO_INCREMENT PRIMARY KEY, s VARCHAR(5))",
+    ] {
+        assert!(matches!(c.query(sql), Reply::Ok { .. }), "{sql}");
+    }
+    // COM_STMT_PREPARE's answer counts RETURNING's columns, as a SELECT's (MariaDB does;
+    // a client reads the result set's definitions from it).
+    let ok = c.command(b"\x16INSERT INTO r.t (s) VALUES (?) RETURNING id, s");
+    answered(&ok, "the prepare");
+    let id = u32::from_le_bytes([ok[1], ok[2], ok[3], ok[4]]);
+    assert_eq!(u16::from_le_bytes([ok[5], ok[6]]), 2, "columns");
+    assert_eq!(u16::from_le_bytes([ok[7], ok[8]]), 1, "parameters");
+    for _ in 0..3 {
+        c.io.read_message().unwrap();
+    }
+    let first = execute(&mut c, id, &[(0xfd, b"abc")]);
+    answered(&first, "the execute");
+    let rs = c.read_result_set(&first);
+    assert_eq!(rs.columns.len(), 2);
+    // Binary row: header, NULL bitmap, id as a LONG, s as a length-encoded string.
+    let mut want = vec![0x00, 0x00];
+    want.extend_from_slice(&1i32.to_le_bytes());
+    want.push(3);
+    want.extend_from_slice(b"abc");
+    assert_eq!(rs.rows, vec![want]);
+    // DELETE … RETURNING likewise.
+    let del = prepare(&mut c, b"DELETE FROM r.t WHERE s = ? RETURNING s");
+    let first = execute(&mut c, del, &[(0xfd, b"abc")]);
+    answered(&first, "the delete");
+    assert_eq!(
+        c.read_result_set(&first).rows,
+        vec![vec![0x00, 0x00, 3, b'a', b'b', b'c']]
+    );
+}

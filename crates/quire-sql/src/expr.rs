@@ -378,7 +378,11 @@ impl Func {
     }
 }
 
-pub const VERSION: &str = "10.11.99-Quire-0.1.0";
+/// VERSION() and @@version. The `MariaDB` token is what applications and ORMs look for to pick
+/// MariaDB's dialect (SQLAlchemy, Django, Connector/J: with it missing they take a 10.11 for a
+/// MySQL 10, newer than 8.0, and send MySQL 8's SQL such as `@@transaction_isolation`); the
+/// part after it names Quire, where MariaDB's own builds name their distribution.
+pub const VERSION: &str = "10.11.99-MariaDB-Quire-0.1.0";
 
 /// What evaluation reads besides the row: parameters, aggregates, the session.
 pub trait Env {

@@ -68,7 +68,7 @@ fn parse_all(text: &str) -> Result<Vec<Statement>> {
             line: 1,
         })?;
     Parser::new(&dialect)
-        .with_tokens_with_locations(mysql_tokens(tokens))
+        .with_tokens_with_locations(delete_returning_first(mysql_tokens(tokens)))
         .parse_statements()
         .map_err(|e| parse_error(text, e))
 }
@@ -315,6 +315,82 @@ fn mysql_tokens(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
     out
 }
 
+/// MariaDB's DELETE puts RETURNING last (`DELETE FROM t WHERE … ORDER BY … LIMIT n
+/// RETURNING …`); sqlparser reads it only before ORDER BY and LIMIT: in each DELETE, a
+/// RETURNING at the top level after an ORDER BY or LIMIT is moved in front of them. The
+/// tokens keep their spans, so placeholders keep their numbers.
+fn delete_returning_first(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
+    let kw = |t: &TokenWithSpan| match &t.token {
+        Token::Word(w) if w.quote_style.is_none() => Some(w.keyword),
+        _ => None,
+    };
+    if !tokens.iter().any(|t| kw(t) == Some(Keyword::RETURNING)) {
+        return tokens;
+    }
+    let mut out = Vec::with_capacity(tokens.len());
+    // One statement at a time: the tokens up to and with each top-level `;`.
+    let mut rest = tokens.as_slice();
+    while !rest.is_empty() {
+        let mut depth = 0i32;
+        let end = rest
+            .iter()
+            .position(|t| {
+                match t.token {
+                    Token::LParen => depth += 1,
+                    Token::RParen => depth -= 1,
+                    _ => {}
+                }
+                depth == 0 && t.token == Token::SemiColon
+            })
+            .map_or(rest.len(), |i| i + 1);
+        let (stmt, after) = rest.split_at(end);
+        rest = after;
+        let first = stmt
+            .iter()
+            .find(|t| !matches!(t.token, Token::Whitespace(_) | Token::SemiColon));
+        if first.and_then(kw) != Some(Keyword::DELETE) {
+            out.extend_from_slice(stmt);
+            continue;
+        }
+        let (mut depth, mut tail, mut ret) = (0i32, None, None);
+        for (i, t) in stmt.iter().enumerate() {
+            match t.token {
+                Token::LParen => depth += 1,
+                Token::RParen => depth -= 1,
+                _ if depth == 0 => match kw(t) {
+                    Some(Keyword::ORDER | Keyword::LIMIT) if tail.is_none() => tail = Some(i),
+                    Some(Keyword::RETURNING) if ret.is_none() => ret = Some(i),
+                    _ => {}
+                },
+                _ => {}
+            }
+        }
+        let (Some(tail), Some(ret)) = (tail, ret) else {
+            out.extend_from_slice(stmt);
+            continue;
+        };
+        if ret < tail {
+            out.extend_from_slice(stmt);
+            continue;
+        }
+        // RETURNING's list ends at the statement's `;` (kept last).
+        let semi = stmt
+            .iter()
+            .rposition(|t| t.token == Token::SemiColon)
+            .filter(|&i| i > ret)
+            .unwrap_or(stmt.len());
+        out.extend_from_slice(&stmt[..tail]);
+        out.extend_from_slice(&stmt[ret..semi]);
+        out.push(TokenWithSpan {
+            token: Token::Whitespace(sqlparser::tokenizer::Whitespace::Space),
+            span: stmt[ret].span,
+        });
+        out.extend_from_slice(&stmt[tail..ret]);
+        out.extend_from_slice(&stmt[semi..]);
+    }
+    out
+}
+
 /// Where each `?` is (line, column) → its parameter number.
 pub type ParamPositions = HashMap<(u64, u64), usize>;
 
@@ -466,6 +542,54 @@ fn reject_update_from(text: &str, stmt: &Statement) -> Result<()> {
     })
 }
 
+/// RETURNING where MariaDB's grammar has none (sqlparser reads it in any UPDATE and
+/// DELETE): an UPDATE's, a multi-table DELETE's; 1064 near the RETURNING, as MariaDB.
+fn reject_returning(text: &str, stmt: &Statement) -> Result<()> {
+    let refused = match stmt {
+        Statement::Update(u) => u.returning.is_some(),
+        Statement::Delete(d) => {
+            let from = match &d.from {
+                sqlparser::ast::FromTable::WithFromKeyword(v)
+                | sqlparser::ast::FromTable::WithoutKeyword(v) => v,
+            };
+            d.returning.is_some()
+                && (!d.tables.is_empty()
+                    || d.using.is_some()
+                    || from.len() != 1
+                    || from.iter().any(|f| !f.joins.is_empty()))
+        }
+        _ => false,
+    };
+    if !refused {
+        return Ok(());
+    }
+    let dialect = MySqlDialect {};
+    let toks = Tokenizer::new(&dialect, text)
+        .tokenize_with_location()
+        .map_err(|e| SqlError::Parse {
+            near: e.to_string(),
+            line: 1,
+        })?;
+    let mut depth = 0i32;
+    for t in toks {
+        match &t.token {
+            Token::LParen => depth += 1,
+            Token::RParen => depth -= 1,
+            Token::Word(w) if depth == 0 && w.keyword == Keyword::RETURNING => {
+                return Err(SqlError::Parse {
+                    near: near(text, t.span.start.line, t.span.start.column),
+                    line: t.span.start.line,
+                });
+            }
+            _ => {}
+        }
+    }
+    Err(SqlError::Parse {
+        near: String::new(),
+        line: 1,
+    })
+}
+
 /// Calls sqlparser reads that MariaDB's grammar refuses, 1064 where MariaDB's parser
 /// stops: STD, STDDEV, STDDEV_POP, STDDEV_SAMP, VARIANCE, VAR_POP and VAR_SAMP take
 /// exactly one argument and no DISTINCT (near the DISTINCT, the `*` or the `)` of an empty
@@ -562,6 +686,7 @@ fn parse_text(text: &str) -> Result<(Statement, Option<ReadLock>, std::borrow::C
         Ok(s) => {
             if let Some(st) = s.first() {
                 reject_update_from(text, st)?;
+                reject_returning(text, st)?;
             }
             reject_mariadb_grammar(text)?;
             (s, std::borrow::Cow::Borrowed(text))

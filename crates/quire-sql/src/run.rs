@@ -529,7 +529,7 @@ impl<'d> Session<'d> {
                     InsertSource::Values(_) => Opened::None,
                 };
                 let strict = self.sv.mode.strict() && !ip.ignore;
-                let (affected, first_id, records, dups) =
+                let ((affected, first_id, records, dups), returned) =
                     self.in_statement_with(params, true, strict, sq, |tx, env| {
                         let rows: Vec<Vec<Value>> = match &ip.source {
                             InsertSource::Values(rows) => rows
@@ -555,10 +555,20 @@ impl<'d> Session<'d> {
                                 env,
                             )?,
                         };
-                        insert_rows(ip, &table, tx, rows, env, strict)
+                        let mut stored = Vec::new();
+                        let keep = ip.returning.is_some().then_some(&mut stored);
+                        let counts = insert_rows(ip, &table, tx, rows, env, strict, keep)?;
+                        let returned = match &ip.returning {
+                            Some(r) => Some(returning_rows(r, &stored, env)?),
+                            None => None,
+                        };
+                        Ok((counts, returned))
                     })?;
                 if let Some(id) = first_id {
                     self.sv.last_insert_id = id;
+                }
+                if let (Some(r), Some(rows)) = (&ip.returning, returned) {
+                    return send_returned(r, &rows, sink);
                 }
                 let warnings = self.sv.diag.get_mut().statement_count();
                 let info = if records > 1 || matches!(ip.source, InsertSource::Select(_)) {
@@ -638,7 +648,11 @@ impl<'d> Session<'d> {
                     })?;
                 let warnings = self.sv.diag.get_mut().statement_count();
                 Ok(Outcome::Ok {
-                    affected_rows: changed,
+                    affected_rows: if self.client_found_rows {
+                        matched
+                    } else {
+                        changed
+                    },
                     last_insert_id: 0,
                     info: format!(
                         "Rows matched: {matched}  Changed: {changed}  Warnings: {warnings}"
@@ -647,32 +661,46 @@ impl<'d> Session<'d> {
             }
             Planned::Delete(dp) => {
                 let table = self.open_table(&dp.table.db, &dp.table.name)?;
-                let n = self.in_statement_with(params, true, false, sq, |tx, env| {
-                    let limit = exec::limit_value(&dp.limit, env, "LIMIT")?;
-                    let targets = locked_targets(
-                        &table,
-                        &dp.table,
-                        &dp.access,
-                        dp.filter.as_ref(),
-                        limit,
-                        &dp.order,
-                        tx,
-                        env,
-                    )?;
-                    let mut n = 0;
-                    for (handle, row) in targets {
-                        let done = match &handle {
-                            Some(h) => tx.delete_row(&table, h),
-                            None => tx.delete(&table, &exec::pk_of(&dp.table.def, &row)),
-                        };
-                        match done {
-                            Ok(()) => n += 1,
-                            Err(DbError::RowNotFound) => {}
-                            Err(e) => return Err(e.into()),
+                let (n, returned) =
+                    self.in_statement_with(params, true, false, sq, |tx, env| {
+                        let limit = exec::limit_value(&dp.limit, env, "LIMIT")?;
+                        let targets = locked_targets(
+                            &table,
+                            &dp.table,
+                            &dp.access,
+                            dp.filter.as_ref(),
+                            limit,
+                            &dp.order,
+                            tx,
+                            env,
+                        )?;
+                        let mut n = 0;
+                        let mut deleted = Vec::new();
+                        for (handle, row) in targets {
+                            let done = match &handle {
+                                Some(h) => tx.delete_row(&table, h),
+                                None => tx.delete(&table, &exec::pk_of(&dp.table.def, &row)),
+                            };
+                            match done {
+                                Ok(()) => {
+                                    n += 1;
+                                    if dp.returning.is_some() {
+                                        deleted.push(row);
+                                    }
+                                }
+                                Err(DbError::RowNotFound) => {}
+                                Err(e) => return Err(e.into()),
+                            }
                         }
-                    }
-                    Ok(n)
-                })?;
+                        let returned = match &dp.returning {
+                            Some(r) => Some(returning_rows(r, &deleted, env)?),
+                            None => None,
+                        };
+                        Ok((n, returned))
+                    })?;
+                if let (Some(r), Some(rows)) = (&dp.returning, returned) {
+                    return send_returned(r, &rows, sink);
+                }
                 Ok(Outcome::ok(n))
             }
             Planned::UpdateJoin(mp) => {
@@ -685,7 +713,11 @@ impl<'d> Session<'d> {
                         update_join_rows(mp, tables, rows, tx, env, strict)
                     })?;
                 Ok(Outcome::Ok {
-                    affected_rows: changed,
+                    affected_rows: if self.client_found_rows {
+                        matched
+                    } else {
+                        changed
+                    },
                     last_insert_id: 0,
                     info: format!("Rows matched: {matched}  Changed: {changed}  Warnings: 0"),
                 })
@@ -936,6 +968,39 @@ fn locked_targets<'d>(
 
 /// Inserts `rows` (in the statement's column order); returns (affected rows, first
 /// generated AUTO_INCREMENT value, records, duplicates).
+/// RETURNING's select list over each row written or deleted (`stmt::Returning`).
+fn returning_rows(
+    r: &crate::stmt::Returning,
+    rows: &[Vec<Value>],
+    env: &dyn Env,
+) -> Result<Vec<Vec<Value>>> {
+    rows.iter()
+        .map(|row| {
+            let at = Row {
+                values: row,
+                aggs: &[],
+            };
+            r.items.iter().map(|e| e.eval(&at, env)).collect()
+        })
+        .collect()
+}
+
+/// The result set of a statement with RETURNING, once it has succeeded (column
+/// definitions even for no row, as MariaDB).
+fn send_returned(
+    r: &crate::stmt::Returning,
+    rows: &[Vec<Value>],
+    sink: &mut dyn RowSink,
+) -> Result<Outcome> {
+    sink.columns(&r.columns)?;
+    for row in rows {
+        sink.row(row)?;
+    }
+    Ok(Outcome::ResultSet)
+}
+
+/// Inserts `rows` (each in the statement's column order); with `keep`, each row as stored
+/// (its AUTO_INCREMENT and defaults filled) is pushed there, for RETURNING.
 fn insert_rows<'d>(
     ip: &crate::stmt::InsertPlan,
     table: &Table<'d>,
@@ -943,6 +1008,7 @@ fn insert_rows<'d>(
     rows: Vec<Vec<Value>>,
     env: &dyn Env,
     strict: bool,
+    mut keep: Option<&mut Vec<Vec<Value>>>,
 ) -> Result<(u64, Option<u64>, u64, u64)> {
     let def = &ip.table.def;
     let (mut affected, mut dups, mut first_id) = (0u64, 0u64, None);
@@ -1015,6 +1081,9 @@ fn insert_rows<'d>(
                 .auto_increment
                 .and_then(|c| stored.get(c))
                 .and_then(exec::int_value);
+        }
+        if let Some(k) = keep.as_deref_mut() {
+            k.push(stored);
         }
     }
     Ok((affected, first_id, records, dups))

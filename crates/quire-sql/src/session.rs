@@ -533,6 +533,10 @@ pub struct Session<'d> {
     pub(crate) last_examined: u64,
     /// The last statement read a whole table or index (no index used to narrow it).
     pub(crate) last_full_scan: bool,
+    /// The client asked for CLIENT_FOUND_ROWS: an UPDATE's affected rows (and ROW_COUNT())
+    /// are the rows it matched, not those it changed (MariaDB's `client_capabilities`).
+    /// SQLAlchemy asks, and takes fewer affected rows than it updated for a lost row.
+    pub(crate) client_found_rows: bool,
 }
 
 /// What decides whether a statement goes to the slow query log, read from the session's
@@ -610,6 +614,7 @@ impl<'d> Session<'d> {
             temps: crate::temp::Temps::default(),
             last_examined: 0,
             last_full_scan: false,
+            client_found_rows: false,
         }
     }
 
@@ -687,11 +692,18 @@ impl<'d> Session<'d> {
             progress: AtomicU32::new(0),
             account: Mutex::new(None),
         });
-        let fresh = Session::new(inst, info.clone());
+        let mut fresh = Session::new(inst, info.clone());
+        // The connection's capabilities outlive the session.
+        fresh.client_found_rows = self.client_found_rows;
         // Dropping the old session does the rollback and the releases, and unregisters its
         // id; the new one is registered under the same id after that.
         drop(std::mem::replace(self, fresh));
         inst.sessions.lock().insert(info.id, info);
+    }
+
+    /// Whether the client's capabilities include CLIENT_FOUND_ROWS (set once, at login).
+    pub fn set_client_found_rows(&mut self, on: bool) {
+        self.client_found_rows = on;
     }
 
     pub fn id(&self) -> u64 {
@@ -964,8 +976,16 @@ impl<'d> Session<'d> {
         }
         let (stmt, lock, params) = crate::parse::parse_prepared(text, conn.mode)?;
         let planned = self.plan(&stmt, lock, &params, conn)?;
+        // The result set's columns, sent with COM_STMT_PREPARE's answer: a SELECT's, or
+        // RETURNING's.
         let columns = match &planned {
             Some(Planned::Select(s)) => s.columns.clone(),
+            Some(Planned::Insert(crate::stmt::InsertPlan {
+                returning: Some(r), ..
+            }))
+            | Some(Planned::Delete(crate::stmt::DeletePlan {
+                returning: Some(r), ..
+            })) => r.columns.clone(),
             _ => Vec::new(),
         };
         if planned.is_none() && !params.is_empty() {

@@ -178,8 +178,21 @@ pub struct InsertPlan {
     pub defaults: Vec<Option<Expr>>,
     pub replace: bool,
     pub ignore: bool,
-    /// Subqueries of its VALUES.
+    /// Subqueries of its VALUES and RETURNING.
     pub subqueries: Vec<std::sync::Arc<crate::subquery::Subquery>>,
+    /// `RETURNING …`: a result set of the rows written instead of an OK.
+    pub returning: Option<Returning>,
+}
+
+/// The RETURNING clause of INSERT, REPLACE (MariaDB 10.5) or a single-table DELETE
+/// (10.0.5): its select list bound as `SELECT <list> FROM <table>` (so `*`, `t.c`,
+/// expressions, aliases and subqueries mean what they mean there, with the same column
+/// definitions), evaluated over each row as it was stored or as it was before its delete.
+/// The rows are sent once the statement has succeeded: an error is an error packet alone.
+#[derive(Debug, Clone)]
+pub struct Returning {
+    pub items: Vec<Expr>,
+    pub columns: Vec<ColumnMeta>,
 }
 
 #[derive(Debug, Clone)]
@@ -202,8 +215,10 @@ pub struct DeletePlan {
     pub filter: Option<Expr>,
     pub limit: Option<Expr>,
     pub order: DmlOrder,
-    /// Subqueries of its WHERE.
+    /// Subqueries of its WHERE and RETURNING.
     pub subqueries: Vec<std::sync::Arc<crate::subquery::Subquery>>,
+    /// `RETURNING …`: a result set of the rows deleted instead of an OK.
+    pub returning: Option<Returning>,
 }
 
 /// The ORDER BY of a single-table UPDATE or DELETE: keys over the table's row, each
@@ -1239,6 +1254,11 @@ pub fn insert(ctx: &Ctx<'_>, ins: &sql::Insert) -> Result<InsertPlan> {
             None => None,
         });
     }
+    let mut subqueries = subctx.take();
+    let returning = match &ins.returning {
+        Some(items) => Some(returning(ctx, items, name, None, &mut subqueries)?),
+        None => None,
+    };
     Ok(InsertPlan {
         table: t,
         map,
@@ -1246,7 +1266,60 @@ pub fn insert(ctx: &Ctx<'_>, ins: &sql::Insert) -> Result<InsertPlan> {
         defaults,
         replace: ins.replace_into,
         ignore: ins.ignore,
-        subqueries: subctx.take(),
+        subqueries,
+        returning,
+    })
+}
+
+/// Binds a RETURNING list over table `name` (as `alias`), adding its subqueries to the
+/// statement's. MariaDB's errors: 1054 `in 'RETURNING'` for an unknown column, 1111 for
+/// an aggregate; a window function is refused as MariaDB's grammar refuses it.
+fn returning(
+    ctx: &Ctx<'_>,
+    items: &[sql::SelectItem],
+    name: &sql::ObjectName,
+    alias: Option<&sql::TableAlias>,
+    subqueries: &mut Vec<std::sync::Arc<crate::subquery::Subquery>>,
+) -> Result<Returning> {
+    let shell = || SqlError::Unsupported("RETURNING".into());
+    let (stmt, _) = crate::parse::parse_one("SELECT 1 FROM t")?;
+    let sql::Statement::Query(mut q) = stmt else {
+        return Err(shell());
+    };
+    let sql::SetExpr::Select(sel) = q.body.as_mut() else {
+        return Err(shell());
+    };
+    sel.projection = items.to_vec();
+    match sel.from.first_mut().map(|f| &mut f.relation) {
+        Some(sql::TableFactor::Table {
+            name: n, alias: a, ..
+        }) => {
+            *n = name.clone();
+            *a = alias.cloned();
+        }
+        _ => return Err(shell()),
+    }
+    let p = select(ctx, &q, None).map_err(|e| match e {
+        SqlError::UnknownColumn { column, context } if context == "SELECT" => {
+            SqlError::UnknownColumn {
+                column,
+                context: "RETURNING".into(),
+            }
+        }
+        e => e,
+    })?;
+    if !p.aggs.is_empty() {
+        return Err(SqlError::InvalidGroupFunction);
+    }
+    if p.window.is_some() {
+        return Err(SqlError::Unsupported(
+            "a window function in RETURNING".into(),
+        ));
+    }
+    subqueries.extend(p.subqueries);
+    Ok(Returning {
+        items: p.items,
+        columns: p.columns,
     })
 }
 
@@ -1590,12 +1663,24 @@ pub fn delete(ctx: &Ctx<'_>, d: &sql::Delete) -> Result<DeletePlan> {
     let limit = bind_opt(None, d.limit.as_ref(), None, ctx, "LIMIT")?;
     let order = dml_order(ctx, &subctx, &scope, &d.order_by)?;
     let access = plan::choose_access(&t.def, filter.as_ref());
+    let mut subqueries = subctx.take();
+    let returning = match &d.returning {
+        Some(items) => {
+            let alias = match &twj.relation {
+                sql::TableFactor::Table { alias, .. } => alias.as_ref(),
+                _ => None,
+            };
+            Some(returning(ctx, items, name, alias, &mut subqueries)?)
+        }
+        None => None,
+    };
     Ok(DeletePlan {
         table: t,
         access,
         filter,
         limit,
         order,
-        subqueries: subctx.take(),
+        subqueries,
+        returning,
     })
 }

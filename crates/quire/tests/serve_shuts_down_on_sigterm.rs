@@ -49,7 +49,7 @@ fn serve_answers_then_shuts_down_cleanly_on_sigterm() {
     let n = c.read(&mut greeting).expect("greeting");
     assert!(n > 10);
     assert_eq!(greeting[4], 10);
-    assert!(greeting[5..n].starts_with(b"5.5.5-10.11.99-Quire"));
+    assert!(greeting[5..n].starts_with(b"5.5.5-10.11.99-MariaDB-Quire"));
     assert!(sock.exists());
 
     // SAFETY: sending a signal to our own child.

@@ -206,6 +206,28 @@ def transactions(drv, db):
         b.close()
 
 
+def found_rows(drv, db):
+    """CLIENT_FOUND_ROWS (SQLAlchemy's dialects ask for it): an UPDATE's affected rows, and
+    ROW_COUNT(), are the rows it matched; without it, the rows it changed."""
+    flag = drv.mod.constants.CLIENT.FOUND_ROWS
+    for label, extra, want in [("without CLIENT_FOUND_ROWS", {}, 0),
+                               ("with CLIENT_FOUND_ROWS", {"client_flag": flag}, 2)]:
+        conn = drv.connect(db, **extra)
+        try:
+            query(conn, "DELETE FROM t WHERE name IN ('fr1', 'fr2')")
+            query(conn, "INSERT INTO t (name, note) VALUES ('fr1', 'same'), ('fr2', 'same')")
+            with conn.cursor() as cur:
+                cur.execute("UPDATE t SET note = 'same' WHERE name IN ('fr1', 'fr2')")
+                check("UPDATE that changes nothing, rowcount " + label, cur.rowcount, want)
+            check("ROW_COUNT() " + label, one(conn, "SELECT ROW_COUNT()"), (want,))
+            with conn.cursor() as cur:
+                cur.execute("UPDATE t SET note = 'other' WHERE name IN ('fr1', 'fr2', 'none')")
+                check("UPDATE that changes two rows, rowcount " + label, cur.rowcount, 2)
+            query(conn, "DELETE FROM t WHERE name IN ('fr1', 'fr2')")
+        finally:
+            conn.close()
+
+
 def errors(drv, db, conn):
     query(conn, "INSERT INTO t (id, name) VALUES (%s, %s)", (1_000_000, "dup"))
     expect_error(drv, "duplicate key", 1062, "Duplicate entry '1000000' for key 'PRIMARY'",
@@ -372,6 +394,7 @@ def main():
         query(conn, TABLE)
         for step, fn in [("round trip", lambda: round_trip(drv, conn)),
                          ("transactions", lambda: transactions(drv, db)),
+                         ("CLIENT_FOUND_ROWS", lambda: found_rows(drv, db)),
                          ("errors", lambda: errors(drv, db, conn)),
                          ("multi statements", lambda: multi_statements(drv, db))]:
             fn()
