@@ -24,8 +24,17 @@ wait_port() {
   return 1
 }
 
+# Refuses a port another server already listens on: the run would measure that server.
+port_free() { # port
+  if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then
+    echo "port $1 is already in use by another server: stop it first" >&2
+    return 1
+  fi
+}
+
 start_quire() { # port [extra --set ...]
   local port=$1; shift
+  port_free "$port"
   mkdir -p "$WORK/quire"
   "$quire_bin" serve --data-dir "$WORK/quire/data" --port "$port" \
     --set innodb_buffer_pool_size="$POOL" --set innodb_log_file_size="$LOG" "$@" \
@@ -41,6 +50,7 @@ stop_quire() {
 
 start_mariadb() { # port [extra mariadbd options]
   local port=$1; shift
+  port_free "$port"
   local mdir="$WORK/mariadb"
   if [ ! -d "$mdir/data/mysql" ]; then
     mkdir -p "$mdir"
