@@ -183,6 +183,7 @@ pub fn code_of(e: &SqlError) -> Option<(u16, &'static str)> {
         DropAllColumns => (1090, "42000"),
         AlterNotSupported { .. } => (1846, "0A000"),
         AlterAlgorithmNotSupported { .. } => (1845, "0A000"),
+        TooDeep(..) => (1436, "HY000"),
         OnlineLogTooBig(_) => (1799, "HY000"),
         DuplicateKey { .. } => (1062, "23000"),
         ValueCount(_) => (1136, "21S01"),
@@ -408,6 +409,7 @@ mod tests {
                 what: s(),
                 try_: s(),
             },
+            TooDeep(1, 2),
             DuplicateKey {
                 value: s(),
                 key: s(),

@@ -26,6 +26,8 @@ use crate::handshake::RsaKeys;
 use crate::packet::PacketIo;
 use crate::reply::err_packet;
 
+/// The stack of a connection thread (see where it is spawned).
+pub const CONNECTION_STACK_BYTES: usize = 64 << 20;
 /// How often the accept loop looks at the shutdown flag when no client is connecting.
 const ACCEPT_POLL: Duration = Duration::from_millis(20);
 
@@ -619,6 +621,11 @@ pub fn serve_on(
         let r = accept_loop(&listeners, shared, shutdown, |stream, conn_id, host| {
             let spawned = std::thread::Builder::new()
                 .name(format!("quire-conn-{conn_id}"))
+                // Binding, planning and evaluating an expression recurse on its depth:
+                // `1+1+…+1` with thousands of terms is legal SQL (an ORM's long OR list
+                // too). The stack is virtual memory, touched only as deep as a statement
+                // goes; `parse::MAX_EXPRESSION_DEPTH` refuses what would not fit.
+                .stack_size(CONNECTION_STACK_BYTES)
                 .spawn_scoped(scope, move || {
                     connection_thread(stream, shared, conn_id, host)
                 });

@@ -129,3 +129,33 @@ fn idle_connection_is_closed_after_wait_timeout() {
     assert!(start.elapsed() < Duration::from_secs(10));
     let _ = Client::connect(server.addr, "root", "", None).unwrap();
 }
+
+#[test]
+fn deep_expressions_are_answered_or_refused_and_never_overflow_the_stack() {
+    let server = TestServer::start();
+    let mut c = server.connect();
+    // Thousands of terms, as a generated OR list has: answered (the connection threads'
+    // stacks are sized for them). Before, `1+1+…` of 1000 terms overflowed the
+    // connection thread's stack and aborted the whole server.
+    for sql in [
+        format!("SELECT 1{}", "+1".repeat(3000)),
+        format!("SELECT 0{}", " OR 0".repeat(3000)),
+    ] {
+        let first = c.command(&[&[0x03u8][..], sql.as_bytes()].concat());
+        let rs = c.read_result_set(&first);
+        assert_eq!(rs.rows.len(), 1, "{}…", &sql[..20]);
+    }
+    // Past `parse::MAX_NESTING`: 1436, the connection and the server fine.
+    for sql in [
+        format!("SELECT 1{}", "+1".repeat(100_000)),
+        format!("SELECT {}1{}", "(".repeat(60_000), ")".repeat(60_000)),
+        format!("SELECT {}1", "-".repeat(100_000)),
+        format!("SELECT 1 FROM DUAL WHERE {}1", "NOT ".repeat(50_000)),
+    ] {
+        let r = c.query(&sql);
+        assert_eq!(r.err_code(), Some(1436), "{}…: {r:?}", &sql[..20]);
+    }
+    assert!(matches!(c.ping(), Reply::Ok { .. }));
+    assert!(matches!(server.connect().ping(), Reply::Ok { .. }));
+    server.stop();
+}

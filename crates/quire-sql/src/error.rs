@@ -208,6 +208,11 @@ pub enum SqlError {
         reason: String,
         try_: String,
     },
+    /// 1436: a statement whose expressions could nest deeper than a connection's stack
+    /// holds (`parse::MAX_NESTING`), refused before it is parsed, as MariaDB refuses one
+    /// that would overrun its thread stack.
+    #[error("Thread stack overrun: the statement has {0} operators and parentheses, more than the {1} a connection's stack holds; split it")]
+    TooDeep(usize, usize),
     /// 1845: ALTER TABLE's ALGORITHM= asks for less than the operation needs, and MariaDB
     /// gives no reason (a table rebuild where INSTANT or NOCOPY was asked).
     #[error("{what} is not supported for this operation. Try {try_}")]

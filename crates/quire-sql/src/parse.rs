@@ -58,6 +58,53 @@ fn parse_error(text: &str, e: ParserError) -> SqlError {
     }
 }
 
+/// How many operators and opening parentheses one statement may hold. Binding, planning
+/// and evaluating recurse on an expression's depth, which these bound; 10 000 fits the
+/// connection threads' 64 MiB stacks with room (quire-server `CONNECTION_STACK_BYTES`:
+/// 50 000 `+` overflowed it), and is far beyond what applications write (a generated
+/// `a = 1 OR a = 2 OR …` of 3000 terms holds 6000).
+pub const MAX_NESTING: usize = 10_000;
+
+/// 1436 if `tokens` hold more operators and opening parentheses than [`MAX_NESTING`].
+fn check_nesting(tokens: &[TokenWithSpan]) -> Result<()> {
+    let n = tokens
+        .iter()
+        .filter(|t| match &t.token {
+            Token::LParen
+            | Token::Plus
+            | Token::Minus
+            | Token::Mul
+            | Token::Div
+            | Token::Mod
+            | Token::Eq
+            | Token::DoubleEq
+            | Token::Neq
+            | Token::Lt
+            | Token::Gt
+            | Token::LtEq
+            | Token::GtEq
+            | Token::Spaceship
+            | Token::Caret
+            | Token::Ampersand
+            | Token::Pipe
+            | Token::StringConcat
+            | Token::ShiftLeft
+            | Token::ShiftRight
+            | Token::ExclamationMark
+            | Token::Tilde => true,
+            Token::Word(w) => matches!(
+                w.keyword,
+                Keyword::AND | Keyword::OR | Keyword::XOR | Keyword::NOT
+            ),
+            _ => false,
+        })
+        .count();
+    if n > MAX_NESTING {
+        return Err(SqlError::TooDeep(n, MAX_NESTING));
+    }
+    Ok(())
+}
+
 fn parse_all(text: &str) -> Result<Vec<Statement>> {
     let dialect = MySqlDialect {};
     let tokens = Tokenizer::new(&dialect, text)
@@ -67,6 +114,7 @@ fn parse_all(text: &str) -> Result<Vec<Statement>> {
             near: e.to_string(),
             line: 1,
         })?;
+    check_nesting(&tokens)?;
     Parser::new(&dialect)
         .with_tokens_with_locations(delete_returning_first(mysql_tokens(tokens)))
         .parse_statements()
@@ -731,6 +779,7 @@ pub fn parse_expr_in(text: &str, mode: SqlMode) -> Result<sqlparser::ast::Expr> 
             near: e.to_string(),
             line: 1,
         })?;
+    check_nesting(&tokens)?;
     let mut p = Parser::new(&dialect).with_tokens_with_locations(mysql_tokens(tokens));
     let e = p.parse_expr().map_err(|e| parse_error(text, e))?;
     let next = p.peek_token();
@@ -766,6 +815,7 @@ pub fn parse_expr_list_in(
             params.insert((t.span.start.line, t.span.start.column), n);
         }
     }
+    check_nesting(&tokens)?;
     let mut p = Parser::new(&dialect).with_tokens_with_locations(mysql_tokens(tokens));
     let mut list = Vec::new();
     loop {
