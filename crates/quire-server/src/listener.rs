@@ -3,7 +3,9 @@
 //! One thread per connection, inside `std::thread::scope`: a session borrows the `Db` (its
 //! engine transactions do), and the scope proves every session ends before the `Db` can.
 //!
-//! Shutdown: the accept loop polls `shutdown` between non-blocking accepts; when it is set,
+//! Shutdown: the accept loop waits in `poll(2)` for a client, waking at least every
+//! `ACCEPT_POLL` to look at `shutdown` (a client that connects is accepted at once, not at
+//! the next tick: 10,000 connections in a row must not each wait a tick); when it is set,
 //! the loop stops accepting, marks every session killed, shuts down every socket (which
 //! wakes a thread blocked in a read), and the scope's end waits for the threads. Each
 //! session drops on its thread, rolling back an open transaction.
@@ -458,6 +460,19 @@ impl Listeners {
         Ok(None)
     }
 
+    /// Waits until a client is connecting on one of the listeners, or `timeout` passed.
+    fn wait(&self, timeout: Duration) -> io::Result<()> {
+        use std::os::fd::AsRawFd;
+        let mut fds = Vec::with_capacity(2);
+        if let Some(l) = &self.tcp {
+            fds.push(l.as_raw_fd());
+        }
+        if let Some((l, _)) = &self.unix {
+            fds.push(l.as_raw_fd());
+        }
+        wait_readable(&fds, timeout)
+    }
+
     fn set_nonblocking(&self) -> io::Result<()> {
         if let Some(l) = &self.tcp {
             l.set_nonblocking(true)?;
@@ -655,7 +670,10 @@ fn accept_loop(
             Ok(Some(c)) => c,
             Ok(None) => {
                 close_killed(shared);
-                std::thread::sleep(ACCEPT_POLL);
+                if let Err(e) = listeners.wait(ACCEPT_POLL) {
+                    tracing::warn!("poll on the listeners: {e}");
+                    std::thread::sleep(ACCEPT_POLL);
+                }
                 continue;
             }
             Err(e) => {
@@ -686,6 +704,31 @@ fn accept_loop(
             }
         }
         spawn(stream, conn_id, host);
+    }
+    Ok(())
+}
+
+/// Waits until one of `fds` is readable (a listener: a client is connecting), or `timeout`
+/// passed. An interrupted wait is a timeout: the caller looks again either way.
+pub(crate) fn wait_readable(fds: &[std::os::fd::RawFd], timeout: Duration) -> io::Result<()> {
+    let mut polls: Vec<libc::pollfd> = fds
+        .iter()
+        .map(|&fd| libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        })
+        .collect();
+    let ms = libc::c_int::try_from(timeout.as_millis()).unwrap_or(libc::c_int::MAX);
+    // SAFETY: `polls` is a live, exclusively borrowed array of `polls.len()` pollfd structs,
+    // which is all poll(2) reads and writes; the descriptors belong to listeners the caller
+    // holds open for the duration of the call.
+    let n = unsafe { libc::poll(polls.as_mut_ptr(), polls.len() as libc::nfds_t, ms) };
+    if n < 0 {
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::Interrupted {
+            return Err(e);
+        }
     }
     Ok(())
 }

@@ -159,3 +159,36 @@ fn deep_expressions_are_answered_or_refused_and_never_overflow_the_stack() {
     assert!(matches!(server.connect().ping(), Reply::Ok { .. }));
     server.stop();
 }
+
+#[test]
+fn a_huge_in_list_is_answered_and_one_past_max_allowed_packet_is_refused() {
+    let server = TestServer::start_with(ServerConfig {
+        max_allowed_packet: Some(4 << 20),
+        ..ServerConfig::default()
+    });
+    let mut c = server.connect();
+    for sql in [
+        "CREATE DATABASE d",
+        "CREATE TABLE d.t (id INT PRIMARY KEY, v INT)",
+        "INSERT INTO d.t VALUES (1, 1), (7, 7), (299999, 9), (300000, 0)",
+    ] {
+        assert!(matches!(c.query(sql), Reply::Ok { .. }), "{sql}");
+    }
+    let list = |n: usize| (0..n).map(|i| i.to_string()).collect::<Vec<_>>().join(",");
+    // 300,000 values, 2 MB of SQL: what an application's generated IN list can be.
+    let sql = format!("SELECT SUM(v) FROM d.t WHERE id IN ({})", list(300_000));
+    assert_eq!(c.rows(&sql), vec![vec!["17"]]);
+    let sql = format!(
+        "SELECT COUNT(*) FROM d.t WHERE id NOT IN ({})",
+        list(300_000)
+    );
+    assert_eq!(c.rows(&sql), vec![vec!["1"]]);
+    // Memory is bounded by the packet: one past max_allowed_packet is refused before it
+    // is read whole, the connection closed, the server fine.
+    let sql = format!("SELECT COUNT(*) FROM d.t WHERE id IN ({})", list(700_000));
+    assert!(sql.len() > 4 << 20);
+    assert_eq!(c.query(&sql).err_code(), Some(1153));
+    assert!(c.io.read_message().is_err());
+    assert!(matches!(server.connect().ping(), Reply::Ok { .. }));
+    server.stop();
+}
