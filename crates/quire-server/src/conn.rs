@@ -114,6 +114,7 @@ pub fn run_connection(stream: Stream, shared: &Shared<'_>, conn_id: u64, host: S
         &host,
         tls,
     );
+    shared.handshake_done(conn_id);
     // Repeated failures from this host: every answer to it waits (connection_control).
     let delay = shared.login_delay(&host);
     if !delay.is_zero() {

@@ -500,6 +500,10 @@ pub struct Shared<'d> {
     pub rsa_keys: RsaKeys,
     /// Live connections by id (a clone of each socket, to shut it down).
     conns: Mutex<HashMap<u64, Stream>>,
+    /// When each connection still in its handshake must have finished it (`connect_timeout`
+    /// for the whole handshake, not per read: a client dribbling a byte now and then must
+    /// not hold a thread). The accept loop shuts the socket of one past its deadline.
+    handshakes: Mutex<HashMap<u64, std::time::Instant>>,
     /// Consecutive failed logins per client host (connection_control, below).
     failed_logins: Mutex<HashMap<String, u32>>,
     /// The slow query log (`slow_query_log`, `long_query_time`).
@@ -507,6 +511,11 @@ pub struct Shared<'d> {
 }
 
 impl Shared<'_> {
+    /// The connection's handshake is over (logged in or refused): no deadline any more.
+    pub fn handshake_done(&self, conn_id: u64) {
+        self.handshakes.lock().remove(&conn_id);
+    }
+
     /// How long to hold the answer to a login from `host`: nothing until its consecutive
     /// failures reach `connection_control_failed_connections_threshold`, then the minimum
     /// delay, one second more per further failure, up to the maximum (MySQL's
@@ -594,6 +603,7 @@ impl<'d> Shared<'d> {
             cfg: cfg.clone(),
             rsa_keys: RsaKeys::default(),
             conns: Mutex::new(HashMap::new()),
+            handshakes: Mutex::new(HashMap::new()),
             failed_logins: Mutex::new(HashMap::new()),
             slow_log,
         })
@@ -697,6 +707,8 @@ fn accept_loop(
         match stream.try_clone() {
             Ok(clone) => {
                 shared.conns.lock().insert(conn_id, clone);
+                let deadline = std::time::Instant::now() + shared.cfg.connect_timeout;
+                shared.handshakes.lock().insert(conn_id, deadline);
             }
             Err(e) => {
                 tracing::warn!("cannot register a connection: {e}");
@@ -751,6 +763,7 @@ fn connection_thread(stream: Stream, shared: &Shared<'_>, conn_id: u64, host: St
     if r.is_err() {
         tracing::error!(conn_id, "connection thread panicked; connection closed");
     }
+    shared.handshake_done(conn_id);
     if let Some(s) = shared.conns.lock().remove(&conn_id) {
         s.shutdown();
     }
@@ -758,12 +771,37 @@ fn connection_thread(stream: Stream, shared: &Shared<'_>, conn_id: u64, host: St
 
 /// `KILL CONNECTION` of a session that sits idle in a read: its thread would only notice
 /// at its next command, so its socket is shut down here (the read ends, the thread closes).
+///
+/// Also a connection whose handshake is past `connect_timeout`: its thread sits in a read
+/// that the client keeps alive a byte at a time, or in a TLS handshake that stalls.
 fn close_killed(shared: &Shared<'_>) {
     for info in shared.instance.sessions() {
         if info.kill_requested() == kill::CONNECTION {
             if let Some(s) = shared.conns.lock().get(&info.id) {
                 s.shutdown();
             }
+        }
+    }
+    let now = std::time::Instant::now();
+    let overdue: Vec<u64> = {
+        let mut h = shared.handshakes.lock();
+        let ids: Vec<u64> = h
+            .iter()
+            .filter(|(_, d)| **d <= now)
+            .map(|(id, _)| *id)
+            .collect();
+        for id in &ids {
+            h.remove(id);
+        }
+        ids
+    };
+    for id in overdue {
+        tracing::debug!(
+            conn_id = id,
+            "handshake not finished within connect_timeout"
+        );
+        if let Some(s) = shared.conns.lock().get(&id) {
+            s.shutdown();
         }
     }
 }

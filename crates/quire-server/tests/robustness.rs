@@ -192,3 +192,53 @@ fn a_huge_in_list_is_answered_and_one_past_max_allowed_packet_is_refused() {
     assert!(matches!(server.connect().ping(), Reply::Ok { .. }));
     server.stop();
 }
+
+#[test]
+fn a_handshake_not_finished_within_connect_timeout_is_closed_however_it_dribbles() {
+    use std::io::{Read, Write};
+    let server = TestServer::start_with(ServerConfig {
+        connect_timeout: Duration::from_secs(1),
+        ..ServerConfig::default()
+    });
+    // Silent after the greeting.
+    let (io, _) = common::greet(server.addr);
+    let mut silent = io.stream().try_clone().unwrap();
+    // Keeps the read alive with one byte of a handshake response every 200 ms: a per-read
+    // timeout would never fire.
+    let (io, _) = common::greet(server.addr);
+    let mut dribbler = io.stream().try_clone().unwrap();
+    let mut writer = dribbler.try_clone().unwrap();
+    std::thread::spawn(move || {
+        // The header of a 200-byte handshake response (sequence id 1), then its body.
+        if writer.write_all(&[200, 0, 0, 1]).is_err() {
+            return;
+        }
+        for _ in 0..100 {
+            if writer.write_all(&[0x00]).is_err() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    });
+    let start = Instant::now();
+    for s in [&mut silent, &mut dribbler] {
+        s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        let mut buf = [0u8; 64];
+        // Closed by the server: end of stream (or a reset), not the 20 s timeout.
+        match s.read(&mut buf) {
+            Ok(0) => {}
+            Err(e) => assert!(
+                e.kind() != std::io::ErrorKind::WouldBlock
+                    && e.kind() != std::io::ErrorKind::TimedOut,
+                "{e}"
+            ),
+            Ok(n) => panic!("{n} bytes after the greeting"),
+        }
+    }
+    let took = start.elapsed();
+    assert!(took < Duration::from_secs(10), "closed after {took:?}");
+    let mut c = server.connect();
+    let aborted = c.rows("SHOW GLOBAL STATUS LIKE 'Aborted_connects'");
+    assert!(aborted[0][1].parse::<u64>().unwrap() >= 2, "{aborted:?}");
+    server.stop();
+}
