@@ -18,6 +18,7 @@ use quire_engine::table::{DbError, ReadLock, RowHandle, Table, Transaction};
 
 use crate::bind::Conn;
 use crate::diag::{Level, SqlMode};
+use crate::dispatch::LockWait;
 use crate::error::{Result, SqlError};
 use crate::exec::{self, Txn};
 use crate::expr::{Env, Row, SessionFn};
@@ -427,8 +428,10 @@ impl<'d> Session<'d> {
         if crate::do_stmt::is_do(text) {
             return Ok(self.plan_do(text, conn, hidden)?.0);
         }
-        let (stmt, lock, params) = crate::parse::parse_prepared(text, conn.mode)?;
-        self.plan_hiding(&stmt, lock, &params, hidden, conn)?
+        let p = crate::parse::parse_prepared(text, conn.mode)?;
+        let planned = self.plan_hiding(&p.stmt, p.lock, &p.params, hidden, conn)?;
+        planned
+            .map(|pl| pl.with_lock_wait(p.wait))
             .ok_or_else(|| SqlError::Unsupported(text.chars().take(40).collect()))
     }
 
@@ -516,7 +519,18 @@ impl<'d> Session<'d> {
                     exec::select(s, tables, &mut txn, &env, sink)?
                 } else {
                     self.in_statement_with(params, false, false, sq, |tx, env| {
-                        exec::select(s, tables, &mut Txn::Some(tx), env, sink)
+                        // `WAIT n` / `NOWAIT` / `SKIP LOCKED` hold for this statement only
+                        // (the next one sets its timeout again, `in_statement_with`).
+                        match s.lock_wait {
+                            LockWait::Session => {}
+                            LockWait::Seconds(n) => {
+                                tx.set_lock_wait_timeout(std::time::Duration::from_secs(n))
+                            }
+                            LockWait::SkipLocked => tx.set_skip_locked(true),
+                        }
+                        let r = exec::select(s, tables, &mut Txn::Some(tx), env, sink);
+                        tx.set_skip_locked(false);
+                        r
                     })?
                 };
                 self.sv.found_rows = n;

@@ -793,9 +793,12 @@ impl<'d> Session<'d> {
         if let Some(out) = self.special(text, sink)? {
             return Ok(out);
         }
-        let (stmt, lock) = crate::parse::parse_one_in(text, conn.mode)?;
+        let (stmt, lock, wait) = crate::parse::parse_query_in(text, conn.mode)?;
         let params = HashMap::new();
-        match self.plan(&stmt, lock, &params, conn)? {
+        match self
+            .plan(&stmt, lock, &params, conn)?
+            .map(|p| p.with_lock_wait(wait))
+        {
             // A statement that reads a user variable is typed by the variable's kind at
             // binding, GROUP_CONCAT by group_concat_max_len (MariaDB binds each COM_QUERY
             // anew), so its plan is not kept.
@@ -974,8 +977,15 @@ impl<'d> Session<'d> {
                 com: crate::status::kind(text),
             });
         }
-        let (stmt, lock, params) = crate::parse::parse_prepared(text, conn.mode)?;
-        let planned = self.plan(&stmt, lock, &params, conn)?;
+        let crate::parse::Prepared {
+            stmt,
+            lock,
+            wait,
+            params,
+        } = crate::parse::parse_prepared(text, conn.mode)?;
+        let planned = self
+            .plan(&stmt, lock, &params, conn)?
+            .map(|p| p.with_lock_wait(wait));
         // The result set's columns, sent with COM_STMT_PREPARE's answer: a SELECT's, or
         // RETURNING's.
         let columns = match &planned {

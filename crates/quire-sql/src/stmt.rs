@@ -109,6 +109,15 @@ impl Planned {
     }
 
     /// Whether running it evaluates subqueries (their read view must be chosen first).
+    /// The plan with its top SELECT's lock wait set (a locking read's `WAIT n`, `NOWAIT`,
+    /// `SKIP LOCKED`); other statements do not have one.
+    pub fn with_lock_wait(mut self, wait: crate::dispatch::LockWait) -> Planned {
+        if let Planned::Select(s) = &mut self {
+            s.lock_wait = wait;
+        }
+        self
+    }
+
     pub fn has_subqueries(&self) -> bool {
         match self {
             Planned::Select(s) => crate::subquery::has_subqueries(s),
@@ -1009,6 +1018,7 @@ pub(crate) fn select_core(
         limit,
         offset,
         lock,
+        lock_wait: Default::default(),
         window,
     })
 }
@@ -1497,6 +1507,7 @@ fn join_dml(
         limit: None,
         offset: None,
         lock: Some(ReadLock::Shared),
+        lock_wait: Default::default(),
         window: None,
     };
     Ok((select, targets))

@@ -233,6 +233,7 @@ impl DbInner {
             fk_checks: true,
             fk_depth: 0,
             fk_cascade: false,
+            skip_locked: false,
         })
     }
 
@@ -570,6 +571,9 @@ pub struct Transaction<'d> {
     /// A cascaded change is being written: its child-side check is skipped (the values
     /// come from the parent change that caused it).
     pub(super) fk_cascade: bool,
+    /// `SKIP LOCKED`: a locking read passes over a record another transaction holds a
+    /// conflicting lock on, instead of waiting for it ([`Transaction::set_skip_locked`]).
+    skip_locked: bool,
 }
 
 impl<'d> Transaction<'d> {
@@ -728,6 +732,14 @@ impl<'d> Transaction<'d> {
         self.lock_wait_timeout
     }
 
+    /// `SKIP LOCKED` for this transaction's next locking reads (off until set; the caller
+    /// turns it off after the statement): a record whose lock would have to be waited for
+    /// is not locked, not read and not returned, as InnoDB's SKIP LOCKED. The gaps of the
+    /// records that are read are locked as usual.
+    pub fn set_skip_locked(&mut self, on: bool) {
+        self.skip_locked = on;
+    }
+
     /// A flag that, once set (KILL QUERY, a client gone), ends this transaction's lock
     /// wait within [`crate::lock::INTERRUPT_POLL`] with [`DbError::Interrupted`]; the
     /// statement is rolled back, as on a timeout. The caller clears it for the next
@@ -834,6 +846,46 @@ impl<'d> Transaction<'d> {
         }
     }
 
+    /// [`Transaction::lock_read`] without waiting: whether the lock was granted (nothing
+    /// changed if not).
+    fn try_lock_read(
+        &mut self,
+        t: &TableState,
+        tree: &BTree,
+        key: &LockKey,
+        mode: LockMode,
+        kind: LockKind,
+    ) -> bool {
+        if kind == LockKind::Record {
+            return self
+                .db
+                .locks
+                .try_lock(&mut self.locks, tree.index_id(), key, mode, kind);
+        }
+        let _g = t.gaps.write();
+        t.gap_locked.fetch_add(1, Ordering::AcqRel);
+        self.db
+            .locks
+            .try_lock(&mut self.locks, tree.index_id(), key, mode, kind)
+    }
+
+    /// Locks a record a locking read is about to return: waits for it, or, under
+    /// `SKIP LOCKED`, answers false at once when it would have to wait.
+    fn lock_read_or_skip(
+        &mut self,
+        t: &TableState,
+        tree: &BTree,
+        key: &LockKey,
+        mode: LockMode,
+        kind: LockKind,
+    ) -> Result<bool> {
+        if self.skip_locked {
+            return Ok(self.try_lock_read(t, tree, key, mode, kind));
+        }
+        self.lock_read(t, tree, key, mode, kind)?;
+        Ok(true)
+    }
+
     fn gap_kind(&self) -> LockKind {
         match self.iso {
             Isolation::RepeatableRead | Isolation::Serializable => LockKind::NextKey,
@@ -907,12 +959,11 @@ impl<'d> Transaction<'d> {
         self.statement(|tx| {
             table.with_state(|t| {
                 let key = table.pk_key(t, pk)?;
-                tx.lock(
-                    t.clustered.index_id(),
-                    &LockKey::Key(key.clone()),
-                    lock.mode(),
-                    LockKind::Record,
-                )?;
+                let k = LockKey::Key(key.clone());
+                if !tx.lock_read_or_skip(t, &t.clustered, &k, lock.mode(), LockKind::Record)? {
+                    // SKIP LOCKED, and another transaction holds it.
+                    return Ok(None);
+                }
                 match t.clustered.get(&tx.db.engine, &key)? {
                     Some(e) if !e.delete_marked => tx.db.decode_version(t, &e.value).map(Some),
                     _ => Ok(None),
@@ -1138,7 +1189,11 @@ impl<'d> Transaction<'d> {
         kind: LockKind,
         f: &mut impl FnMut(&mut Self, &Entry) -> Result<bool>,
     ) -> Result<bool> {
-        self.lock_read(t, tree, &LockKey::Key(key.to_vec()), lock.mode(), kind)?;
+        let k = LockKey::Key(key.to_vec());
+        if !self.lock_read_or_skip(t, tree, &k, lock.mode(), kind)? {
+            // SKIP LOCKED: passed over, the walk goes on.
+            return Ok(true);
+        }
         match tree.get(&self.db.engine, key)? {
             Some(cur) => f(self, &cur),
             None => Ok(true),
@@ -1205,13 +1260,11 @@ impl<'d> Transaction<'d> {
                         return Ok(true);
                     }
                     let n = ix.layout.secondary_part_len(&e.key)?;
-                    let key = e.key[n..].to_vec();
-                    tx.lock(
-                        t.clustered.index_id(),
-                        &LockKey::Key(key.clone()),
-                        lock.mode(),
-                        LockKind::Record,
-                    )?;
+                    let key = LockKey::Key(e.key[n..].to_vec());
+                    let mode = lock.mode();
+                    if !tx.lock_read_or_skip(t, &t.clustered, &key, mode, LockKind::Record)? {
+                        return Ok(true);
+                    }
                     match tx.db.entry_row(t, ix, e, None)? {
                         Some(r) => each(r.1),
                         None => Ok(true),
