@@ -338,6 +338,8 @@ pub enum Func {
     Floor,
     Ceil,
     Sleep,
+    /// GET_LOCK and its family (`user_locks.rs`), through [`Env::user_lock`].
+    UserLock(UserLockFn),
     Repeat,
     /// A string function (`func/string.rs`); the collation is the one its arguments
     /// compare in (LOCATE, FIELD, REGEXP, …), derived by the binder.
@@ -350,6 +352,16 @@ pub enum Func {
     Cast(crate::func::CastTo),
     /// A JSON function (`func/json.rs`).
     Json(crate::func::json::JsonFn),
+}
+
+/// The user-lock functions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UserLockFn {
+    Get,
+    Release,
+    IsFree,
+    IsUsed,
+    ReleaseAll,
 }
 
 impl Func {
@@ -372,6 +384,11 @@ impl Func {
             "floor" => (Func::Floor, 1, 1),
             "ceil" | "ceiling" => (Func::Ceil, 1, 1),
             "sleep" => (Func::Sleep, 1, 1),
+            "get_lock" => (Func::UserLock(UserLockFn::Get), 2, 2),
+            "release_lock" => (Func::UserLock(UserLockFn::Release), 1, 1),
+            "is_free_lock" => (Func::UserLock(UserLockFn::IsFree), 1, 1),
+            "is_used_lock" => (Func::UserLock(UserLockFn::IsUsed), 1, 1),
+            "release_all_locks" => (Func::UserLock(UserLockFn::ReleaseAll), 0, 0),
             "repeat" => (Func::Repeat, 2, 2),
             _ => return None,
         })
@@ -396,6 +413,11 @@ pub trait Env {
     /// KILL QUERY / KILL reached this statement: it stops at the next row (1317).
     fn interrupted(&self) -> bool {
         false
+    }
+    /// GET_LOCK and its family, for the session: `args` evaluated (`user_locks.rs`).
+    fn user_lock(&self, f: UserLockFn, args: Vec<Value>) -> Result<Value> {
+        let _ = args;
+        Err(SqlError::Unsupported(format!("{f:?} lock functions here")))
     }
     /// Raises a condition of the running statement (SHOW WARNINGS). `Err` is the statement's
     /// error instead: strict mode makes a Warning raised while an INSERT or UPDATE runs an
@@ -1357,6 +1379,7 @@ fn func(f: Func, args: &[Expr], row: &Row<'_>, env: &dyn Env) -> Result<Value> {
             crate::func::take_raised()?;
             v
         }
+        Func::UserLock(f) => env.user_lock(f, eval_all(args, row, env)?)?,
         Func::Sleep => {
             let secs = num(&ev(0)?).clamp(0.0, 3600.0);
             std::thread::sleep(std::time::Duration::from_secs_f64(secs));

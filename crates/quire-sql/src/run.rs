@@ -104,6 +104,62 @@ impl Env for ExecEnv<'_> {
         self.killed()
     }
 
+    /// MariaDB's answers: GET_LOCK 1 (taken), 0 (timed out) or NULL (a NULL or empty name,
+    /// a NULL or negative timeout); RELEASE_LOCK 1, 0 (another session's) or NULL (nobody's);
+    /// IS_FREE_LOCK 1 or 0; IS_USED_LOCK the holder's connection id or NULL;
+    /// RELEASE_ALL_LOCKS the holds given back. A KILL while waiting is 1317.
+    fn user_lock(&self, f: crate::expr::UserLockFn, args: Vec<Value>) -> Result<Value> {
+        use crate::expr::UserLockFn;
+        let locks = &self.inst.user_locks;
+        let me = self.sv.conn_id;
+        if f == UserLockFn::ReleaseAll {
+            return Ok(Value::Int(locks.release_all(me) as i64));
+        }
+        let mut args = args.into_iter();
+        let name = match args.next() {
+            None | Some(Value::Null) => return Ok(Value::Null),
+            Some(v) => types::to_text(v),
+        };
+        if name.is_empty() {
+            return Ok(Value::Null);
+        }
+        let flag = |b: bool| Value::Int(i64::from(b));
+        Ok(match f {
+            UserLockFn::Get => {
+                let secs = match args.next() {
+                    None | Some(Value::Null) => return Ok(Value::Null),
+                    Some(v) => {
+                        if let Value::Str(s) = &v {
+                            types::check_numeric_string(s, types::NumKind::Double, self)?;
+                        }
+                        types::num(&v)
+                    }
+                };
+                if secs < 0.0 || secs.is_nan() {
+                    return Ok(Value::Null);
+                }
+                // Past a year is as good as forever (and fits a Duration).
+                let timeout = std::time::Duration::from_secs_f64(secs.min(31_536_000.0));
+                let killed = || self.killed();
+                match locks.get(me, &name, timeout, &killed) {
+                    Ok(()) => flag(true),
+                    Err(crate::user_locks::NotTaken::TimedOut) => flag(false),
+                    Err(crate::user_locks::NotTaken::Interrupted) => {
+                        return Err(SqlError::Interrupted)
+                    }
+                }
+            }
+            UserLockFn::Release => match locks.release(me, &name) {
+                Some(mine) => flag(mine),
+                None => Value::Null,
+            },
+            UserLockFn::IsFree => flag(locks.holder(&name).is_none()),
+            UserLockFn::IsUsed => locks.holder(&name).map_or(Value::Null, Value::UInt),
+            // Answered above (it has no name); the same answer here.
+            UserLockFn::ReleaseAll => Value::Int(locks.release_all(me) as i64),
+        })
+    }
+
     fn virtual_rows(&self, t: crate::infoschema::InfoTable) -> Result<Vec<Vec<Value>>> {
         crate::infoschema::rows(t, self.inst, self.sv)
     }

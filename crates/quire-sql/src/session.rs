@@ -158,6 +158,8 @@ pub struct Instance<'d> {
     /// The MySQL error code of an error, as the server's one table gives it
     /// ([`Instance::set_error_codes`]): DO keeps an evaluation error as a condition.
     error_codes: std::sync::OnceLock<fn(&SqlError) -> Option<u16>>,
+    /// GET_LOCK's named locks (`user_locks.rs`).
+    pub(crate) user_locks: crate::user_locks::UserLocks,
 }
 
 impl<'d> Instance<'d> {
@@ -184,6 +186,7 @@ impl<'d> Instance<'d> {
             counters: crate::status::ServerCounters::default(),
             logs_flushed: AtomicU64::new(0),
             error_codes: std::sync::OnceLock::new(),
+            user_locks: crate::user_locks::UserLocks::default(),
         }
     }
 
@@ -1270,6 +1273,9 @@ impl Drop for Session<'_> {
         }
         // After the rollback: its undo of the temporary tables is applied or moot.
         self.drop_all_temporary();
+        // GET_LOCK's locks end with the session (also at COM_RESET_CONNECTION and
+        // COM_CHANGE_USER, which start a new session), as in MariaDB.
+        self.inst.user_locks.release_all(self.info.id);
         self.inst.sessions.lock().remove(&self.info.id);
     }
 }

@@ -825,6 +825,12 @@ fn func(f: Func, args: &[Expr], cols: &[Column], aggs: &[AggCall]) -> Ty {
             }
         }
         Func::Sleep => Ty::int(1),
+        Func::UserLock(crate::expr::UserLockFn::IsUsed) => Ty::unsigned_int(10),
+        Func::UserLock(crate::expr::UserLockFn::ReleaseAll) => Ty {
+            unsigned: true,
+            ..Ty::long(11)
+        },
+        Func::UserLock(_) => Ty::int(1),
         Func::Repeat => {
             let t = arg(0);
             let n = match args.get(1).and_then(const_int) {
