@@ -251,6 +251,7 @@ impl DbInner {
             fk_checks: true,
             fk_depth: 0,
             fk_cascade: false,
+            upserting: false,
         })
     }
 
@@ -588,6 +589,11 @@ pub struct Transaction<'d> {
     /// A cascaded change is being written: its child-side check is skipped (the values
     /// come from the parent change that caused it).
     pub(super) fk_cascade: bool,
+    /// An upsert is inserting ([`Transaction::insert_or_lock_duplicate`]): a conflicting
+    /// entry of an active transaction is waited for with an X lock, not an S lock, since
+    /// the row will be updated (InnoDB's `trx->duplicates`). Two upserts that both waited
+    /// with S locks would deadlock upgrading them.
+    upserting: bool,
 }
 
 impl<'d> Transaction<'d> {
@@ -1282,6 +1288,7 @@ impl<'d> Transaction<'d> {
         table: &Table<'_>,
         row: Vec<Value>,
     ) -> Result<Upsert> {
+        self.upserting = true;
         let r = self.write_statement(table, |tx| {
             table.with_state(|t| {
                 let db = tx.db;
@@ -1312,6 +1319,7 @@ impl<'d> Transaction<'d> {
                     .map(Upsert::Inserted)
             })
         });
+        self.upserting = false;
         if matches!(r, Ok(Upsert::Inserted(_))) {
             self.db
                 .counters
@@ -1567,10 +1575,15 @@ impl<'d> Transaction<'d> {
                 let owner = entry_trx(&e.value)?;
                 if owner != self.id && self.db.trx.is_active(owner) {
                     let pk = e.key[n..].to_vec();
+                    let mode = if self.upserting {
+                        LockMode::Exclusive
+                    } else {
+                        LockMode::Shared
+                    };
                     self.lock(
                         t.clustered.index_id(),
                         &LockKey::Key(pk),
-                        LockMode::Shared,
+                        mode,
                         LockKind::Record,
                     )?;
                     continue 'again;
