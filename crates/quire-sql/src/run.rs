@@ -1175,11 +1175,16 @@ fn insert_rows<'d>(
                                 kept.push(new);
                             }
                         }
-                        crate::upsert::Updated::Unchanged if found_rows => {
-                            k.affected += 1;
-                            k.dups += 1;
+                        crate::upsert::Updated::Unchanged(same) => {
+                            if found_rows {
+                                k.affected += 1;
+                                k.dups += 1;
+                            }
+                            if let Some(kept) = keep.as_deref_mut() {
+                                kept.push(same);
+                            }
                         }
-                        crate::upsert::Updated::Unchanged | crate::upsert::Updated::Skipped => {}
+                        crate::upsert::Updated::Skipped => {}
                     }
                 }
             }

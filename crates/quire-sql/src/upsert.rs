@@ -89,8 +89,8 @@ pub(crate) fn auto_value(ip: &InsertPlan, c: usize, v: u64) -> Value {
 pub(crate) enum Updated {
     /// The row changed; here as written.
     Changed(Vec<Value>),
-    /// The assignments left it as it was: nothing was written.
-    Unchanged,
+    /// The assignments left it as it was: nothing was written (RETURNING still gives it).
+    Unchanged(Vec<Value>),
     /// Under IGNORE, the update collided in a unique index: a warning, nothing written.
     Skipped,
 }
@@ -149,7 +149,7 @@ pub(crate) fn update_duplicate<'d>(
     }
     both.truncate(width);
     if both == old {
-        return Ok(Updated::Unchanged);
+        return Ok(Updated::Unchanged(old));
     }
     match tx.update_row(table, handle, both.clone()) {
         Ok(_) => Ok(Updated::Changed(both)),

@@ -49,7 +49,10 @@ fn with_instance(f: impl FnOnce(&Instance<'_>)) {
         let mut s = inst.session("root", "localhost");
         ok(&mut s, "CREATE DATABASE d");
         ok(&mut s, "USE d");
-        ok(&mut s, "CREATE TABLE byk (k INT PRIMARY KEY, n INT NOT NULL)");
+        ok(
+            &mut s,
+            "CREATE TABLE byk (k INT PRIMARY KEY, n INT NOT NULL)",
+        );
         ok(
             &mut s,
             "CREATE TABLE byu (id INT AUTO_INCREMENT PRIMARY KEY, k INT UNIQUE, n INT NOT NULL)",
@@ -121,14 +124,13 @@ fn an_upsert_waits_for_the_transaction_holding_the_row() {
     with_instance(|inst| {
         for table in ["byk", "byu"] {
             let mut a = session(inst);
-            ok(
-                &mut a,
-                &format!("INSERT INTO {table} (k, n) VALUES (7, 1)"),
-            );
+            ok(&mut a, &format!("INSERT INTO {table} (k, n) VALUES (7, 1)"));
             ok(&mut a, "BEGIN");
             ok(
                 &mut a,
-                &format!("INSERT INTO {table} (k, n) VALUES (7, 1) ON DUPLICATE KEY UPDATE n = n + 10"),
+                &format!(
+                    "INSERT INTO {table} (k, n) VALUES (7, 1) ON DUPLICATE KEY UPDATE n = n + 10"
+                ),
             );
             let done = AtomicBool::new(false);
             std::thread::scope(|sc| {
