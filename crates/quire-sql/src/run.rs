@@ -1125,7 +1125,7 @@ fn insert_rows<'d>(
             let mut given = None;
             if let Some(c) = def.auto_increment {
                 if generated {
-                    given = batch.take(table, total - n as u64)?;
+                    given = batch.take(table, total, total - n as u64)?;
                     if let (Some(v), Some(slot)) = (given, row.get_mut(c)) {
                         *slot = crate::upsert::auto_value(ip, c, v);
                     }

@@ -43,13 +43,23 @@ use crate::types;
 pub(crate) struct AutoIncBatch {
     next: u64,
     end: u64,
+    /// Some values were reserved already.
+    reserved: bool,
 }
 
 impl AutoIncBatch {
-    /// The next value, reserving `rows_left` more from the table when the batch is empty.
-    pub(crate) fn take(&mut self, table: &Table<'_>, rows_left: u64) -> Result<Option<u64>> {
+    /// The next value. The first reservation is one value per row of the statement
+    /// (`rows`, as MariaDB's `estimation_rows_to_insert`); one made after the batch ran out
+    /// (explicit values went past it) covers the rows still to come (`rows_left`).
+    pub(crate) fn take(
+        &mut self,
+        table: &Table<'_>,
+        rows: u64,
+        rows_left: u64,
+    ) -> Result<Option<u64>> {
         if self.next >= self.end {
-            let n = rows_left.max(1);
+            let n = if self.reserved { rows_left } else { rows }.max(1);
+            self.reserved = true;
             let Some(first) = table.reserve_auto_increment(n)? else {
                 return Ok(None);
             };
