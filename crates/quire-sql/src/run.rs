@@ -1298,6 +1298,10 @@ fn expression_columns(p: &Planned) -> Vec<String> {
     };
     match p {
         Planned::Select(s) => of_select(s),
+        // ON DUPLICATE KEY UPDATE reads the existing row, then VALUES(c)'s row.
+        Planned::Insert(i) if i.on_dup.is_some() => {
+            [of_table(&i.table), of_table(&i.table)].concat()
+        }
         Planned::Insert(i) => of_table(&i.table),
         Planned::Update(u) => of_table(&u.table),
         Planned::Delete(d) => of_table(&d.table),
