@@ -226,6 +226,10 @@ pub enum Expr {
         e: Box<Expr>,
         kind: VarKind,
     },
+    /// `LAST_INSERT_ID(e)`: gives `e` as an integer and makes it what LAST_INSERT_ID()
+    /// returns from now on (and the statement's OK packet's insert id, when no row got a
+    /// generated one), as MariaDB; NULL gives NULL and sets 0.
+    SetInsertId(Box<Expr>),
 }
 
 /// One side of a row comparison: its values, or the one row of a row subquery (none:
@@ -410,6 +414,11 @@ pub trait Env {
         let _ = (v, kind);
         Err(SqlError::Unsupported(format!("assigning @{name} here")))
     }
+    /// `LAST_INSERT_ID(v)`: only a session's environment keeps it.
+    fn set_last_insert_id(&self, v: u64) -> Result<()> {
+        let _ = v;
+        Err(SqlError::Unsupported("LAST_INSERT_ID(expr) here".into()))
+    }
     /// KILL QUERY / KILL reached this statement: it stops at the next row (1317).
     fn interrupted(&self) -> bool {
         false
@@ -547,7 +556,8 @@ impl Expr {
             | Expr::IsNull(a, _)
             | Expr::Collate(a, _)
             | Expr::Default { e: a, .. }
-            | Expr::Assign { e: a, .. } => a.walk(f),
+            | Expr::Assign { e: a, .. }
+            | Expr::SetInsertId(a) => a.walk(f),
             Expr::Between { e, lo, hi, .. } => {
                 e.walk(f);
                 lo.walk(f);
@@ -600,7 +610,10 @@ impl Expr {
         let mut c = true;
         self.walk(&mut |e| {
             // An assignment is a side effect per row: never folded into a key bound.
-            if matches!(e, Expr::Column(_) | Expr::Agg(_) | Expr::Assign { .. }) {
+            if matches!(
+                e,
+                Expr::Column(_) | Expr::Agg(_) | Expr::Assign { .. } | Expr::SetInsertId(_)
+            ) {
                 c = false;
             }
         });
@@ -788,6 +801,13 @@ impl Expr {
                 let v = e.eval(row, env)?;
                 env.set_user_var(name, v.clone(), *kind)?;
                 v
+            }
+            Expr::SetInsertId(e) => {
+                let v = e.eval(row, env)?;
+                // MariaDB's val_int, as a BIGINT UNSIGNED keeps it.
+                let n = crate::func::cast::to_int(&v, env).map(|i| i as u64);
+                env.set_last_insert_id(n.unwrap_or(0))?;
+                n.map_or(Value::Null, Value::UInt)
             }
             Expr::RowCmp { op, l, r, colls } => {
                 let x = l.eval(row, env)?;

@@ -193,6 +193,12 @@ impl Env for ExecEnv<'_> {
         Ok(())
     }
 
+    fn set_last_insert_id(&self, v: u64) -> Result<()> {
+        self.sv.last_insert_id.set(v);
+        self.sv.insert_id_arg.set(true);
+        Ok(())
+    }
+
     fn param(&self, i: usize) -> Result<Value> {
         self.params
             .get(i)
@@ -211,7 +217,7 @@ impl Env for ExecEnv<'_> {
             )),
             SessionFn::CurrentUser => Value::Str(Session::current_user_text(self.sv)),
             SessionFn::ConnectionId => Value::UInt(self.sv.conn_id),
-            SessionFn::LastInsertId => Value::UInt(self.sv.last_insert_id),
+            SessionFn::LastInsertId => Value::UInt(self.sv.last_insert_id.get()),
             SessionFn::RowCount => Value::Int(self.sv.row_count),
             SessionFn::FoundRows => Value::UInt(self.sv.found_rows),
             SessionFn::UserVar { name, .. } => self
@@ -226,7 +232,9 @@ impl Env for ExecEnv<'_> {
                 let special = match name.as_str() {
                     "warning_count" => Some(Value::UInt(self.sv.diag.borrow().total())),
                     "error_count" => Some(Value::UInt(self.sv.diag.borrow().errors())),
-                    "last_insert_id" | "identity" => Some(Value::UInt(self.sv.last_insert_id)),
+                    "last_insert_id" | "identity" => {
+                        Some(Value::UInt(self.sv.last_insert_id.get()))
+                    }
                     "in_transaction" => Some(Value::Int(i64::from(self.in_trx))),
                     "pseudo_thread_id" | "thread_id" => Some(Value::UInt(self.sv.conn_id)),
                     "timestamp" => Some(Value::Double(self.start_us as f64 / 1e6)),
@@ -599,7 +607,9 @@ impl<'d> Session<'d> {
                     InsertSource::Values(_) => Opened::None,
                 };
                 let strict = self.sv.mode.strict() && !ip.ignore;
-                let ((affected, first_id, records, dups), returned) =
+                let found_rows = self.client_found_rows;
+                self.sv.insert_id_arg.set(false);
+                let (counts, returned) =
                     self.in_statement_with(params, true, strict, sq, |tx, env| {
                         let rows: Vec<Vec<Value>> = match &ip.source {
                             InsertSource::Values(rows) => rows
@@ -627,16 +637,29 @@ impl<'d> Session<'d> {
                         };
                         let mut stored = Vec::new();
                         let keep = ip.returning.is_some().then_some(&mut stored);
-                        let counts = insert_rows(ip, &table, tx, rows, env, strict, keep)?;
+                        let counts =
+                            insert_rows(ip, &table, tx, rows, env, strict, found_rows, keep)?;
                         let returned = match &ip.returning {
                             Some(r) => Some(returning_rows(r, &stored, env)?),
                             None => None,
                         };
                         Ok((counts, returned))
                     })?;
-                if let Some(id) = first_id {
-                    self.sv.last_insert_id = id;
+                if let Some(id) = counts.first_id {
+                    self.sv.last_insert_id.set(id);
                 }
+                // MariaDB's insert id: the first generated, else LAST_INSERT_ID(e)'s, else
+                // the AUTO_INCREMENT value of the last row inserted or changed.
+                let insert_id = match counts.first_id {
+                    Some(id) => id,
+                    None if self.sv.insert_id_arg.get() => self.sv.last_insert_id.get(),
+                    None if counts.copied == 0 => 0,
+                    None => match ip.source {
+                        InsertSource::Select(_) => counts.last_inserted_auto.unwrap_or(0),
+                        InsertSource::Values(_) => counts.last_auto.unwrap_or(0),
+                    },
+                };
+                let (records, dups) = (counts.records, counts.dups);
                 if let (Some(r), Some(rows)) = (&ip.returning, returned) {
                     return send_returned(r, &rows, sink);
                 }
@@ -647,14 +670,15 @@ impl<'d> Session<'d> {
                     String::new()
                 };
                 Ok(Outcome::Ok {
-                    affected_rows: affected,
-                    last_insert_id: first_id.unwrap_or(0),
+                    affected_rows: counts.affected,
+                    last_insert_id: insert_id,
                     info,
                 })
             }
             Planned::Update(up) => {
                 let table = self.open_table(&up.table.db, &up.table.name)?;
                 let strict = self.sv.mode.strict();
+                self.sv.insert_id_arg.set(false);
                 let (matched, changed) =
                     self.in_statement_with(params, true, strict, sq, |tx, env| {
                         let limit = exec::limit_value(&up.limit, env, "LIMIT")?;
@@ -723,7 +747,12 @@ impl<'d> Session<'d> {
                     } else {
                         changed
                     },
-                    last_insert_id: 0,
+                    // `SET id = LAST_INSERT_ID(id)`: MariaDB's OK packet carries it.
+                    last_insert_id: if self.sv.insert_id_arg.get() {
+                        self.sv.last_insert_id.get()
+                    } else {
+                        0
+                    },
                     info: format!(
                         "Rows matched: {matched}  Changed: {changed}  Warnings: {warnings}"
                     ),
@@ -1069,8 +1098,34 @@ fn send_returned(
     Ok(Outcome::ResultSet)
 }
 
+/// What an INSERT did, as MariaDB's COPY_INFO counts it.
+#[derive(Debug, Default)]
+struct InsertCounts {
+    /// The OK packet's affected rows: 1 per row inserted, 1 more per row REPLACE deleted,
+    /// 2 per row ON DUPLICATE KEY UPDATE changed (and 1 per row it left as it was, with
+    /// CLIENT_FOUND_ROWS).
+    affected: u64,
+    /// The first AUTO_INCREMENT value generated: LAST_INSERT_ID().
+    first_id: Option<u64>,
+    /// The rows of the statement's source.
+    records: u64,
+    /// The info text's `Duplicates`.
+    dups: u64,
+    /// Rows inserted or changed (MariaDB's `copied`).
+    copied: u64,
+    /// The AUTO_INCREMENT value of the last row inserted or changed: the OK packet's
+    /// insert id when none was generated (MariaDB's `next_number_field` after the loop).
+    last_auto: Option<u64>,
+    /// The same of the last row inserted: INSERT … SELECT's insert id (MariaDB's
+    /// `autoinc_value_of_last_inserted_row`).
+    last_inserted_auto: Option<u64>,
+}
+
 /// Inserts `rows` (each in the statement's column order); with `keep`, each row as stored
-/// (its AUTO_INCREMENT and defaults filled) is pushed there, for RETURNING.
+/// (its AUTO_INCREMENT and defaults filled) is pushed there, for RETURNING. With ON
+/// DUPLICATE KEY UPDATE a colliding row is updated instead (`upsert.rs`); `found_rows` is
+/// the client's CLIENT_FOUND_ROWS.
+#[allow(clippy::too_many_arguments)]
 fn insert_rows<'d>(
     ip: &crate::stmt::InsertPlan,
     table: &Table<'d>,
@@ -1078,11 +1133,15 @@ fn insert_rows<'d>(
     rows: Vec<Vec<Value>>,
     env: &dyn Env,
     strict: bool,
+    found_rows: bool,
     mut keep: Option<&mut Vec<Vec<Value>>>,
-) -> Result<(u64, Option<u64>, u64, u64)> {
+) -> Result<InsertCounts> {
     let def = &ip.table.def;
-    let (mut affected, mut dups, mut first_id) = (0u64, 0u64, None);
-    let records = rows.len() as u64;
+    let mut k = InsertCounts {
+        records: rows.len() as u64,
+        ..Default::default()
+    };
+    let total = rows.len() as u64;
     // NULL into a NOT NULL column is an error in a one-row INSERT … VALUES (without
     // IGNORE) whatever the sql_mode; otherwise a warning (MariaDB).
     let null_is_error =
@@ -1099,6 +1158,12 @@ fn insert_rows<'d>(
                 && def.auto_increment != Some(i)
         })
         .collect();
+    let auto_of = |row: &[Value]| {
+        def.auto_increment
+            .and_then(|c| row.get(c))
+            .and_then(exec::int_value)
+    };
+    let mut batch = crate::upsert::AutoIncBatch::default();
     for (n, src) in rows.into_iter().enumerate() {
         let at = types::Target {
             db: &ip.table.db,
@@ -1121,10 +1186,80 @@ fn insert_rows<'d>(
                 (None, None) => Value::Null,
             });
         }
-        let row = exec::coerce_row(&ip.table, full, &order, &missing, &at, env, null_is_error)?;
+        let mut row = exec::coerce_row(&ip.table, full, &order, &missing, &at, env, null_is_error)?;
         let generated = def
             .auto_increment
             .is_some_and(|c| matches!(row.get(c), Some(Value::Null)));
+        if let Some(od) = &ip.on_dup {
+            // The statement's batch gives the value (upsert.rs, invariant 3).
+            let mut given = None;
+            if let Some(c) = def.auto_increment {
+                if generated {
+                    given = batch.take(table, total, total - n as u64)?;
+                    if let (Some(v), Some(slot)) = (given, row.get_mut(c)) {
+                        *slot = crate::upsert::auto_value(ip, c, v);
+                    }
+                } else if let Some(v) = auto_of(&row) {
+                    batch.explicit(v);
+                }
+            }
+            match tx.insert_or_lock_duplicate(table, row.clone())? {
+                quire_engine::table::Upsert::Inserted(stored) => {
+                    k.affected += 1;
+                    k.copied += 1;
+                    k.last_auto = auto_of(&stored);
+                    k.last_inserted_auto = k.last_auto;
+                    if generated && k.first_id.is_none() {
+                        k.first_id = auto_of(&stored);
+                    }
+                    if let Some(kept) = keep.as_deref_mut() {
+                        kept.push(stored);
+                    }
+                }
+                quire_engine::table::Upsert::Duplicate {
+                    handle, row: old, ..
+                } => {
+                    if let Some(v) = given {
+                        batch.give_back(v);
+                    }
+                    let done = crate::upsert::update_duplicate(
+                        ip,
+                        od,
+                        table,
+                        tx,
+                        &handle,
+                        old,
+                        &row,
+                        n as u64 + 1,
+                        env,
+                        strict,
+                        null_is_error,
+                    )?;
+                    match done {
+                        crate::upsert::Updated::Changed(new) => {
+                            k.affected += 2;
+                            k.dups += 1;
+                            k.copied += 1;
+                            k.last_auto = auto_of(&new);
+                            if let Some(kept) = keep.as_deref_mut() {
+                                kept.push(new);
+                            }
+                        }
+                        crate::upsert::Updated::Unchanged(same) => {
+                            if found_rows {
+                                k.affected += 1;
+                                k.dups += 1;
+                            }
+                            if let Some(kept) = keep.as_deref_mut() {
+                                kept.push(same);
+                            }
+                        }
+                        crate::upsert::Updated::Skipped => {}
+                    }
+                }
+            }
+            continue;
+        }
         let stored = match tx.insert(table, row.clone()) {
             Ok(s) => s,
             Err(DbError::DuplicateKey { index, entry }) if ip.ignore => {
@@ -1133,30 +1268,34 @@ fn insert_rows<'d>(
                     key: index,
                 };
                 env.warn(Level::Warning, 1062, e.to_string())?;
-                dups += 1;
+                k.dups += 1;
                 continue;
             }
             Err(DbError::DuplicateKey { .. }) if ip.replace => {
                 // REPLACE: delete every row the new one collides with, then insert.
                 let replaced = replace_conflicts(def, table, tx, &row)?;
-                affected += replaced;
-                dups += u64::from(replaced > 0);
+                k.affected += replaced;
+                k.dups += u64::from(replaced > 0);
                 tx.insert(table, row.clone())?
             }
             Err(e) => return Err(e.into()),
         };
-        affected += 1;
-        if generated && first_id.is_none() {
-            first_id = def
-                .auto_increment
-                .and_then(|c| stored.get(c))
-                .and_then(exec::int_value);
+        k.affected += 1;
+        k.copied += 1;
+        k.last_auto = auto_of(&stored);
+        k.last_inserted_auto = k.last_auto;
+        if generated && k.first_id.is_none() {
+            k.first_id = auto_of(&stored);
         }
-        if let Some(k) = keep.as_deref_mut() {
-            k.push(stored);
+        if let Some(kept) = keep.as_deref_mut() {
+            kept.push(stored);
         }
     }
-    Ok((affected, first_id, records, dups))
+    // With IGNORE MariaDB counts every row not copied as a duplicate.
+    if ip.ignore && ip.on_dup.is_some() {
+        k.dups = k.records - k.copied;
+    }
+    Ok(k)
 }
 
 fn replace_conflicts<'d>(
@@ -1229,6 +1368,10 @@ fn expression_columns(p: &Planned) -> Vec<String> {
     };
     match p {
         Planned::Select(s) => of_select(s),
+        // ON DUPLICATE KEY UPDATE reads the existing row, then VALUES(c)'s row.
+        Planned::Insert(i) if i.on_dup.is_some() => {
+            [of_table(&i.table), of_table(&i.table)].concat()
+        }
         Planned::Insert(i) => of_table(&i.table),
         Planned::Update(u) => of_table(&u.table),
         Planned::Delete(d) => of_table(&d.table),

@@ -455,7 +455,12 @@ pub(crate) struct SessVars {
     pub host: String,
     pub db: Option<String>,
     pub vars: HashMap<String, Value>,
-    pub last_insert_id: u64,
+    /// LAST_INSERT_ID(): set by an INSERT that generated an AUTO_INCREMENT value, and by
+    /// `LAST_INSERT_ID(e)` while a statement evaluates (so through `&self`: `Env`).
+    pub last_insert_id: std::cell::Cell<u64>,
+    /// `LAST_INSERT_ID(e)` ran in the statement (MariaDB's `arg_of_last_insert_id_function`):
+    /// an INSERT or UPDATE's OK packet then carries that value.
+    pub insert_id_arg: std::cell::Cell<bool>,
     pub row_count: i64,
     pub found_rows: u64,
     /// SHOW WARNINGS (borrowed mutably while a statement evaluates: `Env::warn`).
@@ -590,7 +595,8 @@ impl<'d> Session<'d> {
                 host: info.host.clone(),
                 db: None,
                 vars,
-                last_insert_id: 0,
+                last_insert_id: std::cell::Cell::new(0),
+                insert_id_arg: std::cell::Cell::new(false),
                 row_count: -1,
                 found_rows: 0,
                 diag: RefCell::new(Diagnostics::default()),

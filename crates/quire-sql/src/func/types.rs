@@ -505,6 +505,7 @@ pub fn infer(e: &Expr, cols: &[Column], aggs: &[AggCall]) -> Ty {
             Some(AggCall { arg: Some(a), .. }) => ty(a),
             _ => Ty::string(255),
         },
+        Expr::SetInsertId(_) => Ty::new(FieldType::LongLong, 21, 0),
         Expr::Session(f) => match f {
             SessionFn::ConnectionId
             | SessionFn::LastInsertId
