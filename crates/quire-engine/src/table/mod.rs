@@ -371,6 +371,8 @@ pub struct IndexSpec {
     pub name: String,
     pub columns: Vec<IndexColumn>,
     pub unique: bool,
+    /// `COMMENT '…'`; empty: none.
+    pub comment: String,
 }
 
 impl IndexSpec {
@@ -380,6 +382,7 @@ impl IndexSpec {
             name: name.into(),
             columns: columns.into_iter().map(IndexColumn::new).collect(),
             unique: false,
+            comment: String::new(),
         }
     }
     pub fn unique(mut self) -> Self {
@@ -398,6 +401,8 @@ pub struct TableSpec {
     /// The AUTO_INCREMENT column: an integer column that is the whole primary key.
     pub auto_increment: Option<usize>,
     pub indexes: Vec<IndexSpec>,
+    /// The table's `COMMENT='…'`; empty: none.
+    pub comment: String,
 }
 
 impl TableSpec {
@@ -407,6 +412,7 @@ impl TableSpec {
             primary_key,
             auto_increment: None,
             indexes: Vec::new(),
+            comment: String::new(),
         }
     }
 }
@@ -1110,6 +1116,7 @@ impl DbInner {
             rebuilt_at: crate::row::TrxId(0),
             dropped: Vec::new(),
             slot_order: Vec::new(),
+            comment: spec.comment,
         };
         for (i, ix) in spec.indexes.into_iter().enumerate() {
             def.indexes.push(IndexDef {
@@ -1120,6 +1127,7 @@ impl DbInner {
                 columns: ix.columns,
                 // Made with its table: no view can see a row of it from before.
                 usable_from: crate::row::TrxId(0),
+                comment: ix.comment,
             });
             def.next_index_no = i as u16 + 2;
         }
@@ -1269,6 +1277,7 @@ impl DbInner {
             root: CATALOG_ROOT,
             columns: spec.columns,
             usable_from,
+            comment: spec.comment.clone(),
         };
         def.next_index_no += 1;
         let layout = def.index_layout(&t.layout, &ix)?;
