@@ -232,6 +232,12 @@ pub fn code_of(e: &SqlError) -> Option<(u16, &'static str)> {
         IncorrectLiteral { .. } => (1525, "HY000"),
         TooBigPrecision { .. } => (1426, "42000"),
         DisplayWidth { .. } => (1439, "42000"),
+        InvalidOnUpdate(_) => (1294, "HY000"),
+        CommentTooLong { kind, .. } => match *kind {
+            "table" => (1628, "HY000"),
+            "index" => (1688, "HY000"),
+            _ => (1629, "HY000"),
+        },
         ScaleAbovePrecision(_) => (1427, "42000"),
         Regex(_) => (1139, "42000"),
         Raised { code, .. } => (*code, raised_state(*code)),
@@ -513,6 +519,12 @@ mod tests {
                 value: s(),
             },
             TooBigPrecision { what: s(), max: 6 },
+            InvalidOnUpdate(s()),
+            CommentTooLong {
+                kind: "field",
+                name: s(),
+                max: 1024,
+            },
             DisplayWidth {
                 column: s(),
                 max: 64,

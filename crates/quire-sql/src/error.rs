@@ -403,6 +403,18 @@ pub enum SqlError {
     /// 1426
     #[error("Too big precision specified for '{what}'. Maximum is {max}")]
     TooBigPrecision { what: String, max: u32 },
+    /// 1294: ON UPDATE on a column that is no TIMESTAMP or DATETIME, or with a precision
+    /// below the column's.
+    #[error("Invalid ON UPDATE clause for '{0}' column")]
+    InvalidOnUpdate(String),
+    /// 1628 (table), 1629 (field), 1688 (index): a COMMENT past MariaDB's limit in strict
+    /// mode (outside it: cut, with the same text as a warning).
+    #[error("Comment for {kind} '{name}' is too long (max = {max})")]
+    CommentTooLong {
+        kind: &'static str,
+        name: String,
+        max: usize,
+    },
     /// 1439: BIT(M) with M past 64.
     #[error("Display width out of range for '{column}' (max = {max})")]
     DisplayWidth { column: String, max: u32 },

@@ -628,6 +628,23 @@ impl<'d> Session<'d> {
                                     types::coerce(v, col, &at, env)?
                                 };
                             }
+                            if crate::on_update::any(&up.table.def.columns) {
+                                let at = types::Target {
+                                    db: &up.table.db,
+                                    table: &up.table.name,
+                                    row: n as u64 + 1,
+                                    strict,
+                                    cut_as_truncation: false,
+                                };
+                                crate::on_update::apply(
+                                    &up.table.def.columns,
+                                    |c| up.sets.iter().any(|(x, _)| *x == c),
+                                    &old,
+                                    &mut new,
+                                    &at,
+                                    env,
+                                )?;
+                            }
                             if new == old {
                                 continue;
                             }
@@ -856,10 +873,28 @@ fn update_join_rows<'d>(
                 env,
             )?;
         }
-        let (Some(new), Some(old)) = (
-            joined.get(t.offset..t.offset + n),
-            row.get(t.offset..t.offset + n),
-        ) else {
+        let old = row.get(t.offset..t.offset + n);
+        if let (true, Some(old), Some(new)) = (
+            crate::on_update::any(&t.table.def.columns),
+            old,
+            joined.get_mut(t.offset..t.offset + n),
+        ) {
+            crate::on_update::apply(
+                &t.table.def.columns,
+                |c| mp.sets.iter().any(|(ti, x, _)| *ti == i && *x == c),
+                old,
+                new,
+                &types::Target {
+                    db: &t.table.db,
+                    table: &t.table.name,
+                    row: matched,
+                    strict,
+                    cut_as_truncation: false,
+                },
+                env,
+            )?;
+        }
+        let (Some(new), Some(old)) = (joined.get(t.offset..t.offset + n), old) else {
             return Ok(());
         };
         if new == old {
