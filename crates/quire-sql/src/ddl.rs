@@ -225,6 +225,22 @@ fn check_duplicate_members(col: &Column) -> Result<()> {
     Ok(())
 }
 
+/// Whether `e` is `json_valid(`column`)`.
+fn is_json_valid_of(e: &sql::Expr, column: &str) -> bool {
+    let sql::Expr::Function(f) = e else {
+        return false;
+    };
+    let named = object_parts(&f.name)
+        .is_ok_and(|p| p.len() == 1 && p[0].eq_ignore_ascii_case("json_valid"));
+    let sql::FunctionArguments::List(l) = &f.args else {
+        return false;
+    };
+    named
+        && matches!(l.args.as_slice(),
+            [sql::FunctionArg::Unnamed(sql::FunctionArgExpr::Expr(sql::Expr::Identifier(i)))]
+                if i.value.eq_ignore_ascii_case(column))
+}
+
 /// Checks an `ON UPDATE` clause (docs/sql.md, "Column attributes"): MariaDB's grammar
 /// takes only CURRENT_TIMESTAMP, NOW and LOCALTIME[STAMP], with an optional precision
 /// (anything else is a syntax error, 1064); the column must be a TIMESTAMP or DATETIME
@@ -654,6 +670,7 @@ impl<'d> Session<'d> {
         let mut default: Option<sql::Expr> = None;
         let (mut charset, mut collation) = (None::<String>, None::<String>);
         let (mut on_update, mut comment) = (false, String::new());
+        let mut json_check = false;
         for o in options {
             match o {
                 sql::ColumnOption::Null => nullable = true,
@@ -677,6 +694,15 @@ impl<'d> Session<'d> {
                 sql::ColumnOption::CharacterSet(n) => charset = Some(object_parts(n)?.join(".")),
                 sql::ColumnOption::Collation(n) => collation = Some(object_parts(n)?.join(".")),
                 sql::ColumnOption::Comment(c) => comment = c.clone(),
+                // `CHECK (json_valid(`c`))` on a LONGTEXT is how MariaDB writes a JSON
+                // column (SHOW CREATE TABLE, mariadb-dump): read back as JSON.
+                sql::ColumnOption::Check(ck)
+                    if ck.name.is_none()
+                        && ty == ColumnType::Text(LobSize::Long)
+                        && is_json_valid_of(&ck.expr, name) =>
+                {
+                    json_check = true;
+                }
                 sql::ColumnOption::OnUpdate(e) => {
                     on_update_fsp(e, name, ty)?;
                     on_update = true;
@@ -700,7 +726,7 @@ impl<'d> Session<'d> {
                 table_collation,
             )?);
         }
-        if matches!(data_type, sql::DataType::JSON) {
+        if matches!(data_type, sql::DataType::JSON) || json_check {
             col.json = true;
             col.collation = Collation::Utf8mb4Bin;
         }
