@@ -435,13 +435,17 @@ impl crate::expr::Env for DefaultEnv {
 }
 
 /// A value as an SQL literal.
-/// A column's value as the DEFAULT text MariaDB shows for it: a BIT as `b'101'`, a TIME
-/// with the column's fractional digits, anything else as [`literal_sql`].
+/// A column's value as the DEFAULT text MariaDB shows for it: a BIT as `b'101'`, a TIME,
+/// DATETIME or TIMESTAMP with the column's fractional digits, anything else as [`literal_sql`].
 pub(crate) fn column_literal_sql(v: &Value, col: &Column) -> String {
     match (col.ty, v) {
         (ColumnType::Bit { .. }, Value::UInt(u)) => format!("b'{u:b}'"),
         (ColumnType::Time { fsp }, Value::Time(t)) => {
             format!("'{}'", crate::func::time::text(*t, fsp))
+        }
+        // A DATETIME(n) or TIMESTAMP(n) default with the column's n fractional digits.
+        (ColumnType::DateTime { fsp } | ColumnType::Timestamp { fsp }, Value::DateTime(dt)) => {
+            format!("'{}'", crate::func::datetime::text(dt, fsp))
         }
         _ => literal_sql(v),
     }

@@ -126,6 +126,15 @@ pub static VARS: &[Var] = &[
         "10",
     ),
     v("default_storage_engine", Scope::Both, Kind::Str, "InnoDB"),
+    // MariaDB 10.11's default: a TIMESTAMP column is NULL-able with DEFAULT NULL like any
+    // other, no implicit DEFAULT / ON UPDATE current_timestamp() on the first one. The
+    // legacy behaviour (0) is not implemented, so the variable cannot be set.
+    v(
+        "explicit_defaults_for_timestamp",
+        Scope::Global,
+        Kind::ReadOnly,
+        "1",
+    ),
     v("foreign_key_checks", Scope::Both, Kind::Bool, "1"),
     // The server sets it from `--set log_error=PATH`; empty: standard error (errlog.rs).
     v("log_error", Scope::Global, Kind::ReadOnly, ""),
