@@ -428,6 +428,23 @@ impl TableDef {
     }
 }
 
+/// A table record past what a catalog page holds names the table and the likely cause
+/// (long comments, many ENUM members) rather than the B-tree's sizes alone.
+fn too_large(t: &TableDef, e: BTreeError) -> CatalogError {
+    match e {
+        BTreeError::TooLarge {
+            value_len,
+            max_record,
+            ..
+        } => CatalogError::TooLong(format!(
+            "the definition of table `{}` takes {value_len} bytes in the catalog, more than \
+             a catalog record holds ({max_record}): shorten its comments",
+            t.name
+        )),
+        e => e.into(),
+    }
+}
+
 fn db_key(name: &str) -> Vec<u8> {
     let mut k = vec![KEY_DATABASE];
     k.extend_from_slice(name.as_bytes());
@@ -583,17 +600,17 @@ impl Catalog {
 
     pub fn insert_table<S: BTreeStore + ?Sized>(&self, s: &S, t: &TableDef) -> Result<Lsn> {
         t.validate()?;
-        Ok(self
-            .tree
-            .insert(s, &table_key(t.id), &format::encode_table(t))?)
+        self.tree
+            .insert(s, &table_key(t.id), &format::encode_table(t))
+            .map_err(|e| too_large(t, e))
     }
 
     /// Replaces a table's record (rename, create or drop index): one mtr.
     pub fn update_table<S: BTreeStore + ?Sized>(&self, s: &S, t: &TableDef) -> Result<Lsn> {
         t.validate()?;
-        Ok(self
-            .tree
-            .update(s, &table_key(t.id), &format::encode_table(t))?)
+        self.tree
+            .update(s, &table_key(t.id), &format::encode_table(t))
+            .map_err(|e| too_large(t, e))
     }
 
     /// Writes a view's record (a new view, or CREATE OR REPLACE / ALTER VIEW of one):
