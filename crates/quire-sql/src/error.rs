@@ -407,8 +407,8 @@ pub enum SqlError {
     /// below the column's.
     #[error("Invalid ON UPDATE clause for '{0}' column")]
     InvalidOnUpdate(String),
-    /// 1628 (table), 1629 (field), 1688 (index): a COMMENT past MariaDB's limit in strict
-    /// mode (outside it: cut, with the same text as a warning).
+    /// 1629 (field; 1628 a table's, 1688 an index's): a COMMENT past MariaDB's limit in
+    /// strict mode (outside it: cut, with the same text as a warning).
     #[error("Comment for {kind} '{name}' is too long (max = {max})")]
     CommentTooLong {
         kind: &'static str,
