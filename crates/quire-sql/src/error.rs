@@ -307,6 +307,9 @@ pub enum SqlError {
     /// 1238: `@@SESSION.x` of a global-only variable.
     #[error("Variable '{0}' is a GLOBAL variable")]
     GlobalVariableRead(String),
+    /// 1238: `@@GLOBAL.x` of a session-only variable (`@@global.timestamp`).
+    #[error("Variable '{0}' is a SESSION variable")]
+    SessionVariableRead(String),
     /// 4167: `SET GLOBAL require_secure_transport=ON` on a server without TLS.
     #[error("No secure transports are configured, unable to set --require_secure_transport=ON")]
     NoSecureTransports,

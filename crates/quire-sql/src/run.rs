@@ -78,9 +78,11 @@ impl<'a> ExecEnv<'a> {
             inst,
             in_trx,
             abort_on_warning,
-            start_us: std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_micros() as i64),
+            start_us: fixed_timestamp_us(sv).unwrap_or_else(|| {
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_micros() as i64)
+            }),
             subq: crate::subquery::SubRunner::new(inst.db, Some(&inst.subquery_runs)),
         }
     }
@@ -89,6 +91,17 @@ impl<'a> ExecEnv<'a> {
     fn now(&self) -> DateTime {
         crate::func::datetime::truncate_fsp(crate::func::datetime::from_unix_us(self.start_us), 0)
     }
+}
+
+/// The session's clock as `SET timestamp = n` fixed it, in microseconds; `None` when it
+/// follows the real time (never set, or set to 0 / DEFAULT).
+fn fixed_timestamp_us(sv: &SessVars) -> Option<i64> {
+    let secs = match sv.vars.get("timestamp")? {
+        Value::Str(t) => t.parse::<f64>().ok()?,
+        Value::Double(d) => *d,
+        _ => return None,
+    };
+    (secs > 0.0).then(|| (secs * 1e6).round() as i64)
 }
 
 impl ExecEnv<'_> {
@@ -172,7 +185,7 @@ impl Env for ExecEnv<'_> {
                     "last_insert_id" | "identity" => Some(Value::UInt(self.sv.last_insert_id)),
                     "in_transaction" => Some(Value::Int(i64::from(self.in_trx))),
                     "pseudo_thread_id" | "thread_id" => Some(Value::UInt(self.sv.conn_id)),
-                    "timestamp" => Some(Value::Double(self.start_us as f64 / 1e6)),
+                    "timestamp" if !*global => Some(Value::Double(self.start_us as f64 / 1e6)),
                     _ => None,
                 };
                 if let Some(v) = special {
@@ -182,7 +195,7 @@ impl Env for ExecEnv<'_> {
                     if crate::vars::find(name)
                         .is_some_and(|v| v.scope == crate::vars::Scope::Session)
                     {
-                        return Err(SqlError::SessionOnlyVariable(name.clone()));
+                        return Err(SqlError::SessionVariableRead(name.clone()));
                     }
                     crate::vars::global(self.inst, name)
                 } else {

@@ -353,6 +353,18 @@ pub static VARS: &[Var] = &[
     v("storage_engine", Scope::Both, Kind::Str, "InnoDB"),
     v("system_time_zone", Scope::Global, Kind::ReadOnly, "UTC"),
     v("time_zone", Scope::Both, Kind::Str, "SYSTEM"),
+    // `SET timestamp = n` fixes the session's clock at n seconds since the epoch for
+    // every later statement (NOW(), ON UPDATE, defaults), as MariaDB; 0 or DEFAULT: the
+    // real time again (`run::ExecEnv::new`).
+    v(
+        "timestamp",
+        Scope::Session,
+        Kind::Double {
+            min: 0.0,
+            max: 2_147_483_647.0,
+        },
+        "0",
+    ),
     v("tx_isolation", Scope::Both, Kind::Str, "REPEATABLE-READ"),
     v("tx_read_only", Scope::Both, Kind::Bool, "0"),
     v("unique_checks", Scope::Both, Kind::Bool, "1"),
