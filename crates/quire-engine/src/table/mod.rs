@@ -853,7 +853,17 @@ impl Db {
         // Undo after the catalog: TRX_SYS and the rollback segments live in the system
         // space next to it (docs/undo.md).
         let (undo, recovered) = UndoSys::open(&engine)?;
-        let trx = TrxSys::new(recovered.max_trx_id, recovered.max_trx_no);
+        // A rebuild's mark is an id `reserve_id` handed out and only the catalog records
+        // (docs/catalog.md, "ALTER TABLE"): numbering starts above it too, or after a
+        // restart before any id was assigned every read view would miss the mark and each
+        // consistent read of the table would be refused (1412).
+        let rebuilt_max = state
+            .tables
+            .values()
+            .map(|t| t.def.rebuilt_at)
+            .max()
+            .unwrap_or(crate::row::TrxId(0));
+        let trx = TrxSys::new(recovered.max_trx_id.max(rebuilt_max), recovered.max_trx_no);
         for a in &recovered.active {
             trx.register_recovered(a.undo.trx());
         }
