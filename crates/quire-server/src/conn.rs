@@ -114,6 +114,7 @@ pub fn run_connection(stream: Stream, shared: &Shared<'_>, conn_id: u64, host: S
         &host,
         tls,
     );
+    shared.handshake_done(conn_id);
     // Repeated failures from this host: every answer to it waits (connection_control).
     let delay = shared.login_delay(&host);
     if !delay.is_zero() {
@@ -255,9 +256,41 @@ fn send_err(io: &mut PacketIo<Stream>, e: &WireError) -> std::io::Result<()> {
 /// 1153 / 1156 before closing; nothing when the socket itself failed.
 fn send_frame_error(io: &mut PacketIo<Stream>, e: &FrameError) -> std::io::Result<()> {
     match e {
-        FrameError::TooLarge { .. } => send_err(io, &proto::packet_too_large()),
+        FrameError::TooLarge { .. } => {
+            send_err(io, &proto::packet_too_large())?;
+            drain_refused(io);
+            Ok(())
+        }
         FrameError::OutOfOrder { .. } => send_err(io, &proto::packets_out_of_order()),
         FrameError::Io(_) => Ok(()),
+    }
+}
+
+/// How long the rest of a refused packet is read and dropped before the connection closes,
+/// and how long a pause in it ends that early.
+const DRAIN_REFUSED: std::time::Duration = std::time::Duration::from_secs(5);
+const DRAIN_PAUSE: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// Reads and drops what the client still sends of the packet it was refused, until it
+/// stops (EOF, or nothing for `DRAIN_PAUSE`) or `DRAIN_REFUSED` passed. The client is still
+/// writing that packet when the 1153 leaves (it reads only once it has written it all);
+/// closing a socket with unread bytes resets the connection, and a reset loses the 1153
+/// the client has not read yet, or fails its write: it would report "server has gone
+/// away" in place of the error.
+fn drain_refused(io: &mut PacketIo<Stream>) {
+    use std::io::Read;
+    let deadline = std::time::Instant::now() + DRAIN_REFUSED;
+    let mut buf = vec![0u8; 64 << 10];
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        let wait = left.min(DRAIN_PAUSE);
+        if wait.is_zero() || io.stream().set_read_timeout(Some(wait)).is_err() {
+            return;
+        }
+        match io.stream_mut().read(&mut buf) {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {}
+        }
     }
 }
 

@@ -3,7 +3,9 @@
 //! One thread per connection, inside `std::thread::scope`: a session borrows the `Db` (its
 //! engine transactions do), and the scope proves every session ends before the `Db` can.
 //!
-//! Shutdown: the accept loop polls `shutdown` between non-blocking accepts; when it is set,
+//! Shutdown: the accept loop waits in `poll(2)` for a client, waking at least every
+//! `ACCEPT_POLL` to look at `shutdown` (a client that connects is accepted at once, not at
+//! the next tick: 10,000 connections in a row must not each wait a tick); when it is set,
 //! the loop stops accepting, marks every session killed, shuts down every socket (which
 //! wakes a thread blocked in a read), and the scope's end waits for the threads. Each
 //! session drops on its thread, rolling back an open transaction.
@@ -458,6 +460,19 @@ impl Listeners {
         Ok(None)
     }
 
+    /// Waits until a client is connecting on one of the listeners, or `timeout` passed.
+    fn wait(&self, timeout: Duration) -> io::Result<()> {
+        use std::os::fd::AsRawFd;
+        let mut fds = Vec::with_capacity(2);
+        if let Some(l) = &self.tcp {
+            fds.push(l.as_raw_fd());
+        }
+        if let Some((l, _)) = &self.unix {
+            fds.push(l.as_raw_fd());
+        }
+        wait_readable(&fds, timeout)
+    }
+
     fn set_nonblocking(&self) -> io::Result<()> {
         if let Some(l) = &self.tcp {
             l.set_nonblocking(true)?;
@@ -485,6 +500,10 @@ pub struct Shared<'d> {
     pub rsa_keys: RsaKeys,
     /// Live connections by id (a clone of each socket, to shut it down).
     conns: Mutex<HashMap<u64, Stream>>,
+    /// When each connection still in its handshake must have finished it (`connect_timeout`
+    /// for the whole handshake, not per read: a client dribbling a byte now and then must
+    /// not hold a thread). The accept loop shuts the socket of one past its deadline.
+    handshakes: Mutex<HashMap<u64, std::time::Instant>>,
     /// Consecutive failed logins per client host (connection_control, below).
     failed_logins: Mutex<HashMap<String, u32>>,
     /// The slow query log (`slow_query_log`, `long_query_time`).
@@ -492,6 +511,11 @@ pub struct Shared<'d> {
 }
 
 impl Shared<'_> {
+    /// The connection's handshake is over (logged in or refused): no deadline any more.
+    pub fn handshake_done(&self, conn_id: u64) {
+        self.handshakes.lock().remove(&conn_id);
+    }
+
     /// How long to hold the answer to a login from `host`: nothing until its consecutive
     /// failures reach `connection_control_failed_connections_threshold`, then the minimum
     /// delay, one second more per further failure, up to the maximum (MySQL's
@@ -579,6 +603,7 @@ impl<'d> Shared<'d> {
             cfg: cfg.clone(),
             rsa_keys: RsaKeys::default(),
             conns: Mutex::new(HashMap::new()),
+            handshakes: Mutex::new(HashMap::new()),
             failed_logins: Mutex::new(HashMap::new()),
             slow_log,
         })
@@ -655,7 +680,10 @@ fn accept_loop(
             Ok(Some(c)) => c,
             Ok(None) => {
                 close_killed(shared);
-                std::thread::sleep(ACCEPT_POLL);
+                if let Err(e) = listeners.wait(ACCEPT_POLL) {
+                    tracing::warn!("poll on the listeners: {e}");
+                    std::thread::sleep(ACCEPT_POLL);
+                }
                 continue;
             }
             Err(e) => {
@@ -679,6 +707,8 @@ fn accept_loop(
         match stream.try_clone() {
             Ok(clone) => {
                 shared.conns.lock().insert(conn_id, clone);
+                let deadline = std::time::Instant::now() + shared.cfg.connect_timeout;
+                shared.handshakes.lock().insert(conn_id, deadline);
             }
             Err(e) => {
                 tracing::warn!("cannot register a connection: {e}");
@@ -686,6 +716,31 @@ fn accept_loop(
             }
         }
         spawn(stream, conn_id, host);
+    }
+    Ok(())
+}
+
+/// Waits until one of `fds` is readable (a listener: a client is connecting), or `timeout`
+/// passed. An interrupted wait is a timeout: the caller looks again either way.
+pub(crate) fn wait_readable(fds: &[std::os::fd::RawFd], timeout: Duration) -> io::Result<()> {
+    let mut polls: Vec<libc::pollfd> = fds
+        .iter()
+        .map(|&fd| libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        })
+        .collect();
+    let ms = libc::c_int::try_from(timeout.as_millis()).unwrap_or(libc::c_int::MAX);
+    // SAFETY: `polls` is a live, exclusively borrowed array of `polls.len()` pollfd structs,
+    // which is all poll(2) reads and writes; the descriptors belong to listeners the caller
+    // holds open for the duration of the call.
+    let n = unsafe { libc::poll(polls.as_mut_ptr(), polls.len() as libc::nfds_t, ms) };
+    if n < 0 {
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::Interrupted {
+            return Err(e);
+        }
     }
     Ok(())
 }
@@ -708,6 +763,7 @@ fn connection_thread(stream: Stream, shared: &Shared<'_>, conn_id: u64, host: St
     if r.is_err() {
         tracing::error!(conn_id, "connection thread panicked; connection closed");
     }
+    shared.handshake_done(conn_id);
     if let Some(s) = shared.conns.lock().remove(&conn_id) {
         s.shutdown();
     }
@@ -715,12 +771,37 @@ fn connection_thread(stream: Stream, shared: &Shared<'_>, conn_id: u64, host: St
 
 /// `KILL CONNECTION` of a session that sits idle in a read: its thread would only notice
 /// at its next command, so its socket is shut down here (the read ends, the thread closes).
+///
+/// Also a connection whose handshake is past `connect_timeout`: its thread sits in a read
+/// that the client keeps alive a byte at a time, or in a TLS handshake that stalls.
 fn close_killed(shared: &Shared<'_>) {
     for info in shared.instance.sessions() {
         if info.kill_requested() == kill::CONNECTION {
             if let Some(s) = shared.conns.lock().get(&info.id) {
                 s.shutdown();
             }
+        }
+    }
+    let now = std::time::Instant::now();
+    let overdue: Vec<u64> = {
+        let mut h = shared.handshakes.lock();
+        let ids: Vec<u64> = h
+            .iter()
+            .filter(|(_, d)| **d <= now)
+            .map(|(id, _)| *id)
+            .collect();
+        for id in &ids {
+            h.remove(id);
+        }
+        ids
+    };
+    for id in overdue {
+        tracing::debug!(
+            conn_id = id,
+            "handshake not finished within connect_timeout"
+        );
+        if let Some(s) = shared.conns.lock().get(&id) {
+            s.shutdown();
         }
     }
 }

@@ -71,7 +71,7 @@ pub fn metric_name(status: &str) -> String {
     }
 }
 
-/// Serves scrapes until `stop` is set (polled between non-blocking accepts).
+/// Serves scrapes until `stop` is set (looked at between accepts, at least every 50 ms).
 pub fn serve(listener: &TcpListener, instance: &Instance<'_>, stop: &dyn Fn() -> bool) {
     if let Err(e) = listener.set_nonblocking(true) {
         tracing::error!("metrics listener: {e}");
@@ -85,7 +85,12 @@ pub fn serve(listener: &TcpListener, instance: &Instance<'_>, stop: &dyn Fn() ->
                 }
             }
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                std::thread::sleep(Duration::from_millis(50));
+                use std::os::fd::AsRawFd;
+                // A scrape is answered as it arrives; the timeout is only for `stop`.
+                let fd = [listener.as_raw_fd()];
+                if crate::listener::wait_readable(&fd, Duration::from_millis(50)).is_err() {
+                    std::thread::sleep(Duration::from_millis(50));
+                }
             }
             Err(e) => {
                 tracing::warn!("metrics accept: {e}");

@@ -159,3 +159,86 @@ fn deep_expressions_are_answered_or_refused_and_never_overflow_the_stack() {
     assert!(matches!(server.connect().ping(), Reply::Ok { .. }));
     server.stop();
 }
+
+#[test]
+fn a_huge_in_list_is_answered_and_one_past_max_allowed_packet_is_refused() {
+    let server = TestServer::start_with(ServerConfig {
+        max_allowed_packet: Some(4 << 20),
+        ..ServerConfig::default()
+    });
+    let mut c = server.connect();
+    for sql in [
+        "CREATE DATABASE d",
+        "CREATE TABLE d.t (id INT PRIMARY KEY, v INT)",
+        "INSERT INTO d.t VALUES (1, 1), (7, 7), (299999, 9), (300000, 0)",
+    ] {
+        assert!(matches!(c.query(sql), Reply::Ok { .. }), "{sql}");
+    }
+    let list = |n: usize| (0..n).map(|i| i.to_string()).collect::<Vec<_>>().join(",");
+    // 300,000 values, 2 MB of SQL: what an application's generated IN list can be.
+    let sql = format!("SELECT SUM(v) FROM d.t WHERE id IN ({})", list(300_000));
+    assert_eq!(c.rows(&sql), vec![vec!["17"]]);
+    let sql = format!(
+        "SELECT COUNT(*) FROM d.t WHERE id NOT IN ({})",
+        list(300_000)
+    );
+    assert_eq!(c.rows(&sql), vec![vec!["1"]]);
+    // Memory is bounded by the packet: one past max_allowed_packet is refused before it
+    // is read whole, the connection closed, the server fine.
+    let sql = format!("SELECT COUNT(*) FROM d.t WHERE id IN ({})", list(700_000));
+    assert!(sql.len() > 4 << 20);
+    assert_eq!(c.query(&sql).err_code(), Some(1153));
+    assert!(c.io.read_message().is_err());
+    assert!(matches!(server.connect().ping(), Reply::Ok { .. }));
+    server.stop();
+}
+
+#[test]
+fn a_handshake_not_finished_within_connect_timeout_is_closed_however_it_dribbles() {
+    use std::io::{Read, Write};
+    let server = TestServer::start_with(ServerConfig {
+        connect_timeout: Duration::from_secs(1),
+        ..ServerConfig::default()
+    });
+    // Silent after the greeting.
+    let (io, _) = common::greet(server.addr);
+    let mut silent = io.stream().try_clone().unwrap();
+    // Keeps the read alive with one byte of a handshake response every 200 ms: a per-read
+    // timeout would never fire.
+    let (io, _) = common::greet(server.addr);
+    let mut dribbler = io.stream().try_clone().unwrap();
+    let mut writer = dribbler.try_clone().unwrap();
+    std::thread::spawn(move || {
+        // The header of a 200-byte handshake response (sequence id 1), then its body.
+        if writer.write_all(&[200, 0, 0, 1]).is_err() {
+            return;
+        }
+        for _ in 0..100 {
+            if writer.write_all(&[0x00]).is_err() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    });
+    let start = Instant::now();
+    for s in [&mut silent, &mut dribbler] {
+        s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        let mut buf = [0u8; 64];
+        // Closed by the server: end of stream (or a reset), not the 20 s timeout.
+        match s.read(&mut buf) {
+            Ok(0) => {}
+            Err(e) => assert!(
+                e.kind() != std::io::ErrorKind::WouldBlock
+                    && e.kind() != std::io::ErrorKind::TimedOut,
+                "{e}"
+            ),
+            Ok(n) => panic!("{n} bytes after the greeting"),
+        }
+    }
+    let took = start.elapsed();
+    assert!(took < Duration::from_secs(10), "closed after {took:?}");
+    let mut c = server.connect();
+    let aborted = c.rows("SHOW GLOBAL STATUS LIKE 'Aborted_connects'");
+    assert!(aborted[0][1].parse::<u64>().unwrap() >= 2, "{aborted:?}");
+    server.stop();
+}

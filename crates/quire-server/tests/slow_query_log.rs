@@ -14,35 +14,8 @@ fn ok(c: &mut Client, sql: &str) {
     }
 }
 
-/// The rows of a text result set whose values are all shorter than 251 bytes.
-fn rows(c: &mut Client, sql: &str) -> Vec<Vec<String>> {
-    let mut p = vec![0x03];
-    p.extend_from_slice(sql.as_bytes());
-    let first = c.command(&p);
-    assert!(first[0] != 0xFF, "{sql}: {:?}", Reply::parse(&first));
-    let rs = c.read_result_set(&first);
-    rs.rows
-        .iter()
-        .map(|row| {
-            let mut out = Vec::new();
-            let mut i = 0;
-            while i < row.len() {
-                if row[i] == 0xFB {
-                    out.push("NULL".to_string());
-                    i += 1;
-                    continue;
-                }
-                let n = usize::from(row[i]);
-                out.push(String::from_utf8_lossy(&row[i + 1..i + 1 + n]).into_owned());
-                i += 1 + n;
-            }
-            out
-        })
-        .collect()
-}
-
 fn status(c: &mut Client, name: &str) -> u64 {
-    let r = rows(c, &format!("SHOW GLOBAL STATUS LIKE '{name}'"));
+    let r = c.rows(&format!("SHOW GLOBAL STATUS LIKE '{name}'"));
     assert_eq!(r.len(), 1, "{name}: {r:?}");
     r[0][1].parse().unwrap()
 }
@@ -92,7 +65,7 @@ fn slow_statements_are_written_in_mariadbs_format() {
     ok(&mut c, "USE sl");
     ok(&mut c, "CREATE TABLE x (a INT PRIMARY KEY, b INT)");
     ok(&mut c, "INSERT INTO x VALUES (1, 1), (2, 2), (3, 3)");
-    assert_eq!(rows(&mut c, "SELECT * FROM x WHERE b > 1").len(), 2);
+    assert_eq!(c.rows("SELECT * FROM x WHERE b > 1").len(), 2);
     ok(&mut c, "UPDATE x SET b = b + 1");
     // A prepared statement's execution: its text with the parameter in place.
     let prepared = c.command(b"\x16SELECT b FROM x WHERE a = ? AND 'a?' <> ''");
@@ -164,13 +137,13 @@ fn what_is_slow_is_counted_and_what_is_written_follows_the_settings() {
 
     // The default long_query_time (10 s): nothing here is slow.
     let before = status(&mut c, "Slow_queries");
-    rows(&mut c, "SELECT * FROM sc.t");
+    c.rows("SELECT * FROM sc.t");
     assert_eq!(status(&mut c, "Slow_queries"), before);
 
     // Slow but the log is off: counted, not written.
     ok(&mut c, "SET long_query_time = 0");
     let before = status(&mut c, "Slow_queries");
-    rows(&mut c, "SELECT a FROM sc.t WHERE a > 2");
+    c.rows("SELECT a FROM sc.t WHERE a > 2");
     // The SHOW STATUS itself is slow too, and counted after it has answered.
     assert_eq!(status(&mut c, "Slow_queries"), before + 2);
     assert!(!written().contains("WHERE a > 2"));
@@ -178,15 +151,15 @@ fn what_is_slow_is_counted_and_what_is_written_follows_the_settings() {
     // On: written. min_examined_row_limit above what a statement read: neither.
     // A session takes the global value when it connects: this one is still off.
     ok(&mut c, "SET GLOBAL slow_query_log = 1");
-    rows(&mut c, "SELECT a FROM sc.t WHERE a > 3");
+    c.rows("SELECT a FROM sc.t WHERE a > 3");
     assert!(!written().contains("WHERE a > 3"));
     let mut c = server.connect();
     ok(&mut c, "SET long_query_time = 0");
-    rows(&mut c, "SELECT a FROM sc.t WHERE a > 3");
+    c.rows("SELECT a FROM sc.t WHERE a > 3");
     assert!(written().contains("\nSELECT a FROM sc.t WHERE a > 3;\n"));
     ok(&mut c, "SET min_examined_row_limit = 100");
     let before = status(&mut c, "Slow_queries");
-    rows(&mut c, "SELECT a FROM sc.t WHERE a > 1");
+    c.rows("SELECT a FROM sc.t WHERE a > 1");
     assert_eq!(status(&mut c, "Slow_queries"), before);
     assert!(!written().contains("WHERE a > 1;"));
     ok(&mut c, "SET min_examined_row_limit = 0");
@@ -194,7 +167,7 @@ fn what_is_slow_is_counted_and_what_is_written_follows_the_settings() {
     // SET SESSION slow_query_log = 0: this session's statements are counted, not written.
     ok(&mut c, "SET SESSION slow_query_log = 0");
     let before = status(&mut c, "Slow_queries");
-    rows(&mut c, "SELECT a FROM sc.t WHERE a = 4");
+    c.rows("SELECT a FROM sc.t WHERE a = 4");
     assert!(!written().contains("WHERE a = 4"));
     assert_eq!(status(&mut c, "Slow_queries"), before + 2);
     ok(&mut c, "SET SESSION slow_query_log = 1");
@@ -210,7 +183,7 @@ fn what_is_slow_is_counted_and_what_is_written_follows_the_settings() {
     // FLUSH SLOW LOGS: a rotated-away file is made again by the next entry.
     std::fs::rename(&path, dir.path().join("slow.log.1")).unwrap();
     ok(&mut c, "FLUSH SLOW LOGS");
-    rows(&mut c, "SELECT 'after rotation'");
+    c.rows("SELECT 'after rotation'");
     assert!(
         written().contains("\nSELECT 'after rotation';\n"),
         "{}",
@@ -223,15 +196,12 @@ fn long_query_time_is_a_fraction_clamped_as_mariadb_does() {
     let server = TestServer::start();
     let mut c = server.connect();
     assert_eq!(
-        rows(&mut c, "SELECT @@long_query_time, @@global.slow_query_log"),
+        c.rows("SELECT @@long_query_time, @@global.slow_query_log"),
         vec![vec!["10.000000".to_string(), "0".to_string()]]
     );
     ok(&mut c, "SET long_query_time = 0.25");
     assert_eq!(
-        rows(
-            &mut c,
-            "SELECT @@session.long_query_time, @@global.long_query_time"
-        ),
+        c.rows("SELECT @@session.long_query_time, @@global.long_query_time"),
         vec![vec!["0.250000".to_string(), "10.000000".to_string()]]
     );
     // Below the minimum: clamped with MariaDB's warning.
@@ -240,7 +210,7 @@ fn long_query_time_is_a_fraction_clamped_as_mariadb_does() {
         other => panic!("{other:?}"),
     }
     assert_eq!(
-        rows(&mut c, "SHOW WARNINGS"),
+        c.rows("SHOW WARNINGS"),
         vec![vec![
             "Warning".to_string(),
             "1292".to_string(),
@@ -248,7 +218,7 @@ fn long_query_time_is_a_fraction_clamped_as_mariadb_does() {
         ]]
     );
     assert_eq!(
-        rows(&mut c, "SELECT @@long_query_time"),
+        c.rows("SELECT @@long_query_time"),
         vec![vec!["0.000000".to_string()]]
     );
     assert_eq!(
@@ -276,7 +246,7 @@ fn server_counters_count_connections_bytes_and_rows() {
     ok(&mut c, "CREATE TABLE sr.t (a INT PRIMARY KEY, b INT)");
     ok(&mut c, "INSERT INTO sr.t VALUES (1, 1), (2, 2), (3, 3)");
     let read = status(&mut c, "Innodb_rows_read");
-    rows(&mut c, "SELECT * FROM sr.t");
+    c.rows("SELECT * FROM sr.t");
     assert_eq!(status(&mut c, "Innodb_rows_read"), read + 3);
     assert!(status(&mut c, "Bytes_received") > received);
     assert!(status(&mut c, "Bytes_sent") > sent);
@@ -329,7 +299,7 @@ fn log_queries_not_using_indexes_writes_fast_full_scans_only() {
     ok(&mut c, "SET GLOBAL log_slow_query = ON");
     ok(&mut c, "SET SESSION log_slow_query = ON");
     assert_eq!(
-        rows(&mut c, "SELECT @@slow_query_log, @@long_query_time"),
+        c.rows("SELECT @@slow_query_log, @@long_query_time"),
         vec![vec!["1".to_string(), "10.000000".to_string()]]
     );
     ok(&mut c, "CREATE DATABASE ni");
@@ -339,31 +309,28 @@ fn log_queries_not_using_indexes_writes_fast_full_scans_only() {
     let written = || std::fs::read_to_string(&path).unwrap_or_default();
 
     // Off (the default): nothing here takes 10 s, nothing is written.
-    rows(&mut c, "SELECT * FROM t WHERE b + 0 = 2");
+    c.rows("SELECT * FROM t WHERE b + 0 = 2");
     assert!(!written().contains("b + 0 = 2"), "{}", written());
 
     ok(&mut c, "SET log_queries_not_using_indexes = ON");
     assert_eq!(
-        rows(&mut c, "SELECT @@log_slow_filter LIKE '%not_using_index%'"),
+        c.rows("SELECT @@log_slow_filter LIKE '%not_using_index%'"),
         vec![vec!["1".to_string()]]
     );
     let before = status(&mut c, "Slow_queries");
     // Whole-table and whole-index reads, of a statement of each kind, as MariaDB logs them.
-    rows(&mut c, "SELECT * FROM t WHERE b + 0 = 1");
-    rows(&mut c, "SELECT b FROM t ORDER BY b");
+    c.rows("SELECT * FROM t WHERE b + 0 = 1");
+    c.rows("SELECT b FROM t ORDER BY b");
     ok(&mut c, "UPDATE t SET b = b WHERE b + 0 = 3");
     ok(&mut c, "DELETE FROM t WHERE b + 0 = 99");
-    rows(
-        &mut c,
-        "SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = 'ni'",
-    );
+    c.rows("SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = 'ni'");
     // An index narrowed these, a SHOW is never logged for it, a statement without a table
     // reads none, and an account statement's reads of the system tables are the server's.
     ok(&mut c, "CREATE USER ni_user");
-    rows(&mut c, "SELECT * FROM t WHERE a = 1");
-    rows(&mut c, "SELECT * FROM t WHERE b BETWEEN 1 AND 2");
-    rows(&mut c, "SHOW TABLES");
-    rows(&mut c, "SELECT 1 + 1");
+    c.rows("SELECT * FROM t WHERE a = 1");
+    c.rows("SELECT * FROM t WHERE b BETWEEN 1 AND 2");
+    c.rows("SHOW TABLES");
+    c.rows("SELECT 1 + 1");
     let log = written();
     for logged in [
         "SELECT * FROM t WHERE b + 0 = 1;",
@@ -388,7 +355,7 @@ fn log_queries_not_using_indexes_writes_fast_full_scans_only() {
 
     // min_examined_row_limit still applies (its MariaDB 10.11 name here).
     ok(&mut c, "SET log_slow_min_examined_row_limit = 100");
-    rows(&mut c, "SELECT * FROM t WHERE b + 0 = 7");
+    c.rows("SELECT * FROM t WHERE b + 0 = 7");
     assert!(!written().contains("b + 0 = 7"));
     ok(&mut c, "SET min_examined_row_limit = 0");
 
@@ -396,7 +363,7 @@ fn log_queries_not_using_indexes_writes_fast_full_scans_only() {
     // Quire has no mysql.slow_log.
     ok(&mut c, "SET GLOBAL log_output = 'NONE'");
     let before = status(&mut c, "Slow_queries");
-    rows(&mut c, "SELECT * FROM t WHERE b + 0 = 8");
+    c.rows("SELECT * FROM t WHERE b + 0 = 8");
     assert!(!written().contains("b + 0 = 8"));
     assert_eq!(status(&mut c, "Slow_queries"), before + 1);
     assert_eq!(
@@ -408,7 +375,7 @@ fn log_queries_not_using_indexes_writes_fast_full_scans_only() {
         Some(1231)
     );
     ok(&mut c, "SET GLOBAL log_output = 'FILE'");
-    rows(&mut c, "SELECT * FROM t WHERE b + 0 = 9");
+    c.rows("SELECT * FROM t WHERE b + 0 = 9");
     assert!(written().contains("\nSELECT * FROM t WHERE b + 0 = 9;\n"));
 
     // A session takes the global filter when it connects, as in MariaDB: a later SET
@@ -417,25 +384,22 @@ fn log_queries_not_using_indexes_writes_fast_full_scans_only() {
     let mut d = server.connect();
     ok(&mut c, "SET GLOBAL log_queries_not_using_indexes = OFF");
     assert_eq!(
-        rows(
-            &mut d,
-            "SELECT @@log_queries_not_using_indexes, @@global.log_queries_not_using_indexes"
-        ),
+        d.rows("SELECT @@log_queries_not_using_indexes, @@global.log_queries_not_using_indexes"),
         vec![vec!["1".to_string(), "0".to_string()]]
     );
 
     // Off again through log_slow_filter itself.
     ok(&mut c, "SET log_slow_filter = 'admin'");
     assert_eq!(
-        rows(&mut c, "SELECT @@log_queries_not_using_indexes"),
+        c.rows("SELECT @@log_queries_not_using_indexes"),
         vec![vec!["0".to_string()]]
     );
-    rows(&mut c, "SELECT * FROM t WHERE b + 0 = 10");
+    c.rows("SELECT * FROM t WHERE b + 0 = 10");
     assert!(!written().contains("b + 0 = 10"));
 }
 
 fn session_status(c: &mut Client, name: &str) -> u64 {
-    let r = rows(c, &format!("SHOW SESSION STATUS LIKE '{name}'"));
+    let r = c.rows(&format!("SHOW SESSION STATUS LIKE '{name}'"));
     assert_eq!(r.len(), 1, "{name}: {r:?}");
     r[0][1].parse().unwrap()
 }
@@ -446,15 +410,15 @@ fn session_status_counts_this_sessions_statements_only() {
     let mut a = server.connect();
     let mut b = server.connect();
     for _ in 0..3 {
-        rows(&mut a, "SELECT 1");
+        a.rows("SELECT 1");
     }
-    rows(&mut b, "SELECT 2");
+    b.rows("SELECT 2");
     assert_eq!(session_status(&mut a, "Com_select"), 3);
     assert_eq!(session_status(&mut b, "Com_select"), 1);
     assert!(status(&mut a, "Com_select") >= 4);
     // Slow for b only (long_query_time 0); each SHOW counts once it has answered.
     ok(&mut b, "SET long_query_time = 0");
-    rows(&mut b, "SELECT 3");
+    b.rows("SELECT 3");
     assert_eq!(session_status(&mut b, "Slow_queries"), 2);
     assert_eq!(session_status(&mut a, "Slow_queries"), 0);
     assert!(status(&mut a, "Slow_queries") >= 3);

@@ -29,6 +29,19 @@ thread_local! {
     /// The table an INSERT's VALUES are bound for ([`with_insert_target`]): `DEFAULT(c)`
     /// there names its columns.
     static INSERT_TARGET: std::cell::RefCell<Option<Scope>> = const { std::cell::RefCell::new(None) };
+    /// While ON DUPLICATE KEY UPDATE's assignments are bound ([`with_insert_values`]): the
+    /// target table's width, where the row the statement would insert starts in the row
+    /// they read (`VALUES(c)` is column `width + c`). Unset inside their subqueries.
+    static INSERT_VALUES: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
+}
+
+/// Runs `f` (binding ON DUPLICATE KEY UPDATE's assignments) with `VALUES(c)` reading
+/// column `width + c` of the row they are evaluated over (`stmt::OnDuplicate`).
+pub(crate) fn with_insert_values<T>(width: usize, f: impl FnOnce() -> T) -> T {
+    let saved = INSERT_VALUES.with(|c| c.replace(Some(width)));
+    let r = f();
+    INSERT_VALUES.with(|c| c.set(saved));
+    r
 }
 
 /// Runs `f` (binding an INSERT's VALUES) with `target` the table `DEFAULT(c)` reads.
@@ -876,13 +889,58 @@ impl Binder<'_> {
         scope.default_of(i, self.params, self.conn)
     }
 
+    /// `VALUES(c)` / `VALUE(c)`: in ON DUPLICATE KEY UPDATE, the value the statement would
+    /// have inserted into column `c`; elsewhere NULL (MariaDB's `VALUE(c)`; `VALUES(c)` is a
+    /// syntax error there, the word starting a table value constructor). The argument is a
+    /// column name only, as in MariaDB's grammar.
+    fn insert_value(&mut self, f: &sql::Function, name: &str) -> Result<Expr> {
+        let arg = match &f.args {
+            sql::FunctionArguments::List(l) if l.args.len() == 1 => match &l.args[0] {
+                sql::FunctionArg::Unnamed(sql::FunctionArgExpr::Expr(x)) => Some(x),
+                _ => None,
+            },
+            _ => None,
+        };
+        let column = match arg {
+            Some(x @ (sql::Expr::Identifier(_) | sql::Expr::CompoundIdentifier(_))) => x,
+            _ => {
+                return Err(SqlError::Parse {
+                    near: f.to_string(),
+                    line: 1,
+                })
+            }
+        };
+        let Some(width) = INSERT_VALUES.with(|c| c.get()) else {
+            if name == "values" {
+                return Err(SqlError::Parse {
+                    near: f.to_string(),
+                    line: 1,
+                });
+            }
+            // The column must exist (1054), its value is not read.
+            self.bind(column)?;
+            return Ok(Expr::Lit(Value::Null));
+        };
+        match self.bind(column)? {
+            Expr::Column(i) if i < width => Ok(Expr::Column(width + i)),
+            _ => Err(SqlError::UnknownColumn {
+                column: column.to_string(),
+                context: self.context.into(),
+            }),
+        }
+    }
+
     /// Plans subquery `q` as one level below this binder's.
     fn subquery(&self, q: &sql::Query) -> Result<std::sync::Arc<crate::subquery::Subquery>> {
         let Some(sub) = self.sub else {
             return Err(SqlError::Unsupported("a subquery here".into()));
         };
         let outer = crate::subquery::Outer::new(self.scope, sub.outer);
-        let plan = crate::stmt::select_in(sub.ctx, q, None, Some(&outer))?;
+        // VALUES(c) of ON DUPLICATE KEY UPDATE reads the statement's row, not a subquery's.
+        let saved = INSERT_VALUES.with(|c| c.take());
+        let plan = crate::stmt::select_in(sub.ctx, q, None, Some(&outer));
+        INSERT_VALUES.with(|c| c.set(saved));
+        let plan = plan?;
         let ty = plan
             .item_tys
             .first()
@@ -1357,6 +1415,9 @@ impl Binder<'_> {
         if name == "default" && parts.len() == 1 {
             return self.default_of(f);
         }
+        if (name == "values" || name == "value") && parts.len() == 1 {
+            return self.insert_value(f, &name);
+        }
         if row::is_row_syntax(&sql::Expr::Function(f.clone())) {
             // A row where one value goes.
             return Err(SqlError::OperandColumns(1));
@@ -1544,6 +1605,10 @@ impl Binder<'_> {
         };
         if let Some(s) = session {
             return Ok(Expr::Session(s));
+        }
+        if name == "last_insert_id" && args.len() == 1 {
+            let e = self.bind(args[0])?;
+            return Ok(Expr::SetInsertId(Box::new(e)));
         }
         let Some((func, min, max)) = Func::by_name(&name) else {
             return self.bind_function(&name, &args);

@@ -407,6 +407,55 @@ pub fn split_list(s: &str) -> Option<Vec<&str>> {
     Some(items)
 }
 
+/// How a locking read waits for a row lock another transaction holds: MariaDB's
+/// `FOR UPDATE` / `LOCK IN SHARE MODE` followed by `WAIT n`, `NOWAIT` or `SKIP LOCKED`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LockWait {
+    /// The session's `innodb_lock_wait_timeout`.
+    #[default]
+    Session,
+    /// At most this many seconds (`WAIT n`; `NOWAIT` is `WAIT 0`): then 1205.
+    Seconds(u64),
+    /// Rows locked by others are passed over (`SKIP LOCKED`).
+    SkipLocked,
+}
+
+/// Removes a trailing `WAIT n`, `NOWAIT` or `SKIP LOCKED` that follows `FOR UPDATE`,
+/// `FOR SHARE` or `LOCK IN SHARE MODE`; returns the rest and how to wait. Anything else is
+/// left to the parser (and its 1064), as MariaDB accepts these words only there.
+pub fn strip_lock_wait(sql: &str) -> (&str, LockWait) {
+    let t = sql.trim_end().trim_end_matches(';').trim_end();
+    let lower = t.to_ascii_lowercase();
+    let words: Vec<&str> = lower.split_whitespace().collect();
+    let n = words.len();
+    let (wait, take) = match words.as_slice() {
+        [.., "skip", "locked"] => (LockWait::SkipLocked, 2),
+        [.., "nowait"] => (LockWait::Seconds(0), 1),
+        [.., "wait", secs] => match secs.parse::<u64>() {
+            Ok(s) => (LockWait::Seconds(s), 2),
+            Err(_) => return (sql, LockWait::Session),
+        },
+        _ => return (sql, LockWait::Session),
+    };
+    let before = &words[..n - take];
+    let after_lock = before.ends_with(&["for", "update"])
+        || before.ends_with(&["for", "share"])
+        || before.ends_with(&["lock", "in", "share", "mode"]);
+    if !after_lock {
+        return (sql, LockWait::Session);
+    }
+    // The byte where the option's first word starts: the `take`-th word from the end.
+    let mut end = t.len();
+    for _ in 0..take {
+        let word_start = t[..end]
+            .trim_end()
+            .rfind(char::is_whitespace)
+            .map_or(0, |i| i + 1);
+        end = word_start;
+    }
+    (t[..end].trim_end(), wait)
+}
+
 /// Removes a trailing `LOCK IN SHARE MODE` (MySQL's old FOR SHARE); returns the rest.
 pub fn strip_lock_in_share_mode(sql: &str) -> Option<&str> {
     let t = sql.trim_end().trim_end_matches(';').trim_end();
@@ -495,6 +544,33 @@ mod tests {
         );
         assert_eq!(split_list("`a,b` = 1"), Some(vec!["`a,b` = 1"]));
         assert_eq!(split_list("a = 'open, "), None);
+    }
+
+    #[test]
+    fn lock_wait_options_are_stripped_only_after_a_lock_clause() {
+        assert_eq!(
+            strip_lock_wait("SELECT * FROM t FOR UPDATE SKIP LOCKED;"),
+            ("SELECT * FROM t FOR UPDATE", LockWait::SkipLocked)
+        );
+        assert_eq!(
+            strip_lock_wait("select 1 from t lock in share mode  nowait"),
+            ("select 1 from t lock in share mode", LockWait::Seconds(0))
+        );
+        assert_eq!(
+            strip_lock_wait("SELECT 1 FROM t WHERE a = 1 FOR UPDATE WAIT 5"),
+            (
+                "SELECT 1 FROM t WHERE a = 1 FOR UPDATE",
+                LockWait::Seconds(5)
+            )
+        );
+        for untouched in [
+            "SELECT nowait FROM t",
+            "SELECT 1 FROM t WAIT 5",
+            "SELECT 1 FROM t FOR UPDATE WAIT x",
+            "SELECT 'for update skip locked'",
+        ] {
+            assert_eq!(strip_lock_wait(untouched), (untouched, LockWait::Session));
+        }
     }
 
     #[test]

@@ -132,6 +132,10 @@ pub struct SelectPlan {
     pub limit: Option<Expr>,
     pub offset: Option<Expr>,
     pub lock: Option<ReadLock>,
+    /// How `lock` waits for a row another transaction holds (`WAIT n`, `NOWAIT`,
+    /// `SKIP LOCKED`); set on the statement's top SELECT only, where MariaDB's grammar
+    /// puts it.
+    pub lock_wait: crate::dispatch::LockWait,
     /// The window step (`window.rs`): window functions computed over the rows after
     /// HAVING, before the select list; `None` without window functions.
     pub window: Option<Box<crate::window::WindowPlan>>,

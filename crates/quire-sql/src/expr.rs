@@ -226,6 +226,10 @@ pub enum Expr {
         e: Box<Expr>,
         kind: VarKind,
     },
+    /// `LAST_INSERT_ID(e)`: gives `e` as an integer and makes it what LAST_INSERT_ID()
+    /// returns from now on (and the statement's OK packet's insert id, when no row got a
+    /// generated one), as MariaDB; NULL gives NULL and sets 0.
+    SetInsertId(Box<Expr>),
 }
 
 /// One side of a row comparison: its values, or the one row of a row subquery (none:
@@ -338,6 +342,8 @@ pub enum Func {
     Floor,
     Ceil,
     Sleep,
+    /// GET_LOCK and its family (`user_locks.rs`), through [`Env::user_lock`].
+    UserLock(UserLockFn),
     Repeat,
     /// A string function (`func/string.rs`); the collation is the one its arguments
     /// compare in (LOCATE, FIELD, REGEXP, …), derived by the binder.
@@ -350,6 +356,16 @@ pub enum Func {
     Cast(crate::func::CastTo),
     /// A JSON function (`func/json.rs`).
     Json(crate::func::json::JsonFn),
+}
+
+/// The user-lock functions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UserLockFn {
+    Get,
+    Release,
+    IsFree,
+    IsUsed,
+    ReleaseAll,
 }
 
 impl Func {
@@ -372,6 +388,11 @@ impl Func {
             "floor" => (Func::Floor, 1, 1),
             "ceil" | "ceiling" => (Func::Ceil, 1, 1),
             "sleep" => (Func::Sleep, 1, 1),
+            "get_lock" => (Func::UserLock(UserLockFn::Get), 2, 2),
+            "release_lock" => (Func::UserLock(UserLockFn::Release), 1, 1),
+            "is_free_lock" => (Func::UserLock(UserLockFn::IsFree), 1, 1),
+            "is_used_lock" => (Func::UserLock(UserLockFn::IsUsed), 1, 1),
+            "release_all_locks" => (Func::UserLock(UserLockFn::ReleaseAll), 0, 0),
             "repeat" => (Func::Repeat, 2, 2),
             _ => return None,
         })
@@ -393,9 +414,19 @@ pub trait Env {
         let _ = (v, kind);
         Err(SqlError::Unsupported(format!("assigning @{name} here")))
     }
+    /// `LAST_INSERT_ID(v)`: only a session's environment keeps it.
+    fn set_last_insert_id(&self, v: u64) -> Result<()> {
+        let _ = v;
+        Err(SqlError::Unsupported("LAST_INSERT_ID(expr) here".into()))
+    }
     /// KILL QUERY / KILL reached this statement: it stops at the next row (1317).
     fn interrupted(&self) -> bool {
         false
+    }
+    /// GET_LOCK and its family, for the session: `args` evaluated (`user_locks.rs`).
+    fn user_lock(&self, f: UserLockFn, args: Vec<Value>) -> Result<Value> {
+        let _ = args;
+        Err(SqlError::Unsupported(format!("{f:?} lock functions here")))
     }
     /// Raises a condition of the running statement (SHOW WARNINGS). `Err` is the statement's
     /// error instead: strict mode makes a Warning raised while an INSERT or UPDATE runs an
@@ -525,7 +556,8 @@ impl Expr {
             | Expr::IsNull(a, _)
             | Expr::Collate(a, _)
             | Expr::Default { e: a, .. }
-            | Expr::Assign { e: a, .. } => a.walk(f),
+            | Expr::Assign { e: a, .. }
+            | Expr::SetInsertId(a) => a.walk(f),
             Expr::Between { e, lo, hi, .. } => {
                 e.walk(f);
                 lo.walk(f);
@@ -578,7 +610,10 @@ impl Expr {
         let mut c = true;
         self.walk(&mut |e| {
             // An assignment is a side effect per row: never folded into a key bound.
-            if matches!(e, Expr::Column(_) | Expr::Agg(_) | Expr::Assign { .. }) {
+            if matches!(
+                e,
+                Expr::Column(_) | Expr::Agg(_) | Expr::Assign { .. } | Expr::SetInsertId(_)
+            ) {
                 c = false;
             }
         });
@@ -766,6 +801,13 @@ impl Expr {
                 let v = e.eval(row, env)?;
                 env.set_user_var(name, v.clone(), *kind)?;
                 v
+            }
+            Expr::SetInsertId(e) => {
+                let v = e.eval(row, env)?;
+                // MariaDB's val_int, as a BIGINT UNSIGNED keeps it.
+                let n = crate::func::cast::to_int(&v, env).map(|i| i as u64);
+                env.set_last_insert_id(n.unwrap_or(0))?;
+                n.map_or(Value::Null, Value::UInt)
             }
             Expr::RowCmp { op, l, r, colls } => {
                 let x = l.eval(row, env)?;
@@ -1357,6 +1399,7 @@ fn func(f: Func, args: &[Expr], row: &Row<'_>, env: &dyn Env) -> Result<Value> {
             crate::func::take_raised()?;
             v
         }
+        Func::UserLock(f) => env.user_lock(f, eval_all(args, row, env)?)?,
         Func::Sleep => {
             let secs = num(&ev(0)?).clamp(0.0, 3600.0);
             std::thread::sleep(std::time::Duration::from_secs_f64(secs));

@@ -45,6 +45,8 @@ pub mod stmt;
 pub mod subquery;
 mod temp;
 pub mod types;
+mod upsert;
+mod user_locks;
 mod user_vars;
 mod users;
 mod vars;

@@ -516,6 +516,14 @@ pub fn for_mode(text: &str, mode: SqlMode) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// A client's statement as `mode` reads it: also how its locking read waits.
+pub fn parse_query_in(
+    text: &str,
+    mode: SqlMode,
+) -> Result<(Statement, Option<ReadLock>, crate::dispatch::LockWait)> {
+    parse_text(&for_mode(text, mode)).map(|(s, l, w, _)| (s, l, w))
+}
+
 /// [`parse_one`] of the text as `mode` reads it ([`for_mode`]).
 pub fn parse_one_in(text: &str, mode: SqlMode) -> Result<(Statement, Option<ReadLock>)> {
     parse_one(&for_mode(text, mode))
@@ -723,9 +731,17 @@ fn reject_mariadb_grammar(text: &str) -> Result<()> {
     Ok(())
 }
 
-/// One statement, the lock a `LOCK IN SHARE MODE` suffix asked for, and the text parsed
-/// (placeholder positions are in it).
-fn parse_text(text: &str) -> Result<(Statement, Option<ReadLock>, std::borrow::Cow<'_, str>)> {
+/// A parsed statement: the statement, the lock a `LOCK IN SHARE MODE` suffix asked for,
+/// how its locking read waits, and the text parsed (placeholder positions are in it).
+type Parsed<'t> = (
+    Statement,
+    Option<ReadLock>,
+    crate::dispatch::LockWait,
+    std::borrow::Cow<'t, str>,
+);
+
+fn parse_text(text: &str) -> Result<Parsed<'_>> {
+    let (text, wait) = crate::dispatch::strip_lock_wait(text);
     let (text, lock) = match crate::dispatch::strip_lock_in_share_mode(text) {
         Some(rest) => (rest, Some(ReadLock::Shared)),
         None => (text, None),
@@ -749,7 +765,7 @@ fn parse_text(text: &str) -> Result<(Statement, Option<ReadLock>, std::borrow::C
     };
     match stmts.len() {
         0 => Err(SqlError::EmptyQuery),
-        1 => Ok((stmts.remove(0), lock, parsed)),
+        1 => Ok((stmts.remove(0), lock, wait, parsed)),
         // Several statements where the client did not ask for multi-statements: MariaDB's
         // 1064 near the second one (the server splits them when the client asked).
         _ => {
@@ -836,17 +852,22 @@ pub fn parse_expr_list_in(
 
 /// One statement and the lock a `LOCK IN SHARE MODE` suffix asked for.
 pub fn parse_one(text: &str) -> Result<(Statement, Option<ReadLock>)> {
-    parse_text(text).map(|(s, l, _)| (s, l))
+    parse_text(text).map(|(s, l, _, _)| (s, l))
 }
 
-/// A statement to prepare: also the positions of its `?` placeholders, numbered in text
-/// order.
-pub fn parse_prepared(
-    text: &str,
-    mode: SqlMode,
-) -> Result<(Statement, Option<ReadLock>, ParamPositions)> {
+/// A statement to prepare, its read lock and lock wait, and the positions of its `?`
+/// placeholders, numbered in text order.
+pub struct Prepared {
+    pub stmt: Statement,
+    pub lock: Option<ReadLock>,
+    pub wait: crate::dispatch::LockWait,
+    pub params: ParamPositions,
+}
+
+/// A statement to prepare ([`Prepared`]).
+pub fn parse_prepared(text: &str, mode: SqlMode) -> Result<Prepared> {
     let text = &*for_mode(text, mode);
-    let (stmt, lock, parsed) = parse_text(text)?;
+    let (stmt, lock, wait, parsed) = parse_text(text)?;
     let dialect = MySqlDialect {};
     let toks = Tokenizer::new(&dialect, &parsed)
         .tokenize_with_location()
@@ -861,7 +882,12 @@ pub fn parse_prepared(
             params.insert((t.span.start.line, t.span.start.column), n);
         }
     }
-    Ok((stmt, lock, params))
+    Ok(Prepared {
+        stmt,
+        lock,
+        wait,
+        params,
+    })
 }
 
 #[cfg(test)]
@@ -879,7 +905,9 @@ mod tests {
 
     #[test]
     fn update_with_a_comma_list_of_tables_reads_the_rest_as_a_from_list() {
-        let (stmt, _, p) = parse_prepared(
+        let Prepared {
+            stmt, params: p, ..
+        } = parse_prepared(
             "UPDATE a, b SET a.x = ?, b.s = 'x,y' WHERE a.id = b.id AND b.k IN (?, 1)",
             SqlMode::default(),
         )
@@ -902,7 +930,7 @@ mod tests {
 
     #[test]
     fn placeholders_are_numbered_in_text_order() {
-        let (_, _, p) = parse_prepared(
+        let Prepared { params: p, .. } = parse_prepared(
             "SELECT c FROM t WHERE id BETWEEN ? AND ?",
             SqlMode::default(),
         )

@@ -18,6 +18,7 @@ use quire_engine::table::{DbError, ReadLock, RowHandle, Table, Transaction};
 
 use crate::bind::Conn;
 use crate::diag::{Level, SqlMode};
+use crate::dispatch::LockWait;
 use crate::error::{Result, SqlError};
 use crate::exec::{self, Txn};
 use crate::expr::{Env, Row, SessionFn};
@@ -116,6 +117,62 @@ impl Env for ExecEnv<'_> {
         self.killed()
     }
 
+    /// MariaDB's answers: GET_LOCK 1 (taken), 0 (timed out) or NULL (a NULL or empty name,
+    /// a NULL or negative timeout); RELEASE_LOCK 1, 0 (another session's) or NULL (nobody's);
+    /// IS_FREE_LOCK 1 or 0; IS_USED_LOCK the holder's connection id or NULL;
+    /// RELEASE_ALL_LOCKS the holds given back. A KILL while waiting is 1317.
+    fn user_lock(&self, f: crate::expr::UserLockFn, args: Vec<Value>) -> Result<Value> {
+        use crate::expr::UserLockFn;
+        let locks = &self.inst.user_locks;
+        let me = self.sv.conn_id;
+        if f == UserLockFn::ReleaseAll {
+            return Ok(Value::Int(locks.release_all(me) as i64));
+        }
+        let mut args = args.into_iter();
+        let name = match args.next() {
+            None | Some(Value::Null) => return Ok(Value::Null),
+            Some(v) => types::to_text(v),
+        };
+        if name.is_empty() {
+            return Ok(Value::Null);
+        }
+        let flag = |b: bool| Value::Int(i64::from(b));
+        Ok(match f {
+            UserLockFn::Get => {
+                let secs = match args.next() {
+                    None | Some(Value::Null) => return Ok(Value::Null),
+                    Some(v) => {
+                        if let Value::Str(s) = &v {
+                            types::check_numeric_string(s, types::NumKind::Double, self)?;
+                        }
+                        types::num(&v)
+                    }
+                };
+                if secs < 0.0 || secs.is_nan() {
+                    return Ok(Value::Null);
+                }
+                // Past a year is as good as forever (and fits a Duration).
+                let timeout = std::time::Duration::from_secs_f64(secs.min(31_536_000.0));
+                let killed = || self.killed();
+                match locks.get(me, &name, timeout, &killed) {
+                    Ok(()) => flag(true),
+                    Err(crate::user_locks::NotTaken::TimedOut) => flag(false),
+                    Err(crate::user_locks::NotTaken::Interrupted) => {
+                        return Err(SqlError::Interrupted)
+                    }
+                }
+            }
+            UserLockFn::Release => match locks.release(me, &name) {
+                Some(mine) => flag(mine),
+                None => Value::Null,
+            },
+            UserLockFn::IsFree => flag(locks.holder(&name).is_none()),
+            UserLockFn::IsUsed => locks.holder(&name).map_or(Value::Null, Value::UInt),
+            // Answered above (it has no name); the same answer here.
+            UserLockFn::ReleaseAll => Value::Int(locks.release_all(me) as i64),
+        })
+    }
+
     fn virtual_rows(&self, t: crate::infoschema::InfoTable) -> Result<Vec<Vec<Value>>> {
         crate::infoschema::rows(t, self.inst, self.sv)
     }
@@ -149,6 +206,12 @@ impl Env for ExecEnv<'_> {
         Ok(())
     }
 
+    fn set_last_insert_id(&self, v: u64) -> Result<()> {
+        self.sv.last_insert_id.set(v);
+        self.sv.insert_id_arg.set(true);
+        Ok(())
+    }
+
     fn param(&self, i: usize) -> Result<Value> {
         self.params
             .get(i)
@@ -167,7 +230,7 @@ impl Env for ExecEnv<'_> {
             )),
             SessionFn::CurrentUser => Value::Str(Session::current_user_text(self.sv)),
             SessionFn::ConnectionId => Value::UInt(self.sv.conn_id),
-            SessionFn::LastInsertId => Value::UInt(self.sv.last_insert_id),
+            SessionFn::LastInsertId => Value::UInt(self.sv.last_insert_id.get()),
             SessionFn::RowCount => Value::Int(self.sv.row_count),
             SessionFn::FoundRows => Value::UInt(self.sv.found_rows),
             SessionFn::UserVar { name, .. } => self
@@ -182,7 +245,9 @@ impl Env for ExecEnv<'_> {
                 let special = match name.as_str() {
                     "warning_count" => Some(Value::UInt(self.sv.diag.borrow().total())),
                     "error_count" => Some(Value::UInt(self.sv.diag.borrow().errors())),
-                    "last_insert_id" | "identity" => Some(Value::UInt(self.sv.last_insert_id)),
+                    "last_insert_id" | "identity" => {
+                        Some(Value::UInt(self.sv.last_insert_id.get()))
+                    }
                     "in_transaction" => Some(Value::Int(i64::from(self.in_trx))),
                     "pseudo_thread_id" | "thread_id" => Some(Value::UInt(self.sv.conn_id)),
                     "timestamp" if !*global => Some(Value::Double(self.start_us as f64 / 1e6)),
@@ -440,8 +505,10 @@ impl<'d> Session<'d> {
         if crate::do_stmt::is_do(text) {
             return Ok(self.plan_do(text, conn, hidden)?.0);
         }
-        let (stmt, lock, params) = crate::parse::parse_prepared(text, conn.mode)?;
-        self.plan_hiding(&stmt, lock, &params, hidden, conn)?
+        let p = crate::parse::parse_prepared(text, conn.mode)?;
+        let planned = self.plan_hiding(&p.stmt, p.lock, &p.params, hidden, conn)?;
+        planned
+            .map(|pl| pl.with_lock_wait(p.wait))
             .ok_or_else(|| SqlError::Unsupported(text.chars().take(40).collect()))
     }
 
@@ -529,7 +596,18 @@ impl<'d> Session<'d> {
                     exec::select(s, tables, &mut txn, &env, sink)?
                 } else {
                     self.in_statement_with(params, false, false, sq, |tx, env| {
-                        exec::select(s, tables, &mut Txn::Some(tx), env, sink)
+                        // `WAIT n` / `NOWAIT` / `SKIP LOCKED` hold for this statement only
+                        // (the next one sets its timeout again, `in_statement_with`).
+                        match s.lock_wait {
+                            LockWait::Session => {}
+                            LockWait::Seconds(n) => {
+                                tx.set_lock_wait_timeout(std::time::Duration::from_secs(n))
+                            }
+                            LockWait::SkipLocked => tx.set_skip_locked(true),
+                        }
+                        let r = exec::select(s, tables, &mut Txn::Some(tx), env, sink);
+                        tx.set_skip_locked(false);
+                        r
                     })?
                 };
                 self.sv.found_rows = n;
@@ -542,7 +620,9 @@ impl<'d> Session<'d> {
                     InsertSource::Values(_) => Opened::None,
                 };
                 let strict = self.sv.mode.strict() && !ip.ignore;
-                let ((affected, first_id, records, dups), returned) =
+                let found_rows = self.client_found_rows;
+                self.sv.insert_id_arg.set(false);
+                let (counts, returned) =
                     self.in_statement_with(params, true, strict, sq, |tx, env| {
                         let rows: Vec<Vec<Value>> = match &ip.source {
                             InsertSource::Values(rows) => rows
@@ -570,16 +650,29 @@ impl<'d> Session<'d> {
                         };
                         let mut stored = Vec::new();
                         let keep = ip.returning.is_some().then_some(&mut stored);
-                        let counts = insert_rows(ip, &table, tx, rows, env, strict, keep)?;
+                        let counts =
+                            insert_rows(ip, &table, tx, rows, env, strict, found_rows, keep)?;
                         let returned = match &ip.returning {
                             Some(r) => Some(returning_rows(r, &stored, env)?),
                             None => None,
                         };
                         Ok((counts, returned))
                     })?;
-                if let Some(id) = first_id {
-                    self.sv.last_insert_id = id;
+                if let Some(id) = counts.first_id {
+                    self.sv.last_insert_id.set(id);
                 }
+                // MariaDB's insert id: the first generated, else LAST_INSERT_ID(e)'s, else
+                // the AUTO_INCREMENT value of the last row inserted or changed.
+                let insert_id = match counts.first_id {
+                    Some(id) => id,
+                    None if self.sv.insert_id_arg.get() => self.sv.last_insert_id.get(),
+                    None if counts.copied == 0 => 0,
+                    None => match ip.source {
+                        InsertSource::Select(_) => counts.last_inserted_auto.unwrap_or(0),
+                        InsertSource::Values(_) => counts.last_auto.unwrap_or(0),
+                    },
+                };
+                let (records, dups) = (counts.records, counts.dups);
                 if let (Some(r), Some(rows)) = (&ip.returning, returned) {
                     return send_returned(r, &rows, sink);
                 }
@@ -590,14 +683,15 @@ impl<'d> Session<'d> {
                     String::new()
                 };
                 Ok(Outcome::Ok {
-                    affected_rows: affected,
-                    last_insert_id: first_id.unwrap_or(0),
+                    affected_rows: counts.affected,
+                    last_insert_id: insert_id,
                     info,
                 })
             }
             Planned::Update(up) => {
                 let table = self.open_table(&up.table.db, &up.table.name)?;
                 let strict = self.sv.mode.strict();
+                self.sv.insert_id_arg.set(false);
                 let (matched, changed) =
                     self.in_statement_with(params, true, strict, sq, |tx, env| {
                         let limit = exec::limit_value(&up.limit, env, "LIMIT")?;
@@ -683,7 +777,12 @@ impl<'d> Session<'d> {
                     } else {
                         changed
                     },
-                    last_insert_id: 0,
+                    // `SET id = LAST_INSERT_ID(id)`: MariaDB's OK packet carries it.
+                    last_insert_id: if self.sv.insert_id_arg.get() {
+                        self.sv.last_insert_id.get()
+                    } else {
+                        0
+                    },
                     info: format!(
                         "Rows matched: {matched}  Changed: {changed}  Warnings: {warnings}"
                     ),
@@ -1047,8 +1146,34 @@ fn send_returned(
     Ok(Outcome::ResultSet)
 }
 
+/// What an INSERT did, as MariaDB's COPY_INFO counts it.
+#[derive(Debug, Default)]
+struct InsertCounts {
+    /// The OK packet's affected rows: 1 per row inserted, 1 more per row REPLACE deleted,
+    /// 2 per row ON DUPLICATE KEY UPDATE changed (and 1 per row it left as it was, with
+    /// CLIENT_FOUND_ROWS).
+    affected: u64,
+    /// The first AUTO_INCREMENT value generated: LAST_INSERT_ID().
+    first_id: Option<u64>,
+    /// The rows of the statement's source.
+    records: u64,
+    /// The info text's `Duplicates`.
+    dups: u64,
+    /// Rows inserted or changed (MariaDB's `copied`).
+    copied: u64,
+    /// The AUTO_INCREMENT value of the last row inserted or changed: the OK packet's
+    /// insert id when none was generated (MariaDB's `next_number_field` after the loop).
+    last_auto: Option<u64>,
+    /// The same of the last row inserted: INSERT … SELECT's insert id (MariaDB's
+    /// `autoinc_value_of_last_inserted_row`).
+    last_inserted_auto: Option<u64>,
+}
+
 /// Inserts `rows` (each in the statement's column order); with `keep`, each row as stored
-/// (its AUTO_INCREMENT and defaults filled) is pushed there, for RETURNING.
+/// (its AUTO_INCREMENT and defaults filled) is pushed there, for RETURNING. With ON
+/// DUPLICATE KEY UPDATE a colliding row is updated instead (`upsert.rs`); `found_rows` is
+/// the client's CLIENT_FOUND_ROWS.
+#[allow(clippy::too_many_arguments)]
 fn insert_rows<'d>(
     ip: &crate::stmt::InsertPlan,
     table: &Table<'d>,
@@ -1056,11 +1181,15 @@ fn insert_rows<'d>(
     rows: Vec<Vec<Value>>,
     env: &dyn Env,
     strict: bool,
+    found_rows: bool,
     mut keep: Option<&mut Vec<Vec<Value>>>,
-) -> Result<(u64, Option<u64>, u64, u64)> {
+) -> Result<InsertCounts> {
     let def = &ip.table.def;
-    let (mut affected, mut dups, mut first_id) = (0u64, 0u64, None);
-    let records = rows.len() as u64;
+    let mut k = InsertCounts {
+        records: rows.len() as u64,
+        ..Default::default()
+    };
+    let total = rows.len() as u64;
     // NULL into a NOT NULL column is an error in a one-row INSERT … VALUES (without
     // IGNORE) whatever the sql_mode; otherwise a warning (MariaDB).
     let null_is_error =
@@ -1077,6 +1206,12 @@ fn insert_rows<'d>(
                 && def.auto_increment != Some(i)
         })
         .collect();
+    let auto_of = |row: &[Value]| {
+        def.auto_increment
+            .and_then(|c| row.get(c))
+            .and_then(exec::int_value)
+    };
+    let mut batch = crate::upsert::AutoIncBatch::default();
     for (n, src) in rows.into_iter().enumerate() {
         let at = types::Target {
             db: &ip.table.db,
@@ -1099,10 +1234,80 @@ fn insert_rows<'d>(
                 (None, None) => Value::Null,
             });
         }
-        let row = exec::coerce_row(&ip.table, full, &order, &missing, &at, env, null_is_error)?;
+        let mut row = exec::coerce_row(&ip.table, full, &order, &missing, &at, env, null_is_error)?;
         let generated = def
             .auto_increment
             .is_some_and(|c| matches!(row.get(c), Some(Value::Null)));
+        if let Some(od) = &ip.on_dup {
+            // The statement's batch gives the value (upsert.rs, invariant 3).
+            let mut given = None;
+            if let Some(c) = def.auto_increment {
+                if generated {
+                    given = batch.take(table, total, total - n as u64)?;
+                    if let (Some(v), Some(slot)) = (given, row.get_mut(c)) {
+                        *slot = crate::upsert::auto_value(ip, c, v);
+                    }
+                } else if let Some(v) = auto_of(&row) {
+                    batch.explicit(v);
+                }
+            }
+            match tx.insert_or_lock_duplicate(table, row.clone())? {
+                quire_engine::table::Upsert::Inserted(stored) => {
+                    k.affected += 1;
+                    k.copied += 1;
+                    k.last_auto = auto_of(&stored);
+                    k.last_inserted_auto = k.last_auto;
+                    if generated && k.first_id.is_none() {
+                        k.first_id = auto_of(&stored);
+                    }
+                    if let Some(kept) = keep.as_deref_mut() {
+                        kept.push(stored);
+                    }
+                }
+                quire_engine::table::Upsert::Duplicate {
+                    handle, row: old, ..
+                } => {
+                    if let Some(v) = given {
+                        batch.give_back(v);
+                    }
+                    let done = crate::upsert::update_duplicate(
+                        ip,
+                        od,
+                        table,
+                        tx,
+                        &handle,
+                        old,
+                        &row,
+                        n as u64 + 1,
+                        env,
+                        strict,
+                        null_is_error,
+                    )?;
+                    match done {
+                        crate::upsert::Updated::Changed(new) => {
+                            k.affected += 2;
+                            k.dups += 1;
+                            k.copied += 1;
+                            k.last_auto = auto_of(&new);
+                            if let Some(kept) = keep.as_deref_mut() {
+                                kept.push(new);
+                            }
+                        }
+                        crate::upsert::Updated::Unchanged(same) => {
+                            if found_rows {
+                                k.affected += 1;
+                                k.dups += 1;
+                            }
+                            if let Some(kept) = keep.as_deref_mut() {
+                                kept.push(same);
+                            }
+                        }
+                        crate::upsert::Updated::Skipped => {}
+                    }
+                }
+            }
+            continue;
+        }
         let stored = match tx.insert(table, row.clone()) {
             Ok(s) => s,
             Err(DbError::DuplicateKey { index, entry }) if ip.ignore => {
@@ -1111,30 +1316,34 @@ fn insert_rows<'d>(
                     key: index,
                 };
                 env.warn(Level::Warning, 1062, e.to_string())?;
-                dups += 1;
+                k.dups += 1;
                 continue;
             }
             Err(DbError::DuplicateKey { .. }) if ip.replace => {
                 // REPLACE: delete every row the new one collides with, then insert.
                 let replaced = replace_conflicts(def, table, tx, &row)?;
-                affected += replaced;
-                dups += u64::from(replaced > 0);
+                k.affected += replaced;
+                k.dups += u64::from(replaced > 0);
                 tx.insert(table, row.clone())?
             }
             Err(e) => return Err(e.into()),
         };
-        affected += 1;
-        if generated && first_id.is_none() {
-            first_id = def
-                .auto_increment
-                .and_then(|c| stored.get(c))
-                .and_then(exec::int_value);
+        k.affected += 1;
+        k.copied += 1;
+        k.last_auto = auto_of(&stored);
+        k.last_inserted_auto = k.last_auto;
+        if generated && k.first_id.is_none() {
+            k.first_id = auto_of(&stored);
         }
-        if let Some(k) = keep.as_deref_mut() {
-            k.push(stored);
+        if let Some(kept) = keep.as_deref_mut() {
+            kept.push(stored);
         }
     }
-    Ok((affected, first_id, records, dups))
+    // With IGNORE MariaDB counts every row not copied as a duplicate.
+    if ip.ignore && ip.on_dup.is_some() {
+        k.dups = k.records - k.copied;
+    }
+    Ok(k)
 }
 
 fn replace_conflicts<'d>(
@@ -1207,6 +1416,10 @@ fn expression_columns(p: &Planned) -> Vec<String> {
     };
     match p {
         Planned::Select(s) => of_select(s),
+        // ON DUPLICATE KEY UPDATE reads the existing row, then VALUES(c)'s row.
+        Planned::Insert(i) if i.on_dup.is_some() => {
+            [of_table(&i.table), of_table(&i.table)].concat()
+        }
         Planned::Insert(i) => of_table(&i.table),
         Planned::Update(u) => of_table(&u.table),
         Planned::Delete(d) => of_table(&d.table),

@@ -158,6 +158,8 @@ pub struct Instance<'d> {
     /// The MySQL error code of an error, as the server's one table gives it
     /// ([`Instance::set_error_codes`]): DO keeps an evaluation error as a condition.
     error_codes: std::sync::OnceLock<fn(&SqlError) -> Option<u16>>,
+    /// GET_LOCK's named locks (`user_locks.rs`).
+    pub(crate) user_locks: crate::user_locks::UserLocks,
 }
 
 impl<'d> Instance<'d> {
@@ -184,6 +186,7 @@ impl<'d> Instance<'d> {
             counters: crate::status::ServerCounters::default(),
             logs_flushed: AtomicU64::new(0),
             error_codes: std::sync::OnceLock::new(),
+            user_locks: crate::user_locks::UserLocks::default(),
         }
     }
 
@@ -452,7 +455,12 @@ pub(crate) struct SessVars {
     pub host: String,
     pub db: Option<String>,
     pub vars: HashMap<String, Value>,
-    pub last_insert_id: u64,
+    /// LAST_INSERT_ID(): set by an INSERT that generated an AUTO_INCREMENT value, and by
+    /// `LAST_INSERT_ID(e)` while a statement evaluates (so through `&self`: `Env`).
+    pub last_insert_id: std::cell::Cell<u64>,
+    /// `LAST_INSERT_ID(e)` ran in the statement (MariaDB's `arg_of_last_insert_id_function`):
+    /// an INSERT or UPDATE's OK packet then carries that value.
+    pub insert_id_arg: std::cell::Cell<bool>,
     pub row_count: i64,
     pub found_rows: u64,
     /// SHOW WARNINGS (borrowed mutably while a statement evaluates: `Env::warn`).
@@ -587,7 +595,8 @@ impl<'d> Session<'d> {
                 host: info.host.clone(),
                 db: None,
                 vars,
-                last_insert_id: 0,
+                last_insert_id: std::cell::Cell::new(0),
+                insert_id_arg: std::cell::Cell::new(false),
                 row_count: -1,
                 found_rows: 0,
                 diag: RefCell::new(Diagnostics::default()),
@@ -793,9 +802,12 @@ impl<'d> Session<'d> {
         if let Some(out) = self.special(text, sink)? {
             return Ok(out);
         }
-        let (stmt, lock) = crate::parse::parse_one_in(text, conn.mode)?;
+        let (stmt, lock, wait) = crate::parse::parse_query_in(text, conn.mode)?;
         let params = HashMap::new();
-        match self.plan(&stmt, lock, &params, conn)? {
+        match self
+            .plan(&stmt, lock, &params, conn)?
+            .map(|p| p.with_lock_wait(wait))
+        {
             // A statement that reads a user variable is typed by the variable's kind at
             // binding, GROUP_CONCAT by group_concat_max_len (MariaDB binds each COM_QUERY
             // anew), so its plan is not kept.
@@ -974,8 +986,15 @@ impl<'d> Session<'d> {
                 com: crate::status::kind(text),
             });
         }
-        let (stmt, lock, params) = crate::parse::parse_prepared(text, conn.mode)?;
-        let planned = self.plan(&stmt, lock, &params, conn)?;
+        let crate::parse::Prepared {
+            stmt,
+            lock,
+            wait,
+            params,
+        } = crate::parse::parse_prepared(text, conn.mode)?;
+        let planned = self
+            .plan(&stmt, lock, &params, conn)?
+            .map(|p| p.with_lock_wait(wait));
         // The result set's columns, sent with COM_STMT_PREPARE's answer: a SELECT's, or
         // RETURNING's.
         let columns = match &planned {
@@ -1260,6 +1279,9 @@ impl Drop for Session<'_> {
         }
         // After the rollback: its undo of the temporary tables is applied or moot.
         self.drop_all_temporary();
+        // GET_LOCK's locks end with the session (also at COM_RESET_CONNECTION and
+        // COM_CHANGE_USER, which start a new session), as in MariaDB.
+        self.inst.user_locks.release_all(self.info.id);
         self.inst.sessions.lock().remove(&self.info.id);
     }
 }

@@ -109,6 +109,15 @@ impl Planned {
     }
 
     /// Whether running it evaluates subqueries (their read view must be chosen first).
+    /// The plan with its top SELECT's lock wait set (a locking read's `WAIT n`, `NOWAIT`,
+    /// `SKIP LOCKED`); other statements do not have one.
+    pub fn with_lock_wait(mut self, wait: crate::dispatch::LockWait) -> Planned {
+        if let Planned::Select(s) = &mut self {
+            s.lock_wait = wait;
+        }
+        self
+    }
+
     pub fn has_subqueries(&self) -> bool {
         match self {
             Planned::Select(s) => crate::subquery::has_subqueries(s),
@@ -182,6 +191,17 @@ pub struct InsertPlan {
     pub subqueries: Vec<std::sync::Arc<crate::subquery::Subquery>>,
     /// `RETURNING …`: a result set of the rows written instead of an OK.
     pub returning: Option<Returning>,
+    /// `ON DUPLICATE KEY UPDATE …`.
+    pub on_dup: Option<OnDuplicate>,
+}
+
+/// The assignments of INSERT … ON DUPLICATE KEY UPDATE, applied left to right to a row the
+/// new one collides with. Each expression reads a row of twice the table's width: the
+/// existing row as updated so far (columns `0..n`), then the row the statement would have
+/// inserted (`n..2n`, what `VALUES(c)` reads).
+#[derive(Debug, Clone)]
+pub struct OnDuplicate {
+    pub sets: Vec<(usize, Expr)>,
 }
 
 /// The RETURNING clause of INSERT, REPLACE (MariaDB 10.5) or a single-table DELETE
@@ -1009,6 +1029,7 @@ pub(crate) fn select_core(
         limit,
         offset,
         lock,
+        lock_wait: Default::default(),
         window,
     })
 }
@@ -1133,9 +1154,25 @@ pub fn insert(ctx: &Ctx<'_>, ins: &sql::Insert) -> Result<InsertPlan> {
         sql::TableObject::TableName(n) => n,
         other => return Err(SqlError::Unsupported(other.to_string())),
     };
-    if ins.on.is_some() {
-        return Err(SqlError::Unsupported("ON DUPLICATE KEY UPDATE".into()));
+    // MySQL 8's new-row alias (`VALUES (…) AS new`): MariaDB 10.11's grammar has none.
+    if let Some(a) = &ins.insert_alias {
+        return Err(SqlError::Parse {
+            near: format!("AS {} ON DUPLICATE KEY UPDATE", a.row_alias),
+            line: 1,
+        });
     }
+    let on_dup = match &ins.on {
+        None => None,
+        Some(sql::OnInsert::DuplicateKeyUpdate(list)) if !ins.replace_into => Some(list),
+        // REPLACE has no such clause in MariaDB's grammar.
+        Some(on @ sql::OnInsert::DuplicateKeyUpdate(_)) => {
+            return Err(SqlError::Parse {
+                near: on.to_string().trim_start().to_string(),
+                line: 1,
+            })
+        }
+        Some(other) => return Err(SqlError::Unsupported(other.to_string())),
+    };
     let t = ctx.dml_table(name, None, "INSERT")?;
     let ncols = t.def.columns.len();
     // Source columns in order → table columns.
@@ -1254,12 +1291,17 @@ pub fn insert(ctx: &Ctx<'_>, ins: &sql::Insert) -> Result<InsertPlan> {
             None => None,
         });
     }
+    let on_dup = match on_dup {
+        Some(list) => Some(on_duplicate(ctx, &subctx, &t, list)?),
+        None => None,
+    };
     let mut subqueries = subctx.take();
     let returning = match &ins.returning {
         Some(items) => Some(returning(ctx, items, name, None, &mut subqueries)?),
         None => None,
     };
     Ok(InsertPlan {
+        on_dup,
         table: t,
         map,
         source,
@@ -1269,6 +1311,62 @@ pub fn insert(ctx: &Ctx<'_>, ins: &sql::Insert) -> Result<InsertPlan> {
         subqueries,
         returning,
     })
+}
+
+/// Binds the assignments of ON DUPLICATE KEY UPDATE over the existing row of `t`, with
+/// `VALUES(c)` (and `VALUE(c)`) reading the row the statement would have inserted
+/// ([`OnDuplicate`]). MariaDB's errors: 1054 `in 'UPDATE'` for an unknown target column,
+/// `in 'SELECT'` for one read.
+fn on_duplicate(
+    ctx: &Ctx<'_>,
+    subctx: &SubCtx<'_>,
+    t: &TableRef,
+    list: &[sql::Assignment],
+) -> Result<OnDuplicate> {
+    let width = t.def.columns.len();
+    // The row the statement would insert follows the existing one; no name reaches it (it
+    // is not visible, and its empty alias is no identifier): only VALUES(c) does.
+    let mut scope = scope_of(t);
+    scope.columns.extend(t.def.columns.iter().cloned());
+    scope.tables.push(crate::bind::ScopeTable {
+        alias: String::new(),
+        db: String::new(),
+        table: String::new(),
+        aliased: true,
+        offset: width,
+        len: width,
+        auto_increment: None,
+    });
+    let mut sets = Vec::with_capacity(list.len());
+    for a in list {
+        let sql::AssignmentTarget::ColumnName(n) = &a.target else {
+            return Err(SqlError::Unsupported(a.to_string()));
+        };
+        let parts = object_parts(n)?;
+        let (q, c) = match parts.as_slice() {
+            [c] => (None, c.as_str()),
+            [q, c] | [_, q, c] => (Some(q.as_str()), c.as_str()),
+            _ => return Err(SqlError::Unsupported(n.to_string())),
+        };
+        let col = scope.resolve(q, c, "UPDATE")?;
+        let e = if crate::bind::is_default_keyword(&a.value) {
+            scope.default_of(col, ctx.params, ctx.conn)?
+        } else {
+            crate::bind::with_insert_values(width, || {
+                Binder {
+                    sub: Some(subctx),
+                    scope: Some(&scope),
+                    params: ctx.params,
+                    aggs: None,
+                    context: "SELECT",
+                    conn: ctx.conn,
+                }
+                .bind(&a.value)
+            })?
+        };
+        sets.push((col, e));
+    }
+    Ok(OnDuplicate { sets })
 }
 
 /// Binds a RETURNING list over table `name` (as `alias`), adding its subqueries to the
@@ -1497,6 +1595,7 @@ fn join_dml(
         limit: None,
         offset: None,
         lock: Some(ReadLock::Shared),
+        lock_wait: Default::default(),
         window: None,
     };
     Ok((select, targets))

@@ -288,6 +288,9 @@ pub struct SubEnv<'e> {
 }
 
 impl Env for SubEnv<'_> {
+    fn set_last_insert_id(&self, v: u64) -> Result<()> {
+        self.parent.set_last_insert_id(v)
+    }
     fn param(&self, i: usize) -> Result<Value> {
         self.parent.param(i)
     }

@@ -890,15 +890,22 @@ impl<'d> Session<'d> {
                 if let sqlparser::ast::TableObject::TableName(n) = &i.table {
                     if let Some(t) = name_of(n) {
                         let replace = i.replace_into;
-                        targets.push((
-                            t,
-                            if replace {
-                                privs::INSERT | privs::DELETE
-                            } else {
-                                privs::INSERT
-                            },
-                            "INSERT",
-                        ));
+                        // ON DUPLICATE KEY UPDATE may update: UPDATE too, checked before
+                        // any row is written, as MariaDB (1142 `UPDATE command denied`).
+                        if i.on.is_some() {
+                            targets.push((t.clone(), privs::INSERT, "INSERT"));
+                            targets.push((t, privs::UPDATE, "UPDATE"));
+                        } else {
+                            targets.push((
+                                t,
+                                if replace {
+                                    privs::INSERT | privs::DELETE
+                                } else {
+                                    privs::INSERT
+                                },
+                                "INSERT",
+                            ));
+                        }
                     }
                 }
             }

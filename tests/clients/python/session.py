@@ -228,6 +228,53 @@ def found_rows(drv, db):
             conn.close()
 
 
+def upserts(drv, db):
+    """INSERT … ON DUPLICATE KEY UPDATE as ORMs send it: `executemany` (which both drivers
+    rewrite into one multi-row INSERT), rowcount 1 per row inserted and 2 per row changed,
+    the updated row's id through `id = LAST_INSERT_ID(id)` and lastrowid, and a row left
+    as it was counted only with CLIENT_FOUND_ROWS."""
+    conn = drv.connect(db)
+    try:
+        query(conn, "DROP TABLE IF EXISTS up")
+        query(conn, "CREATE TABLE up (id INT AUTO_INCREMENT PRIMARY KEY, "
+                    "sku VARCHAR(20) UNIQUE, qty INT NOT NULL)")
+        sql = ("INSERT INTO up (sku, qty) VALUES (%s, %s) "
+               "ON DUPLICATE KEY UPDATE qty = qty + VALUES(qty)")
+        with conn.cursor() as cur:
+            cur.executemany(sql, [("a", 1), ("b", 2), ("a", 10)])
+            check("upsert executemany rowcount", cur.rowcount, 4)
+        # One statement: ROW_COUNT() is the whole batch's.
+        check("upsert executemany ROW_COUNT()", one(conn, "SELECT ROW_COUNT()"), (4,))
+        check("upsert rows", query(conn, "SELECT id, sku, qty FROM up ORDER BY id"),
+              ((1, "a", 11), (2, "b", 2)))
+        with conn.cursor() as cur:
+            cur.execute("INSERT INTO up (sku, qty) VALUES (%s, %s) "
+                        "ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id), qty = qty + 1", ("b", 5))
+            check("upsert of b, rowcount", cur.rowcount, 2)
+            check("upsert of b, lastrowid", cur.lastrowid, 2)
+        check("upsert of b, LAST_INSERT_ID()", one(conn, "SELECT LAST_INSERT_ID()"), (2,))
+        with conn.cursor() as cur:
+            cur.execute(sql, ("c", 7))
+            check("upsert inserting c, rowcount", cur.rowcount, 1)
+            check("upsert inserting c, lastrowid", cur.lastrowid, 5)
+        flag = drv.mod.constants.CLIENT.FOUND_ROWS
+        for label, extra, want in [("without CLIENT_FOUND_ROWS", {}, 0),
+                                   ("with CLIENT_FOUND_ROWS", {"client_flag": flag}, 1)]:
+            c = drv.connect(db, **extra)
+            try:
+                with c.cursor() as cur:
+                    cur.execute("INSERT INTO up (sku, qty) VALUES ('a', 0) "
+                                "ON DUPLICATE KEY UPDATE qty = qty")
+                    check("upsert that changes nothing, rowcount " + label, cur.rowcount, want)
+            finally:
+                c.close()
+        check("upsert rows at the end", query(conn, "SELECT id, sku, qty FROM up ORDER BY id"),
+              ((1, "a", 11), (2, "b", 3), (5, "c", 7)))
+        query(conn, "DROP TABLE up")
+    finally:
+        conn.close()
+
+
 def errors(drv, db, conn):
     query(conn, "INSERT INTO t (id, name) VALUES (%s, %s)", (1_000_000, "dup"))
     expect_error(drv, "duplicate key", 1062, "Duplicate entry '1000000' for key 'PRIMARY'",
@@ -395,6 +442,7 @@ def main():
         for step, fn in [("round trip", lambda: round_trip(drv, conn)),
                          ("transactions", lambda: transactions(drv, db)),
                          ("CLIENT_FOUND_ROWS", lambda: found_rows(drv, db)),
+                         ("upserts", lambda: upserts(drv, db)),
                          ("errors", lambda: errors(drv, db, conn)),
                          ("multi statements", lambda: multi_statements(drv, db))]:
             fn()

@@ -138,7 +138,7 @@ pub use rowid::RowHandle;
 pub use scan::IndexRows;
 pub use settings::SetError;
 pub use statistics::{IndexStatistics, TableStatistics, SAMPLE_LEAVES};
-pub use txn::{ReadLock, Transaction};
+pub use txn::{ReadLock, Transaction, Upsert};
 
 /// A consistent-read snapshot with no transaction id ([`Db::snapshot`]): what a transaction
 /// that has only read so far holds, as InnoDB's read-only transactions do.
@@ -1520,6 +1520,19 @@ impl<'d> Table<'d> {
             Ok(t.def
                 .auto_increment
                 .map(|_| t.autoinc.load(Ordering::Relaxed)))
+        })
+    }
+
+    /// Reserves `n` consecutive AUTO_INCREMENT values for one statement and returns the
+    /// first (`None` without such a column): InnoDB's `innodb_autoinc_lock_mode=1` for an
+    /// INSERT whose row count is known, where the counter moves past all `n` even when
+    /// some rows end up not inserted. The caller gives the values out itself, as explicit
+    /// ones.
+    pub fn reserve_auto_increment(&self, n: u64) -> Result<Option<u64>> {
+        self.with_state(|t| {
+            Ok(t.def
+                .auto_increment
+                .map(|_| t.autoinc.fetch_add(n, Ordering::Relaxed)))
         })
     }
 

@@ -76,6 +76,24 @@ impl ReadLock {
     }
 }
 
+/// What [`Transaction::insert_or_lock_duplicate`] did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Upsert {
+    /// The row was inserted; here as stored.
+    Inserted(Vec<Value>),
+    /// The row collided in unique index `index` (`PRIMARY` for the primary key) with the
+    /// live row `row`, now X-locked by this transaction, named by `handle`.
+    Duplicate {
+        index: String,
+        handle: RowHandle,
+        row: Vec<Value>,
+    },
+}
+
+/// How many times [`Transaction::insert_or_lock_duplicate`] looks for a conflict again
+/// after its insert found one committed meanwhile.
+const UPSERT_ROUNDS: usize = 16;
+
 /// What an UPDATE undo record's change did to the clustered record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Op {
@@ -233,6 +251,8 @@ impl DbInner {
             fk_checks: true,
             fk_depth: 0,
             fk_cascade: false,
+            skip_locked: false,
+            upserting: false,
         })
     }
 
@@ -570,6 +590,14 @@ pub struct Transaction<'d> {
     /// A cascaded change is being written: its child-side check is skipped (the values
     /// come from the parent change that caused it).
     pub(super) fk_cascade: bool,
+    /// `SKIP LOCKED`: a locking read passes over a record another transaction holds a
+    /// conflicting lock on, instead of waiting for it ([`Transaction::set_skip_locked`]).
+    skip_locked: bool,
+    /// An upsert is inserting ([`Transaction::insert_or_lock_duplicate`]): a conflicting
+    /// entry of an active transaction is waited for with an X lock, not an S lock, since
+    /// the row will be updated (InnoDB's `trx->duplicates`). Two upserts that both waited
+    /// with S locks would deadlock upgrading them.
+    upserting: bool,
 }
 
 impl<'d> Transaction<'d> {
@@ -728,6 +756,14 @@ impl<'d> Transaction<'d> {
         self.lock_wait_timeout
     }
 
+    /// `SKIP LOCKED` for this transaction's next locking reads (off until set; the caller
+    /// turns it off after the statement): a record whose lock would have to be waited for
+    /// is not locked, not read and not returned, as InnoDB's SKIP LOCKED. The gaps of the
+    /// records that are read are locked as usual.
+    pub fn set_skip_locked(&mut self, on: bool) {
+        self.skip_locked = on;
+    }
+
     /// A flag that, once set (KILL QUERY, a client gone), ends this transaction's lock
     /// wait within [`crate::lock::INTERRUPT_POLL`] with [`DbError::Interrupted`]; the
     /// statement is rolled back, as on a timeout. The caller clears it for the next
@@ -834,6 +870,46 @@ impl<'d> Transaction<'d> {
         }
     }
 
+    /// [`Transaction::lock_read`] without waiting: whether the lock was granted (nothing
+    /// changed if not).
+    fn try_lock_read(
+        &mut self,
+        t: &TableState,
+        tree: &BTree,
+        key: &LockKey,
+        mode: LockMode,
+        kind: LockKind,
+    ) -> bool {
+        if kind == LockKind::Record {
+            return self
+                .db
+                .locks
+                .try_lock(&mut self.locks, tree.index_id(), key, mode, kind);
+        }
+        let _g = t.gaps.write();
+        t.gap_locked.fetch_add(1, Ordering::AcqRel);
+        self.db
+            .locks
+            .try_lock(&mut self.locks, tree.index_id(), key, mode, kind)
+    }
+
+    /// Locks a record a locking read is about to return: waits for it, or, under
+    /// `SKIP LOCKED`, answers false at once when it would have to wait.
+    fn lock_read_or_skip(
+        &mut self,
+        t: &TableState,
+        tree: &BTree,
+        key: &LockKey,
+        mode: LockMode,
+        kind: LockKind,
+    ) -> Result<bool> {
+        if self.skip_locked {
+            return Ok(self.try_lock_read(t, tree, key, mode, kind));
+        }
+        self.lock_read(t, tree, key, mode, kind)?;
+        Ok(true)
+    }
+
     fn gap_kind(&self) -> LockKind {
         match self.iso {
             Isolation::RepeatableRead | Isolation::Serializable => LockKind::NextKey,
@@ -907,12 +983,11 @@ impl<'d> Transaction<'d> {
         self.statement(|tx| {
             table.with_state(|t| {
                 let key = table.pk_key(t, pk)?;
-                tx.lock(
-                    t.clustered.index_id(),
-                    &LockKey::Key(key.clone()),
-                    lock.mode(),
-                    LockKind::Record,
-                )?;
+                let k = LockKey::Key(key.clone());
+                if !tx.lock_read_or_skip(t, &t.clustered, &k, lock.mode(), LockKind::Record)? {
+                    // SKIP LOCKED, and another transaction holds it.
+                    return Ok(None);
+                }
                 match t.clustered.get(&tx.db.engine, &key)? {
                     Some(e) if !e.delete_marked => tx.db.decode_version(t, &e.value).map(Some),
                     _ => Ok(None),
@@ -1138,7 +1213,11 @@ impl<'d> Transaction<'d> {
         kind: LockKind,
         f: &mut impl FnMut(&mut Self, &Entry) -> Result<bool>,
     ) -> Result<bool> {
-        self.lock_read(t, tree, &LockKey::Key(key.to_vec()), lock.mode(), kind)?;
+        let k = LockKey::Key(key.to_vec());
+        if !self.lock_read_or_skip(t, tree, &k, lock.mode(), kind)? {
+            // SKIP LOCKED: passed over, the walk goes on.
+            return Ok(true);
+        }
         match tree.get(&self.db.engine, key)? {
             Some(cur) => f(self, &cur),
             None => Ok(true),
@@ -1205,13 +1284,11 @@ impl<'d> Transaction<'d> {
                         return Ok(true);
                     }
                     let n = ix.layout.secondary_part_len(&e.key)?;
-                    let key = e.key[n..].to_vec();
-                    tx.lock(
-                        t.clustered.index_id(),
-                        &LockKey::Key(key.clone()),
-                        lock.mode(),
-                        LockKind::Record,
-                    )?;
+                    let key = LockKey::Key(e.key[n..].to_vec());
+                    let mode = lock.mode();
+                    if !tx.lock_read_or_skip(t, &t.clustered, &key, mode, LockKind::Record)? {
+                        return Ok(true);
+                    }
                     match tx.db.entry_row(t, ix, e, None)? {
                         Some(r) => each(r.1),
                         None => Ok(true),
@@ -1249,6 +1326,128 @@ impl<'d> Transaction<'d> {
                 .fetch_add(1, Ordering::Relaxed);
         }
         r
+    }
+
+    /// INSERT … ON DUPLICATE KEY UPDATE's insert: inserts `row` as [`Transaction::insert`]
+    /// does, unless it collides with a live row in a unique index; then nothing is
+    /// inserted and that row comes back X-locked (it stays locked until the transaction
+    /// ends), at its newest version, with the handle that names it for
+    /// [`Transaction::update_row`]. The indexes are looked at in InnoDB's order (the
+    /// primary key, then the unique indexes in index order), so the row is the one InnoDB
+    /// would update. AUTO_INCREMENT is filled before the check: a duplicate consumes the
+    /// value it was given, as InnoDB's does.
+    pub fn insert_or_lock_duplicate(
+        &mut self,
+        table: &Table<'_>,
+        row: Vec<Value>,
+    ) -> Result<Upsert> {
+        self.upserting = true;
+        let r = self.write_statement(table, |tx| {
+            table.with_state(|t| {
+                let db = tx.db;
+                let row = table.prepare(t, row)?;
+                let row_id = rowid::next_row_id(t);
+                let mut key = Vec::new();
+                t.layout.encode_key(&row, row_id, &db.limits, &mut key)?;
+                let start = tx.next_undo_no();
+                // A conflicting row committed between the look and the insert makes the
+                // insert fail: look again. Each round waits for the committer's lock, so
+                // a few rounds suffice; the bound only keeps a bug from spinning.
+                for _ in 0..UPSERT_ROUNDS {
+                    if let Some(d) = tx.lock_duplicate(t, &row, row_id, &key)? {
+                        return Ok(d);
+                    }
+                    tx.fk_check_child(t, &row, None)?;
+                    db.purge_lag_delay();
+                    match tx.insert_prepared(t, row.clone(), row_id, key.clone()) {
+                        Err(DbError::DuplicateKey { .. }) => {
+                            if tx.next_undo_no() > start {
+                                tx.rollback_to(start)?;
+                            }
+                        }
+                        r => return r.map(Upsert::Inserted),
+                    }
+                }
+                tx.insert_prepared(t, row, row_id, key)
+                    .map(Upsert::Inserted)
+            })
+        });
+        self.upserting = false;
+        if matches!(r, Ok(Upsert::Inserted(_))) {
+            self.db
+                .counters
+                .rows_inserted
+                .fetch_add(1, Ordering::Relaxed);
+        }
+        r
+    }
+
+    /// The live row `row` (clustered key `key`) would collide with, X-locked, in InnoDB's
+    /// order: the primary key, then each unique index in index order. An entry of an active
+    /// transaction is waited for (the X lock), then looked at again: it may have been
+    /// rolled back, or deleted.
+    fn lock_duplicate(
+        &mut self,
+        t: &TableState,
+        row: &[Value],
+        row_id: Option<RowId>,
+        key: &[u8],
+    ) -> Result<Option<Upsert>> {
+        if row_id.is_none() {
+            if let Some(cur) = self.lock_live_row(t, key)? {
+                return Ok(Some(Upsert::Duplicate {
+                    index: "PRIMARY".into(),
+                    handle: RowHandle::new(t, key.to_vec())?,
+                    row: self.db.decode_version(t, &cur.value)?,
+                }));
+            }
+        }
+        let entries = self.db.entries(t, row, row_id, self.id)?;
+        for (ix, (k, _)) in t.indexes.iter().zip(&entries) {
+            if !ix.def.unique || ix.null_in(row) {
+                continue;
+            }
+            let n = ix.layout.secondary_part_len(k)?;
+            let prefix = k[..n].to_vec();
+            'again: loop {
+                let cur = ix.tree.scan(
+                    &self.db.engine,
+                    Bound::Included(&prefix),
+                    Bound::Unbounded,
+                    Direction::Forward,
+                );
+                for e in cur {
+                    let e = e?;
+                    if !e.key.starts_with(&prefix) {
+                        break;
+                    }
+                    if e.key == *k {
+                        continue;
+                    }
+                    let owner = entry_trx(&e.value)?;
+                    let pending = owner != self.id && self.db.trx.is_active(owner);
+                    if e.delete_marked && !pending {
+                        continue;
+                    }
+                    let pk = e.key[n..].to_vec();
+                    if let Some(cur) = self.lock_live_row(t, &pk)? {
+                        // Under our X lock no one else changes the row's entries
+                        // (invariant 1): a live entry now is the row's current one.
+                        let live = ix.tree.get(&self.db.engine, &e.key)?;
+                        if live.is_some_and(|x| !x.delete_marked) {
+                            return Ok(Some(Upsert::Duplicate {
+                                index: ix.def.name.clone(),
+                                handle: RowHandle::new(t, pk)?,
+                                row: self.db.decode_version(t, &cur.value)?,
+                            }));
+                        }
+                    }
+                    continue 'again;
+                }
+                break;
+            }
+        }
+        Ok(None)
     }
 
     /// Counts an update that changed its row (`Innodb_rows_updated`).
@@ -1429,10 +1628,15 @@ impl<'d> Transaction<'d> {
                 let owner = entry_trx(&e.value)?;
                 if owner != self.id && self.db.trx.is_active(owner) {
                     let pk = e.key[n..].to_vec();
+                    let mode = if self.upserting {
+                        LockMode::Exclusive
+                    } else {
+                        LockMode::Shared
+                    };
                     self.lock(
                         t.clustered.index_id(),
                         &LockKey::Key(pk),
-                        LockMode::Shared,
+                        mode,
                         LockKind::Record,
                     )?;
                     continue 'again;

@@ -358,6 +358,33 @@ pub struct ResultSet {
 }
 
 impl Client {
+    /// The rows of a text result set whose values are all shorter than 251 bytes.
+    pub fn rows(&mut self, sql: &str) -> Vec<Vec<String>> {
+        let mut p = vec![0x03];
+        p.extend_from_slice(sql.as_bytes());
+        let first = self.command(&p);
+        assert!(first[0] != 0xFF, "{sql}: {:?}", Reply::parse(&first));
+        let rs = self.read_result_set(&first);
+        rs.rows
+            .iter()
+            .map(|row| {
+                let mut out = Vec::new();
+                let mut i = 0;
+                while i < row.len() {
+                    if row[i] == 0xFB {
+                        out.push("NULL".to_string());
+                        i += 1;
+                        continue;
+                    }
+                    let n = usize::from(row[i]);
+                    out.push(String::from_utf8_lossy(&row[i + 1..i + 1 + n]).into_owned());
+                    i += 1 + n;
+                }
+                out
+            })
+            .collect()
+    }
+
     /// Reads the rest of a result set whose first packet (the column count) is `first`.
     /// The client asked for DEPRECATE_EOF: no EOF after the definitions, an OK 0xFE at the end.
     pub fn read_result_set(&mut self, first: &[u8]) -> ResultSet {

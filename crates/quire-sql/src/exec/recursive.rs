@@ -37,6 +37,9 @@ struct WorkEnv<'e> {
 }
 
 impl Env for WorkEnv<'_> {
+    fn set_last_insert_id(&self, v: u64) -> Result<()> {
+        self.parent.set_last_insert_id(v)
+    }
     fn param(&self, i: usize) -> Result<Value> {
         self.parent.param(i)
     }

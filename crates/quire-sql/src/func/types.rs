@@ -505,6 +505,7 @@ pub fn infer(e: &Expr, cols: &[Column], aggs: &[AggCall]) -> Ty {
             Some(AggCall { arg: Some(a), .. }) => ty(a),
             _ => Ty::string(255),
         },
+        Expr::SetInsertId(_) => Ty::new(FieldType::LongLong, 21, 0),
         Expr::Session(f) => match f {
             SessionFn::ConnectionId
             | SessionFn::LastInsertId
@@ -825,6 +826,12 @@ fn func(f: Func, args: &[Expr], cols: &[Column], aggs: &[AggCall]) -> Ty {
             }
         }
         Func::Sleep => Ty::int(1),
+        Func::UserLock(crate::expr::UserLockFn::IsUsed) => Ty::unsigned_int(10),
+        Func::UserLock(crate::expr::UserLockFn::ReleaseAll) => Ty {
+            unsigned: true,
+            ..Ty::long(11)
+        },
+        Func::UserLock(_) => Ty::int(1),
         Func::Repeat => {
             let t = arg(0);
             let n = match args.get(1).and_then(const_int) {

@@ -661,6 +661,7 @@ pub fn plan(t: InfoTable, alias: &str) -> SelectPlan {
         limit: None,
         offset: None,
         lock: None,
+        lock_wait: Default::default(),
         window: None,
     }
 }

@@ -180,6 +180,7 @@ fn passthrough(
         limit: None,
         offset: None,
         lock: None,
+        lock_wait: Default::default(),
         window: None,
     }
 }

@@ -260,6 +260,7 @@ pub fn plan(
         limit,
         offset,
         lock,
+        lock_wait: Default::default(),
         window: None,
     })
 }
