@@ -3,11 +3,13 @@
 
 `tests/server/dump/dumptest.sql` was written by mariadb-dump 10.11 (`--databases
 dumptest`, default options: LOCK TABLES … WRITE around each table's rows) from a MariaDB
-database of four tables: every kind of value a dump
+database of five tables: every kind of value a dump
 quotes (escapes, NULLs, UTF-8, DECIMAL, DOUBLE, DATETIME(3), binary strings, BIGINT
 UNSIGNED's maximum), 1500 rows written as extended INSERTs, and TIME and BIT columns
 (`clock`: TIMEs as quoted text, BITs as their raw bytes in quotes, which is how
-mariadb-dump 10.11 writes them by default). Its header and footer are
+mariadb-dump 10.11 writes them by default), and the column attributes a dump carries
+(`attrs`: column, index and table COMMENTs, `ON UPDATE current_timestamp()`, a JSON
+column written as a LONGTEXT with its `CHECK (json_valid(…))`). Its header and footer are
 the `/*!40101 SET @OLD_…=@@…, …=… */` lines that save and restore the session's variables
 in user variables. The script:
 
@@ -17,8 +19,8 @@ in user variables. The script:
 3. checks that user variables belong to their session: another connection does not see
    them, and they are gone after a reconnect;
 4. dumps the loaded database from the server itself with mariadb-dump (default options),
-   loads that dump into a new database of the same server, and compares CHECKSUM TABLE of
-   every table in the two.
+   loads that dump into a new database of the same server, and compares CHECKSUM TABLE and
+   SHOW CREATE TABLE of every table in the two.
 
 The expected answers come from MariaDB: `--record` rewrites `dump/expected.json` from a
 MariaDB (the dump re-creates its database there too).
@@ -54,6 +56,12 @@ QUERIES = [
     "SELECT id, t, t3, t6, HEX(b), b1 + 0, HEX(b12), b64 + 0 FROM clock ORDER BY id",
     "SELECT id FROM clock WHERE t < '00:00:01' ORDER BY t",
     "SELECT id FROM clock WHERE b = 15 OR b64 = 127 ORDER BY id",
+    "SHOW CREATE TABLE attrs",
+    "SELECT id, doc, note, hits, created, changed, seen FROM attrs ORDER BY id",
+    "SELECT COLUMN_NAME, EXTRA, COLUMN_COMMENT FROM information_schema.COLUMNS "
+    "WHERE TABLE_SCHEMA = 'dumptest' AND TABLE_NAME = 'attrs' ORDER BY ORDINAL_POSITION",
+    "UPDATE attrs SET hits = hits + 1 WHERE id = 1",
+    "SELECT id, hits, created, changed > '2025-01-01', seen > '2025-01-01' FROM attrs ORDER BY id",
 ]
 
 
@@ -111,7 +119,7 @@ def session_checks(args):
     return out
 
 
-TABLES = ("bulk", "people", "empty_one", "clock")
+TABLES = ("attrs", "bulk", "people", "empty_one", "clock")
 
 
 def round_trip(args):
@@ -125,15 +133,18 @@ def round_trip(args):
     query(conn, "CREATE DATABASE dumptest_copy")
     load = subprocess.run(["mariadb"] + base + ["dumptest_copy"], input=dump.stdout,
                           capture_output=True, timeout=300)
-    same = []
+    same, same_ddl = [], []
     for t in TABLES:
         rows = query(conn, "CHECKSUM TABLE dumptest.%s, dumptest_copy.%s" % (t, t))
         same.append([t, len(rows) == 2 and rows[0][1] is not None and rows[0][1] == rows[1][1]])
+        a = query(conn, "SHOW CREATE TABLE dumptest.%s" % t)
+        b = query(conn, "SHOW CREATE TABLE dumptest_copy.%s" % t)
+        same_ddl.append([t, a == b and len(a) == 1])
     query(conn, "DROP DATABASE dumptest_copy")
     conn.close()
     return {"dump exit": dump.returncode, "dump stderr": dump.stderr.decode("utf-8", "replace").strip(),
             "load exit": load.returncode, "load stderr": load.stderr.decode("utf-8", "replace").strip(),
-            "same checksums": same}
+            "same checksums": same, "same SHOW CREATE TABLE": same_ddl}
 
 
 def main():

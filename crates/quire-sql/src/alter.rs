@@ -124,6 +124,7 @@ enum Op {
         unique: bool,
         primary: bool,
         columns: Vec<sql::IndexColumn>,
+        comment: String,
     },
     DropIndex {
         name: String,
@@ -147,6 +148,8 @@ enum Op {
     },
     /// ENGINE = InnoDB: accepted (Quire's one engine).
     Accepted,
+    /// `COMMENT [=] '…'`: the table's comment (instant, as in MariaDB).
+    Comment(String),
 }
 
 /// A column of the working definition and where its values come from.
@@ -167,6 +170,7 @@ struct WIndex {
     parts: Vec<(String, Option<u32>, bool)>,
     /// The old index it still is, unchanged (its name may change).
     old: Option<String>,
+    comment: String,
 }
 
 /// The definition as the operations change it.
@@ -177,6 +181,8 @@ struct Work {
     auto: Option<String>,
     indexes: Vec<WIndex>,
     collation: Collation,
+    /// The table's comment.
+    comment: String,
     /// Why a rebuild must copy (MariaDB's reason: ALGORITHM=COPY only).
     copy: Option<&'static str>,
     rebuild: bool,
@@ -461,8 +467,20 @@ fn parse_op(op: &str, mode: crate::diag::SqlMode, out: &mut Vec<Op>) -> Result<(
             }
             out.push(Op::Accepted);
         }
-        // The catalog keeps no table comment: refused rather than dropped.
-        ["comment", ..] => return Err(SqlError::Unsupported("ALTER TABLE … COMMENT".into())),
+        ["comment", ..] => {
+            // `COMMENT [=] 'text'`, the literal read as any string (escapes, sql_mode).
+            let rest = after_words(op, 1).trim_start();
+            let rest = rest.strip_prefix('=').unwrap_or(rest);
+            match crate::parse::parse_expr_in(rest, mode) {
+                Ok(sql::Expr::Value(v)) => match v.value {
+                    sql::Value::SingleQuotedString(s) | sql::Value::DoubleQuotedString(s) => {
+                        out.push(Op::Comment(s))
+                    }
+                    _ => return Err(bad()),
+                },
+                _ => return Err(bad()),
+            }
+        }
         ["force"] => out.push(Op::Force),
         ["convert", "to", ..] => {
             return Err(SqlError::Unsupported("CONVERT TO CHARACTER SET".into()))
@@ -671,6 +689,7 @@ fn from_sqlparser(o: sql::AlterTableOperation, text: &str) -> Result<Op> {
                 unique: true,
                 primary: true,
                 columns: p.columns,
+                comment: String::new(),
             },
             sql::TableConstraint::Unique(u) => Op::AddIndex {
                 name: u
@@ -680,12 +699,14 @@ fn from_sqlparser(o: sql::AlterTableOperation, text: &str) -> Result<Op> {
                     .map(|n| n.value.clone()),
                 unique: true,
                 primary: false,
+                comment: crate::ddl::index_comment(&u.index_options),
                 columns: u.columns,
             },
             sql::TableConstraint::Index(ix) => Op::AddIndex {
                 name: ix.name.as_ref().map(|n| n.value.clone()),
                 unique: false,
                 primary: false,
+                comment: crate::ddl::index_comment(&ix.index_options),
                 columns: ix.columns,
             },
             sql::TableConstraint::ForeignKey(_) => return Err(foreign_key("ADD FOREIGN KEY")),
@@ -1171,9 +1192,11 @@ impl<'d> Session<'d> {
                         .map(|c| (def.columns[c.column].name.clone(), c.prefix, c.descending))
                         .collect(),
                     old: Some(ix.name.clone()),
+                    comment: ix.comment.clone(),
                 })
                 .collect(),
             collation,
+            comment: def.comment.clone(),
             copy: None,
             rebuild: false,
             meta: false,
@@ -1318,6 +1341,7 @@ impl<'d> Session<'d> {
                 unique,
                 primary,
                 columns,
+                comment,
             } => {
                 let cols: Vec<Column> = w.cols.iter().map(|c| c.col.clone()).collect();
                 let parts = crate::ddl::index_columns(&columns, &cols).map_err(|e| match e {
@@ -1339,6 +1363,7 @@ impl<'d> Session<'d> {
                     }
                     None => w.index_name(&cols[parts[0].column].name),
                 };
+                let comment = self.checked_comment(comment, "index", &name)?;
                 w.indexes.push(WIndex {
                     name,
                     unique,
@@ -1347,6 +1372,7 @@ impl<'d> Session<'d> {
                         .map(|p| (cols[p.column].name.clone(), p.prefix, p.descending))
                         .collect(),
                     old: None,
+                    comment,
                 });
             }
             Op::DropIndex { name, if_exists } => {
@@ -1407,6 +1433,10 @@ impl<'d> Session<'d> {
                 )?;
             }
             Op::Accepted => {}
+            Op::Comment(c) => {
+                w.comment = self.checked_comment(c, "table", &w.table)?;
+                w.meta = true;
+            }
         }
         Ok(())
     }
@@ -1430,6 +1460,7 @@ impl<'d> Session<'d> {
                 unique: true,
                 parts: vec![(name.to_string(), None, false)],
                 old: None,
+                comment: String::new(),
             });
         }
         if auto {
@@ -1614,6 +1645,8 @@ impl<'d> Session<'d> {
                 out.push(Column {
                     name: col.name.clone(),
                     default: col.default.clone(),
+                    on_update: col.on_update,
+                    comment: col.comment.clone(),
                     ..old.clone()
                 });
                 continue;
@@ -1700,6 +1733,7 @@ fn spec_of(w: &Work) -> Result<TableSpec> {
             name: ix.name.clone(),
             columns: cols,
             unique: ix.unique,
+            comment: ix.comment.clone(),
         });
     }
     let auto = w.auto.as_deref().map(pos).transpose()?;
@@ -1717,6 +1751,7 @@ fn spec_of(w: &Work) -> Result<TableSpec> {
     let mut spec = TableSpec::new(columns, pk);
     spec.auto_increment = auto;
     spec.indexes = indexes;
+    spec.comment = w.comment.clone();
     Ok(spec)
 }
 
@@ -1741,11 +1776,14 @@ fn instant_definition(
                 Some(Column {
                     name: wc.col.name.clone(),
                     default: wc.col.default.clone(),
+                    on_update: wc.col.on_update,
+                    comment: wc.col.comment.clone(),
                     ..old.clone()
                 })
             })
             .collect()
     });
+    def.comment = w.comment.clone();
     let moved = |c: usize| sources.iter().position(|s| *s == Some(c)).unwrap_or(c);
     for c in &mut def.primary_key {
         *c = moved(*c);

@@ -1238,11 +1238,7 @@ impl<'d> Session<'d> {
             } else {
                 ""
             };
-            let extra = if def.auto_increment == Some(i) {
-                "auto_increment"
-            } else {
-                ""
-            };
+            let extra = crate::ddl::column_extra(&def, i);
             let default = crate::ddl::default_text(c).map_or(Value::Null, Value::Str);
             let mut row = vec![s(c.name.clone()), s(types::column_type_sql(c))];
             if full {
@@ -1259,7 +1255,7 @@ impl<'d> Session<'d> {
                 s(extra),
             ]);
             if full {
-                row.extend([s("select,insert,update,references"), s("")]);
+                row.extend([s("select,insert,update,references"), s(c.comment.clone())]);
             }
             rows.push(row);
         }
@@ -1306,7 +1302,7 @@ impl<'d> Session<'d> {
             .ok()
             .and_then(|tb| tb.statistics().ok());
         let mut rows = Vec::new();
-        let mut add = |name: &str, unique: bool, cols: Vec<(usize, Option<u32>)>| {
+        let mut add = |name: &str, unique: bool, cols: Vec<(usize, Option<u32>)>, comment: &str| {
             for (seq, (c, prefix)) in cols.into_iter().enumerate() {
                 let col = &def.columns[c];
                 rows.push(vec![
@@ -1322,7 +1318,7 @@ impl<'d> Session<'d> {
                     s(if col.nullable { "YES" } else { "" }),
                     s("BTREE"),
                     s(""),
-                    s(""),
+                    s(comment),
                     s("NO"),
                 ]);
             }
@@ -1332,13 +1328,15 @@ impl<'d> Session<'d> {
                 "PRIMARY",
                 true,
                 def.primary_key.iter().map(|&c| (c, None)).collect(),
+                "",
             );
         }
-        for ix in &def.indexes {
+        for ix in crate::ddl::key_order(&def) {
             add(
                 &ix.name,
                 ix.unique,
                 ix.columns.iter().map(|c| (c.column, c.prefix)).collect(),
+                &ix.comment,
             );
         }
         let vs = FieldType::VarString;

@@ -225,6 +225,142 @@ fn check_duplicate_members(col: &Column) -> Result<()> {
     Ok(())
 }
 
+/// Whether `e` is `json_valid(`column`)`.
+fn is_json_valid_of(e: &sql::Expr, column: &str) -> bool {
+    let sql::Expr::Function(f) = e else {
+        return false;
+    };
+    let named = object_parts(&f.name)
+        .is_ok_and(|p| p.len() == 1 && p[0].eq_ignore_ascii_case("json_valid"));
+    let sql::FunctionArguments::List(l) = &f.args else {
+        return false;
+    };
+    named
+        && matches!(l.args.as_slice(),
+            [sql::FunctionArg::Unnamed(sql::FunctionArgExpr::Expr(sql::Expr::Identifier(i)))]
+                if i.value.eq_ignore_ascii_case(column))
+}
+
+/// Checks an `ON UPDATE` clause (docs/sql.md, "Column attributes"): MariaDB's grammar
+/// takes only CURRENT_TIMESTAMP, NOW and LOCALTIME[STAMP], with an optional precision
+/// (anything else is a syntax error, 1064); the column must be a TIMESTAMP or DATETIME
+/// whose precision the clause's covers (1294). The clause itself is not kept: it always
+/// takes the column's precision, as MariaDB shows it.
+fn on_update_fsp(e: &sql::Expr, column: &str, ty: ColumnType) -> Result<()> {
+    let syntax = || SqlError::Parse {
+        near: e.to_string(),
+        line: 1,
+    };
+    let sql::Expr::Function(f) = e else {
+        return Err(syntax());
+    };
+    let name = object_parts(&f.name)?.join(".").to_ascii_lowercase();
+    if !matches!(
+        name.as_str(),
+        "current_timestamp" | "now" | "localtime" | "localtimestamp"
+    ) {
+        return Err(syntax());
+    }
+    // No precision: the column's (MariaDB's parser gives it the largest one).
+    let fsp = match &f.args {
+        sql::FunctionArguments::None => None,
+        sql::FunctionArguments::List(l) if l.args.is_empty() => None,
+        sql::FunctionArguments::List(l) => match l.args.as_slice() {
+            [sql::FunctionArg::Unnamed(sql::FunctionArgExpr::Expr(sql::Expr::Value(v)))] => {
+                Some(v.value.to_string().parse::<u8>().map_err(|_| syntax())?)
+            }
+            _ => return Err(syntax()),
+        },
+        _ => return Err(syntax()),
+    };
+    if fsp.is_some_and(|p| p > quire_engine::row::FSP_MAX) {
+        return Err(SqlError::TooBigPrecision {
+            what: "now".into(),
+            max: 6,
+        });
+    }
+    match ty {
+        ColumnType::Timestamp { fsp: c } | ColumnType::DateTime { fsp: c }
+            if fsp.is_none_or(|p| p >= c) =>
+        {
+            Ok(())
+        }
+        _ => Err(SqlError::InvalidOnUpdate(column.into())),
+    }
+}
+
+/// The ON UPDATE clause as SHOW CREATE TABLE writes it and information_schema's EXTRA
+/// (`on update …`) spells it: `current_timestamp()` at the column's precision.
+pub fn on_update_sql(c: &Column) -> Option<String> {
+    if !c.on_update {
+        return None;
+    }
+    Some(match c.ty {
+        ColumnType::Timestamp { fsp } | ColumnType::DateTime { fsp } if fsp > 0 => {
+            format!("current_timestamp({fsp})")
+        }
+        _ => "current_timestamp()".into(),
+    })
+}
+
+/// A column's EXTRA (information_schema.COLUMNS, SHOW COLUMNS, DESCRIBE).
+pub fn column_extra(def: &TableDef, i: usize) -> String {
+    if def.auto_increment == Some(i) {
+        return "auto_increment".into();
+    }
+    match def.columns.get(i).and_then(on_update_sql) {
+        Some(u) => format!("on update {u}"),
+        None => String::new(),
+    }
+}
+
+/// A string quoted as SHOW CREATE TABLE quotes comments (MariaDB's `append_unescaped`):
+/// `'` doubled, backslash, NUL, newline, carriage return and Ctrl-Z escaped.
+pub fn quote_comment(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('\'');
+    for ch in s.chars() {
+        match ch {
+            '\0' => out.push_str("\\0"),
+            '\u{1a}' => out.push_str("\\Z"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\\' => out.push_str("\\\\"),
+            '\'' => out.push_str("''"),
+            c => out.push(c),
+        }
+    }
+    out.push('\'');
+    out
+}
+
+/// The COMMENT of a table's `COMMENT='…'` option, if any.
+pub(crate) fn table_comment(opts: &sql::CreateTableOptions) -> Option<String> {
+    let list = match opts {
+        sql::CreateTableOptions::Plain(v)
+        | sql::CreateTableOptions::With(v)
+        | sql::CreateTableOptions::Options(v) => v.as_slice(),
+        _ => &[],
+    };
+    list.iter().rev().find_map(|o| match o {
+        sql::SqlOption::Comment(sql::CommentDef::WithEq(c) | sql::CommentDef::WithoutEq(c)) => {
+            Some(c.clone())
+        }
+        _ => None,
+    })
+}
+
+/// The COMMENT of an index's options, if any (the last one wins, as in MariaDB).
+pub(crate) fn index_comment(opts: &[sql::IndexOption]) -> String {
+    opts.iter()
+        .rev()
+        .find_map(|o| match o {
+            sql::IndexOption::Comment(c) => Some(c.clone()),
+            _ => None,
+        })
+        .unwrap_or_default()
+}
+
 /// The default as SHOW CREATE TABLE writes it (`DEFAULT 0`, `DEFAULT ''`, `DEFAULT NULL`).
 pub fn default_sql(c: &Column) -> Option<String> {
     match &c.default {
@@ -299,13 +435,17 @@ impl crate::expr::Env for DefaultEnv {
 }
 
 /// A value as an SQL literal.
-/// A column's value as the DEFAULT text MariaDB shows for it: a BIT as `b'101'`, a TIME
-/// with the column's fractional digits, anything else as [`literal_sql`].
+/// A column's value as the DEFAULT text MariaDB shows for it: a BIT as `b'101'`, a TIME,
+/// DATETIME or TIMESTAMP with the column's fractional digits, anything else as [`literal_sql`].
 pub(crate) fn column_literal_sql(v: &Value, col: &Column) -> String {
     match (col.ty, v) {
         (ColumnType::Bit { .. }, Value::UInt(u)) => format!("b'{u:b}'"),
         (ColumnType::Time { fsp }, Value::Time(t)) => {
             format!("'{}'", crate::func::time::text(*t, fsp))
+        }
+        // A DATETIME(n) or TIMESTAMP(n) default with the column's n fractional digits.
+        (ColumnType::DateTime { fsp } | ColumnType::Timestamp { fsp }, Value::DateTime(dt)) => {
+            format!("'{}'", crate::func::datetime::text(dt, fsp))
         }
         _ => literal_sql(v),
     }
@@ -397,12 +537,21 @@ pub fn show_create_table(
         }
         if !c.nullable {
             l.push_str(" NOT NULL");
+        } else if matches!(c.ty, ColumnType::Timestamp { .. }) {
+            // MariaDB spells out a TIMESTAMP's NULL (once NOT NULL by default).
+            l.push_str(" NULL");
         }
         if let Some(d) = default_sql(c) {
             l.push_str(&format!(" DEFAULT {d}"));
         }
+        if let Some(u) = on_update_sql(c) {
+            l.push_str(&format!(" ON UPDATE {u}"));
+        }
         if def.auto_increment == Some(i) {
             l.push_str(" AUTO_INCREMENT");
+        }
+        if !c.comment.is_empty() {
+            l.push_str(&format!(" COMMENT {}", quote_comment(&c.comment)));
         }
         if c.json {
             l.push_str(&format!(" CHECK (json_valid(`{}`))", c.name));
@@ -430,23 +579,31 @@ pub fn show_create_table(
         lines.push(format!("  PRIMARY KEY ({})", names(&pk)));
     }
     for ix in key_order(def) {
-        lines.push(format!(
+        let mut l = format!(
             "  {}KEY `{}` ({})",
             if ix.unique { "UNIQUE " } else { "" },
             ix.name,
             names(&ix.columns)
-        ));
+        );
+        if !ix.comment.is_empty() {
+            l.push_str(&format!(" COMMENT {}", quote_comment(&ix.comment)));
+        }
+        lines.push(l);
     }
     lines.extend(crate::fk::show_create_lines(&def.db, fks));
     format!(
-        "CREATE TABLE `{}` (\n{}\n) ENGINE=InnoDB{} DEFAULT CHARSET=utf8mb4 COLLATE={}",
+        "CREATE TABLE `{}` (\n{}\n) ENGINE=InnoDB{} DEFAULT CHARSET=utf8mb4 COLLATE={}{}",
         def.name,
         lines.join(",\n"),
         match next_auto {
             Some(n) if n > 1 => format!(" AUTO_INCREMENT={n}"),
             _ => String::new(),
         },
-        table_coll.name()
+        table_coll.name(),
+        match def.comment.as_str() {
+            "" => String::new(),
+            c => format!(" COMMENT={}", quote_comment(c)),
+        }
     )
 }
 
@@ -516,6 +673,8 @@ impl<'d> Session<'d> {
         let (mut primary, mut unique, mut auto) = (false, false, false);
         let mut default: Option<sql::Expr> = None;
         let (mut charset, mut collation) = (None::<String>, None::<String>);
+        let (mut on_update, mut comment) = (false, String::new());
+        let mut json_check = false;
         for o in options {
             match o {
                 sql::ColumnOption::Null => nullable = true,
@@ -538,7 +697,20 @@ impl<'d> Session<'d> {
                 }
                 sql::ColumnOption::CharacterSet(n) => charset = Some(object_parts(n)?.join(".")),
                 sql::ColumnOption::Collation(n) => collation = Some(object_parts(n)?.join(".")),
-                sql::ColumnOption::Comment(_) => {}
+                sql::ColumnOption::Comment(c) => comment = c.clone(),
+                // `CHECK (json_valid(`c`))` on a LONGTEXT is how MariaDB writes a JSON
+                // column (SHOW CREATE TABLE, mariadb-dump): read back as JSON.
+                sql::ColumnOption::Check(ck)
+                    if ck.name.is_none()
+                        && ty == ColumnType::Text(LobSize::Long)
+                        && is_json_valid_of(&ck.expr, name) =>
+                {
+                    json_check = true;
+                }
+                sql::ColumnOption::OnUpdate(e) => {
+                    on_update_fsp(e, name, ty)?;
+                    on_update = true;
+                }
                 // A column-level REFERENCES: the caller makes the constraint (CREATE TABLE;
                 // fk.rs), as MariaDB 10.11 does.
                 sql::ColumnOption::ForeignKey(_) => {}
@@ -558,11 +730,13 @@ impl<'d> Session<'d> {
                 table_collation,
             )?);
         }
-        if matches!(data_type, sql::DataType::JSON) {
+        if matches!(data_type, sql::DataType::JSON) || json_check {
             col.json = true;
             col.collation = Collation::Utf8mb4Bin;
         }
         check_duplicate_members(&col)?;
+        col.on_update = on_update;
+        col.comment = self.checked_comment(comment, "field", name)?;
         // The DEFAULT converts into the column as it is (an ENUM's members, its collation).
         if let Some(e) = default {
             let d = self.default_literal(&e, &col)?;
@@ -667,6 +841,42 @@ impl<'d> Session<'d> {
             &DefaultEnv,
         )
         .map_err(|_| invalid())
+    }
+
+    /// A COMMENT of a `kind` ("table", "field" or "index") checked against MariaDB's limit:
+    /// past it, 1628 / 1629 / 1688 in strict mode, else cut to the limit with that warning.
+    pub(crate) fn checked_comment(
+        &self,
+        comment: String,
+        kind: &'static str,
+        name: &str,
+    ) -> Result<String> {
+        use quire_engine::catalog::{
+            COLUMN_COMMENT_MAX_CHARS, INDEX_COMMENT_MAX_CHARS, TABLE_COMMENT_MAX_CHARS,
+        };
+        let max = match kind {
+            "table" => TABLE_COMMENT_MAX_CHARS,
+            "index" => INDEX_COMMENT_MAX_CHARS,
+            _ => COLUMN_COMMENT_MAX_CHARS,
+        };
+        if comment.chars().count() <= max {
+            return Ok(comment);
+        }
+        let err = SqlError::CommentTooLong {
+            kind,
+            name: name.into(),
+            max,
+        };
+        if self.sv.mode.strict() {
+            return Err(err);
+        }
+        let code = match kind {
+            "table" => 1628,
+            "index" => 1688,
+            _ => 1629,
+        };
+        self.warn_now(Level::Warning, code, err.to_string());
+        Ok(comment.chars().take(max).collect())
     }
 
     /// Raises a condition of the running statement (DDL notes, SET's warnings).
@@ -838,10 +1048,13 @@ impl<'d> Session<'d> {
                         .name
                         .clone(),
                 };
+                let comment =
+                    self.checked_comment(index_comment(&ci.index_options), "index", &name)?;
                 let spec = IndexSpec {
                     name: name.clone(),
                     columns,
                     unique: ci.unique,
+                    comment,
                 };
                 if self.locked.is_none() {
                     // Built online, as MariaDB's CREATE INDEX (docs/online-ddl.md).
@@ -1176,10 +1389,13 @@ impl<'d> Session<'d> {
                         .or(u.index_name.as_ref())
                         .map(|n| n.value.clone())
                         .unwrap_or_else(|| columns[cols[0].column].name.clone());
+                    let comment =
+                        self.checked_comment(index_comment(&u.index_options), "index", &name)?;
                     indexes.push(IndexSpec {
                         name,
                         columns: cols,
                         unique: true,
+                        comment,
                     });
                 }
                 sql::TableConstraint::Index(ix) => {
@@ -1189,10 +1405,13 @@ impl<'d> Session<'d> {
                         .as_ref()
                         .map(|n| n.value.clone())
                         .unwrap_or_else(|| columns[cols[0].column].name.clone());
+                    let comment =
+                        self.checked_comment(index_comment(&ix.index_options), "index", &name)?;
                     indexes.push(IndexSpec {
                         name,
                         columns: cols,
                         unique: false,
+                        comment,
                     });
                 }
                 sql::TableConstraint::ForeignKey(fk) => fks.push(fk.clone()),
@@ -1204,6 +1423,7 @@ impl<'d> Session<'d> {
                 name: columns[c].name.clone(),
                 columns: vec![IndexColumn::new(c)],
                 unique: true,
+                comment: String::new(),
             });
         }
         // Index names are unique per table (MySQL numbers a repeated default name).
@@ -1247,6 +1467,9 @@ impl<'d> Session<'d> {
         let mut spec = TableSpec::new(columns, pk);
         spec.auto_increment = auto;
         spec.indexes = indexes;
+        if let Some(c) = table_comment(&ct.table_options) {
+            spec.comment = self.checked_comment(c, "table", &name)?;
+        }
         if ct.temporary {
             return self.create_temporary(&db, &name, spec, ct.if_not_exists);
         }

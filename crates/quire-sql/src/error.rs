@@ -307,6 +307,9 @@ pub enum SqlError {
     /// 1238: `@@SESSION.x` of a global-only variable.
     #[error("Variable '{0}' is a GLOBAL variable")]
     GlobalVariableRead(String),
+    /// 1238: `@@GLOBAL.x` of a session-only variable (`@@global.timestamp`).
+    #[error("Variable '{0}' is a SESSION variable")]
+    SessionVariableRead(String),
     /// 4167: `SET GLOBAL require_secure_transport=ON` on a server without TLS.
     #[error("No secure transports are configured, unable to set --require_secure_transport=ON")]
     NoSecureTransports,
@@ -403,6 +406,18 @@ pub enum SqlError {
     /// 1426
     #[error("Too big precision specified for '{what}'. Maximum is {max}")]
     TooBigPrecision { what: String, max: u32 },
+    /// 1294: ON UPDATE on a column that is no TIMESTAMP or DATETIME, or with a precision
+    /// below the column's.
+    #[error("Invalid ON UPDATE clause for '{0}' column")]
+    InvalidOnUpdate(String),
+    /// 1629 (field; 1628 a table's, 1688 an index's): a COMMENT past MariaDB's limit in
+    /// strict mode (outside it: cut, with the same text as a warning).
+    #[error("Comment for {kind} '{name}' is too long (max = {max})")]
+    CommentTooLong {
+        kind: &'static str,
+        name: String,
+        max: usize,
+    },
     /// 1439: BIT(M) with M past 64.
     #[error("Display width out of range for '{column}' (max = {max})")]
     DisplayWidth { column: String, max: u32 },

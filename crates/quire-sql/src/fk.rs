@@ -193,6 +193,7 @@ fn ensure_child_index(
         name,
         columns: ix.into_iter().map(IndexColumn::new).collect(),
         unique: false,
+        comment: String::new(),
     });
 }
 
@@ -276,6 +277,7 @@ impl<'d> Session<'d> {
                     rebuilt_at: quire_engine::row::TrxId(0),
                     dropped: Vec::new(),
                     slot_order: Vec::new(),
+                    comment: String::new(),
                     next_index_no: 1,
                     indexes: indexes
                         .iter()
@@ -287,6 +289,7 @@ impl<'d> Session<'d> {
                             root: quire_engine::catalog::CATALOG_ROOT,
                             columns: s.columns.clone(),
                             usable_from: quire_engine::row::TrxId(0),
+                            comment: s.comment.clone(),
                         })
                         .collect(),
                 };
@@ -462,6 +465,7 @@ impl<'d> Session<'d> {
                 name: i.name.clone(),
                 columns: i.columns.clone(),
                 unique: i.unique,
+                comment: i.comment.clone(),
             })
             .collect();
         let before = specs.len();

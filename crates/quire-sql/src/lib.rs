@@ -33,6 +33,7 @@ mod lock_tables;
 mod mdl;
 pub mod meta;
 mod objects;
+mod on_update;
 pub mod parse;
 pub mod plan;
 mod prepare;

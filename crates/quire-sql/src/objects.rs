@@ -40,6 +40,7 @@ fn bare_def(db: &str, name: &str, columns: Vec<quire_engine::row::Column>) -> Ta
         rebuilt_at: quire_engine::row::TrxId(0),
         dropped: Vec::new(),
         slot_order: Vec::new(),
+        comment: String::new(),
     }
 }
 

@@ -79,9 +79,11 @@ impl<'a> ExecEnv<'a> {
             inst,
             in_trx,
             abort_on_warning,
-            start_us: std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_micros() as i64),
+            start_us: fixed_timestamp_us(sv).unwrap_or_else(|| {
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_micros() as i64)
+            }),
             subq: crate::subquery::SubRunner::new(inst.db, Some(&inst.subquery_runs)),
         }
     }
@@ -90,6 +92,17 @@ impl<'a> ExecEnv<'a> {
     fn now(&self) -> DateTime {
         crate::func::datetime::truncate_fsp(crate::func::datetime::from_unix_us(self.start_us), 0)
     }
+}
+
+/// The session's clock as `SET timestamp = n` fixed it, in microseconds; `None` when it
+/// follows the real time (never set, or set to 0 / DEFAULT).
+fn fixed_timestamp_us(sv: &SessVars) -> Option<i64> {
+    let secs = match sv.vars.get("timestamp")? {
+        Value::Str(t) => t.parse::<f64>().ok()?,
+        Value::Double(d) => *d,
+        _ => return None,
+    };
+    (secs > 0.0).then(|| (secs * 1e6).round() as i64)
 }
 
 impl ExecEnv<'_> {
@@ -237,7 +250,7 @@ impl Env for ExecEnv<'_> {
                     }
                     "in_transaction" => Some(Value::Int(i64::from(self.in_trx))),
                     "pseudo_thread_id" | "thread_id" => Some(Value::UInt(self.sv.conn_id)),
-                    "timestamp" => Some(Value::Double(self.start_us as f64 / 1e6)),
+                    "timestamp" if !*global => Some(Value::Double(self.start_us as f64 / 1e6)),
                     _ => None,
                 };
                 if let Some(v) = special {
@@ -247,7 +260,7 @@ impl Env for ExecEnv<'_> {
                     if crate::vars::find(name)
                         .is_some_and(|v| v.scope == crate::vars::Scope::Session)
                     {
-                        return Err(SqlError::SessionOnlyVariable(name.clone()));
+                        return Err(SqlError::SessionVariableRead(name.clone()));
                     }
                     crate::vars::global(self.inst, name)
                 } else {
@@ -722,6 +735,23 @@ impl<'d> Session<'d> {
                                     types::coerce(v, col, &at, env)?
                                 };
                             }
+                            if crate::on_update::any(&up.table.def.columns) {
+                                let at = types::Target {
+                                    db: &up.table.db,
+                                    table: &up.table.name,
+                                    row: n as u64 + 1,
+                                    strict,
+                                    cut_as_truncation: false,
+                                };
+                                crate::on_update::apply(
+                                    &up.table.def.columns,
+                                    |c| up.sets.iter().any(|(x, _)| *x == c),
+                                    &old,
+                                    &mut new,
+                                    &at,
+                                    env,
+                                )?;
+                            }
                             if new == old {
                                 continue;
                             }
@@ -955,10 +985,28 @@ fn update_join_rows<'d>(
                 env,
             )?;
         }
-        let (Some(new), Some(old)) = (
-            joined.get(t.offset..t.offset + n),
-            row.get(t.offset..t.offset + n),
-        ) else {
+        let old = row.get(t.offset..t.offset + n);
+        if let (true, Some(old), Some(new)) = (
+            crate::on_update::any(&t.table.def.columns),
+            old,
+            joined.get_mut(t.offset..t.offset + n),
+        ) {
+            crate::on_update::apply(
+                &t.table.def.columns,
+                |c| mp.sets.iter().any(|(ti, x, _)| *ti == i && *x == c),
+                old,
+                new,
+                &types::Target {
+                    db: &t.table.db,
+                    table: &t.table.name,
+                    row: matched,
+                    strict,
+                    cut_as_truncation: false,
+                },
+                env,
+            )?;
+        }
+        let (Some(new), Some(old)) = (joined.get(t.offset..t.offset + n), old) else {
             return Ok(());
         };
         if new == old {

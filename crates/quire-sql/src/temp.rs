@@ -194,6 +194,7 @@ impl Session<'_> {
                 columns: def.columns,
                 primary_key: def.primary_key,
                 auto_increment: def.auto_increment,
+                comment: def.comment,
                 indexes: def
                     .indexes
                     .into_iter()
@@ -201,6 +202,7 @@ impl Session<'_> {
                         name: ix.name,
                         columns: ix.columns,
                         unique: ix.unique,
+                        comment: ix.comment,
                     })
                     .collect(),
             }

@@ -9,6 +9,7 @@
 //!     insert_or_lock_duplicate ──Inserted──────────────────────────→ counts 1
 //!                              └─Duplicate(handle, old, X-locked)
 //!                                   assignments over old ++ row → coerce
+//!                                   ON UPDATE columns (`on_update.rs`)
 //!                                   new == old ────────────────────→ counts 0 (1 with
 //!                                   update_row(handle, new) ───────→ counts 2  FOUND_ROWS)
 //! ```
@@ -158,6 +159,24 @@ pub(crate) fn update_duplicate<'d>(
         };
     }
     both.truncate(width);
+    // ON UPDATE current_timestamp() columns the assignments leave alone take the
+    // statement's time if the row changed, as in an UPDATE (`on_update.rs`).
+    if crate::on_update::any(&ip.table.def.columns) {
+        crate::on_update::apply(
+            &ip.table.def.columns,
+            |c| od.sets.iter().any(|(x, _)| *x == c),
+            &old,
+            &mut both,
+            &types::Target {
+                db: &ip.table.db,
+                table: &ip.table.name,
+                row: n,
+                strict,
+                cut_as_truncation: false,
+            },
+            env,
+        )?;
+    }
     if both == old {
         return Ok(Updated::Unchanged(old));
     }

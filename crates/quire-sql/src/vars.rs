@@ -126,6 +126,15 @@ pub static VARS: &[Var] = &[
         "10",
     ),
     v("default_storage_engine", Scope::Both, Kind::Str, "InnoDB"),
+    // MariaDB 10.11's default: a TIMESTAMP column is NULL-able with DEFAULT NULL like any
+    // other, no implicit DEFAULT / ON UPDATE current_timestamp() on the first one. The
+    // legacy behaviour (0) is not implemented, so the variable cannot be set.
+    v(
+        "explicit_defaults_for_timestamp",
+        Scope::Global,
+        Kind::ReadOnly,
+        "1",
+    ),
     v("foreign_key_checks", Scope::Both, Kind::Bool, "1"),
     // The server sets it from `--set log_error=PATH`; empty: standard error (errlog.rs).
     v("log_error", Scope::Global, Kind::ReadOnly, ""),
@@ -344,6 +353,18 @@ pub static VARS: &[Var] = &[
     v("storage_engine", Scope::Both, Kind::Str, "InnoDB"),
     v("system_time_zone", Scope::Global, Kind::ReadOnly, "UTC"),
     v("time_zone", Scope::Both, Kind::Str, "SYSTEM"),
+    // `SET timestamp = n` fixes the session's clock at n seconds since the epoch for
+    // every later statement (NOW(), ON UPDATE, defaults), as MariaDB; 0 or DEFAULT: the
+    // real time again (`run::ExecEnv::new`).
+    v(
+        "timestamp",
+        Scope::Session,
+        Kind::Double {
+            min: 0.0,
+            max: 2_147_483_647.0,
+        },
+        "0",
+    ),
     v("tx_isolation", Scope::Both, Kind::Str, "REPEATABLE-READ"),
     v("tx_read_only", Scope::Both, Kind::Bool, "0"),
     v("unique_checks", Scope::Both, Kind::Bool, "1"),

@@ -24,6 +24,39 @@ CREATE DATABASE /*!32312 IF NOT EXISTS*/ `dumptest` /*!40100 DEFAULT CHARACTER S
 
 USE `dumptest`;
 
+
+--
+-- Table structure for table `attrs`
+--
+
+DROP TABLE IF EXISTS `attrs`;
+/*!40101 SET @saved_cs_client     = @@character_set_client */;
+/*!40101 SET character_set_client = utf8mb4 */;
+CREATE TABLE `attrs` (
+  `id` int(11) NOT NULL AUTO_INCREMENT COMMENT 'the key',
+  `doc` longtext CHARACTER SET utf8mb4 COLLATE utf8mb4_bin DEFAULT NULL COMMENT 'a json document' CHECK (json_valid(`doc`)),
+  `note` varchar(40) DEFAULT NULL COMMENT 'it''s a \\ note',
+  `hits` int(11) NOT NULL DEFAULT 0,
+  `created` timestamp NOT NULL DEFAULT current_timestamp(),
+  `changed` timestamp NOT NULL DEFAULT current_timestamp() ON UPDATE current_timestamp() COMMENT 'set on every change',
+  `seen` datetime(3) DEFAULT NULL ON UPDATE current_timestamp(3),
+  PRIMARY KEY (`id`),
+  KEY `by_note` (`note`) COMMENT 'find by note'
+) ENGINE=InnoDB AUTO_INCREMENT=3 DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_general_ci COMMENT='rows with column attributes';
+/*!40101 SET character_set_client = @saved_cs_client */;
+
+--
+-- Dumping data for table `attrs`
+--
+
+LOCK TABLES `attrs` WRITE;
+/*!40000 ALTER TABLE `attrs` DISABLE KEYS */;
+INSERT INTO `attrs` VALUES
+(1,'{\"a\": 1}','first',3,'2024-01-02 03:04:05','2024-01-02 03:04:05',NULL),
+(2,NULL,'second',0,'2024-02-03 04:05:06','2024-02-03 04:05:07','2024-02-03 04:05:08.123');
+/*!40000 ALTER TABLE `attrs` ENABLE KEYS */;
+UNLOCK TABLES;
+
 --
 -- Table structure for table `bulk`
 --

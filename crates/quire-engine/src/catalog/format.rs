@@ -12,7 +12,9 @@ use crate::row::{Collation, Column, ColumnType, InstantValue, IntWidth, LobSize}
 /// (`TableDef::rebuilt_at`, u64) after the indexes.
 /// 4: the physical section after the rebuild mark (dropped columns and the slot order),
 /// written only by a table that has one, so that an older Quire still opens the others.
-pub const VERSION: u8 = 4;
+/// 5: the attribute section after the physical one (table and index comments) and column
+/// flags 16 (ON UPDATE) and 32 (comment), written only by a table that has one of them.
+pub const VERSION: u8 = 5;
 
 /// The value of a database record (it kept the table record's version 2 when that was 3).
 pub const DATABASE_VERSION: u8 = 2;
@@ -26,6 +28,10 @@ const FLAG_JSON: u8 = 4;
 /// The column was added instantly: after the default comes the value older records read
 /// for it, `u8 0` (NULL) or `u8 1 | u32 n | n bytes` (its record field bytes).
 const FLAG_INSTANT: u8 = 8;
+/// `ON UPDATE current_timestamp()` on a TIMESTAMP or DATETIME column (version 5).
+const FLAG_ON_UPDATE: u8 = 16;
+/// A `str` with the column's comment follows the instant value (version 5).
+const FLAG_COMMENT: u8 = 32;
 /// The longest instant value the catalog keeps (larger defaults are added by a rebuild).
 pub const INSTANT_MAX_BYTES: usize = 65_535;
 
@@ -255,7 +261,9 @@ fn put_column(w: &mut W, c: &Column) {
     let flags = (u8::from(c.nullable) * FLAG_NULLABLE)
         | (u8::from(c.default.is_some()) * FLAG_HAS_DEFAULT)
         | (u8::from(c.json) * FLAG_JSON)
-        | (u8::from(c.instant.is_some()) * FLAG_INSTANT);
+        | (u8::from(c.instant.is_some()) * FLAG_INSTANT)
+        | (u8::from(c.on_update) * FLAG_ON_UPDATE)
+        | (u8::from(!c.comment.is_empty()) * FLAG_COMMENT);
     w.u8(flags);
     w.u8(c.collation.code());
     if let Some(d) = &c.default {
@@ -272,12 +280,30 @@ fn put_column(w: &mut W, c: &Column) {
             w.0.extend_from_slice(b);
         }
     }
+    if !c.comment.is_empty() {
+        // At most COMMENT_MAX_BYTES: checked by `TableDef::validate`.
+        w.str(&c.comment);
+    }
+}
+
+/// Whether the table needs record version 5: a column attribute, or a table or index
+/// comment (docs/catalog.md, "Table record").
+fn has_attributes(t: &TableDef) -> bool {
+    let col = |c: &Column| c.on_update || !c.comment.is_empty();
+    t.columns.iter().chain(&t.dropped).any(col)
+        || !t.comment.is_empty()
+        || t.indexes.iter().any(|ix| !ix.comment.is_empty())
 }
 
 pub fn encode_table(t: &TableDef) -> Vec<u8> {
     let mut w = W(Vec::with_capacity(256));
-    let physical = !t.dropped.is_empty() || !t.slot_order.is_empty();
-    w.u8(if physical { VERSION } else { 3 });
+    let attributes = has_attributes(t);
+    let physical = attributes || !t.dropped.is_empty() || !t.slot_order.is_empty();
+    w.u8(match (attributes, physical) {
+        (true, _) => 5,
+        (false, true) => 4,
+        (false, false) => 3,
+    });
     w.u64(t.id);
     w.str(&t.db);
     w.str(&t.name);
@@ -319,6 +345,13 @@ pub fn encode_table(t: &TableDef) -> Vec<u8> {
             w.len(c);
         }
     }
+    if attributes {
+        w.str(&t.comment);
+        w.len(t.indexes.len());
+        for ix in &t.indexes {
+            w.str(&ix.comment);
+        }
+    }
     w.0
 }
 
@@ -327,8 +360,29 @@ fn get_column(r: &mut R<'_>, version: u8) -> Result<Column, CatalogError> {
     let name = r.str()?;
     let (ty, members) = get_type(r)?;
     let flags = r.u8()?;
-    if flags & !(FLAG_NULLABLE | FLAG_HAS_DEFAULT | FLAG_JSON | FLAG_INSTANT) != 0 {
+    let known = match version {
+        5.. => {
+            FLAG_NULLABLE
+                | FLAG_HAS_DEFAULT
+                | FLAG_JSON
+                | FLAG_INSTANT
+                | FLAG_ON_UPDATE
+                | FLAG_COMMENT
+        }
+        _ => FLAG_NULLABLE | FLAG_HAS_DEFAULT | FLAG_JSON | FLAG_INSTANT,
+    };
+    if flags & !known != 0 {
         return Err(bad("unknown column flags"));
+    }
+    if flags & FLAG_ON_UPDATE != 0
+        && !matches!(
+            ty,
+            ColumnType::Timestamp { .. } | ColumnType::DateTime { .. }
+        )
+    {
+        return Err(bad(
+            "ON UPDATE on a column that is no TIMESTAMP or DATETIME",
+        ));
     }
     let collation = match version {
         1 => Collation::Utf8mb4Bin,
@@ -353,6 +407,13 @@ fn get_column(r: &mut R<'_>, version: u8) -> Result<Column, CatalogError> {
             _ => return Err(bad("bad instant value kind")),
         },
     };
+    let comment = match flags & FLAG_COMMENT {
+        0 => String::new(),
+        _ => match r.str()? {
+            c if c.is_empty() => return Err(bad("empty column comment")),
+            c => c,
+        },
+    };
     Ok(Column {
         name,
         ty,
@@ -362,6 +423,8 @@ fn get_column(r: &mut R<'_>, version: u8) -> Result<Column, CatalogError> {
         members,
         json: flags & FLAG_JSON != 0,
         instant,
+        on_update: flags & FLAG_ON_UPDATE != 0,
+        comment,
     })
 }
 
@@ -423,6 +486,7 @@ pub fn decode_table(b: &[u8]) -> Result<TableDef, CatalogError> {
             root,
             columns: cols,
             usable_from: crate::row::TrxId(0),
+            comment: String::new(),
         });
     }
     // Version 3 added the rebuild mark (ALTER TABLE); older records were never rebuilt.
@@ -443,6 +507,17 @@ pub fn decode_table(b: &[u8]) -> Result<TableDef, CatalogError> {
                 return Err(bad("slot order names no column"));
             }
             slot_order.push(c);
+        }
+    }
+    // Version 5: the attribute section.
+    let mut comment = String::new();
+    if version >= 5 {
+        comment = r.str()?;
+        if usize::from(r.u16()?) != indexes.len() {
+            return Err(bad("index comment count differs from the index count"));
+        }
+        for ix in &mut indexes {
+            ix.comment = r.str()?;
         }
     }
     if !r.b.is_empty() {
@@ -476,6 +551,7 @@ pub fn decode_table(b: &[u8]) -> Result<TableDef, CatalogError> {
         rebuilt_at,
         dropped,
         slot_order,
+        comment,
     })
 }
 

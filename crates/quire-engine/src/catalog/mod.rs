@@ -30,6 +30,12 @@ pub const CATALOG_ROOT: PageNo = PageNo(1);
 pub const CATALOG_INDEX_ID: u64 = 1;
 /// Longest database, table or index name, in characters.
 pub const NAME_MAX: usize = 64;
+/// Longest column comment, in characters (MariaDB's limit; the SQL layer says 1629).
+pub const COLUMN_COMMENT_MAX_CHARS: usize = 1024;
+/// Longest table comment, in characters (MariaDB's limit; the SQL layer says 1628).
+pub const TABLE_COMMENT_MAX_CHARS: usize = 2048;
+/// Longest index comment, in characters (MariaDB's limit; the SQL layer says 1688).
+pub const INDEX_COMMENT_MAX_CHARS: usize = 1024;
 
 const KEY_DATABASE: u8 = 1;
 const KEY_TABLE: u8 = 2;
@@ -89,6 +95,8 @@ pub struct IndexDef {
     /// "CREATE INDEX and older snapshots"). Not persisted: after a restart no view is older
     /// than any index, and a loaded index has `TrxId(0)`, usable by every view.
     pub usable_from: TrxId,
+    /// The index's `COMMENT '…'`; empty: none (record version 5).
+    pub comment: String,
 }
 
 /// What a foreign key does to the child rows when a referenced parent row is deleted or
@@ -284,6 +292,8 @@ pub struct TableDef {
     /// The records' slot order, as indices into `columns ++ dropped`; empty: the non-key
     /// columns in table order (and `dropped` is empty).
     pub slot_order: Vec<usize>,
+    /// The table's `COMMENT='…'`; empty: none (record version 5).
+    pub comment: String,
 }
 
 impl TableDef {
@@ -316,6 +326,46 @@ impl TableDef {
     pub fn validate_schema(&self) -> Result<()> {
         // An empty primary key is allowed: the table clusters on a hidden DB_ROW_ID.
         let layout = self.layout()?;
+        let too_long = |what: String, max: usize| {
+            CatalogError::TooLong(format!(
+                "the comment of {what} is longer than {max} characters"
+            ))
+        };
+        if self.comment.chars().count() > TABLE_COMMENT_MAX_CHARS {
+            return Err(too_long(
+                format!("table `{}`", self.name),
+                TABLE_COMMENT_MAX_CHARS,
+            ));
+        }
+        for c in self.columns.iter().chain(&self.dropped) {
+            if c.comment.chars().count() > COLUMN_COMMENT_MAX_CHARS {
+                return Err(too_long(
+                    format!("column `{}`", c.name),
+                    COLUMN_COMMENT_MAX_CHARS,
+                ));
+            }
+            if c.on_update
+                && !matches!(
+                    c.ty,
+                    crate::row::ColumnType::Timestamp { .. }
+                        | crate::row::ColumnType::DateTime { .. }
+                )
+            {
+                return Err(RowError::Schema(format!(
+                    "column `{}` has ON UPDATE but is no TIMESTAMP or DATETIME",
+                    c.name
+                ))
+                .into());
+            }
+        }
+        for ix in &self.indexes {
+            if ix.comment.chars().count() > INDEX_COMMENT_MAX_CHARS {
+                return Err(too_long(
+                    format!("index `{}`", ix.name),
+                    INDEX_COMMENT_MAX_CHARS,
+                ));
+            }
+        }
         for c in &self.columns {
             if c.default
                 .as_ref()
@@ -375,6 +425,23 @@ impl TableDef {
             }
         }
         Ok(())
+    }
+}
+
+/// A table record past what a catalog page holds names the table and the likely cause
+/// (long comments, many ENUM members) rather than the B-tree's sizes alone.
+fn too_large(t: &TableDef, e: BTreeError) -> CatalogError {
+    match e {
+        BTreeError::TooLarge {
+            value_len,
+            max_record,
+            ..
+        } => CatalogError::TooLong(format!(
+            "the definition of table `{}` takes {value_len} bytes in the catalog, more than \
+             a catalog record holds ({max_record}): shorten its comments",
+            t.name
+        )),
+        e => e.into(),
     }
 }
 
@@ -533,17 +600,17 @@ impl Catalog {
 
     pub fn insert_table<S: BTreeStore + ?Sized>(&self, s: &S, t: &TableDef) -> Result<Lsn> {
         t.validate()?;
-        Ok(self
-            .tree
-            .insert(s, &table_key(t.id), &format::encode_table(t))?)
+        self.tree
+            .insert(s, &table_key(t.id), &format::encode_table(t))
+            .map_err(|e| too_large(t, e))
     }
 
     /// Replaces a table's record (rename, create or drop index): one mtr.
     pub fn update_table<S: BTreeStore + ?Sized>(&self, s: &S, t: &TableDef) -> Result<Lsn> {
         t.validate()?;
-        Ok(self
-            .tree
-            .update(s, &table_key(t.id), &format::encode_table(t))?)
+        self.tree
+            .update(s, &table_key(t.id), &format::encode_table(t))
+            .map_err(|e| too_large(t, e))
     }
 
     /// Writes a view's record (a new view, or CREATE OR REPLACE / ALTER VIEW of one):

@@ -41,10 +41,12 @@ fn sample() -> TableDef {
                 descending: true,
             }],
             usable_from: crate::row::TrxId(0),
+            comment: String::new(),
         }],
         rebuilt_at: crate::row::TrxId(41),
         dropped: Vec::new(),
         slot_order: Vec::new(),
+        comment: String::new(),
     }
 }
 
@@ -418,5 +420,156 @@ fn dropped_columns_and_a_slot_order_round_trip_as_version_4_and_others_stay_vers
         let mut u = t.clone();
         u.slot_order = bad.clone();
         assert!(u.validate().is_err(), "{bad:?} accepted");
+    }
+}
+
+/// `sample()` as record version 3, and with `price` dropped instantly (slots note, body,
+/// price) as version 4: bytes written by Quire before column attributes and comments
+/// existed (record version 5), which must keep decoding to the same tables.
+const V3_BEFORE_ATTRIBUTES: &str = "030700000000000000040073686f7006006f7264657273030000000b0073686f702e6f726465727304000000040002006964000401000004006e6f7465056400000001000400626f64790801010005007072696365030a02000001000000010003000100070062795f6e6f74650102000900000001000100010a000000012900000000000000";
+const V4_BEFORE_ATTRIBUTES: &str = "040700000000000000040073686f7006006f7264657273030000000b0073686f702e6f726465727304000000030002006964000401000004006e6f7465056400000001000400626f64790801010001000000010003000100070062795f6e6f74650102000900000001000100010a000000012900000000000000010005007072696365030a0200000300010002000300";
+
+fn unhex(s: &str) -> Vec<u8> {
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("hex"))
+        .collect()
+}
+
+/// `sample()` with every attribute of record version 5: ON UPDATE on a TIMESTAMP and a
+/// DATETIME, column, table and index comments (quotes and non-ASCII included).
+fn sample_with_attributes() -> TableDef {
+    let mut t = sample();
+    t.columns.push(Column {
+        on_update: true,
+        default: Some("current_timestamp()".into()),
+        ..Column::new("ts", ColumnType::Timestamp { fsp: 3 })
+    });
+    t.columns.push(Column {
+        on_update: true,
+        comment: "last change".into(),
+        ..Column::nullable("dt", ColumnType::DateTime { fsp: 0 })
+    });
+    t.columns[1].comment = "it's the note: é ✓".into();
+    t.comment = "orders, 'quoted'".into();
+    t.indexes[0].comment = "find by note".into();
+    t
+}
+
+#[test]
+fn records_written_before_attributes_decode_unchanged_and_are_written_the_same() {
+    let v3 = unhex(V3_BEFORE_ATTRIBUTES);
+    let t = decode_table(&v3).expect("version 3 decodes");
+    assert_eq!(t, sample());
+    assert!(t.comment.is_empty() && t.indexes.iter().all(|ix| ix.comment.is_empty()));
+    assert!(t
+        .columns
+        .iter()
+        .all(|c| !c.on_update && c.comment.is_empty()));
+    assert_eq!(
+        encode_table(&t),
+        v3,
+        "a table without attributes stays version 3"
+    );
+
+    let v4 = unhex(V4_BEFORE_ATTRIBUTES);
+    let t = decode_table(&v4).expect("version 4 decodes");
+    assert_eq!(t.dropped.len(), 1);
+    assert_eq!(t.slot_order, [1, 2, 3]);
+    assert!(t.comment.is_empty());
+    assert_eq!(
+        encode_table(&t),
+        v4,
+        "a table with only a physical section stays version 4"
+    );
+}
+
+#[test]
+fn column_attributes_and_comments_round_trip_as_version_5() {
+    let t = sample_with_attributes();
+    t.validate().expect("valid");
+    let b = encode_table(&t);
+    assert_eq!(b[0], 5);
+    assert_eq!(decode_table(&b).expect("decode"), t);
+    for n in 0..b.len() {
+        assert!(decode_table(&b[..n]).is_err(), "prefix {n} accepted");
+    }
+    // Each attribute alone makes the record version 5; the rest stay as they were.
+    let mut each: Vec<TableDef> = Vec::new();
+    let mut x = sample();
+    x.comment = "c".into();
+    each.push(x);
+    let mut x = sample();
+    x.indexes[0].comment = "c".into();
+    each.push(x);
+    let mut x = sample();
+    x.columns[0].comment = "c".into();
+    each.push(x);
+    let mut x = sample();
+    x.columns.push(Column {
+        on_update: true,
+        ..Column::nullable("ts", ColumnType::Timestamp { fsp: 0 })
+    });
+    each.push(x);
+    for x in each {
+        let b = encode_table(&x);
+        assert_eq!(b[0], 5);
+        assert_eq!(decode_table(&b).expect("decode"), x);
+    }
+    // With a physical section too (a dropped column keeps its comment).
+    let mut x = sample_with_attributes();
+    let mut price = x.columns.remove(3);
+    price.comment = "was the price".into();
+    x.dropped = vec![price];
+    x.slot_order = vec![1, 2, 5, 3, 4];
+    x.validate().expect("valid");
+    let b = encode_table(&x);
+    assert_eq!(b[0], 5);
+    assert_eq!(decode_table(&b).expect("decode"), x);
+}
+
+#[test]
+fn attribute_flags_outside_version_5_and_on_update_on_other_types_are_corrupt() {
+    let v3 = unhex(V3_BEFORE_ATTRIBUTES);
+    // The first column's flags byte: after the version, id, names, space, root, count,
+    // the name `id` and its type (tag, width, unsigned).
+    let at = 1 + 8 + (2 + 4) + (2 + 6) + 4 + (2 + 11) + 4 + 2 + (2 + 2) + 3;
+    assert_eq!(v3[at], 0, "NOT NULL, no default");
+    for flag in [16u8, 32] {
+        let mut b = v3.clone();
+        b[at] = flag;
+        let err = decode_table(&b).expect_err("a version 5 flag in version 3");
+        assert!(err.to_string().contains("unknown column flags"), "{err}");
+    }
+    // ON UPDATE on the BIGINT `id` in a version 5 record.
+    let mut t = sample_with_attributes();
+    t.columns[0].on_update = true;
+    assert!(t.validate().is_err());
+    let b = encode_table(&t);
+    let err = decode_table(&b).expect_err("ON UPDATE on an integer");
+    assert!(err.to_string().contains("ON UPDATE"), "{err}");
+    // The index comment count must match the indexes.
+    let mut b = encode_table(&sample_with_attributes());
+    let n = b.len();
+    let count_at = n - (2 + "find by note".len()) - 2;
+    b[count_at] = 2;
+    assert!(decode_table(&b).is_err());
+}
+
+#[test]
+fn comments_past_mariadbs_limits_are_refused_before_encoding() {
+    let mut t = sample();
+    t.comment = "x".repeat(TABLE_COMMENT_MAX_CHARS);
+    t.columns[1].comment = "é".repeat(COLUMN_COMMENT_MAX_CHARS);
+    t.indexes[0].comment = "y".repeat(INDEX_COMMENT_MAX_CHARS);
+    t.validate().expect("at the limits");
+    for f in [
+        |t: &mut TableDef| t.comment.push('x'),
+        |t: &mut TableDef| t.columns[1].comment.push('x'),
+        |t: &mut TableDef| t.indexes[0].comment.push('x'),
+    ] {
+        let mut u = t.clone();
+        f(&mut u);
+        assert!(matches!(u.validate(), Err(CatalogError::TooLong(_))));
     }
 }

@@ -779,6 +779,8 @@ fn arb_parts(
                     members: Vec::new(),
                     json: false,
                     instant: None,
+                    on_update: false,
+                    comment: String::new(),
                 },
                 prefix: None,
                 descending: desc,
@@ -843,6 +845,8 @@ fn arb_table() -> impl Strategy<Value = (RowLayout, Vec<Value>)> {
                         members: Vec::new(),
                         json: false,
                         instant: None,
+                        on_update: false,
+                        comment: String::new(),
                     }),
             );
             let layout = RowLayout::new(cols.clone(), &(0..npk).collect::<Vec<_>>())

@@ -357,6 +357,12 @@ pub struct Column {
     /// `None` when every record holds the column. Instantly added columns are the last of
     /// the table and never in a key (docs/row-format.md, "Instantly added columns").
     pub instant: Option<InstantValue>,
+    /// `ON UPDATE current_timestamp()` (TIMESTAMP and DATETIME only, catalog column flag
+    /// 16): an UPDATE that changes another column of the row and does not assign this one
+    /// sets it to the statement's time. The SQL layer applies it; the engine keeps the mark.
+    pub on_update: bool,
+    /// The column's `COMMENT '…'` (catalog column flag 32); empty: none, as in MariaDB.
+    pub comment: String,
 }
 
 /// The value that records written before an instant ADD COLUMN read for that column: the
@@ -383,6 +389,8 @@ impl Column {
             members: Vec::new(),
             json: false,
             instant: None,
+            on_update: false,
+            comment: String::new(),
         }
     }
 

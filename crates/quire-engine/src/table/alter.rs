@@ -72,6 +72,7 @@ impl DbInner {
         def.slot_order.clear();
         def.primary_key = spec.primary_key;
         def.auto_increment = spec.auto_increment;
+        def.comment = spec.comment;
         // Every index of the new space gets a number the old space never used, so a page
         // of either names one index only (index ids are `table id << 16 | number`).
         def.indexes = Vec::new();
@@ -86,6 +87,7 @@ impl DbInner {
                 root: CATALOG_ROOT,
                 columns: ix.columns,
                 usable_from: mark,
+                comment: ix.comment,
             });
             def.next_index_no = def.next_index_no.checked_add(1).ok_or_else(|| {
                 DbError::Catalog(catalog::CatalogError::Corrupt(format!(

@@ -371,6 +371,8 @@ pub struct IndexSpec {
     pub name: String,
     pub columns: Vec<IndexColumn>,
     pub unique: bool,
+    /// `COMMENT '…'`; empty: none.
+    pub comment: String,
 }
 
 impl IndexSpec {
@@ -380,6 +382,7 @@ impl IndexSpec {
             name: name.into(),
             columns: columns.into_iter().map(IndexColumn::new).collect(),
             unique: false,
+            comment: String::new(),
         }
     }
     pub fn unique(mut self) -> Self {
@@ -398,6 +401,8 @@ pub struct TableSpec {
     /// The AUTO_INCREMENT column: an integer column that is the whole primary key.
     pub auto_increment: Option<usize>,
     pub indexes: Vec<IndexSpec>,
+    /// The table's `COMMENT='…'`; empty: none.
+    pub comment: String,
 }
 
 impl TableSpec {
@@ -407,6 +412,7 @@ impl TableSpec {
             primary_key,
             auto_increment: None,
             indexes: Vec::new(),
+            comment: String::new(),
         }
     }
 }
@@ -847,7 +853,17 @@ impl Db {
         // Undo after the catalog: TRX_SYS and the rollback segments live in the system
         // space next to it (docs/undo.md).
         let (undo, recovered) = UndoSys::open(&engine)?;
-        let trx = TrxSys::new(recovered.max_trx_id, recovered.max_trx_no);
+        // A rebuild's mark is an id `reserve_id` handed out and only the catalog records
+        // (docs/catalog.md, "ALTER TABLE"): numbering starts above it too, or after a
+        // restart before any id was assigned every read view would miss the mark and each
+        // consistent read of the table would be refused (1412).
+        let rebuilt_max = state
+            .tables
+            .values()
+            .map(|t| t.def.rebuilt_at)
+            .max()
+            .unwrap_or(crate::row::TrxId(0));
+        let trx = TrxSys::new(recovered.max_trx_id.max(rebuilt_max), recovered.max_trx_no);
         for a in &recovered.active {
             trx.register_recovered(a.undo.trx());
         }
@@ -1110,6 +1126,7 @@ impl DbInner {
             rebuilt_at: crate::row::TrxId(0),
             dropped: Vec::new(),
             slot_order: Vec::new(),
+            comment: spec.comment,
         };
         for (i, ix) in spec.indexes.into_iter().enumerate() {
             def.indexes.push(IndexDef {
@@ -1120,6 +1137,7 @@ impl DbInner {
                 columns: ix.columns,
                 // Made with its table: no view can see a row of it from before.
                 usable_from: crate::row::TrxId(0),
+                comment: ix.comment,
             });
             def.next_index_no = i as u16 + 2;
         }
@@ -1269,6 +1287,7 @@ impl DbInner {
             root: CATALOG_ROOT,
             columns: spec.columns,
             usable_from,
+            comment: spec.comment.clone(),
         };
         def.next_index_no += 1;
         let layout = def.index_layout(&t.layout, &ix)?;

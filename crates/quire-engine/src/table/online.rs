@@ -284,6 +284,7 @@ impl DbInner {
             root: CATALOG_ROOT,
             columns: spec.columns,
             usable_from: TrxId(0),
+            comment: spec.comment.clone(),
         };
         def.next_index_no += 1;
         let layout = def.index_layout(&t.layout, &ix)?;

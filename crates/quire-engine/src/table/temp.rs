@@ -57,6 +57,7 @@ impl DbInner {
             rebuilt_at: crate::row::TrxId(0),
             dropped: Vec::new(),
             slot_order: Vec::new(),
+            comment: spec.comment,
         };
         for (i, ix) in spec.indexes.into_iter().enumerate() {
             def.indexes.push(IndexDef {
@@ -66,6 +67,7 @@ impl DbInner {
                 root: CATALOG_ROOT,
                 columns: ix.columns,
                 usable_from: crate::row::TrxId(0),
+                comment: ix.comment,
             });
             def.next_index_no = i as u16 + 2;
         }

@@ -144,7 +144,7 @@ pub(crate) fn rows(t: InfoTable, inst: &Instance<'_>, sv: &SessVars) -> Result<V
                         s(table_collation(&def.columns)),
                         Value::Null,
                         s(""),
-                        s(""),
+                        s(def.comment.clone()),
                         u(0),
                         s("N"),
                     ]);
@@ -175,11 +175,7 @@ pub(crate) fn rows(t: InfoTable, inst: &Instance<'_>, sv: &SessVars) -> Result<V
                             i,
                             c,
                             column_key(&def, i),
-                            if def.auto_increment == Some(i) {
-                                "auto_increment"
-                            } else {
-                                ""
-                            },
+                            &crate::ddl::column_extra(&def, i),
                             false,
                         ));
                     }
@@ -207,39 +203,42 @@ pub(crate) fn rows(t: InfoTable, inst: &Instance<'_>, sv: &SessVars) -> Result<V
                         .table(&d, &def.name)
                         .ok()
                         .and_then(|tb| tb.statistics().ok());
-                    let mut add =
-                        |name: &str, unique: bool, cols: Vec<(usize, Option<u32>, bool)>| {
-                            for (seq, (c, prefix, desc)) in cols.into_iter().enumerate() {
-                                let col = &def.columns[c];
-                                out.push(vec![
-                                    s(DEF),
-                                    s(d.clone()),
-                                    s(def.name.clone()),
-                                    Value::Int(i64::from(!unique)),
-                                    s(d.clone()),
-                                    s(name),
-                                    Value::Int(seq as i64 + 1),
-                                    s(col.name.clone()),
-                                    s(if desc { "D" } else { "A" }),
-                                    super::cardinality(st.as_ref(), name, seq),
-                                    prefix.map_or(Value::Null, |p| Value::Int(i64::from(p))),
-                                    Value::Null,
-                                    s(if col.nullable { "YES" } else { "" }),
-                                    s("BTREE"),
-                                    s(""),
-                                    s(""),
-                                    s("NO"),
-                                ]);
-                            }
-                        };
+                    let mut add = |name: &str,
+                                   unique: bool,
+                                   cols: Vec<(usize, Option<u32>, bool)>,
+                                   comment: &str| {
+                        for (seq, (c, prefix, desc)) in cols.into_iter().enumerate() {
+                            let col = &def.columns[c];
+                            out.push(vec![
+                                s(DEF),
+                                s(d.clone()),
+                                s(def.name.clone()),
+                                Value::Int(i64::from(!unique)),
+                                s(d.clone()),
+                                s(name),
+                                Value::Int(seq as i64 + 1),
+                                s(col.name.clone()),
+                                s(if desc { "D" } else { "A" }),
+                                super::cardinality(st.as_ref(), name, seq),
+                                prefix.map_or(Value::Null, |p| Value::Int(i64::from(p))),
+                                Value::Null,
+                                s(if col.nullable { "YES" } else { "" }),
+                                s("BTREE"),
+                                s(""),
+                                s(comment),
+                                s("NO"),
+                            ]);
+                        }
+                    };
                     if !def.primary_key.is_empty() {
                         add(
                             "PRIMARY",
                             true,
                             def.primary_key.iter().map(|&c| (c, None, false)).collect(),
+                            "",
                         );
                     }
-                    for ix in &def.indexes {
+                    for ix in crate::ddl::key_order(&def) {
                         add(
                             &ix.name,
                             ix.unique,
@@ -247,6 +246,7 @@ pub(crate) fn rows(t: InfoTable, inst: &Instance<'_>, sv: &SessVars) -> Result<V
                                 .iter()
                                 .map(|c| (c.column, c.prefix, c.descending))
                                 .collect(),
+                            &ix.comment,
                         );
                     }
                 }
@@ -718,7 +718,7 @@ fn column_row(
         } else {
             "select,insert,update,references"
         }),
-        s(""),
+        s(c.comment.clone()),
         s("NEVER"),
         Value::Null,
     ]
