@@ -222,6 +222,7 @@ pub fn code_of(e: &SqlError) -> Option<(u16, &'static str)> {
         NoSuchFunction(_) => (1305, "42000"),
         WrongParamCount(_) => (1582, "42000"),
         DifferentColumnCount => (1222, "21000"),
+        TooManyRows => (1172, "42000"),
         OperandColumns(_) => (1241, "21000"),
         IllegalParameterTypes { .. } => (4078, "HY000"),
         InvalidGroupFunction => (1111, "HY000"),
@@ -501,6 +502,7 @@ mod tests {
             NoSuchFunction(s()),
             WrongParamCount(s()),
             DifferentColumnCount,
+            TooManyRows,
             OperandColumns(1),
             IllegalParameterTypes {
                 left: s(),

@@ -456,6 +456,34 @@ pub fn strip_lock_wait(sql: &str) -> (&str, LockWait) {
     (t[..end].trim_end(), wait)
 }
 
+/// Removes a trailing `INTO @a, @b, …` (MariaDB's other place for a SELECT's INTO, after
+/// FROM, WHERE, ORDER BY and LIMIT); returns the rest and the variables' names (lower-cased,
+/// as user variables are). A quoted name (`` @`a b` ``) is left to the parser.
+pub fn strip_trailing_into(sql: &str) -> (&str, Option<Vec<String>>) {
+    let t = sql.trim_end().trim_end_matches(';').trim_end();
+    let lower = t.to_ascii_lowercase();
+    let Some(at) = lower.rfind(" into ") else {
+        return (sql, None);
+    };
+    let list = &t[at + " into ".len()..];
+    let mut names = Vec::new();
+    for item in list.split(',') {
+        let item = item.trim();
+        let Some(name) = item.strip_prefix('@') else {
+            return (sql, None);
+        };
+        let plain = !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_alphanumeric() || matches!(c, '_' | '$' | '.'));
+        if !plain {
+            return (sql, None);
+        }
+        names.push(name.to_lowercase());
+    }
+    (t[..at].trim_end(), Some(names))
+}
+
 /// Removes a trailing `LOCK IN SHARE MODE` (MySQL's old FOR SHARE); returns the rest.
 pub fn strip_lock_in_share_mode(sql: &str) -> Option<&str> {
     let t = sql.trim_end().trim_end_matches(';').trim_end();
@@ -570,6 +598,29 @@ mod tests {
             "SELECT 'for update skip locked'",
         ] {
             assert_eq!(strip_lock_wait(untouched), (untouched, LockWait::Session));
+        }
+    }
+
+    #[test]
+    fn a_trailing_into_of_user_variables_is_stripped() {
+        assert_eq!(
+            strip_trailing_into("SELECT a, b FROM t WHERE c = 1 INTO @x, @Y;"),
+            (
+                "SELECT a, b FROM t WHERE c = 1",
+                Some(vec!["x".into(), "y".into()])
+            )
+        );
+        for untouched in [
+            "SELECT a INTO @x FROM t",
+            "INSERT INTO t VALUES (1)",
+            "SELECT 1 INTO OUTFILE '/tmp/x'",
+            "SELECT 'a into @b'",
+        ] {
+            assert_eq!(
+                strip_trailing_into(untouched),
+                (untouched, None),
+                "{untouched}"
+            );
         }
     }
 

@@ -802,7 +802,25 @@ impl<'d> Session<'d> {
         if let Some(out) = self.special(text, sink)? {
             return Ok(out);
         }
-        let (stmt, lock, wait) = crate::parse::parse_query_in(text, conn.mode)?;
+        // `SELECT … INTO @a, @b` at the end or before FROM: assigned, never kept as a plan.
+        let select_like = text
+            .get(..6)
+            .is_some_and(|w| w.eq_ignore_ascii_case("select"));
+        let (body, trailing_into) = match select_like {
+            true => crate::dispatch::strip_trailing_into(text),
+            false => (text, None),
+        };
+        let (mut stmt, lock, wait) = crate::parse::parse_query_in(body, conn.mode)?;
+        let into = match trailing_into {
+            Some(vars) => Some(vars),
+            None => crate::user_vars::take_select_into(&mut stmt)?,
+        };
+        if let Some(vars) = into {
+            let planned = self
+                .plan(&stmt, lock, &HashMap::new(), conn)?
+                .map(|p| p.with_lock_wait(wait));
+            return self.select_into(planned, &vars, text, gen, conn);
+        }
         let params = HashMap::new();
         match self
             .plan(&stmt, lock, &params, conn)?

@@ -669,6 +669,8 @@ pub(crate) fn select_core(
     outer: Option<&Outer<'_>>,
 ) -> Result<SelectPlan> {
     if s.into.is_some() {
+        // A top-level SELECT's INTO is taken off before planning (`user_vars.rs`); one in
+        // a subquery, a view or a prepared statement is not supported yet.
         return Err(SqlError::Unsupported("SELECT … INTO".into()));
     }
     let subctx = SubCtx::new(ctx, outer);

@@ -53,7 +53,132 @@ pub(crate) fn user_item(item: &str) -> Option<(String, &str)> {
     Some((name.to_lowercase(), value))
 }
 
+/// Takes the `INTO @a, @b` of a SELECT (of the last SELECT of a UNION) out of `stmt`: the
+/// variables' names, lower-cased. `INTO OUTFILE` / `DUMPFILE` (a file on the server) is not
+/// supported yet.
+pub(crate) fn take_select_into(
+    stmt: &mut sqlparser::ast::Statement,
+) -> Result<Option<Vec<String>>> {
+    use sqlparser::ast::{SetExpr, Statement};
+    let Statement::Query(q) = stmt else {
+        return Ok(None);
+    };
+    let mut body = q.body.as_mut();
+    loop {
+        match body {
+            SetExpr::SetOperation { right, .. } => body = right.as_mut(),
+            SetExpr::Query(inner) => body = inner.body.as_mut(),
+            _ => break,
+        }
+    }
+    let SetExpr::Select(s) = body else {
+        return Ok(None);
+    };
+    let Some(into) = s.into.take() else {
+        return Ok(None);
+    };
+    into.targets
+        .iter()
+        .map(|t| {
+            let text = t.to_string();
+            match text.strip_prefix('@') {
+                Some(name) if !name.is_empty() && !name.starts_with('@') => {
+                    Ok(name.trim_matches('`').to_lowercase())
+                }
+                _ => Err(SqlError::Unsupported(format!("SELECT … INTO {text}"))),
+            }
+        })
+        .collect::<Result<Vec<_>>>()
+        .map(Some)
+}
+
+/// The kind a user variable assigned from a result column of `col`'s type keeps.
+fn column_kind(col: &crate::meta::ColumnMeta) -> VarKind {
+    use crate::meta::{charset, flags, FieldType};
+    match col.ty {
+        FieldType::Tiny
+        | FieldType::Short
+        | FieldType::Int24
+        | FieldType::Long
+        | FieldType::LongLong
+        | FieldType::Year
+        | FieldType::Bit => VarKind::Int {
+            unsigned: col.flags & flags::UNSIGNED != 0,
+        },
+        FieldType::NewDecimal => VarKind::Decimal,
+        FieldType::Float | FieldType::Double => VarKind::Double,
+        FieldType::String | FieldType::VarString | FieldType::Blob | FieldType::LongBlob
+            if col.charset == charset::BINARY =>
+        {
+            VarKind::Binary
+        }
+        _ => VarKind::Str(crate::bind::LITERAL_COLLATION),
+    }
+}
+
 impl Session<'_> {
+    /// The value of `value` (an expression with subqueries) as `SELECT value` gives it, with
+    /// the kind of its result column.
+    fn eval_by_select(&mut self, value: &str) -> Result<(Value, VarKind)> {
+        let mut got = crate::meta::CollectSink::default();
+        self.query_text(&format!("SELECT {value}"), &mut got)?;
+        let v = got
+            .rows
+            .into_iter()
+            .next()
+            .and_then(|r| r.into_iter().next())
+            .unwrap_or(Value::Null);
+        let kind = got.columns.first().map_or(VarKind::Binary, column_kind);
+        Ok(VarKind::store(v, kind))
+    }
+
+    /// `SELECT … INTO @a, @b`: runs the SELECT and assigns its one row, as MariaDB: 1222
+    /// when the counts differ, 1172 for more than one row, warning 1329 and nothing
+    /// assigned for none.
+    pub(crate) fn select_into(
+        &mut self,
+        planned: Option<crate::stmt::Planned>,
+        vars: &[String],
+        text: &str,
+        gen: u64,
+        conn: crate::bind::Conn,
+    ) -> Result<Outcome> {
+        let Some(planned @ crate::stmt::Planned::Select(_)) = planned else {
+            return Err(SqlError::Unsupported("SELECT … INTO".into()));
+        };
+        let mut got = crate::meta::CollectSink::default();
+        self.run_planned(
+            &std::sync::Arc::new(planned),
+            text,
+            gen,
+            conn,
+            &[],
+            &mut got,
+        )?;
+        if got.columns.len() != vars.len() {
+            return Err(SqlError::DifferentColumnCount);
+        }
+        let row = match got.rows.len() {
+            0 => {
+                self.sv.raise(
+                    self.inst,
+                    crate::diag::Level::Warning,
+                    1329,
+                    "No data - zero rows fetched, selected, or processed".into(),
+                );
+                return Ok(Outcome::ok(0));
+            }
+            1 => got.rows.remove(0),
+            _ => return Err(SqlError::TooManyRows),
+        };
+        let mut uv = self.sv.user_vars.borrow_mut();
+        for ((name, v), col) in vars.iter().zip(row).zip(&got.columns) {
+            let (v, kind) = VarKind::store(v, column_kind(col));
+            uv.insert(name.clone(), (v, kind));
+        }
+        Ok(Outcome::ok(1))
+    }
+
     /// The value of an expression given as text (no table in scope), with the kind a user
     /// variable assigned from it keeps.
     pub(crate) fn eval_expr_text(&self, text: &str) -> Result<(Value, VarKind)> {
@@ -106,7 +231,14 @@ impl Session<'_> {
                             line: 1,
                         });
                     }
-                    let (v, kind) = self.eval_expr_text(value)?;
+                    let (v, kind) = match self.eval_expr_text(value) {
+                        // `SET @x = (SELECT …)`: the lone-expression path has no tables;
+                        // the value comes from `SELECT <value>` run as a statement.
+                        Err(SqlError::Unsupported(m)) if m.contains("subquery") => {
+                            self.eval_by_select(value)?
+                        }
+                        r => r?,
+                    };
                     pending.push((name, v, kind));
                 }
                 None => others.push(*item),
