@@ -356,6 +356,8 @@ pub enum Func {
     Cast(crate::func::CastTo),
     /// A JSON function (`func/json.rs`).
     Json(crate::func::json::JsonFn),
+    /// IP address functions, MAKE_SET, EXPORT_SET, PASSWORD, UUID_SHORT (`func/misc.rs`).
+    Misc(crate::func::misc::MiscFn),
 }
 
 /// The user-lock functions.
@@ -1400,6 +1402,7 @@ fn func(f: Func, args: &[Expr], row: &Row<'_>, env: &dyn Env) -> Result<Value> {
             v
         }
         Func::UserLock(f) => env.user_lock(f, eval_all(args, row, env)?)?,
+        Func::Misc(f) => crate::func::misc::eval(f, eval_all(args, row, env)?, env)?,
         Func::Sleep => {
             let secs = num(&ev(0)?).clamp(0.0, 3600.0);
             std::thread::sleep(std::time::Duration::from_secs_f64(secs));

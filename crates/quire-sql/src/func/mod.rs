@@ -24,6 +24,7 @@ pub mod cast;
 pub mod datetime;
 pub mod json;
 pub mod math;
+pub mod misc;
 pub mod regexp;
 pub mod string;
 mod syntax;
@@ -265,6 +266,9 @@ pub fn by_name(name: &str) -> Option<(crate::expr::Func, usize, usize)> {
     let j = Func::Json;
     use json::JsonFn;
     const N: usize = usize::MAX;
+    if let Some((f, min, max)) = misc::MiscFn::by_name(name) {
+        return Some((Func::Misc(f), min, max));
+    }
     Some(match name {
         "substring" | "substr" | "mid" => (s(StrFn::Substring), 2, 3),
         "left" => (s(StrFn::Left), 2, 2),

@@ -826,6 +826,38 @@ fn func(f: Func, args: &[Expr], cols: &[Column], aggs: &[AggCall]) -> Ty {
             }
         }
         Func::Sleep => Ty::int(1),
+        Func::Misc(f) => {
+            use crate::func::misc::MiscFn;
+            match f {
+                MiscFn::InetAton => Ty::unsigned_int(21),
+                // MariaDB gives these 0 decimals, not a string's 39.
+                MiscFn::InetNtoa => Ty {
+                    dec: 0,
+                    ..Ty::string(31)
+                },
+                MiscFn::Inet6Aton => Ty {
+                    dec: 0,
+                    ..Ty::bytes(16)
+                },
+                MiscFn::Inet6Ntoa => Ty {
+                    dec: 0,
+                    ..Ty::string(39)
+                },
+                MiscFn::IsIpv4 | MiscFn::IsIpv6 | MiscFn::IsIpv4Compat | MiscFn::IsIpv4Mapped => {
+                    Ty::int(1)
+                }
+                // Every string and the commas between them.
+                MiscFn::MakeSet => Ty::string(sum_len(1) + (args.len().saturating_sub(2)) as u32),
+                // 64 bits' strings and the 63 separators between them.
+                MiscFn::ExportSet => {
+                    let word = arg(1).char_len().max(arg(2).char_len());
+                    let sep = if args.len() > 3 { arg(3).char_len() } else { 1 };
+                    Ty::string(64 * word + 63 * sep)
+                }
+                MiscFn::Password => Ty::string(41),
+                MiscFn::UuidShort => Ty::unsigned_int(21),
+            }
+        }
         Func::UserLock(crate::expr::UserLockFn::IsUsed) => Ty::unsigned_int(10),
         Func::UserLock(crate::expr::UserLockFn::ReleaseAll) => Ty {
             unsigned: true,
