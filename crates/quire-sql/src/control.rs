@@ -1216,7 +1216,7 @@ impl<'d> Session<'d> {
                     Value::UInt(seq as u64 + 1),
                     s(col.name.clone()),
                     s("A"),
-                    crate::infoschema::cardinality(stats.as_ref(), name, seq),
+                    crate::infoschema::cardinality(stats.as_deref(), name, seq),
                     prefix.map_or(Value::Null, |p| Value::UInt(u64::from(p))),
                     Value::Null,
                     s(if col.nullable { "YES" } else { "" }),
