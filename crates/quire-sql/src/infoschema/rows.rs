@@ -36,6 +36,7 @@ pub(crate) fn rows(t: InfoTable, inst: &Instance<'_>, sv: &SessVars) -> Result<V
     };
     let temps = crate::temp::Temps::default();
     let params = HashMap::new();
+    let stats_used = std::cell::Cell::new(false);
     let ctx = Ctx {
         db,
         current_db: None,
@@ -44,6 +45,7 @@ pub(crate) fn rows(t: InfoTable, inst: &Instance<'_>, sv: &SessVars) -> Result<V
         conn: sv.conn(),
         ctes: None,
         temps: &temps,
+        stats_used: &stats_used,
     };
     let tables = |d: &str| -> Vec<TableDef> {
         db.tables(d)
