@@ -11,7 +11,8 @@
 //! InnoDB's transient statistics (`innodb_stats_persistent=OFF`) are: computed at the
 //! first use, recomputed by [`Table::analyze`] (ANALYZE TABLE), and recomputed at the next
 //! use once the rows changed since the last computation pass 10 % of its row estimate
-//! (InnoDB's `innodb_stats_auto_recalc`). Nothing is on disk: a restart samples again.
+//! (InnoDB's `innodb_stats_auto_recalc`, a dynamic setting here too: off, the kept numbers
+//! stay until ANALYZE TABLE). Nothing is on disk: a restart samples again.
 //!
 //! Invariants:
 //! 1. DDL replaces the `TableState`, and with it the cache: statistics never describe
@@ -113,8 +114,9 @@ impl Table<'_> {
         self.with_state(|t| {
             let cache = &t.stats;
             let kept = cache.kept.lock().clone();
+            let auto = self.db.live.stats_auto_recalc.load(Ordering::Relaxed);
             match kept {
-                Some(s) if !cache.stale.load(Ordering::Acquire) => Ok(s),
+                Some(s) if !auto || !cache.stale.load(Ordering::Acquire) => Ok(s),
                 Some(s) if cache.refreshing.swap(true, Ordering::AcqRel) => Ok(s),
                 Some(_) => {
                     let r = self.recompute(t);

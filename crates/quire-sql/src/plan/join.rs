@@ -501,10 +501,13 @@ impl Planner<'_> {
             .iter()
             .filter_map(|c| hash_key(self.scope, c, m, earlier))
             .collect();
+        // Each row read is also stored (and hashed): keeping the smaller table in memory
+        // is the cheaper of two otherwise equal orders.
+        let once = 2.0 * r + 1.0;
         if keys.is_empty() {
             // A block nested loop: every kept row is compared per row before it.
             return StepCost {
-                once: r + 1.0,
+                once,
                 per_row: rows,
                 fanout: rows,
             };
@@ -519,7 +522,7 @@ impl Planner<'_> {
             matched *= d.map_or(cost::UNKNOWN_EQ_SELECTIVITY, |d| 1.0 / d);
         }
         StepCost {
-            once: r + 1.0,
+            once,
             per_row: 1.0 + matched,
             fanout: matched,
         }
