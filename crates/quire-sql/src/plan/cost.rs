@@ -17,7 +17,8 @@
 //! (from an index it leads; else [`UNKNOWN_EQ_SELECTIVITY`]).
 //!
 //! Cost is rows read plus lookups made (a descent of a tree, a hash probe), summed over
-//! the rows that reach each step.
+//! the rows that reach each step; a table read once into memory also pays one per row
+//! it stores, so of two otherwise equal orders the smaller table is the one kept.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -41,6 +42,22 @@ pub const DERIVED_ROWS: f64 = 100.0;
 /// Tables the search looks ahead, exhaustively, before it fixes the next one (MariaDB's
 /// `optimizer_search_depth` idea): a join of at most this many tables is searched whole.
 pub const SEARCH_DEPTH: usize = 5;
+/// Partial orders one look-ahead may weigh at most: with many tables it looks fewer
+/// ahead ([`depth_for`]), so planning 61 tables stays quick.
+pub const SEARCH_BUDGET: u64 = 10_000;
+
+/// How many tables ahead to search among `n`: [`SEARCH_DEPTH`] or fewer, so that the
+/// orders of that many (n × (n − 1) × …) stay within [`SEARCH_BUDGET`]; at least 1.
+pub fn depth_for(n: usize) -> usize {
+    let mut orders = 1u64;
+    for d in 0..SEARCH_DEPTH.min(n) {
+        orders = orders.saturating_mul((n - d) as u64);
+        if orders > SEARCH_BUDGET {
+            return d.max(1);
+        }
+    }
+    SEARCH_DEPTH.min(n).max(1)
+}
 
 /// A member's numbers for estimates.
 #[derive(Debug, Clone)]
@@ -82,8 +99,8 @@ pub struct StepCost {
     pub fanout: f64,
 }
 
-/// The cheapest order of `rest` after `placed`, searched [`SEARCH_DEPTH`] tables ahead
-/// at a time; ties keep `rest`'s order. `step(m, mask)` estimates member `m` after the
+/// The cheapest order of `rest` after `placed`, searched [`depth_for`] tables ahead at a
+/// time; ties keep `rest`'s order. `step(m, mask)` estimates member `m` after the
 /// members of bit mask `mask` (every member index is below 64).
 pub fn search(
     placed: &[usize],
@@ -102,11 +119,12 @@ pub fn search(
             first: 0,
         };
         let mut path = Vec::new();
+        let depth = depth_for(rest.len());
         dive(
             &mut est,
             mask,
             &rest,
-            SEARCH_DEPTH,
+            depth,
             outer,
             cost,
             &mut path,
@@ -174,5 +192,54 @@ fn dive(
             best,
         );
         path.pop();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn many_tables_are_searched_fewer_ahead() {
+        assert_eq!(depth_for(1), 1);
+        assert_eq!(depth_for(5), 5);
+        assert_eq!(depth_for(7), 5); // 7·6·5·4·3 = 2520
+        assert_eq!(depth_for(10), 4); // 10·9·8·7 = 5040; ·6 is past the budget
+        assert_eq!(depth_for(61), 2); // 61·60 = 3660
+        assert_eq!(depth_for(200), 1);
+    }
+
+    #[test]
+    fn the_cheapest_order_is_found_and_ties_keep_the_given_order() {
+        // Member 0: 1000 rows read once; member 1: 10 rows; each passes all on.
+        let mut step = |m: usize, _mask: u64| match m {
+            0 => StepCost {
+                once: 1000.0,
+                per_row: 0.0,
+                fanout: 1000.0,
+            },
+            _ => StepCost {
+                once: 10.0,
+                per_row: 0.0,
+                fanout: 10.0,
+            },
+        };
+        // Equal costs: the given order stands.
+        assert_eq!(search(&[], &[0, 1], &mut step), [0, 1]);
+        assert_eq!(search(&[], &[1, 0], &mut step), [1, 0]);
+        // Member 1 looked up per row: after 0 it costs 1000 lookups, first 10.
+        let mut step = |m: usize, mask: u64| match (m, mask) {
+            (0, _) => StepCost {
+                once: 1000.0,
+                per_row: 0.0,
+                fanout: 1000.0,
+            },
+            _ => StepCost {
+                once: 0.0,
+                per_row: 2.0,
+                fanout: 1.0,
+            },
+        };
+        assert_eq!(search(&[], &[0, 1], &mut step), [1, 0]);
     }
 }

@@ -16,12 +16,17 @@
 //!    join simplification): a WHERE conjunct that is never true when b's columns are NULL
 //!    removes every NULL-extended row anyway.
 //! 2. Join order ([`Planner::greedy`]): a LEFT JOIN keeps its sides in order (its inner
-//!    tables after its outer ones). The tables of an inner join are ordered greedily:
-//!    next is the one with the best access from those already placed (a constant unique
-//!    point, then a unique lookup keyed by placed tables, then any index lookup, then a
-//!    range, then a scan); among equals, the one that lets another be reached through an
-//!    index, then FROM order. The engine keeps no row-count estimates, so "smallest first"
-//!    is not among the rules.
+//!    tables after its outer ones). The tables of an inner join are ranked by access
+//!    class ([`Planner::by_class`]: next is the one with the best access from those
+//!    already placed (a constant unique point, then a unique lookup keyed by placed
+//!    tables, then any index lookup, then a range, then a scan); among equals, the one
+//!    that lets another be reached through an index, then FROM order). Then, from the
+//!    engine's kept statistics (rows, `n_diff` per index prefix), the order with the least
+//!    estimated cost (rows read and lookups made) is chosen, searched exhaustively
+//!    [`cost::SEARCH_DEPTH`] tables ahead ([`cost::search`], estimates in
+//!    [`Planner::step_cost`]); ties keep the ranking. Without statistics (no source, a
+//!    table whose cannot be read, more than 64 tables) the ranking stands. The rules
+//!    below do not depend on the order chosen.
 //! 3. Placement ([`Planner::point`]): a condition is checked at the first step where all
 //!    its tables are read, but a WHERE condition (or an outer join's ON) that names an
 //!    inner table of a LEFT JOIN nested below it waits until that join has decided
