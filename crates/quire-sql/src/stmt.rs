@@ -944,12 +944,12 @@ pub(crate) fn select_core(
         }
         Input::Join(f) => {
             let mut j = crate::plan::join::plan(
-        &f.scope,
-        &f.members,
-        &f.tree,
-        filter.as_ref(),
-        Some(ctx.stats_source()),
-    );
+                &f.scope,
+                &f.members,
+                &f.tree,
+                filter.as_ref(),
+                Some(ctx.stats_source()),
+            );
             // Every WHERE condition is checked at a step of the join.
             filter = None;
             if let (false, None, Some(cols), Some(first)) =

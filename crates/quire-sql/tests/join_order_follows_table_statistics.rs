@@ -77,13 +77,22 @@ fn a_small_selective_table_is_read_first_and_a_big_one_by_lookups() {
         "CREATE TABLE big (id INT PRIMARY KEY, s INT, pad VARCHAR(20), KEY s (s))",
     );
     run(&mut s, "CREATE TABLE small (id INT PRIMARY KEY, x INT)");
-    run(&mut s, "CREATE TABLE mid (id INT PRIMARY KEY, b INT, KEY b (b))");
+    run(
+        &mut s,
+        "CREATE TABLE mid (id INT PRIMARY KEY, b INT, KEY b (b))",
+    );
     run(
         &mut s,
         "INSERT INTO big SELECT seq, seq % 1000, 'xxxxxxxxxx' FROM seq_1_to_20000",
     );
-    run(&mut s, "INSERT INTO small SELECT seq, seq % 3 FROM seq_1_to_10");
-    run(&mut s, "INSERT INTO mid SELECT seq, seq % 1000 FROM seq_1_to_1000");
+    run(
+        &mut s,
+        "INSERT INTO small SELECT seq, seq % 3 FROM seq_1_to_10",
+    );
+    run(
+        &mut s,
+        "INSERT INTO mid SELECT seq, seq % 1000 FROM seq_1_to_1000",
+    );
 
     // By access class, big came first: from it, small is a unique lookup (eq_ref), which
     // ranked above the index lookup (ref) into big that small first allows; so all
@@ -139,10 +148,19 @@ fn analyze_table_after_a_large_change_changes_the_plan() {
     let mut s = inst.session("root", "localhost");
     run(&mut s, "CREATE DATABASE d");
     run(&mut s, "USE d");
-    run(&mut s, "CREATE TABLE a (id INT PRIMARY KEY, k INT, KEY k (k))");
-    run(&mut s, "CREATE TABLE b (id INT PRIMARY KEY, k INT, KEY k (k))");
+    run(
+        &mut s,
+        "CREATE TABLE a (id INT PRIMARY KEY, k INT, KEY k (k))",
+    );
+    run(
+        &mut s,
+        "CREATE TABLE b (id INT PRIMARY KEY, k INT, KEY k (k))",
+    );
     run(&mut s, "INSERT INTO a SELECT seq, seq FROM seq_1_to_10");
-    run(&mut s, "INSERT INTO b SELECT seq, seq % 100 FROM seq_1_to_200");
+    run(
+        &mut s,
+        "INSERT INTO b SELECT seq, seq % 100 FROM seq_1_to_200",
+    );
     run(&mut s, "SET GLOBAL innodb_stats_auto_recalc = OFF");
 
     // a is small: read first, b by lookups. The plan is kept (COM_QUERY's cache).
@@ -186,7 +204,12 @@ fn analyze_table_after_a_large_change_changes_the_plan() {
             .map(|r| r.iter().map(text).collect::<Vec<_>>())
             .collect::<Vec<_>>(),
         [
-            ["d.nosuch", "analyze", "Error", "Table 'd.nosuch' doesn't exist"],
+            [
+                "d.nosuch",
+                "analyze",
+                "Error",
+                "Table 'd.nosuch' doesn't exist"
+            ],
             ["d.nosuch", "analyze", "status", "Operation failed"],
         ]
     );
@@ -215,7 +238,10 @@ fn statistics_are_recomputed_once_ten_percent_of_the_rows_changed() {
     run(&mut s, "INSERT INTO c SELECT seq, seq FROM seq_1_to_1000");
     assert_eq!(table_rows(&mut s, "c"), 1000);
     // 5 %: the kept numbers stand (information_schema reads them, it does not sample).
-    run(&mut s, "INSERT INTO c SELECT seq, seq FROM seq_1001_to_1050");
+    run(
+        &mut s,
+        "INSERT INTO c SELECT seq, seq FROM seq_1001_to_1050",
+    );
     assert_eq!(table_rows(&mut s, "c"), 1000);
     // Updates of a column no index holds are not counted (InnoDB's rule).
     run(&mut s, "UPDATE c SET v = v + 1");
@@ -231,10 +257,19 @@ fn statistics_are_recomputed_once_ten_percent_of_the_rows_changed() {
 
     // A kept join plan follows: a grows past 10 % and the same statement, kept, is
     // planned again with b first.
-    run(&mut s, "CREATE TABLE a (id INT PRIMARY KEY, k INT, KEY k (k))");
-    run(&mut s, "CREATE TABLE b (id INT PRIMARY KEY, k INT, KEY k (k))");
+    run(
+        &mut s,
+        "CREATE TABLE a (id INT PRIMARY KEY, k INT, KEY k (k))",
+    );
+    run(
+        &mut s,
+        "CREATE TABLE b (id INT PRIMARY KEY, k INT, KEY k (k))",
+    );
     run(&mut s, "INSERT INTO a SELECT seq, seq FROM seq_1_to_10");
-    run(&mut s, "INSERT INTO b SELECT seq, seq % 100 FROM seq_1_to_200");
+    run(
+        &mut s,
+        "INSERT INTO b SELECT seq, seq % 100 FROM seq_1_to_200",
+    );
     assert_eq!(first_table(&mut s), "a");
     let (_, read_before) = count(&mut s, JOIN);
     run(

@@ -92,9 +92,11 @@ impl Cache {
     /// Counts `n` changed rows; the change that takes the count past the threshold marks
     /// the numbers stale and moves `epoch` (invariant 3).
     pub(super) fn note_changes(&self, n: u64, epoch: &AtomicU64) {
-        let m = self.modified.fetch_add(n, Ordering::Relaxed).saturating_add(n);
-        if m > self.threshold.load(Ordering::Relaxed) && !self.stale.swap(true, Ordering::AcqRel)
-        {
+        let m = self
+            .modified
+            .fetch_add(n, Ordering::Relaxed)
+            .saturating_add(n);
+        if m > self.threshold.load(Ordering::Relaxed) && !self.stale.swap(true, Ordering::AcqRel) {
             epoch.fetch_add(1, Ordering::AcqRel);
         }
     }

@@ -121,14 +121,7 @@ pub fn search(
         let mut path = Vec::new();
         let depth = depth_for(rest.len());
         dive(
-            &mut est,
-            mask,
-            &rest,
-            depth,
-            outer,
-            cost,
-            &mut path,
-            &mut best,
+            &mut est, mask, &rest, depth, outer, cost, &mut path, &mut best,
         );
         let i = best.first;
         let m = rest.remove(i);

@@ -400,9 +400,9 @@ impl Planner<'_> {
                     .iter()
                     .map(|m| {
                         Some(match m {
-                            Member::Table(t) => Sizes::Table(
-                                src.db.table(&t.db, &t.name).ok()?.statistics().ok()?,
-                            ),
+                            Member::Table(t) => {
+                                Sizes::Table(src.db.table(&t.db, &t.name).ok()?.statistics().ok()?)
+                            }
                             Member::Seq { from, to, step } => Sizes::Rows(
                                 (to.saturating_sub(*from) / (*step).max(1)).saturating_add(1)
                                     as f64,
