@@ -47,6 +47,10 @@ pub struct Config {
     /// `innodb_adaptive_flushing`: flush ahead of the checkpoint by checkpoint age (lesson
     /// 2); off, pages are flushed for the checkpoint only when the log asks (it is filling).
     pub adaptive_flushing: bool,
+    /// `innodb_stats_auto_recalc`: a table's kept statistics are recomputed at their next
+    /// use once its rows changed past 10 % (table/statistics.rs); off, only ANALYZE TABLE
+    /// (or DDL, or a restart) recomputes them.
+    pub stats_auto_recalc: bool,
     /// Checkpoint age (% of log capacity) where adaptive flushing starts.
     pub adaptive_flushing_lwm: f64,
     pub old_blocks_pct: u32,
@@ -90,6 +94,7 @@ impl Default for Config {
             io_capacity: 2000,
             io_capacity_max: 20000,
             adaptive_flushing: true,
+            stats_auto_recalc: true,
             adaptive_flushing_lwm: 10.0,
             old_blocks_pct: 37,
             old_blocks_time_ms: 1000,
@@ -200,6 +205,7 @@ impl Config {
         "innodb_max_purge_lag_delay",
         "innodb_fast_shutdown",
         "innodb_online_alter_log_max_size",
+        "innodb_stats_auto_recalc",
     ];
 
     /// One variable's current value, as [`Config::list`] shows it.
@@ -237,6 +243,7 @@ impl Config {
         "innodb_max_purge_lag_delay",
         "innodb_fast_shutdown",
         "innodb_online_alter_log_max_size",
+        "innodb_stats_auto_recalc",
     ];
 
     /// Applies one `name=value` setting.
@@ -297,6 +304,10 @@ impl Config {
             }
             "innodb_adaptive_flushing" => {
                 self.adaptive_flushing =
+                    parse_bool(value).ok_or_else(|| bad(n, value, "ON or OFF"))?
+            }
+            "innodb_stats_auto_recalc" => {
+                self.stats_auto_recalc =
                     parse_bool(value).ok_or_else(|| bad(n, value, "ON or OFF"))?
             }
             "innodb_io_capacity" => self.io_capacity = num_in(n, value, 100.0, 1e9)? as u64,
@@ -368,6 +379,7 @@ impl Config {
             ("innodb_io_capacity", self.io_capacity.to_string()),
             ("innodb_io_capacity_max", self.io_capacity_max.to_string()),
             ("innodb_adaptive_flushing", on(self.adaptive_flushing)),
+            ("innodb_stats_auto_recalc", on(self.stats_auto_recalc)),
             (
                 "innodb_adaptive_flushing_lwm",
                 self.adaptive_flushing_lwm.to_string(),

@@ -426,17 +426,38 @@ impl<'d> Session<'d> {
                     let db = db
                         .or_else(|| self.sv.db.clone())
                         .ok_or(SqlError::NoDatabaseSelected)?;
-                    let msg = if self.inst.db.table(&db, &t).is_ok() {
-                        "OK"
-                    } else {
-                        "Table doesn't exist"
+                    let name = format!("{db}.{t}");
+                    // A session's temporary table hides a base table of its name.
+                    let table = match self.temps.get(&db, &t) {
+                        Some(engine) => self.inst.db.table(quire_engine::table::TEMP_DB, engine),
+                        None => self.inst.db.table(&db, &t),
                     };
-                    rows.push(vec![
-                        s(format!("{db}.{t}")),
-                        s(op.clone()),
-                        s("status"),
-                        s(msg),
-                    ]);
+                    let mut row = |ty: &str, msg: String| {
+                        rows.push(vec![s(name.clone()), s(op.clone()), s(ty), s(msg)])
+                    };
+                    match table {
+                        Ok(table) => {
+                            if op == "analyze" {
+                                // Recomputes the kept statistics (docs/sql.md,
+                                // "Statistics"); kept join plans see the epoch move.
+                                table.analyze()?;
+                            }
+                            row("status", "OK".into());
+                        }
+                        Err(_) => {
+                            // MariaDB's two rows for a table it cannot open.
+                            let is_view = self.inst.db.view(&db, &t).is_some();
+                            row(
+                                "Error",
+                                if is_view {
+                                    format!("'{db}.{t}' is not of type 'BASE TABLE'")
+                                } else {
+                                    format!("Table '{db}.{t}' doesn't exist")
+                                },
+                            );
+                            row("status", "Operation failed".into());
+                        }
+                    }
                     i = next + 1;
                 }
                 send_table(
@@ -1294,7 +1315,8 @@ impl<'d> Session<'d> {
 
     fn show_index(&self, db: Option<String>, t: &str, sink: &mut dyn RowSink) -> Result<Outcome> {
         let (dbname, def) = self.table_def(db, t)?;
-        // Sampled now (docs/sql.md, "Statistics"); none for a view or a temporary table.
+        // The kept statistics (docs/sql.md, "Statistics"); none for a view or a temporary
+        // table.
         let stats = self
             .inst
             .db
@@ -1312,7 +1334,7 @@ impl<'d> Session<'d> {
                     Value::UInt(seq as u64 + 1),
                     s(col.name.clone()),
                     s("A"),
-                    crate::infoschema::cardinality(stats.as_ref(), name, seq),
+                    crate::infoschema::cardinality(stats.as_deref(), name, seq),
                     prefix.map_or(Value::Null, |p| Value::UInt(u64::from(p))),
                     Value::Null,
                     s(if col.nullable { "YES" } else { "" }),

@@ -2176,7 +2176,7 @@ fn explain_join(j: &crate::plan::join::JoinPlan, sort: bool) -> Vec<Vec<Value>> 
             opt(key.as_deref()),
             Value::Null,
             opt(st.explain_ref.as_deref()),
-            Value::UInt(nranges.max(1)),
+            Value::UInt(st.est_rows.unwrap_or(nranges.max(1))),
             if extra.is_empty() {
                 Value::Null
             } else {

@@ -16,6 +16,7 @@
 //!
 //! WHERE is always re-checked on each row, so a range only has to be a superset.
 
+pub mod cost;
 pub mod join;
 
 use std::ops::Bound;

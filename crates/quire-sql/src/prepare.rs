@@ -235,7 +235,7 @@ impl Session<'_> {
             .generation
             .load(std::sync::atomic::Ordering::Acquire);
         let mut k = k;
-        if k.generation != gen || k.db != self.sv.db {
+        if !k.current(gen, self.inst.db) || k.db != self.sv.db {
             // A DDL since PREPARE: planned again from its text, under its own settings.
             k = self.make_kept(&k.sql, k.conn)?;
             self.named.insert(name.to_string(), k.clone());

@@ -391,6 +391,9 @@ pub fn startup_value(name: &str, value: &str) -> Result<(String, Value)> {
 pub(crate) struct Kept {
     pub sql: String,
     pub generation: u64,
+    /// The statistics epoch its plan read the tables' statistics at (a join's order:
+    /// docs/sql.md, "Statistics"); `None`: its plan read none.
+    pub stats_epoch: Option<u64>,
     pub db: Option<String>,
     /// `None`: a statement that is executed from its text each time (DDL, SHOW, SET, …).
     pub planned: Option<Arc<Planned>>,
@@ -402,6 +405,14 @@ pub(crate) struct Kept {
     pub conn: Conn,
     /// Its `Com_*` counter (`status::kind`), read once here rather than per execution.
     pub com: Option<&'static str>,
+}
+
+impl Kept {
+    /// Whether its plan may run as made: no DDL since (`generation`), and no statistics
+    /// it was ordered by replaced or gone stale since (`stats_epoch`).
+    pub(crate) fn current(&self, generation: u64, db: &quire_engine::table::DbInner) -> bool {
+        self.generation == generation && self.stats_epoch.is_none_or(|e| e == db.stats_epoch())
+    }
 }
 
 /// Whether a statement that is not planned (SHOW, DESCRIBE, DDL, SET, …) uses tables:
@@ -534,6 +545,9 @@ pub struct Session<'d> {
     pub(crate) locked: Option<crate::lock_tables::Locked<'d>>,
     /// Temporary tables of this session (`temp.rs`), dropped when it ends.
     pub(crate) temps: crate::temp::Temps,
+    /// Set by a join plan that read the tables' statistics ([`crate::stmt::Ctx`]): the
+    /// plan is kept with the statistics epoch (`Kept::stats_epoch`).
+    pub(crate) stats_used: std::cell::Cell<bool>,
     /// Warnings MariaDB lists after a statement's error (1215 after a malformed foreign
     /// key's 1005), raised by `record_error`.
     pub(crate) after_error: RefCell<Vec<(u16, String)>>,
@@ -621,6 +635,7 @@ impl<'d> Session<'d> {
             after_error: RefCell::new(Vec::new()),
             locked: None,
             temps: crate::temp::Temps::default(),
+            stats_used: std::cell::Cell::new(false),
             last_examined: 0,
             last_full_scan: false,
             client_found_rows: false,
@@ -787,7 +802,10 @@ impl<'d> Session<'d> {
         let gen = self.inst.generation.load(Ordering::Acquire);
         let conn = self.sv.conn();
         if let Some(k) = self.cache.get(text) {
-            if k.generation == gen && k.db == self.sv.db && k.conn.plan_key() == conn.plan_key() {
+            if k.current(gen, self.inst.db)
+                && k.db == self.sv.db
+                && k.conn.plan_key() == conn.plan_key()
+            {
                 if let Some(p) = k.planned.clone() {
                     return self.run_planned(&p, text, gen, conn, &[], sink);
                 }
@@ -822,10 +840,8 @@ impl<'d> Session<'d> {
             return self.select_into(planned, &vars, text, gen, conn);
         }
         let params = HashMap::new();
-        match self
-            .plan(&stmt, lock, &params, conn)?
-            .map(|p| p.with_lock_wait(wait))
-        {
+        let (planned, stats_epoch) = self.plan_noting_stats(&stmt, lock, &params, conn)?;
+        match planned.map(|p| p.with_lock_wait(wait)) {
             // A statement that reads a user variable is typed by the variable's kind at
             // binding, GROUP_CONCAT by group_concat_max_len (MariaDB binds each COM_QUERY
             // anew), so its plan is not kept.
@@ -842,6 +858,7 @@ impl<'d> Session<'d> {
                     Kept {
                         sql: text.to_string(),
                         generation: gen,
+                        stats_epoch,
                         db: self.sv.db.clone(),
                         planned: Some(planned.clone()),
                         params: 0,
@@ -879,6 +896,22 @@ impl<'d> Session<'d> {
         for (c, m) in self.after_error.borrow_mut().drain(..) {
             self.sv.raise(self.inst, Level::Warning, c, m);
         }
+    }
+
+    /// [`Session::plan`], with the statistics epoch its plan read statistics at (`None`:
+    /// it read none), for [`Kept::stats_epoch`].
+    pub(crate) fn plan_noting_stats(
+        &self,
+        stmt: &sqlparser::ast::Statement,
+        lock: Option<quire_engine::table::ReadLock>,
+        params: &HashMap<(u64, u64), usize>,
+        conn: Conn,
+    ) -> Result<(Option<Planned>, Option<u64>)> {
+        // Read first: numbers replaced while planning make the plan old at once.
+        let epoch = self.inst.db.stats_epoch();
+        self.stats_used.set(false);
+        let planned = self.plan(stmt, lock, params, conn)?;
+        Ok((planned, self.stats_used.get().then_some(epoch)))
     }
 
     pub(crate) fn plan(
@@ -939,6 +972,7 @@ impl<'d> Session<'d> {
             conn,
             ctes: None,
             temps: &self.temps,
+            stats_used: &self.stats_used,
         };
         // A change through an updatable view is planned on its table (`view/dml.rs`).
         let rewritten = crate::view::dml::rewrite_dml(&ctx, stmt)?;
@@ -996,6 +1030,7 @@ impl<'d> Session<'d> {
             return Ok(Kept {
                 sql: text.to_string(),
                 generation: gen,
+                stats_epoch: None,
                 db: self.sv.db.clone(),
                 planned: Some(Arc::new(planned)),
                 params: u16::try_from(params).map_err(|_| SqlError::NotPreparable)?,
@@ -1010,9 +1045,8 @@ impl<'d> Session<'d> {
             wait,
             params,
         } = crate::parse::parse_prepared(text, conn.mode)?;
-        let planned = self
-            .plan(&stmt, lock, &params, conn)?
-            .map(|p| p.with_lock_wait(wait));
+        let (planned, stats_epoch) = self.plan_noting_stats(&stmt, lock, &params, conn)?;
+        let planned = planned.map(|p| p.with_lock_wait(wait));
         // The result set's columns, sent with COM_STMT_PREPARE's answer: a SELECT's, or
         // RETURNING's.
         let columns = match &planned {
@@ -1031,6 +1065,7 @@ impl<'d> Session<'d> {
         Ok(Kept {
             sql: text.to_string(),
             generation: gen,
+            stats_epoch,
             db: self.sv.db.clone(),
             planned: planned.map(Arc::new),
             params: params.len() as u16,
@@ -1071,8 +1106,8 @@ impl<'d> Session<'d> {
             return Err(SqlError::WrongArguments("mysqld_stmt_execute".into()));
         }
         let gen = self.inst.generation.load(Ordering::Acquire);
-        if k.generation != gen || k.db != self.sv.db {
-            // DDL since PREPARE: plan again from the text (the statement may now fail).
+        if !k.current(gen, self.inst.db) || k.db != self.sv.db {
+            // DDL (or new statistics) since PREPARE: plan again from the text (the statement may now fail).
             let (sql, conn) = (k.sql.clone(), k.conn);
             let fresh = self.make_kept(&sql, conn)?;
             self.prepared.insert(id, fresh);

@@ -291,6 +291,19 @@ pub struct Ctx<'a> {
     pub ctes: Option<&'a Ctes<'a>>,
     /// The session's temporary tables (they hide base tables of the same name).
     pub temps: &'a crate::temp::Temps,
+    /// Set when a join plan read the tables' statistics: the plan is kept with the
+    /// statistics epoch and made again when it moves (`session.rs`).
+    pub stats_used: &'a std::cell::Cell<bool>,
+}
+
+impl<'a> Ctx<'a> {
+    /// Where join plans read statistics.
+    pub fn stats_source(&self) -> crate::plan::join::StatsSource<'a> {
+        crate::plan::join::StatsSource {
+            db: self.db,
+            used: self.stats_used,
+        }
+    }
 }
 
 /// A CTE: its name, its column list (empty: the query's names) and its query.
@@ -629,6 +642,7 @@ pub fn select_in(
             conn: ctx.conn,
             ctes: Some(&scope),
             temps: ctx.temps,
+            stats_used: ctx.stats_used,
         };
         let mut body = q.clone();
         body.with = None;
@@ -951,7 +965,13 @@ pub(crate) fn select_core(
             Source::Table(t)
         }
         Input::Join(f) => {
-            let mut j = crate::plan::join::plan(&f.scope, &f.members, &f.tree, filter.as_ref());
+            let mut j = crate::plan::join::plan(
+                &f.scope,
+                &f.members,
+                &f.tree,
+                filter.as_ref(),
+                Some(ctx.stats_source()),
+            );
             // Every WHERE condition is checked at a step of the join.
             filter = None;
             if let (false, None, Some(cols), Some(first)) =
@@ -1535,7 +1555,7 @@ pub fn update_stmt(ctx: &Ctx<'_>, u: &sql::Update) -> Result<Planned> {
         ctx,
         "WHERE",
     )?;
-    let (select, targets) = join_dml(f, filter, &members, "UPDATE", subctx.take())?;
+    let (select, targets) = join_dml(ctx, f, filter, &members, "UPDATE", subctx.take())?;
     Ok(Planned::UpdateJoin(JoinDmlPlan {
         select,
         targets,
@@ -1546,6 +1566,7 @@ pub fn update_stmt(ctx: &Ctx<'_>, u: &sql::Update) -> Result<Planned> {
 /// The join a multi-table UPDATE or DELETE reads, and the tables it changes (FROM indexes
 /// `members`).
 fn join_dml(
+    ctx: &Ctx,
     f: crate::bind::from::From,
     filter: Option<Expr>,
     members: &[usize],
@@ -1571,7 +1592,13 @@ fn join_dml(
             slot,
         });
     }
-    let mut j = crate::plan::join::plan(&f.scope, &f.members, &f.tree, filter.as_ref());
+    let mut j = crate::plan::join::plan(
+        &f.scope,
+        &f.members,
+        &f.tree,
+        filter.as_ref(),
+        Some(ctx.stats_source()),
+    );
     for st in &mut j.steps {
         st.exclusive = members.contains(&st.member);
     }
@@ -1732,7 +1759,7 @@ pub fn delete_stmt(ctx: &Ctx<'_>, d: &sql::Delete) -> Result<Planned> {
             }
         }
     }
-    let (select, targets) = join_dml(f, filter, &members, "DELETE", subqueries)?;
+    let (select, targets) = join_dml(ctx, f, filter, &members, "DELETE", subqueries)?;
     Ok(Planned::DeleteJoin(JoinDmlPlan {
         select,
         targets,

@@ -517,7 +517,9 @@ pub fn engine_kind(name: &str) -> EngineKind {
         },
         // 3 is MariaDB's (deprecated) alias of 1; Quire refuses it (1231).
         "innodb_flush_log_at_trx_commit" => Int { min: 0, max: 3 },
-        "innodb_log_file_buffering" | "innodb_adaptive_flushing" => Bool,
+        "innodb_log_file_buffering" | "innodb_adaptive_flushing" | "innodb_stats_auto_recalc" => {
+            Bool
+        }
         "innodb_max_dirty_pages_pct" | "innodb_max_dirty_pages_pct_lwm" => Float {
             min: 0.0,
             max: 99.999,
@@ -874,7 +876,10 @@ pub fn is_bool(name: &str) -> bool {
     find(name).is_some_and(|d| d.kind == Kind::Bool)
         || matches!(
             name,
-            "innodb_doublewrite" | "innodb_log_file_buffering" | "innodb_adaptive_flushing"
+            "innodb_doublewrite"
+                | "innodb_log_file_buffering"
+                | "innodb_adaptive_flushing"
+                | "innodb_stats_auto_recalc"
         )
 }
 

@@ -484,6 +484,9 @@ struct TableState {
     /// The row log of an index being built online (`online.rs`): every change to a
     /// clustered record appends to it while it is set.
     online: arc_swap::ArcSwapOption<online::RowLog>,
+    /// The kept statistics of this version and its change counter (`statistics.rs`);
+    /// not shared across versions, so DDL starts them again.
+    stats: statistics::Cache,
 }
 
 #[derive(Default)]
@@ -537,6 +540,9 @@ pub struct DbInner {
     /// Some foreign key has existed since open: until then row changes skip the
     /// constraint lookups without touching `state` (`foreign.rs`). Never reset.
     any_fks: std::sync::atomic::AtomicBool,
+    /// Moves when kept statistics a plan may have used are replaced or go stale
+    /// (`statistics.rs`, invariant 3).
+    stats_epoch: AtomicU64,
 }
 
 /// Counters of the transaction layer and purge, under `Db::stats` names.
@@ -663,6 +669,7 @@ fn open_state(
         gaps,
         gap_locked,
         online: arc_swap::ArcSwapOption::empty(),
+        stats: statistics::Cache::default(),
     }))
 }
 
@@ -884,6 +891,7 @@ impl Db {
             counters: Counters::default(),
             purge_one: Mutex::new(purge::Queue::new()),
             any_fks: std::sync::atomic::AtomicBool::new(has_fks),
+            stats_epoch: AtomicU64::new(0),
         });
         // Transactions active at the crash: their rows are locked again at once, then
         // rolled back in the background (synchronously for `quire check`, which must see

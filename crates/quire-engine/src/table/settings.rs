@@ -12,7 +12,8 @@
 //!        ├─ refuse: read-only name (1238), bad value, a buffer pool resize
 //!        ├─ Engine::apply_settings: log size first (can fail), then commit mode, cleaner,
 //!        │                          LRU, adaptive flushing
-//!        ├─ Live::store: lock wait timeout, purge batch / threads / lag, fast shutdown
+//!        ├─ Live::store: lock wait timeout, purge batch / threads / lag, fast shutdown,
+//!        │               statistics auto-recalculation
 //!        └─ the copy becomes the current settings
 //! ```
 //!
@@ -57,6 +58,8 @@ pub(crate) struct Live {
     pub max_purge_lag: AtomicU64,
     pub max_purge_lag_delay_us: AtomicU64,
     pub fast_shutdown: AtomicU8,
+    /// `innodb_stats_auto_recalc` (`statistics.rs`).
+    pub stats_auto_recalc: std::sync::atomic::AtomicBool,
     /// Background purge runs (`innodb_purge_threads` > 0 at open); fixed for the run.
     pub purge_running: bool,
 }
@@ -70,6 +73,7 @@ impl Live {
             max_purge_lag: AtomicU64::new(0),
             max_purge_lag_delay_us: AtomicU64::new(0),
             fast_shutdown: AtomicU8::new(0),
+            stats_auto_recalc: std::sync::atomic::AtomicBool::new(true),
             purge_running,
         };
         live.store(c);
@@ -86,6 +90,7 @@ impl Live {
         self.max_purge_lag_delay_us
             .store(c.max_purge_lag_delay_us, r);
         self.fast_shutdown.store(c.fast_shutdown, r);
+        self.stats_auto_recalc.store(c.stats_auto_recalc, r);
     }
 }
 

@@ -1,19 +1,39 @@
 //! # Table statistics: estimated rows, sizes and index cardinality
 //!
-//! Sampled from the trees when asked (docs/sql.md, "Statistics"), as InnoDB's transient
-//! statistics are: the internal pages give the number of leaves, and up to
-//! [`SAMPLE_LEAVES`] leaves spread over the tree give the records per leaf and the distinct
-//! key prefixes per leaf, scaled to the whole tree. A tree of at most that many leaves is
-//! read whole, so the numbers of a small table are exact (up to delete-marked records
-//! waiting for purge, which are not counted). Nothing is stored: a restart, DDL or a bulk
-//! load is reflected at the next call, which costs the internal pages plus the sample.
+//! Sampled from the trees (docs/sql.md, "Statistics"), as InnoDB's transient statistics
+//! are: the internal pages give the number of leaves, and up to [`SAMPLE_LEAVES`] leaves
+//! spread over the tree give the records per leaf and the distinct key prefixes per leaf,
+//! scaled to the whole tree. A tree of at most that many leaves is read whole, so the
+//! numbers of a small table are exact (up to delete-marked records waiting for purge,
+//! which are not counted).
+//!
+//! The numbers are kept in memory per table version ([`Cache`], in `TableState`), as
+//! InnoDB's transient statistics (`innodb_stats_persistent=OFF`) are: computed at the
+//! first use, recomputed by [`Table::analyze`] (ANALYZE TABLE), and recomputed at the next
+//! use once the rows changed since the last computation pass 10 % of its row estimate
+//! (InnoDB's `innodb_stats_auto_recalc`, a dynamic setting here too: off, the kept numbers
+//! stay until ANALYZE TABLE). Nothing is on disk: a restart samples again.
+//!
+//! Invariants:
+//! 1. DDL replaces the `TableState`, and with it the cache: statistics never describe
+//!    another definition's indexes.
+//! 2. Counting a change is two atomic operations on the row-change path and takes no
+//!    lock; sampling runs outside every latch but the pages' own, with the table's DML
+//!    lock shared (DML runs on; DDL waits for the sample).
+//! 3. [`Cache::epoch`] — the database's statistics epoch — moves whenever numbers a plan
+//!    may have been made from are replaced or become stale, so a kept plan that read
+//!    statistics can tell it should be made again (quire-sql `session.rs`).
 
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 
 use crate::btree::BTree;
 use crate::row::KeyLayout;
 
-use super::{Result, Table};
+use super::{Result, Table, TableState};
 
 /// Leaves read per index (InnoDB's `innodb_stats_persistent_sample_pages` is 20).
 pub const SAMPLE_LEAVES: usize = 20;
@@ -40,10 +60,107 @@ pub struct TableStatistics {
     pub exact: bool,
 }
 
+/// A table version's kept statistics and its change counter (module doc).
+pub(super) struct Cache {
+    /// The last computation (`None`: never computed for this version).
+    kept: Mutex<Option<Arc<TableStatistics>>>,
+    /// Rows inserted, deleted, or updated in an indexed column since the last computation.
+    modified: AtomicU64,
+    /// `modified` past this marks the numbers stale: 10 % of the last row estimate
+    /// (`u64::MAX` while nothing is kept).
+    threshold: AtomicU64,
+    /// The numbers are stale; set once per computation, by the change that crossed the
+    /// threshold (which moves the epoch).
+    stale: AtomicBool,
+    /// A session is recomputing stale numbers: the others use the old ones meanwhile.
+    refreshing: AtomicBool,
+}
+
+impl Default for Cache {
+    fn default() -> Self {
+        Cache {
+            kept: Mutex::new(None),
+            modified: AtomicU64::new(0),
+            threshold: AtomicU64::new(u64::MAX),
+            stale: AtomicBool::new(false),
+            refreshing: AtomicBool::new(false),
+        }
+    }
+}
+
+impl Cache {
+    /// Counts `n` changed rows; the change that takes the count past the threshold marks
+    /// the numbers stale and moves `epoch` (invariant 3).
+    pub(super) fn note_changes(&self, n: u64, epoch: &AtomicU64) {
+        let m = self
+            .modified
+            .fetch_add(n, Ordering::Relaxed)
+            .saturating_add(n);
+        if m > self.threshold.load(Ordering::Relaxed) && !self.stale.swap(true, Ordering::AcqRel) {
+            epoch.fetch_add(1, Ordering::AcqRel);
+        }
+    }
+
+    /// The stale-marking threshold for numbers of `rows` rows: 10 % (InnoDB's
+    /// `dict_stats_update_if_needed`).
+    fn threshold_for(rows: u64) -> u64 {
+        rows / 10
+    }
+}
+
 impl Table<'_> {
-    /// The table's statistics, sampled now (module doc).
-    pub fn statistics(&self) -> Result<TableStatistics> {
+    /// The table's statistics: the kept ones, computed now if there are none or they are
+    /// stale (module doc). A session that finds them stale while another recomputes them
+    /// gets the old ones.
+    pub fn statistics(&self) -> Result<Arc<TableStatistics>> {
         self.with_state(|t| {
+            let cache = &t.stats;
+            let kept = cache.kept.lock().clone();
+            let auto = self.db.live.stats_auto_recalc.load(Ordering::Relaxed);
+            match kept {
+                Some(s) if !auto || !cache.stale.load(Ordering::Acquire) => Ok(s),
+                Some(s) if cache.refreshing.swap(true, Ordering::AcqRel) => Ok(s),
+                Some(_) => {
+                    let r = self.recompute(t);
+                    cache.refreshing.store(false, Ordering::Release);
+                    r
+                }
+                None => self.recompute(t),
+            }
+        })
+    }
+
+    /// ANALYZE TABLE: computes the statistics now and keeps them.
+    pub fn analyze(&self) -> Result<Arc<TableStatistics>> {
+        self.with_state(|t| self.recompute(t))
+    }
+
+    /// Samples the table and keeps the numbers; the counter starts again from zero (the
+    /// changes made while sampling count towards the next computation, or are in this
+    /// one: either way no change is lost from both).
+    fn recompute(&self, t: &TableState) -> Result<Arc<TableStatistics>> {
+        let cache = &t.stats;
+        cache.modified.store(0, Ordering::Relaxed);
+        let fresh = Arc::new(self.sample_now(t)?);
+        cache
+            .threshold
+            .store(Cache::threshold_for(fresh.rows), Ordering::Relaxed);
+        let replaced = cache.kept.lock().replace(fresh.clone()).is_some();
+        cache.stale.store(false, Ordering::Release);
+        if replaced {
+            // Plans made from the old numbers may be made again (invariant 3).
+            self.db.stats_epoch.fetch_add(1, Ordering::AcqRel);
+        }
+        Ok(fresh)
+    }
+
+    /// The table's statistics sampled now, not kept.
+    pub fn sample_statistics(&self) -> Result<TableStatistics> {
+        self.with_state(|t| self.sample_now(t))
+    }
+
+    fn sample_now(&self, t: &TableState) -> Result<TableStatistics> {
+        {
             let engine = &self.db.engine;
             let pk_parts = t.def.primary_key.len().max(1);
             let (clustered, rows, exact) = sample(
@@ -76,7 +193,7 @@ impl Table<'_> {
                 indexes,
                 exact,
             })
-        })
+        }
     }
 }
 

@@ -59,6 +59,12 @@ impl DbInner {
         self.undo.history_len()
     }
 
+    /// The statistics epoch (`statistics.rs`, invariant 3): a plan made from kept
+    /// statistics at one epoch may be made again at another.
+    pub fn stats_epoch(&self) -> u64 {
+        self.stats_epoch.load(Ordering::Acquire)
+    }
+
     /// One counter of [`DbInner::stats`].
     pub fn stat(&self, name: &str) -> Option<u64> {
         self.stats()

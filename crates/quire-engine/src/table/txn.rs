@@ -1546,6 +1546,7 @@ impl<'d> Transaction<'d> {
                 None => db.log_change(t, &key, &[&row]),
             }
         }
+        t.stats.note_changes(1, &db.stats_epoch);
         Ok(row)
     }
 
@@ -1804,12 +1805,17 @@ impl<'d> Transaction<'d> {
         let roll = self.undo_append(UndoKind::Update, t.def.id, &payload)?;
         let w = blob::RowWrite::plan(engine, t, &db.limits, &row, row_id, (self.id, roll))?;
         w.replace(&t.clustered, false)?;
+        let index_changed = !changed.is_empty();
         for (i, (ok, ov), (nk, nv)) in changed {
             let ix = &t.indexes[i];
             ix.tree.replace(engine, &ok, &ov, true)?;
             self.put_entry(t, ix, &row, &nk, &nv)?;
         }
         db.log_change(t, &key, &[&old, &row]);
+        if index_changed {
+            // An indexed column changed: InnoDB's stat_modified_counter counts it.
+            t.stats.note_changes(1, &db.stats_epoch);
+        }
         Ok((row, true))
     }
 
@@ -1878,6 +1884,7 @@ impl<'d> Transaction<'d> {
             }
             db.log_change(t, key, &[&old]);
         }
+        t.stats.note_changes(1, &db.stats_epoch);
         Ok(())
     }
 

@@ -223,6 +223,7 @@ impl FromBinder<'_, '_> {
                         conn: self.ctx.conn,
                         ctes: Some(&scope),
                         temps: self.ctx.temps,
+                        stats_used: self.ctx.stats_used,
                     };
                     let plan = if self.ctx.ctes.is_some_and(|c| c.is_recursive_def(&last)) {
                         // Its column list names the work table's columns already.

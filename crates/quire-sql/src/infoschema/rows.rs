@@ -36,6 +36,7 @@ pub(crate) fn rows(t: InfoTable, inst: &Instance<'_>, sv: &SessVars) -> Result<V
     };
     let temps = crate::temp::Temps::default();
     let params = HashMap::new();
+    let stats_used = std::cell::Cell::new(false);
     let ctx = Ctx {
         db,
         current_db: None,
@@ -44,6 +45,7 @@ pub(crate) fn rows(t: InfoTable, inst: &Instance<'_>, sv: &SessVars) -> Result<V
         conn: sv.conn(),
         ctes: None,
         temps: &temps,
+        stats_used: &stats_used,
     };
     let tables = |d: &str| -> Vec<TableDef> {
         db.tables(d)
@@ -106,7 +108,7 @@ pub(crate) fn rows(t: InfoTable, inst: &Instance<'_>, sv: &SessVars) -> Result<V
                     let auto = handle
                         .as_ref()
                         .and_then(|tb| tb.next_auto_increment().ok().flatten());
-                    // Sampled now (docs/sql.md, "Statistics"); sizes are the trees' pages.
+                    // The kept statistics (docs/sql.md, "Statistics"); sizes are the trees' pages.
                     let st = handle.as_ref().and_then(|tb| tb.statistics().ok());
                     let ps = db.settings().page_size as u64;
                     let data = st.as_ref().map(|st| st.clustered.pages * ps);
@@ -219,7 +221,7 @@ pub(crate) fn rows(t: InfoTable, inst: &Instance<'_>, sv: &SessVars) -> Result<V
                                 Value::Int(seq as i64 + 1),
                                 s(col.name.clone()),
                                 s(if desc { "D" } else { "A" }),
-                                super::cardinality(st.as_ref(), name, seq),
+                                super::cardinality(st.as_deref(), name, seq),
                                 prefix.map_or(Value::Null, |p| Value::Int(i64::from(p))),
                                 Value::Null,
                                 s(if col.nullable { "YES" } else { "" }),

@@ -16,12 +16,17 @@
 //!    join simplification): a WHERE conjunct that is never true when b's columns are NULL
 //!    removes every NULL-extended row anyway.
 //! 2. Join order ([`Planner::greedy`]): a LEFT JOIN keeps its sides in order (its inner
-//!    tables after its outer ones). The tables of an inner join are ordered greedily:
-//!    next is the one with the best access from those already placed (a constant unique
-//!    point, then a unique lookup keyed by placed tables, then any index lookup, then a
-//!    range, then a scan); among equals, the one that lets another be reached through an
-//!    index, then FROM order. The engine keeps no row-count estimates, so "smallest first"
-//!    is not among the rules.
+//!    tables after its outer ones). The tables of an inner join are ranked by access
+//!    class ([`Planner::by_class`]: next is the one with the best access from those
+//!    already placed (a constant unique point, then a unique lookup keyed by placed
+//!    tables, then any index lookup, then a range, then a scan); among equals, the one
+//!    that lets another be reached through an index, then FROM order). Then, from the
+//!    engine's kept statistics (rows, `n_diff` per index prefix), the order with the least
+//!    estimated cost (rows read and lookups made) is chosen, searched exhaustively
+//!    [`cost::SEARCH_DEPTH`] tables ahead ([`cost::search`], estimates in
+//!    [`Planner::step_cost`]); ties keep the ranking. Without statistics (no source, a
+//!    table whose cannot be read, more than 64 tables) the ranking stands. The rules
+//!    below do not depend on the order chosen.
 //! 3. Placement ([`Planner::point`]): a condition is checked at the first step where all
 //!    its tables are read, but a WHERE condition (or an outer join's ON) that names an
 //!    inner table of a LEFT JOIN nested below it waits until that join has decided
@@ -31,12 +36,16 @@
 //!    earlier tables is the index nested-loop join; a step whose ranges do not depend on
 //!    earlier tables is read once into memory ([`Method::Buffered`]).
 
+use std::cell::{Cell, OnceCell};
 use std::collections::HashSet;
 
 use quire_engine::row::{Collation, Column};
+use quire_engine::table::DbInner;
 
+use super::cost::{self, Sizes, StepCost};
 use super::{
     choose_access_in, conjuncts, index_columns, key_family, key_ranges_in, Access, IndexRef,
+    KeyRange,
 };
 use crate::bind::from::JoinTree;
 use crate::bind::Scope;
@@ -110,6 +119,9 @@ pub struct JoinStep {
     /// EXPLAIN's `ref` column and whether it says "Using where".
     pub explain_ref: Option<String>,
     pub explain_where: bool,
+    /// EXPLAIN's `rows`: the rows its access is estimated to read per lookup (a table
+    /// read once: in all), from the kept statistics (`None`: none were read).
+    pub est_rows: Option<u64>,
 }
 
 /// The inner side of a LEFT JOIN: steps `first..=last`.
@@ -159,9 +171,20 @@ struct NestB {
     parent: Option<usize>,
 }
 
+/// Where a join plan finds the tables' statistics, and the flag it sets once it read
+/// some (a kept plan made from them is made again when they change: `session.rs`).
+#[derive(Clone, Copy)]
+pub struct StatsSource<'a> {
+    pub db: &'a DbInner,
+    pub used: &'a Cell<bool>,
+}
+
 struct Planner<'a> {
     scope: &'a Scope,
     members: &'a [Member],
+    stats: Option<StatsSource<'a>>,
+    /// Each member's numbers, read at the first estimate (`None` inside: none to read).
+    sizes: OnceCell<Option<Vec<Sizes>>>,
     /// Members in join order.
     order: Vec<usize>,
     nests: Vec<NestB>,
@@ -189,14 +212,23 @@ fn and_all(es: Vec<Expr>) -> Option<Expr> {
         .reduce(|a, b| Expr::Binary(BinOp::And, Box::new(a), Box::new(b)))
 }
 
-/// Plans the join of `members` joined as `tree`, with WHERE `filter`.
-pub fn plan(scope: &Scope, members: &[Member], tree: &JoinTree, filter: Option<&Expr>) -> JoinPlan {
+/// Plans the join of `members` joined as `tree`, with WHERE `filter`; with `stats`, the
+/// order of an inner join's tables is the cheapest by their estimates (rule 2).
+pub fn plan(
+    scope: &Scope,
+    members: &[Member],
+    tree: &JoinTree,
+    filter: Option<&Expr>,
+    stats: Option<StatsSource<'_>>,
+) -> JoinPlan {
     let wheres: Vec<Expr> =
         filter.map_or_else(Vec::new, |f| conjuncts(f).into_iter().cloned().collect());
     let tree = simplify(scope, tree.clone(), &wheres);
     let mut p = Planner {
         scope,
         members,
+        stats,
+        sizes: OnceCell::new(),
         order: Vec::new(),
         nests: Vec::new(),
         conds: wheres.into_iter().map(|c| (c, None)).collect(),
@@ -332,8 +364,234 @@ impl Planner<'_> {
         }
     }
 
-    /// Rule 2 for the tables `ms` of one inner join at `level`.
-    fn greedy(&mut self, mut ms: Vec<usize>, level: Option<usize>) {
+    /// Rule 2 for the tables `ms` of one inner join at `level`: the order by access
+    /// class ([`Planner::by_class`]), then, when the tables' statistics can be read, the
+    /// cheapest order by their estimates ([`cost::search`], ties in the first order).
+    fn greedy(&mut self, ms: Vec<usize>, level: Option<usize>) {
+        let start = self.order.len();
+        let several = ms.len() > 1;
+        self.by_class(ms, level);
+        if !several {
+            return;
+        }
+        let by_class = self.order.split_off(start);
+        let placed = self.order.clone();
+        let order = match self.sizes() {
+            Some(sizes) => cost::search(&placed, &by_class, &mut |m, mask| {
+                self.step_cost(m, level, mask, sizes)
+            }),
+            None => by_class,
+        };
+        self.order.extend(order);
+    }
+
+    /// Each member's numbers for estimates, read once per plan; `None` without a
+    /// statistics source or when a table's cannot be read (the order by class stands).
+    fn sizes(&self) -> Option<&[Sizes]> {
+        self.sizes
+            .get_or_init(|| {
+                let src = self.stats?;
+                // Masks of members are u64 (`cost::search`).
+                if self.members.len() < 2 || self.members.len() > 64 {
+                    return None;
+                }
+                src.used.set(true);
+                self.members
+                    .iter()
+                    .map(|m| {
+                        Some(match m {
+                            Member::Table(t) => {
+                                Sizes::Table(src.db.table(&t.db, &t.name).ok()?.statistics().ok()?)
+                            }
+                            Member::Seq { from, to, step } => Sizes::Rows(
+                                (to.saturating_sub(*from) / (*step).max(1)).saturating_add(1)
+                                    as f64,
+                            ),
+                            Member::Derived(_) => Sizes::Rows(cost::DERIVED_ROWS),
+                        })
+                    })
+                    .collect()
+            })
+            .as_deref()
+    }
+
+    /// The estimate of member `m` read after the members of `mask` (module `cost`): the
+    /// access rule 4 would give it there, the rows it reads and the rows it passes on.
+    fn step_cost(&self, m: usize, level: Option<usize>, mask: u64, sizes: &[Sizes]) -> StepCost {
+        let placed: Vec<usize> = (0..self.members.len())
+            .filter(|i| mask >> i & 1 == 1)
+            .collect();
+        let first = placed.is_empty();
+        let conds = self.usable(m, level, &placed);
+        let size = &sizes[m];
+        let n = size.rows().max(1.0);
+        let earlier: HashSet<usize> = placed.iter().copied().collect();
+        let Member::Table(t) = &self.members[m] else {
+            let kept = if conds.is_empty() {
+                1.0
+            } else {
+                cost::UNSERVED_SELECTIVITY
+            };
+            if let Member::Seq { .. } = &self.members[m] {
+                // Generated per row before it.
+                return StepCost {
+                    once: 0.0,
+                    per_row: n,
+                    fanout: n * kept,
+                };
+            }
+            // A derived table: run once, scanned first or hashed.
+            return self.read_once(m, n, kept, &conds, &earlier, size, first);
+        };
+        let st = &self.scope.tables[m];
+        let bound = |e: &Expr| refs(self.scope, e).iter().all(|r| placed.contains(r));
+        let a = choose_access_in(&t.def, &conds, st.offset, &self.scope.columns, &bound);
+        let dependent = depends(&a);
+        if first || (dependent && a.ranges.iter().all(KeyRange::is_point)) {
+            let r = read_rows(size, &a);
+            let lookups = a.ranges.len().max(1) as f64;
+            let kept = r * self.kept_fraction(t, &a, &conds, &earlier, size, m, false);
+            return if dependent {
+                StepCost {
+                    once: 0.0,
+                    per_row: lookups + r,
+                    fanout: kept,
+                }
+            } else {
+                StepCost {
+                    once: lookups + r,
+                    per_row: 0.0,
+                    fanout: kept,
+                }
+            };
+        }
+        let a = if dependent {
+            choose_access_in(
+                &t.def,
+                &conds,
+                st.offset,
+                &self.scope.columns,
+                &Expr::is_constant,
+            )
+        } else {
+            a
+        };
+        let r = read_rows(size, &a);
+        let kept = self.kept_fraction(t, &a, &conds, &earlier, size, m, true);
+        self.read_once(m, r, kept, &conds, &earlier, size, first)
+    }
+
+    /// A step read once (`r` rows, `kept` of them pass its own conditions) and kept in
+    /// memory: hashed on its equi-join columns, or compared whole per row before it.
+    #[allow(clippy::too_many_arguments)]
+    fn read_once(
+        &self,
+        m: usize,
+        r: f64,
+        kept: f64,
+        conds: &[&Expr],
+        earlier: &HashSet<usize>,
+        size: &Sizes,
+        first: bool,
+    ) -> StepCost {
+        let rows = r * kept;
+        if first {
+            return StepCost {
+                once: r + 1.0,
+                per_row: 0.0,
+                fanout: rows,
+            };
+        }
+        let keys: Vec<(Expr, Expr, Collation)> = conds
+            .iter()
+            .filter_map(|c| hash_key(self.scope, c, m, earlier))
+            .collect();
+        // Each row read is also stored (and hashed): keeping the smaller table in memory
+        // is the cheaper of two otherwise equal orders.
+        let once = 2.0 * r + 1.0;
+        if keys.is_empty() {
+            // A block nested loop: every kept row is compared per row before it.
+            return StepCost {
+                once,
+                per_row: rows,
+                fanout: rows,
+            };
+        }
+        let offset = self.scope.tables[m].offset;
+        let mut matched = rows;
+        for (_, inner, _) in &keys {
+            let d = match (inner, &self.members[m]) {
+                (Expr::Column(c), Member::Table(t)) => leading_distinct(t, c - offset, size),
+                _ => None,
+            };
+            matched *= d.map_or(cost::UNKNOWN_EQ_SELECTIVITY, |d| 1.0 / d);
+        }
+        StepCost {
+            once,
+            per_row: 1.0 + matched,
+            fanout: matched,
+        }
+    }
+
+    /// The fraction of the rows `a` reads that pass the conditions it does not answer
+    /// (module `cost`); `hashed`: equi-join conditions are the hash join's.
+    #[allow(clippy::too_many_arguments)]
+    fn kept_fraction(
+        &self,
+        t: &crate::exec::TableRef,
+        a: &Access,
+        conds: &[&Expr],
+        earlier: &HashSet<usize>,
+        size: &Sizes,
+        m: usize,
+        hashed: bool,
+    ) -> f64 {
+        let offset = self.scope.tables[m].offset;
+        let answered: Vec<usize> = if a.ranges.is_empty() {
+            Vec::new()
+        } else {
+            index_columns(&t.def, &a.index)
+                .into_iter()
+                .take(a.eq_prefix + 1)
+                .map(|c| c + offset)
+                .collect()
+        };
+        let on = |e: &Expr| matches!(e, Expr::Column(i) if answered.contains(i));
+        let mut f = 1.0;
+        let mut other = false;
+        for c in conds {
+            let served = match c {
+                Expr::Cmp(_, x, y, _) => on(x) || on(y),
+                Expr::InList { e, .. } | Expr::Between { e, .. } => on(e),
+                _ => false,
+            };
+            if served || (hashed && hash_key(self.scope, c, m, earlier).is_some()) {
+                continue;
+            }
+            let own_eq = match c {
+                Expr::Cmp(BinOp::Eq, x, y, _) => match (&**x, &**y) {
+                    (Expr::Column(i), v) | (v, Expr::Column(i))
+                        if v.is_constant() && self.scope.table_of(*i) == Some(m) =>
+                    {
+                        leading_distinct(t, i - offset, size)
+                    }
+                    _ => None,
+                },
+                _ => None,
+            };
+            match own_eq {
+                Some(d) => f /= d,
+                None => other = true,
+            }
+        }
+        if other {
+            f *= cost::UNSERVED_SELECTIVITY;
+        }
+        f
+    }
+
+    /// Rule 2 without statistics: by access class.
+    fn by_class(&mut self, mut ms: Vec<usize>, level: Option<usize>) {
         while !ms.is_empty() {
             let placed: Vec<usize> = self.order.clone();
             let class = |p: &Planner<'_>, m: usize, placed: &[usize]| p.class(m, level, placed);
@@ -484,6 +742,18 @@ impl Planner<'_> {
                 v.sort_by_key(|&n| std::cmp::Reverse(self.depth(n)));
                 v
             };
+            let est_rows = self.sizes().map(|sizes| {
+                let size = &sizes[m];
+                let r = match &self.members[m] {
+                    Member::Table(_) if method == Method::Loop && depends(&access) => {
+                        // Per lookup, as MariaDB's `rows` of a ref / eq_ref.
+                        read_rows(size, &access) / access.ranges.len().max(1) as f64
+                    }
+                    Member::Table(_) => read_rows(size, &access),
+                    _ => size.rows(),
+                };
+                r.round().max(1.0) as u64
+            });
             let nest_start = (0..self.nests.len()).find(|&n| self.nests[n].first == k);
             let mut open = nest_of[k];
             let mut blockable = true;
@@ -509,6 +779,7 @@ impl Planner<'_> {
                 exclusive: false,
                 explain_ref,
                 explain_where,
+                est_rows,
             });
         }
         let nests = self
@@ -706,4 +977,57 @@ pub fn explain_key(a: &Access) -> Option<String> {
         IndexRef::Primary => "PRIMARY".into(),
         IndexRef::Secondary(n) => n.clone(),
     })
+}
+
+/// The rows access `a` reads of a table of `size` (module `cost`).
+fn read_rows(size: &Sizes, a: &Access) -> f64 {
+    let n = size.rows().max(1.0);
+    if a.ranges.is_empty() {
+        return n;
+    }
+    if a.unique_points {
+        return a.ranges.len() as f64;
+    }
+    let eq = a.eq_prefix;
+    let under = if eq == 0 {
+        n
+    } else {
+        size.distinct(&a.index, eq)
+            .map_or(n * cost::UNKNOWN_EQ_SELECTIVITY, |d| n / d)
+    };
+    let len = |b: &std::ops::Bound<Vec<Expr>>| match b {
+        std::ops::Bound::Included(v) | std::ops::Bound::Excluded(v) => v.len(),
+        std::ops::Bound::Unbounded => 0,
+    };
+    let total: f64 = a
+        .ranges
+        .iter()
+        .map(|r| {
+            let (lo, hi) = (len(&r.lo) > eq, len(&r.hi) > eq);
+            under
+                * match (lo, hi) {
+                    (true, true) if r.is_point() => 1.0,
+                    (true, true) => cost::RANGE_BOTH_ENDS,
+                    (true, false) | (false, true) => cost::RANGE_ONE_END,
+                    (false, false) => 1.0,
+                }
+        })
+        .sum();
+    total.clamp(1.0, n)
+}
+
+/// Distinct values of column `col` (the table's own numbering) from an index it leads.
+fn leading_distinct(t: &crate::exec::TableRef, col: usize, size: &Sizes) -> Option<f64> {
+    if t.def.primary_key.first() == Some(&col) {
+        return size.distinct(&IndexRef::Primary, 1);
+    }
+    t.def
+        .indexes
+        .iter()
+        .filter(|ix| {
+            ix.columns
+                .first()
+                .is_some_and(|c| c.column == col && c.prefix.is_none())
+        })
+        .find_map(|ix| size.distinct(&IndexRef::Secondary(ix.name.clone()), 1))
 }

@@ -222,6 +222,7 @@ pub fn plan(ctx: &Ctx<'_>, def: &CteDef<'_>, scope: &Ctes<'_>) -> Result<SelectP
         conn: ctx.conn,
         ctes: Some(scope),
         temps: ctx.temps,
+        stats_used: ctx.stats_used,
     };
     let mut anchor_plans = Vec::with_capacity(anchors.len());
     for m in &anchors {

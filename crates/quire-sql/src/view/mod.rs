@@ -435,6 +435,7 @@ pub(crate) fn plan_view_as(
         conn: ctx.conn,
         ctes: None,
         temps: ctx.temps,
+        stats_used: ctx.stats_used,
     };
     DEPTH.with(|d| d.set(depth + 1));
     let pushed = pushdown::push_into(&q, &v.name, alias, &v.columns)
@@ -478,6 +479,7 @@ pub(crate) fn full_definition(ctx: &Ctx<'_>, v: &ViewDef) -> String {
             conn: ctx.conn,
             ctes: None,
             temps: ctx.temps,
+            stats_used: ctx.stats_used,
         };
         let cat = PrintCatalog { ctx: &inner };
         canon::Printer {
@@ -570,6 +572,7 @@ impl Session<'_> {
             conn: self.sv.conn(),
             ctes: None,
             temps: &self.temps,
+            stats_used: &self.stats_used,
         }
     }
 
