@@ -223,6 +223,7 @@ pub fn code_of(e: &SqlError) -> Option<(u16, &'static str)> {
         WrongParamCount(_) => (1582, "42000"),
         DifferentColumnCount => (1222, "21000"),
         TooManyRows => (1172, "42000"),
+        UnknownTimeZone(_) => (1298, "HY000"),
         OperandColumns(_) => (1241, "21000"),
         IllegalParameterTypes { .. } => (4078, "HY000"),
         InvalidGroupFunction => (1111, "HY000"),
@@ -503,6 +504,7 @@ mod tests {
             WrongParamCount(s()),
             DifferentColumnCount,
             TooManyRows,
+            UnknownTimeZone(s()),
             OperandColumns(1),
             IllegalParameterTypes {
                 left: s(),

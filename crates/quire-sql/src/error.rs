@@ -374,6 +374,9 @@ pub enum SqlError {
     /// 1222
     #[error("The used SELECT statements have a different number of columns")]
     DifferentColumnCount,
+    /// 1298
+    #[error("Unknown or incorrect time zone: '{0}'")]
+    UnknownTimeZone(String),
     /// 1172: `SELECT … INTO @x` found more than one row.
     #[error("Result consisted of more than one row")]
     TooManyRows,

@@ -932,6 +932,24 @@ pub fn normalize(name: &str, v: &Value) -> Result<Value> {
             _ => Err(bad()),
         };
     }
+    if name == "time_zone" {
+        // Quire's clock and TIMESTAMP columns are in UTC: a zone that is UTC is taken; any
+        // other offset is refused rather than ignored (NOW() and TIMESTAMP values would be
+        // wrong); a named zone needs the time zone tables (1298, as MariaDB without them).
+        let s = match v {
+            Value::Null => return Err(bad()),
+            other => crate::types::display(other),
+        };
+        return match crate::func::misc::tz_offset(&s) {
+            Some(0) if s.eq_ignore_ascii_case("system") => Ok(Value::Str("SYSTEM".into())),
+            Some(0) if s.eq_ignore_ascii_case("utc") => Ok(Value::Str("UTC".into())),
+            Some(0) => Ok(Value::Str("+00:00".into())),
+            Some(_) => Err(SqlError::Unsupported(format!(
+                "time_zone '{s}' (only SYSTEM and +00:00: Quire keeps time in UTC)"
+            ))),
+            None => Err(SqlError::UnknownTimeZone(s)),
+        };
+    }
     let kind = find(name).map(|x| x.kind);
     match kind {
         Some(Kind::Set { members, empty }) => {

@@ -1,6 +1,7 @@
 //! Functions of everyday applications that fit no other family: the IP address functions
 //! (INET_ATON, INET_NTOA, INET6_ATON, INET6_NTOA, IS_IPV4, IS_IPV6, IS_IPV4_COMPAT,
-//! IS_IPV4_MAPPED), MAKE_SET, EXPORT_SET, PASSWORD and UUID_SHORT, with MariaDB 10.11's
+//! IS_IPV4_MAPPED), MAKE_SET, EXPORT_SET, PASSWORD, UUID_SHORT and CONVERT_TZ (offsets
+//! only: Quire has no time zone tables), with MariaDB 10.11's
 //! answers (NULL for what it cannot read, never an error).
 
 use std::net::{Ipv4Addr, Ipv6Addr};
@@ -27,6 +28,7 @@ pub enum MiscFn {
     ExportSet,
     Password,
     UuidShort,
+    ConvertTz,
 }
 
 impl MiscFn {
@@ -45,6 +47,7 @@ impl MiscFn {
             "export_set" => (MiscFn::ExportSet, 3, 5),
             "password" => (MiscFn::Password, 1, 1),
             "uuid_short" => (MiscFn::UuidShort, 0, 0),
+            "convert_tz" => (MiscFn::ConvertTz, 3, 3),
             _ => return None,
         })
     }
@@ -90,6 +93,27 @@ pub fn eval(f: MiscFn, args: Vec<Value>, env: &dyn Env) -> Result<Value> {
             MiscFn::Password => Value::Str(String::new()),
             _ => Value::Null,
         },
+        MiscFn::ConvertTz => {
+            if args.iter().any(|v| matches!(v, Value::Null)) {
+                return Ok(Value::Null);
+            }
+            // A named zone needs the time zone tables, which Quire (as a MariaDB without
+            // them loaded) does not have: NULL.
+            let (Some(from), Some(to)) = (tz_offset(&text(a(1))), tz_offset(&text(a(2)))) else {
+                return Ok(Value::Null);
+            };
+            let zeros = crate::func::datetime::Zeros::Allowed;
+            let Some(t) = crate::func::datetime::to_datetime(a(0), env, zeros) else {
+                return Ok(Value::Null);
+            };
+            let local = crate::func::datetime::to_unix_us(&t.dt);
+            let utc = local - from * 1_000_000;
+            // Outside the TIMESTAMP range MariaDB gives the value back unconverted.
+            if !(1_000_000..=2_147_483_647_000_000).contains(&utc) {
+                return Ok(Value::DateTime(t.dt));
+            }
+            Value::DateTime(crate::func::datetime::from_unix_us(utc + to * 1_000_000))
+        }
         MiscFn::InetAton => inet_aton(&text(a(0))).map_or(Value::Null, Value::UInt),
         MiscFn::InetNtoa => match crate::func::cast::to_int(a(0), env) {
             Some(n) if (0..=i128::from(u32::MAX)).contains(&n) => {
@@ -217,6 +241,32 @@ fn inet_aton(s: &str) -> Option<u64> {
     }
 }
 
+/// A time zone as an offset from UTC in seconds: `SYSTEM` (Quire's system zone is UTC),
+/// `UTC`, or `[+-]H[H]:MM` within MariaDB's range, -12:59 to +13:00. `None`: anything else
+/// (another named zone, which needs the time zone tables).
+pub fn tz_offset(s: &str) -> Option<i64> {
+    // UTC by name needs no time zone table: it is the one zone without rules.
+    if s.eq_ignore_ascii_case("system") || s.eq_ignore_ascii_case("utc") {
+        return Some(0);
+    }
+    let (sign, rest) = match s.as_bytes().first()? {
+        b'+' => (1, &s[1..]),
+        b'-' => (-1, &s[1..]),
+        _ => return None,
+    };
+    let (h, m) = rest.split_once(':')?;
+    let digits = |x: &str| !x.is_empty() && x.bytes().all(|b| b.is_ascii_digit());
+    if !digits(h) || h.len() > 2 || m.len() != 2 || !digits(m) {
+        return None;
+    }
+    let (h, m): (i64, i64) = (h.parse().ok()?, m.parse().ok()?);
+    let minutes = sign * (h * 60 + m);
+    if m > 59 || !(-(12 * 60 + 59)..=13 * 60).contains(&minutes) {
+        return None;
+    }
+    Some(minutes * 60)
+}
+
 /// A dotted quad, as INET6_ATON and IS_IPV4 read one (four numbers, no short form).
 fn ipv4(s: &str) -> Option<Ipv4Addr> {
     s.parse().ok()
@@ -256,6 +306,27 @@ fn uuid_short() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn time_zone_offsets_are_read_within_mariadbs_range() {
+        assert_eq!(tz_offset("SYSTEM"), Some(0));
+        assert_eq!(tz_offset("+00:00"), Some(0));
+        assert_eq!(tz_offset("+5:30"), Some(19_800));
+        assert_eq!(tz_offset("-12:59"), Some(-46_740));
+        assert_eq!(tz_offset("+13:00"), Some(46_800));
+        assert_eq!(tz_offset("utc"), Some(0));
+        for bad in [
+            "+13:01",
+            "-13:00",
+            "+01:60",
+            "Europe/Berlin",
+            "+1",
+            "1:00",
+            "",
+        ] {
+            assert_eq!(tz_offset(bad), None, "{bad}");
+        }
+    }
 
     #[test]
     fn inet_aton_reads_short_forms_as_mariadb() {

@@ -856,6 +856,10 @@ fn func(f: Func, args: &[Expr], cols: &[Column], aggs: &[AggCall]) -> Ty {
                 }
                 MiscFn::Password => Ty::string(41),
                 MiscFn::UuidShort => Ty::unsigned_int(21),
+                MiscFn::ConvertTz => {
+                    let dec = args.first().map_or(0, |e| temporal_dec(e, arg(0)));
+                    datetime_ty(dec.min(6))
+                }
             }
         }
         Func::UserLock(crate::expr::UserLockFn::IsUsed) => Ty::unsigned_int(10),
