@@ -242,3 +242,24 @@ fn a_handshake_not_finished_within_connect_timeout_is_closed_however_it_dribbles
     assert!(aborted[0][1].parse::<u64>().unwrap() >= 2, "{aborted:?}");
     server.stop();
 }
+
+#[test]
+fn kill_query_ends_a_long_sleep_at_once_with_1317() {
+    let server = TestServer::start();
+    let mut sleeper = server.connect();
+    let id = sleeper.conn_id;
+    sleeper.send(b"\x03SELECT SLEEP(600)");
+    std::thread::sleep(Duration::from_millis(300));
+    let start = Instant::now();
+    let mut killer = server.connect();
+    assert!(matches!(
+        killer.query(&format!("KILL QUERY {id}")),
+        Reply::Ok { .. }
+    ));
+    let reply = Reply::parse(&sleeper.io.read_message().unwrap());
+    assert_eq!(reply.err_code(), Some(1317), "{reply:?}");
+    assert!(start.elapsed() < Duration::from_secs(10));
+    // The connection goes on.
+    assert!(matches!(sleeper.ping(), Reply::Ok { .. }));
+    server.stop();
+}

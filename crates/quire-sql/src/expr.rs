@@ -342,6 +342,7 @@ pub enum Func {
     Floor,
     Ceil,
     Sleep,
+    Benchmark,
     /// GET_LOCK and its family (`user_locks.rs`), through [`Env::user_lock`].
     UserLock(UserLockFn),
     Repeat,
@@ -390,6 +391,7 @@ impl Func {
             "floor" => (Func::Floor, 1, 1),
             "ceil" | "ceiling" => (Func::Ceil, 1, 1),
             "sleep" => (Func::Sleep, 1, 1),
+            "benchmark" => (Func::Benchmark, 2, 2),
             "get_lock" => (Func::UserLock(UserLockFn::Get), 2, 2),
             "release_lock" => (Func::UserLock(UserLockFn::Release), 1, 1),
             "is_free_lock" => (Func::UserLock(UserLockFn::IsFree), 1, 1),
@@ -1404,8 +1406,45 @@ fn func(f: Func, args: &[Expr], row: &Row<'_>, env: &dyn Env) -> Result<Value> {
         Func::UserLock(f) => env.user_lock(f, eval_all(args, row, env)?)?,
         Func::Misc(f) => crate::func::misc::eval(f, eval_all(args, row, env)?, env)?,
         Func::Sleep => {
+            // In slices, so that KILL (QUERY or CONNECTION, a client gone) ends it at once
+            // rather than after up to an hour, with 1317 as in MariaDB.
             let secs = num(&ev(0)?).clamp(0.0, 3600.0);
-            std::thread::sleep(std::time::Duration::from_secs_f64(secs));
+            let end = std::time::Instant::now() + std::time::Duration::from_secs_f64(secs);
+            loop {
+                if env.interrupted() {
+                    return Err(SqlError::Interrupted);
+                }
+                let left = end.saturating_duration_since(std::time::Instant::now());
+                if left.is_zero() {
+                    break Value::Int(0);
+                }
+                std::thread::sleep(left.min(std::time::Duration::from_millis(50)));
+            }
+        }
+        Func::Benchmark => {
+            // BENCHMARK(count, expr): evaluates expr count times, answers 0; NULL for a
+            // NULL or negative count (MariaDB warns 1411 for a negative one).
+            let count = match ev(0)? {
+                Value::Null => return Ok(Value::Null),
+                v => num(&v),
+            };
+            if count < 0.0 {
+                env.warn(
+                    crate::diag::Level::Warning,
+                    1411,
+                    format!(
+                        "Incorrect count value: '{}' for function benchmark",
+                        count as i64
+                    ),
+                )?;
+                return Ok(Value::Null);
+            }
+            for i in 0..count as u64 {
+                if i % 1024 == 0 && env.interrupted() {
+                    break;
+                }
+                ev(1)?;
+            }
             Value::Int(0)
         }
     })

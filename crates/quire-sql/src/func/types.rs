@@ -825,7 +825,7 @@ fn func(f: Func, args: &[Expr], cols: &[Column], aggs: &[AggCall]) -> Ty {
                 _ => Ty::new(FieldType::Double, 17, 0),
             }
         }
-        Func::Sleep => Ty::int(1),
+        Func::Sleep | Func::Benchmark => Ty::int(1),
         Func::Misc(f) => {
             use crate::func::misc::MiscFn;
             match f {
