@@ -209,6 +209,13 @@ pub(super) fn decode_insert(p: &[u8]) -> Result<&[u8]> {
 }
 
 /// The DB_TRX_ID of a secondary entry (the B-tree value is the 6-byte id).
+/// The lock-table index under which a unique index's values are locked while an entry with
+/// that value is checked and inserted ([`Transaction::check_unique`]): the index's own id
+/// with the top bit set, a space no index id uses (ids are `table id << 16 | number`).
+fn unique_value_lock(index_id: u64) -> u64 {
+    index_id | 1 << 63
+}
+
 pub(super) fn entry_trx(value: &[u8]) -> Result<TrxId> {
     let b = value
         .get(..6)
@@ -1605,12 +1612,27 @@ impl<'d> Transaction<'d> {
     /// A unique index may not get a second live entry with the same secondary part. An
     /// entry of an active transaction is waited for (S lock on its row), then looked at
     /// again: it may be rolled back. NULLs never collide.
+    ///
+    /// The check and the insert of the entry that follows it must be one step for every
+    /// other writer of the same value: two transactions inserting `k = 1` at once (with
+    /// different primary keys, so different entry keys) would otherwise both find nothing
+    /// and both insert. So the value itself is X-locked first, in a lock space of its own
+    /// (`unique_value_lock`), until the transaction ends: a second inserter of the value
+    /// waits for the first to end, then finds its entry (1062) or, if it rolled back,
+    /// none. InnoDB gets the same effect from its page latch and implicit locks. The lock
+    /// manager sees this wait, so deadlocks through it are detected.
     fn check_unique(&mut self, t: &TableState, ix: &Index, row: &[Value], k: &[u8]) -> Result<()> {
         if ix.null_in(row) {
             return Ok(());
         }
         let n = ix.layout.secondary_part_len(k)?;
         let prefix = k[..n].to_vec();
+        self.lock(
+            unique_value_lock(ix.tree.index_id()),
+            &LockKey::Key(prefix.clone()),
+            LockMode::Exclusive,
+            LockKind::Record,
+        )?;
         'again: loop {
             let cur = ix.tree.scan(
                 &self.db.engine,
