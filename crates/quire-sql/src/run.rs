@@ -315,6 +315,10 @@ impl<'d> Session<'d> {
         self.read_open = false;
         tx.set_interrupt(self.info.interrupt.clone());
         tx.set_lock_wait_timeout(self.lock_wait_timeout());
+        let began = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_micros() as i64);
+        *self.info.trx.lock() = Some((tx.id().0, began));
         Ok(tx)
     }
 
@@ -330,6 +334,7 @@ impl<'d> Session<'d> {
     /// Commits the open transaction (COMMIT, BEGIN inside a transaction, DDL); its
     /// metadata locks go with it.
     pub(crate) fn commit_open(&mut self) -> Result<()> {
+        *self.info.trx.lock() = None;
         self.explicit = false;
         self.read_only = false;
         self.read_open = false;
@@ -344,6 +349,7 @@ impl<'d> Session<'d> {
     }
 
     pub(crate) fn rollback_open(&mut self) -> Result<()> {
+        *self.info.trx.lock() = None;
         self.explicit = false;
         self.read_only = false;
         self.read_open = false;

@@ -91,6 +91,9 @@ pub struct SessionInfo {
     /// The account (user, host pattern) the login matched, once the server set it: what
     /// max_user_connections counts by (MariaDB's `user_conn` key).
     pub account: Mutex<Option<(String, String)>>,
+    /// The engine transaction the session has open and when it began (microseconds since
+    /// the epoch): INNODB_TRX's trx_started and trx_mysql_thread_id. `None` between them.
+    pub trx: Mutex<Option<(u64, i64)>>,
 }
 
 impl SessionInfo {
@@ -296,6 +299,7 @@ impl<'d> Instance<'d> {
             info: Mutex::new(None),
             state: Mutex::new(""),
             since: Mutex::new(Instant::now()),
+            trx: Mutex::new(None),
             killed: AtomicU8::new(kill::NONE),
             interrupt: Arc::new(AtomicBool::new(false)),
             tls: Mutex::new(None),
@@ -710,6 +714,7 @@ impl<'d> Session<'d> {
             info: Mutex::new(old.info.lock().clone()),
             state: Mutex::new(""),
             since: Mutex::new(*old.since.lock()),
+            trx: Mutex::new(None),
             killed: AtomicU8::new(kill::NONE),
             interrupt: Arc::new(AtomicBool::new(false)),
             tls: Mutex::new(old.tls.lock().clone()),

@@ -1268,6 +1268,11 @@ pub(crate) fn statement_now(env: &dyn Env) -> Result<DateTime> {
     Ok(from_unix_us(statement_us(env)?))
 }
 
+/// The current wall-clock time in microseconds since the epoch (INNODB_TRX).
+pub(crate) fn wall_now_us() -> i64 {
+    wall_us()
+}
+
 /// The current wall-clock time in microseconds since the epoch (SYSDATE).
 fn wall_us() -> i64 {
     std::time::SystemTime::now()

@@ -489,28 +489,30 @@ pub(crate) fn rows(t: InfoTable, inst: &Instance<'_>, sv: &SessVars) -> Result<V
             }
         }
         InfoTable::InnodbTrx => {
+            // Each session says which transaction it has open and since when; a
+            // transaction of no session (the embedded API's) shows now and thread 0.
+            let owners: std::collections::HashMap<u64, (u64, i64, Option<String>)> = inst
+                .sessions()
+                .iter()
+                .filter_map(|si| {
+                    let (trx, began) = (*si.trx.lock())?;
+                    Some((trx, (si.id, began, si.info.lock().clone())))
+                })
+                .collect();
+            let now = crate::func::datetime::wall_now_us();
             for id in db.active_transactions() {
+                let (thread, began, query) = owners.get(&id).cloned().unwrap_or((0, now, None));
                 out.push(vec![
                     u(id),
                     s("RUNNING"),
-                    // The engine keeps no start time or owner per transaction: the epoch,
-                    // and thread id 0.
-                    Value::DateTime(quire_engine::row::DateTime {
-                        date: quire_engine::row::Date {
-                            year: 1970,
-                            month: 1,
-                            day: 1,
-                        },
-                        hour: 0,
-                        minute: 0,
-                        second: 0,
-                        micros: 0,
-                    }),
+                    Value::DateTime(crate::func::datetime::from_unix_us(
+                        began - began % 1_000_000,
+                    )),
                     Value::Null,
                     Value::Null,
                     u(0),
-                    u(0),
-                    Value::Null,
+                    u(thread),
+                    query.map_or(Value::Null, |q| s(q)),
                     Value::Null,
                     u(0),
                     u(0),
