@@ -512,7 +512,7 @@ pub(crate) fn rows(t: InfoTable, inst: &Instance<'_>, sv: &SessVars) -> Result<V
                     Value::Null,
                     u(0),
                     u(thread),
-                    query.map_or(Value::Null, |q| s(q)),
+                    query.map_or(Value::Null, s),
                     Value::Null,
                     u(0),
                     u(0),
