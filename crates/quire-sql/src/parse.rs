@@ -563,6 +563,39 @@ fn update_commas(text: &str) -> Option<String> {
     changed.then_some(out)
 }
 
+/// MariaDB's 1064 for a statement its grammar refuses at `kw`: near the first `kw` outside
+/// parentheses (near nothing if there is none, or the text does not tokenize).
+fn error_near_keyword(text: &str, kw: Keyword) -> SqlError {
+    let dialect = MySqlDialect {};
+    let toks = match Tokenizer::new(&dialect, text).tokenize_with_location() {
+        Ok(t) => t,
+        Err(e) => {
+            return SqlError::Parse {
+                near: e.to_string(),
+                line: 1,
+            }
+        }
+    };
+    let mut depth = 0i32;
+    for t in toks {
+        match &t.token {
+            Token::LParen => depth += 1,
+            Token::RParen => depth -= 1,
+            Token::Word(w) if depth == 0 && w.keyword == kw => {
+                return SqlError::Parse {
+                    near: near(text, t.span.start.line, t.span.start.column),
+                    line: t.span.start.line,
+                };
+            }
+            _ => {}
+        }
+    }
+    SqlError::Parse {
+        near: String::new(),
+        line: 1,
+    }
+}
+
 /// MariaDB has no `UPDATE … FROM` (sqlparser reads it): 1064 near the FROM, as MariaDB.
 fn reject_update_from(text: &str, stmt: &Statement) -> Result<()> {
     let Statement::Update(u) = stmt else {
@@ -571,31 +604,7 @@ fn reject_update_from(text: &str, stmt: &Statement) -> Result<()> {
     if u.from.is_none() {
         return Ok(());
     }
-    let dialect = MySqlDialect {};
-    let toks = Tokenizer::new(&dialect, text)
-        .tokenize_with_location()
-        .map_err(|e| SqlError::Parse {
-            near: e.to_string(),
-            line: 1,
-        })?;
-    let mut depth = 0i32;
-    for t in toks {
-        match &t.token {
-            Token::LParen => depth += 1,
-            Token::RParen => depth -= 1,
-            Token::Word(w) if depth == 0 && w.keyword == Keyword::FROM => {
-                return Err(SqlError::Parse {
-                    near: near(text, t.span.start.line, t.span.start.column),
-                    line: t.span.start.line,
-                });
-            }
-            _ => {}
-        }
-    }
-    Err(SqlError::Parse {
-        near: String::new(),
-        line: 1,
-    })
+    Err(error_near_keyword(text, Keyword::FROM))
 }
 
 /// RETURNING where MariaDB's grammar has none (sqlparser reads it in any UPDATE and
@@ -619,31 +628,7 @@ fn reject_returning(text: &str, stmt: &Statement) -> Result<()> {
     if !refused {
         return Ok(());
     }
-    let dialect = MySqlDialect {};
-    let toks = Tokenizer::new(&dialect, text)
-        .tokenize_with_location()
-        .map_err(|e| SqlError::Parse {
-            near: e.to_string(),
-            line: 1,
-        })?;
-    let mut depth = 0i32;
-    for t in toks {
-        match &t.token {
-            Token::LParen => depth += 1,
-            Token::RParen => depth -= 1,
-            Token::Word(w) if depth == 0 && w.keyword == Keyword::RETURNING => {
-                return Err(SqlError::Parse {
-                    near: near(text, t.span.start.line, t.span.start.column),
-                    line: t.span.start.line,
-                });
-            }
-            _ => {}
-        }
-    }
-    Err(SqlError::Parse {
-        near: String::new(),
-        line: 1,
-    })
+    Err(error_near_keyword(text, Keyword::RETURNING))
 }
 
 /// Calls sqlparser reads that MariaDB's grammar refuses, 1064 where MariaDB's parser
