@@ -8,8 +8,8 @@
 //! ```text
 //!   append()  ──reserve (fetch_add)──► copy into ring ──publish──► links ─► filled
 //!                                                                            │
-//!   commit_wait() / write_up_to() ── write lock: write [written, filled) + pad ┘
-//!                                  ── flush lock: sync once ─► flushed ─► waiters released
+//!   commit_wait() / write_up_to() ── write gate: write [written, filled) + pad ┘
+//!                                  ── flush gate: sync once ─► flushed ─► all waiters woken
 //!   checkpoint(lsn) ── alternate slot, sync ─► frees [old ckpt, lsn) for reuse
 //! ```
 //!
@@ -18,6 +18,7 @@
 //! * `file`: positioned, aligned I/O on the data area (O_DIRECT or buffered).
 //! * `buffer`: the ring buffer, LSN reservation and completion tracking (lesson 3).
 //! * [`reader`]: scanning frames from a checkpoint.
+//! * `gate`: group commit's gates: one thread does the I/O, the others are woken together.
 //! * `writer`: [`Log`]: appends, group commit, checkpoints, counters.
 //! * `open`: create, open, recovery scan. `resize`: online resize. `flusher`:
 //!   `innodb_flush_log_at_trx_commit` and the once-a-second thread.
@@ -45,6 +46,7 @@
 mod buffer;
 mod file;
 mod flusher;
+mod gate;
 pub mod format;
 mod open;
 pub mod reader;

@@ -46,12 +46,14 @@
 //! `checkpoint`.
 //!
 //! **Group commit, write and sync split** (lesson 3, as InnoDB's `write_lock` and
-//! `flush_lock`): a committer takes the *write lock*, writes everything filled (padding
-//! the O_DIRECT tail so it ends on a block boundary), advances `written`/`stable` and lets
-//! go; then takes the *flush lock*, syncs once and advances `flushed` to the `stable` it
-//! read before the sync. Committers whose LSN is already covered return without I/O, so one
-//! write and one sync serve a whole group, and group N+1 writes while group N syncs. The
-//! locks are never held together (the flush lock is taken after the write lock is released).
+//! `flush_lock`): a committer enters the *write gate*, takes the write lock, writes
+//! everything filled (padding the O_DIRECT tail so it ends on a block boundary), advances
+//! `written`/`stable` and lets go; then enters the *flush gate*, syncs once and advances
+//! `flushed` to the `stable` it read before the sync. Committers whose LSN is already covered
+//! return without I/O, so one write and one sync serve a whole group, and group N+1 writes
+//! while group N syncs. The others sleep at the gate and are woken together when it is left
+//! (`gate.rs`: queued on a mutex, they were let in one after another, a lock convoy). The
+//! write lock and the flush gate are never held together.
 //! Appenders waiting for ring space never block on the write lock (they `try_lock` it or
 //! wait for `written`), because its holder may be waiting for *their* copies.
 
@@ -66,6 +68,7 @@ use quire_io::{AlignedBuf, Vfs};
 
 use super::buffer::LogBuffer;
 use super::file::LogFile;
+use super::gate::Gate;
 use super::flusher::{self, FlushAtCommit, Stop};
 use super::format::{self, CheckpointSlot, BLOCK, FRAME_OVERHEAD, SLOT_OFFSETS};
 use super::reader::LogReader;
@@ -190,9 +193,12 @@ pub(crate) struct Shared {
     pub file: RwLock<Arc<LogFile>>,
     /// The write lock (InnoDB's `write_lock`): writes to the file, moves `written`.
     pub writer: Mutex<WriterState>,
-    /// The flush lock (InnoDB's `flush_lock`): syncs, moves `flushed`. Never held with
-    /// `writer`.
-    flush_lock: Mutex<()>,
+    /// Committers enter here to take the write lock for a group ([`Gate`]): the others
+    /// sleep until the group is written, rather than queue on `writer` one after another.
+    write_gate: Gate,
+    /// The flush gate (InnoDB's `flush_lock`): its one holder syncs and moves `flushed`;
+    /// the other committers sleep until then ([`Gate`]). Never held with `writer`.
+    flush_gate: Gate,
     pub ckpt: Mutex<CkptState>,
     pub resize_lock: Mutex<()>,
     /// `innodb_log_file_buffering` in force: writes go through the file system cache. The
@@ -257,7 +263,8 @@ impl Shared {
             max_payload: AtomicU64::new(format::max_payload(ring, capacity)),
             file: RwLock::new(Arc::new(s.file)),
             writer: Mutex::new(writer),
-            flush_lock: Mutex::new(()),
+            write_gate: Gate::default(),
+            flush_gate: Gate::default(),
             ckpt: Mutex::new(s.ckpt),
             resize_lock: Mutex::new(()),
             buffered: std::sync::atomic::AtomicBool::new(never_direct),
@@ -528,13 +535,21 @@ impl Shared {
         if self.is_done(lsn, durable) {
             return;
         }
-        if !self.is_written(lsn, durable) {
-            let mut w = self.writer.lock();
-            if !self.is_written(lsn, durable) {
-                self.write_phase(&mut w, lsn, durable);
+        while !self.is_written(lsn, durable) {
+            if self.write_gate.try_enter() {
+                let mut w = self.writer.lock();
+                if !self.is_written(lsn, durable) {
+                    self.write_phase(&mut w, lsn, durable);
+                }
+                drop(w);
+                self.write_gate
+                    .leave(|t| self.is_written((t >> 1) as u64, t & 1 == 1));
+                self.wake();
+                break;
             }
-            drop(w);
-            self.wake();
+            let token = ((lsn as usize) << 1) | usize::from(durable);
+            self.write_gate
+                .wait(token, || self.is_written(lsn, durable));
         }
         if durable {
             self.flush_phase(lsn);
@@ -631,25 +646,33 @@ impl Shared {
         }
     }
 
-    /// Under the flush lock: one sync covers everything stable when it starts, which is at
+    /// Through the flush gate: one sync covers everything stable when it starts, which is at
     /// least `lsn` (the write phase made it so); committers covered by an earlier sync
     /// return without one.
     fn flush_phase(&self, lsn: u64) {
-        let _f = self.flush_lock.lock();
-        if self.flushed.load(SeqCst) >= lsn {
-            return;
+        while self.flushed.load(SeqCst) < lsn {
+            if !self.flush_gate.try_enter() {
+                // A sync is running: sleep until it ends (it may cover `lsn`).
+                self.flush_gate
+                    .wait(lsn as usize, || self.flushed.load(SeqCst) >= lsn);
+                continue;
+            }
+            if self.flushed.load(SeqCst) < lsn {
+                // Read before the sync: a sync covers the writes completed before it started.
+                let target = self.stable.load(SeqCst);
+                assert!(target >= lsn, "the write phase made {lsn} stable");
+                if !self.config.dsync {
+                    let file = Arc::clone(&self.file.read());
+                    file.handle.sync_data();
+                    self.counters.os_log_fsyncs.fetch_add(1, SeqCst);
+                }
+                // Invariant 4. (With O_DSYNC the writes were durable on return.)
+                self.flushed.fetch_max(target, SeqCst);
+                tracing::trace!(target: "quire::trace", "log synced to {target}");
+            }
+            self.flush_gate
+                .leave(|t| self.flushed.load(SeqCst) >= t as u64);
         }
-        // Read before the sync: a sync covers the writes completed before it started.
-        let target = self.stable.load(SeqCst);
-        assert!(target >= lsn, "the write phase made {lsn} stable");
-        if !self.config.dsync {
-            let file = Arc::clone(&self.file.read());
-            file.handle.sync_data();
-            self.counters.os_log_fsyncs.fetch_add(1, SeqCst);
-        }
-        // Invariant 4. (With O_DSYNC the writes were durable on return.)
-        self.flushed.fetch_max(target, SeqCst);
-        tracing::trace!(target: "quire::trace", "log synced to {target}");
     }
 
     /// Writes ring bytes `[from, to)` to the file in chunks, advancing `written` after each.
