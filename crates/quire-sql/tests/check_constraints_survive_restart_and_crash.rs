@@ -46,8 +46,14 @@ fn check_constraints_are_kept_and_enforced_after_shutdown_and_after_a_crash() {
             );
             run(&mut s, "INSERT INTO t VALUES (1, 10, 20)");
             shown = create_text(&mut s);
-            assert!(shown.contains("`v` int(11) DEFAULT NULL CHECK (`v` >= 0)"), "{shown}");
-            assert!(shown.contains("CONSTRAINT `small` CHECK (`v` + `w` < 100)"), "{shown}");
+            assert!(
+                shown.contains("`v` int(11) DEFAULT NULL CHECK (`v` >= 0)"),
+                "{shown}"
+            );
+            assert!(
+                shown.contains("CONSTRAINT `small` CHECK (`v` + `w` < 100)"),
+                "{shown}"
+            );
         }
         db.shutdown().expect("shutdown");
     }
