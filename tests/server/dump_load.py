@@ -3,13 +3,14 @@
 
 `tests/server/dump/dumptest.sql` was written by mariadb-dump 10.11 (`--databases
 dumptest`, default options: LOCK TABLES … WRITE around each table's rows) from a MariaDB
-database of five tables: every kind of value a dump
+database of six tables: every kind of value a dump
 quotes (escapes, NULLs, UTF-8, DECIMAL, DOUBLE, DATETIME(3), binary strings, BIGINT
 UNSIGNED's maximum), 1500 rows written as extended INSERTs, and TIME and BIT columns
 (`clock`: TIMEs as quoted text, BITs as their raw bytes in quotes, which is how
 mariadb-dump 10.11 writes them by default), and the column attributes a dump carries
 (`attrs`: column, index and table COMMENTs, `ON UPDATE current_timestamp()`, a JSON
-column written as a LONGTEXT with its `CHECK (json_valid(…))`). Its header and footer are
+column written as a LONGTEXT with its `CHECK (json_valid(…))`), and CHECK constraints
+(`checked`: column checks and named and unnamed table checks). Its header and footer are
 the `/*!40101 SET @OLD_…=@@…, …=… */` lines that save and restore the session's variables
 in user variables. The script:
 
@@ -62,6 +63,10 @@ QUERIES = [
     "WHERE TABLE_SCHEMA = 'dumptest' AND TABLE_NAME = 'attrs' ORDER BY ORDINAL_POSITION",
     "UPDATE attrs SET hits = hits + 1 WHERE id = 1",
     "SELECT id, hits, created, changed > '2025-01-01', seen > '2025-01-01' FROM attrs ORDER BY id",
+    "SHOW CREATE TABLE checked",
+    "SELECT * FROM checked ORDER BY id",
+    "SELECT CONSTRAINT_NAME, LEVEL, CHECK_CLAUSE FROM information_schema.CHECK_CONSTRAINTS "
+    "WHERE CONSTRAINT_SCHEMA = 'dumptest' AND TABLE_NAME = 'checked' ORDER BY CONSTRAINT_NAME",
 ]
 
 
@@ -119,7 +124,7 @@ def session_checks(args):
     return out
 
 
-TABLES = ("attrs", "bulk", "people", "empty_one", "clock")
+TABLES = ("attrs", "bulk", "people", "empty_one", "clock", "checked")
 
 
 def round_trip(args):

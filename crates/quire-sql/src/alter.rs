@@ -150,6 +150,13 @@ enum Op {
     Accepted,
     /// `COMMENT [=] '…'`: the table's comment (instant, as in MariaDB).
     Comment(String),
+    /// `ADD [CONSTRAINT [name]] CHECK (e)`: the rows are checked (a copy, as MariaDB's).
+    AddCheck {
+        name: Option<String>,
+        expr: sql::Expr,
+    },
+    /// `DROP CONSTRAINT name` of a CHECK (instant).
+    DropConstraint(String),
 }
 
 /// A column of the working definition and where its values come from.
@@ -183,6 +190,12 @@ struct Work {
     collation: Collation,
     /// The table's comment.
     comment: String,
+    /// CHECK constraints, their expressions following column renames.
+    checks: Vec<quire_engine::catalog::CheckDef>,
+    /// A CHECK was added: every row is checked (a rebuild).
+    check_added: bool,
+    /// CHANGE / MODIFY column checks waiting for their column to be placed.
+    pending_checks: Vec<(String, sql::Expr)>,
     /// Why a rebuild must copy (MariaDB's reason: ALGORITHM=COPY only).
     copy: Option<&'static str>,
     rebuild: bool,
@@ -244,6 +257,16 @@ impl Work {
             .is_some_and(|a| a.eq_ignore_ascii_case(from))
         {
             self.auto = Some(to.into());
+        }
+        // A check names the column by name: its text follows (as MariaDB's), and a
+        // column check is named after its column.
+        for ck in &mut self.checks {
+            if let Ok(t) = crate::check::rename_column(&ck.expr, from, to) {
+                ck.expr = t;
+            }
+            if ck.column_level && ck.name.eq_ignore_ascii_case(from) {
+                ck.name = to.into();
+            }
         }
     }
 
@@ -514,8 +537,14 @@ fn parse_op(op: &str, mode: crate::diag::SqlMode, out: &mut Vec<Op>) -> Result<(
                 if_exists: true,
             });
         }
-        ["drop", "foreign", ..] | ["drop", "constraint", ..] => {
+        ["drop", "foreign", ..] => {
             return Err(foreign_key("DROP FOREIGN KEY"));
+        }
+        // Of a CHECK (a foreign key's is refused when no check has the name).
+        ["drop", "constraint", ..] => {
+            out.push(Op::DropConstraint(
+                ident(after_words(op, 2)).ok_or_else(bad)?,
+            ));
         }
         ["rename", "index" | "key", ..] => {
             let rest = after_words(op, 2);
@@ -710,6 +739,10 @@ fn from_sqlparser(o: sql::AlterTableOperation, text: &str) -> Result<Op> {
                 columns: ix.columns,
             },
             sql::TableConstraint::ForeignKey(_) => return Err(foreign_key("ADD FOREIGN KEY")),
+            sql::TableConstraint::Check(ck) => Op::AddCheck {
+                name: ck.name.map(|n| n.value),
+                expr: *ck.expr,
+            },
             other => return Err(SqlError::Unsupported(format!("ADD {other}"))),
         },
         A::DropIndex { name } => Op::DropIndex {
@@ -859,9 +892,22 @@ impl<'d> Session<'d> {
         let mut w = self.work_of(&def);
         for op in ops {
             self.apply(&mut w, op)?;
+            for (name, e) in std::mem::take(&mut w.pending_checks) {
+                self.column_checks(&mut w, &name, std::slice::from_ref(&e))?;
+            }
         }
         if w.cols.is_empty() {
             return Err(SqlError::DropAllColumns);
+        }
+        // Every check must still bind to the new columns: a dropped column it names is
+        // 1054 "Unknown column 'c' in 'CHECK'", as in MariaDB.
+        let mut checked = def.clone();
+        checked.columns = w.cols.iter().map(|c| c.col.clone()).collect();
+        checked.checks = w.checks.clone();
+        crate::check::bind(&checked, table)?;
+        // MariaDB checks every row against the constraints when one is added (a copy).
+        if w.check_added {
+            w.rebuild = true;
         }
         if w.pk_dropped && !w.pk_added {
             w.copy = w.copy.or(Some(
@@ -1197,6 +1243,9 @@ impl<'d> Session<'d> {
                 .collect(),
             collation,
             comment: def.comment.clone(),
+            checks: def.checks.clone(),
+            check_added: false,
+            pending_checks: Vec::new(),
             copy: None,
             rebuild: false,
             meta: false,
@@ -1206,6 +1255,33 @@ impl<'d> Session<'d> {
             lock: LockReq::Default,
             pk_dropped: false,
             pk_added: false,
+        }
+    }
+
+    /// A new column definition's CHECKs (ADD COLUMN), bound against the columns once the
+    /// column is placed: column checks named after it, the rows checked (a rebuild).
+    fn column_checks(&self, w: &mut Work, name: &str, checks: &[sql::Expr]) -> Result<()> {
+        let cols: Vec<Column> = w.cols.iter().map(|c| c.col.clone()).collect();
+        for e in checks {
+            let text = crate::check::prepare(e, name, "", &w.table, &cols)?;
+            crate::check::push(
+                &mut w.checks,
+                quire_engine::catalog::CheckDef {
+                    name: name.to_string(),
+                    column_level: true,
+                    expr: text,
+                },
+            )?;
+            w.check_added = true;
+            w.meta = true;
+        }
+        Ok(())
+    }
+
+    /// CHANGE / MODIFY's checks, added once the new column is in place (`pending_checks`).
+    fn column_checks_later(&self, w: &mut Work, name: &str, checks: Vec<sql::Expr>) {
+        for e in checks {
+            w.pending_checks.push((name.to_string(), e));
         }
     }
 
@@ -1239,6 +1315,7 @@ impl<'d> Session<'d> {
                     pos.as_ref(),
                 )?;
                 self.key_options(w, &name, p.primary, p.unique, p.auto)?;
+                self.column_checks(w, &name, &p.checks)?;
                 // A plain column may be added instantly anywhere (`instant_columns` decides
                 // once the whole statement is known); a key or AUTO_INCREMENT rebuilds.
                 if p.primary || p.unique || p.auto {
@@ -1273,10 +1350,19 @@ impl<'d> Session<'d> {
                     .as_deref()
                     .is_some_and(|a| a.eq_ignore_ascii_case(&old));
                 w.rename_in_keys(&old, &new);
+                // The new definition replaces the column's own checks (MariaDB's).
+                let before = w.checks.len();
+                w.checks
+                    .retain(|c| !(c.column_level && c.name.eq_ignore_ascii_case(&new)));
+                if w.checks.len() != before {
+                    w.meta = true;
+                }
+                let checks = p.checks.clone();
                 if was_auto && !p.auto {
                     // MODIFY without AUTO_INCREMENT takes it away, as in MariaDB.
                     w.auto = None;
                 }
+                self.column_checks_later(w, &new, checks);
                 let same_type = p.column.ty == was.col.ty
                     && p.column.collation == was.col.collation
                     && p.column.members == was.col.members
@@ -1437,6 +1523,30 @@ impl<'d> Session<'d> {
                 w.comment = self.checked_comment(c, "table", &w.table)?;
                 w.meta = true;
             }
+            Op::AddCheck { name, expr } => {
+                let name = name.unwrap_or_else(|| crate::check::next_name(&w.checks));
+                let cols: Vec<Column> = w.cols.iter().map(|c| c.col.clone()).collect();
+                let text = crate::check::prepare(&expr, &name, "", &w.table, &cols)?;
+                crate::check::push(
+                    &mut w.checks,
+                    quire_engine::catalog::CheckDef {
+                        name,
+                        column_level: false,
+                        expr: text,
+                    },
+                )?;
+                w.check_added = true;
+                w.meta = true;
+            }
+            Op::DropConstraint(name) => {
+                let i = w
+                    .checks
+                    .iter()
+                    .position(|c| c.name.eq_ignore_ascii_case(&name))
+                    .ok_or(SqlError::CantDropConstraint(name))?;
+                w.checks.remove(i);
+                w.meta = true;
+            }
         }
         Ok(())
     }
@@ -1511,6 +1621,11 @@ impl<'d> Session<'d> {
         self.info.set_state(COPY_STATE);
         let env = crate::run::ExecEnv::new(&[], &self.sv, self.inst, false, strict);
         let cols: Vec<Column> = spec.columns.clone();
+        // The new definition's checks, on every copied row (a failure stops the ALTER).
+        let mut checked = old.clone();
+        checked.columns = cols.clone();
+        checked.checks = spec.checks.clone();
+        let checks = crate::check::bind(&checked, table)?;
         let mut n = 0u64;
         let mut convert = |row: Vec<Value>| -> Result<Vec<Value>> {
             n += 1;
@@ -1576,6 +1691,7 @@ impl<'d> Session<'d> {
                 };
                 out.push(v);
             }
+            crate::check::enforce(&checks, &out, &env, false, db, table)?;
             Ok(out)
         };
         let started = std::time::Instant::now();
@@ -1752,6 +1868,7 @@ fn spec_of(w: &Work) -> Result<TableSpec> {
     spec.auto_increment = auto;
     spec.indexes = indexes;
     spec.comment = w.comment.clone();
+    spec.checks = w.checks.clone();
     Ok(spec)
 }
 
@@ -1784,6 +1901,7 @@ fn instant_definition(
             .collect()
     });
     def.comment = w.comment.clone();
+    def.checks = w.checks.clone();
     let moved = |c: usize| sources.iter().position(|s| *s == Some(c)).unwrap_or(c);
     for c in &mut def.primary_key {
         *c = moved(*c);

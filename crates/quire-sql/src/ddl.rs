@@ -556,6 +556,13 @@ pub fn show_create_table(
         if c.json {
             l.push_str(&format!(" CHECK (json_valid(`{}`))", c.name));
         }
+        for ck in def
+            .checks
+            .iter()
+            .filter(|k| k.column_level && k.name == c.name)
+        {
+            l.push_str(&format!(" CHECK ({})", ck.expr));
+        }
         lines.push(l);
     }
     let names = |cols: &[IndexColumn]| -> String {
@@ -591,6 +598,13 @@ pub fn show_create_table(
         lines.push(l);
     }
     lines.extend(crate::fk::show_create_lines(&def.db, fks));
+    for ck in def.checks.iter().filter(|k| !k.column_level) {
+        lines.push(format!(
+            "  CONSTRAINT `{}` CHECK ({})",
+            ck.name.replace('`', "``"),
+            ck.expr
+        ));
+    }
     format!(
         "CREATE TABLE `{}` (\n{}\n) ENGINE=InnoDB{} DEFAULT CHARSET=utf8mb4 COLLATE={}{}",
         def.name,
@@ -616,6 +630,8 @@ pub(crate) struct ColumnDef {
     pub unique: bool,
     /// `AUTO_INCREMENT`.
     pub auto: bool,
+    /// The column's CHECK expressions (a JSON column's json_valid aside), in order.
+    pub checks: Vec<sql::Expr>,
 }
 
 /// MariaDB 10.11's latin1 collations: SET NAMES latin1 COLLATE takes these.
@@ -675,6 +691,7 @@ impl<'d> Session<'d> {
         let (mut charset, mut collation) = (None::<String>, None::<String>);
         let (mut on_update, mut comment) = (false, String::new());
         let mut json_check = false;
+        let mut checks = Vec::new();
         for o in options {
             match o {
                 sql::ColumnOption::Null => nullable = true,
@@ -707,6 +724,7 @@ impl<'d> Session<'d> {
                 {
                     json_check = true;
                 }
+                sql::ColumnOption::Check(ck) => checks.push((*ck.expr).clone()),
                 sql::ColumnOption::OnUpdate(e) => {
                     on_update_fsp(e, name, ty)?;
                     on_update = true;
@@ -751,6 +769,7 @@ impl<'d> Session<'d> {
             primary,
             unique,
             auto,
+            checks,
         })
     }
 }
@@ -1335,6 +1354,10 @@ impl<'d> Session<'d> {
         let mut indexes: Vec<IndexSpec> = Vec::new();
         let mut unique_cols: Vec<usize> = Vec::new();
         let mut fks: Vec<sql::ForeignKeyConstraint> = Vec::new();
+        // Column checks (column, expression) and table checks (name, expression), stored
+        // once every column is known (a check may name any column of the table).
+        let mut column_checks: Vec<(String, sql::Expr)> = Vec::new();
+        let mut table_checks: Vec<(Option<String>, sql::Expr)> = Vec::new();
         for (i, cd) in ct.columns.iter().enumerate() {
             if columns
                 .iter()
@@ -1352,6 +1375,9 @@ impl<'d> Session<'d> {
                 if let sql::ColumnOption::ForeignKey(fk) = &o.option {
                     fks.push(crate::fk::from_column(&cd.name.value, fk));
                 }
+            }
+            for e in &p.checks {
+                column_checks.push((cd.name.value.clone(), e.clone()));
             }
             if p.unique {
                 unique_cols.push(i);
@@ -1415,9 +1441,14 @@ impl<'d> Session<'d> {
                     });
                 }
                 sql::TableConstraint::ForeignKey(fk) => fks.push(fk.clone()),
+                sql::TableConstraint::Check(ck) => table_checks.push((
+                    ck.name.as_ref().map(|n| n.value.clone()),
+                    (*ck.expr).clone(),
+                )),
                 other => return Err(SqlError::Unsupported(format!("{other}"))),
             }
         }
+        let checks = self.plan_checks(&db, &name, &columns, column_checks, table_checks)?;
         for c in unique_cols {
             indexes.push(IndexSpec {
                 name: columns[c].name.clone(),
@@ -1467,6 +1498,7 @@ impl<'d> Session<'d> {
         let mut spec = TableSpec::new(columns, pk);
         spec.auto_increment = auto;
         spec.indexes = indexes;
+        spec.checks = checks;
         if let Some(c) = table_comment(&ct.table_options) {
             spec.comment = self.checked_comment(c, "table", &name)?;
         }
@@ -1487,6 +1519,43 @@ impl<'d> Session<'d> {
             Err(DbError::NoSuchDatabase(d)) => Err(SqlError::UnknownDatabase(d)),
             Err(e) => Err(e.into()),
         }
+    }
+
+    /// The CHECK constraints of a new table (check.rs): column checks named after their
+    /// column, unnamed table checks `CONSTRAINT_n`, a repeated name 1826.
+    fn plan_checks(
+        &self,
+        db: &str,
+        table: &str,
+        columns: &[Column],
+        column_checks: Vec<(String, sql::Expr)>,
+        table_checks: Vec<(Option<String>, sql::Expr)>,
+    ) -> Result<Vec<quire_engine::catalog::CheckDef>> {
+        let mut out = Vec::new();
+        for (col, e) in column_checks {
+            let expr = crate::check::prepare(&e, &col, db, table, columns)?;
+            crate::check::push(
+                &mut out,
+                quire_engine::catalog::CheckDef {
+                    name: col,
+                    column_level: true,
+                    expr,
+                },
+            )?;
+        }
+        for (name, e) in table_checks {
+            let name = name.unwrap_or_else(|| crate::check::next_name(&out));
+            let expr = crate::check::prepare(&e, &name, db, table, columns)?;
+            crate::check::push(
+                &mut out,
+                quire_engine::catalog::CheckDef {
+                    name,
+                    column_level: false,
+                    expr,
+                },
+            )?;
+        }
+        Ok(out)
     }
 
     fn set(&mut self, set: &sql::Set) -> Result<Outcome> {

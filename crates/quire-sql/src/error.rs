@@ -286,6 +286,18 @@ pub enum SqlError {
         db: String,
         table: String,
     },
+    /// 1826: two CHECK constraints of one table with one name.
+    #[error("Duplicate CHECK constraint name '{0}'")]
+    DuplicateCheckName(String),
+    /// 1970: a subquery in a CHECK expression.
+    #[error("CHECK does not support subqueries or stored functions")]
+    CheckSubquery,
+    /// 1901: a non-deterministic function, a variable, … in a CHECK expression.
+    #[error("Function or expression '{what}' cannot be used in the CHECK clause of `{owner}`")]
+    CheckBadExpression { what: String, owner: String },
+    /// 1091: ALTER TABLE … DROP CONSTRAINT of a constraint the table lacks.
+    #[error("Can't DROP CONSTRAINT `{0}`; check that it exists")]
+    CantDropConstraint(String),
     /// 1067
     #[error("Invalid default value for '{0}'")]
     InvalidDefault(String),

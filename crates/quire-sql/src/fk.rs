@@ -278,6 +278,7 @@ impl<'d> Session<'d> {
                     dropped: Vec::new(),
                     slot_order: Vec::new(),
                     comment: String::new(),
+                    checks: Vec::new(),
                     next_index_no: 1,
                     indexes: indexes
                         .iter()

@@ -18,6 +18,7 @@
 pub mod acl;
 mod alter;
 pub mod bind;
+mod check;
 mod control;
 mod ddl;
 pub mod diag;

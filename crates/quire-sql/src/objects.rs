@@ -41,6 +41,7 @@ fn bare_def(db: &str, name: &str, columns: Vec<quire_engine::row::Column>) -> Ta
         dropped: Vec::new(),
         slot_order: Vec::new(),
         comment: String::new(),
+        checks: Vec::new(),
     }
 }
 

@@ -712,6 +712,8 @@ impl<'d> Session<'d> {
                             env,
                         )?;
                         let (mut matched, mut changed) = (0u64, 0u64);
+                        let (shown_db, shown_table) = up.table.shown();
+                        let checks = crate::check::bind(&up.table.def, shown_table)?;
                         for (n, (handle, old)) in targets.into_iter().enumerate() {
                             matched += 1;
                             let mut new = old.clone();
@@ -761,6 +763,14 @@ impl<'d> Session<'d> {
                             if new == old {
                                 continue;
                             }
+                            crate::check::enforce(
+                                &checks,
+                                &new,
+                                env,
+                                false,
+                                shown_db,
+                                shown_table,
+                            )?;
                             let done = match &handle {
                                 Some(h) => tx.update_row(&table, h, new.clone()),
                                 None => {
@@ -944,6 +954,11 @@ fn update_join_rows<'d>(
     strict: bool,
 ) -> Result<(u64, u64)> {
     let (mut matched, mut changed) = (0u64, 0u64);
+    let checks = mp
+        .targets
+        .iter()
+        .map(|t| crate::check::bind(&t.table.def, t.table.shown().1))
+        .collect::<Result<Vec<_>>>()?;
     for_each_target_row(mp, &rows, |i, row, pk| {
         matched += 1;
         let t = &mp.targets[i];
@@ -1017,6 +1032,10 @@ fn update_join_rows<'d>(
         };
         if new == old {
             return Ok(());
+        }
+        if let Some(cks) = checks.get(i) {
+            let (db, name) = t.table.shown();
+            crate::check::enforce(cks, new, env, false, db, name)?;
         }
         let table = target_table(mp, tables, i)?;
         if tx.update(table, pk, new.to_vec())? {
@@ -1218,6 +1237,8 @@ fn insert_rows<'d>(
             .and_then(exec::int_value)
     };
     let mut batch = crate::upsert::AutoIncBatch::default();
+    let (shown_db, shown_table) = ip.table.shown();
+    let checks = crate::check::bind(def, shown_table)?;
     for (n, src) in rows.into_iter().enumerate() {
         let at = types::Target {
             db: &ip.table.db,
@@ -1241,6 +1262,11 @@ fn insert_rows<'d>(
             });
         }
         let mut row = exec::coerce_row(&ip.table, full, &order, &missing, &at, env, null_is_error)?;
+        // CHECK constraints on the row as it is to be stored (check.rs); under IGNORE a
+        // failing row is a warning and is skipped.
+        if !crate::check::enforce(&checks, &row, env, ip.ignore, shown_db, shown_table)? {
+            continue;
+        }
         let generated = def
             .auto_increment
             .is_some_and(|c| matches!(row.get(c), Some(Value::Null)));

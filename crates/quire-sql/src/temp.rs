@@ -195,6 +195,8 @@ impl Session<'_> {
                 primary_key: def.primary_key,
                 auto_increment: def.auto_increment,
                 comment: def.comment,
+                // CREATE TABLE … LIKE copies the checks, as MariaDB does.
+                checks: def.checks,
                 indexes: def
                     .indexes
                     .into_iter()

@@ -180,6 +180,13 @@ pub(crate) fn update_duplicate<'d>(
     if both == old {
         return Ok(Updated::Unchanged(old));
     }
+    // The updated row's CHECK constraints (check.rs); under IGNORE a warning, and the
+    // row is left as it was.
+    let (db, name) = ip.table.shown();
+    let checks = crate::check::bind(&ip.table.def, name)?;
+    if !crate::check::enforce(&checks, &both, env, ip.ignore, db, name)? {
+        return Ok(Updated::Skipped);
+    }
     match tx.update_row(table, handle, both.clone()) {
         Ok(_) => Ok(Updated::Changed(both)),
         Err(DbError::DuplicateKey { index, entry }) if ip.ignore => {

@@ -136,6 +136,8 @@ pub static VARS: &[Var] = &[
         "1",
     ),
     v("foreign_key_checks", Scope::Both, Kind::Bool, "1"),
+    // 0: CHECK constraints are not enforced (check.rs, invariant 4).
+    v("check_constraint_checks", Scope::Both, Kind::Bool, "1"),
     // The server sets it from `--set log_error=PATH`; empty: standard error (errlog.rs).
     v("log_error", Scope::Global, Kind::ReadOnly, ""),
     // The server sets these at start from its TLS setup (docs/protocol.md, "TLS").

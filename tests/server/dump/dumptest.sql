@@ -24,7 +24,6 @@ CREATE DATABASE /*!32312 IF NOT EXISTS*/ `dumptest` /*!40100 DEFAULT CHARACTER S
 
 USE `dumptest`;
 
-
 --
 -- Table structure for table `attrs`
 --
@@ -1586,6 +1585,37 @@ INSERT INTO `bulk` VALUES
 UNLOCK TABLES;
 
 --
+-- Table structure for table `checked`
+--
+
+DROP TABLE IF EXISTS `checked`;
+/*!40101 SET @saved_cs_client     = @@character_set_client */;
+/*!40101 SET character_set_client = utf8mb4 */;
+CREATE TABLE `checked` (
+  `id` int(11) NOT NULL,
+  `qty` int(10) unsigned NOT NULL CHECK (`qty` >= 0),
+  `price` decimal(8,2) DEFAULT NULL CHECK (`price` > 0),
+  `code` varchar(10) DEFAULT NULL CHECK (`code` like 'A%' or `code` is null),
+  PRIMARY KEY (`id`),
+  CONSTRAINT `CONSTRAINT_1` CHECK (`qty` < 1000),
+  CONSTRAINT `price_vs_qty` CHECK (`price` * `qty` < 100000)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_general_ci COMMENT='CHECK constraints, column and table';
+/*!40101 SET character_set_client = @saved_cs_client */;
+
+--
+-- Dumping data for table `checked`
+--
+
+LOCK TABLES `checked` WRITE;
+/*!40000 ALTER TABLE `checked` DISABLE KEYS */;
+INSERT INTO `checked` VALUES
+(1,0,9.99,'A1'),
+(2,999,99.00,NULL),
+(3,5,NULL,'A\'s');
+/*!40000 ALTER TABLE `checked` ENABLE KEYS */;
+UNLOCK TABLES;
+
+--
 -- Table structure for table `clock`
 --
 
@@ -1688,4 +1718,4 @@ UNLOCK TABLES;
 /*!40101 SET COLLATION_CONNECTION=@OLD_COLLATION_CONNECTION */;
 /*!40111 SET SQL_NOTES=@OLD_SQL_NOTES */;
 
--- Dump completed on 2026-11-29 10:02:51
+-- Dump completed on 2026-11-29 15:31:13

@@ -1,7 +1,7 @@
 //! The byte format of catalog records (docs/catalog.md, "Table record"). Decoding is total:
 //! every length, tag and index is checked, and any damage is a [`CatalogError::Corrupt`].
 
-use super::{CatalogError, IndexDef, TableDef};
+use super::{CatalogError, CheckDef, IndexDef, TableDef};
 use crate::page::{PageNo, SpaceId};
 use crate::row::secondary::IndexColumn;
 use crate::row::{Collation, Column, ColumnType, InstantValue, IntWidth, LobSize};
@@ -14,7 +14,8 @@ use crate::row::{Collation, Column, ColumnType, InstantValue, IntWidth, LobSize}
 /// written only by a table that has one, so that an older Quire still opens the others.
 /// 5: the attribute section after the physical one (table and index comments) and column
 /// flags 16 (ON UPDATE) and 32 (comment), written only by a table that has one of them.
-pub const VERSION: u8 = 5;
+/// 6: the check section after the attribute one, written only by a table with a CHECK.
+pub const VERSION: u8 = 6;
 
 /// The value of a database record (it kept the table record's version 2 when that was 3).
 pub const DATABASE_VERSION: u8 = 2;
@@ -297,12 +298,15 @@ fn has_attributes(t: &TableDef) -> bool {
 
 pub fn encode_table(t: &TableDef) -> Vec<u8> {
     let mut w = W(Vec::with_capacity(256));
-    let attributes = has_attributes(t);
+    // Each section implies the ones before it, so a version-6 record has all of them.
+    let checks = !t.checks.is_empty();
+    let attributes = checks || has_attributes(t);
     let physical = attributes || !t.dropped.is_empty() || !t.slot_order.is_empty();
-    w.u8(match (attributes, physical) {
-        (true, _) => 5,
-        (false, true) => 4,
-        (false, false) => 3,
+    w.u8(match (checks, attributes, physical) {
+        (true, _, _) => 6,
+        (false, true, _) => 5,
+        (false, false, true) => 4,
+        (false, false, false) => 3,
     });
     w.u64(t.id);
     w.str(&t.db);
@@ -350,6 +354,14 @@ pub fn encode_table(t: &TableDef) -> Vec<u8> {
         w.len(t.indexes.len());
         for ix in &t.indexes {
             w.str(&ix.comment);
+        }
+    }
+    if checks {
+        w.len(t.checks.len());
+        for ck in &t.checks {
+            w.str(&ck.name);
+            w.u8(u8::from(ck.column_level));
+            w.str(&ck.expr);
         }
     }
     w.0
@@ -520,6 +532,23 @@ pub fn decode_table(b: &[u8]) -> Result<TableDef, CatalogError> {
             ix.comment = r.str()?;
         }
     }
+    // Version 6: the check section (name, level, expression text; the SQL layer parses it).
+    let mut checks = Vec::new();
+    if version >= 6 {
+        for _ in 0..r.u16()? {
+            let name = r.str()?;
+            let column_level = r.bool()?;
+            let expr = r.str()?;
+            if name.is_empty() || expr.is_empty() {
+                return Err(bad("CHECK constraint without a name or an expression"));
+            }
+            checks.push(CheckDef {
+                name,
+                column_level,
+                expr,
+            });
+        }
+    }
     if !r.b.is_empty() {
         return Err(bad("trailing bytes after the table record"));
     }
@@ -552,6 +581,7 @@ pub fn decode_table(b: &[u8]) -> Result<TableDef, CatalogError> {
         dropped,
         slot_order,
         comment,
+        checks,
     })
 }
 

@@ -80,6 +80,18 @@ pub fn space_name(db: &str, table: &str) -> String {
     format!("{db}.{table}")
 }
 
+/// A CHECK constraint (docs/catalog.md, "Check constraints"): the engine keeps its name,
+/// level and expression text; the SQL layer parses, prints and enforces it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckDef {
+    /// Unique in the table, case-insensitively (a column check is named after its column).
+    pub name: String,
+    /// Written on a column (`LEVEL` Column in information_schema), else on the table.
+    pub column_level: bool,
+    /// The expression's SQL text as MariaDB prints it, without the outer parentheses.
+    pub expr: String,
+}
+
 /// A secondary index of a table.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IndexDef {
@@ -294,6 +306,8 @@ pub struct TableDef {
     pub slot_order: Vec<usize>,
     /// The table's `COMMENT='…'`; empty: none (record version 5).
     pub comment: String,
+    /// CHECK constraints, in definition order (record version 6).
+    pub checks: Vec<CheckDef>,
 }
 
 impl TableDef {
@@ -356,6 +370,22 @@ impl TableDef {
                     c.name
                 ))
                 .into());
+            }
+        }
+        for (i, ck) in self.checks.iter().enumerate() {
+            if ck.name.is_empty() || ck.expr.is_empty() {
+                return Err(RowError::Schema(
+                    "a CHECK constraint without a name or expression".into(),
+                )
+                .into());
+            }
+            if self.checks[..i]
+                .iter()
+                .any(|o| o.name.eq_ignore_ascii_case(&ck.name))
+            {
+                return Err(
+                    RowError::Schema(format!("duplicate CHECK constraint `{}`", ck.name)).into(),
+                );
             }
         }
         for ix in &self.indexes {

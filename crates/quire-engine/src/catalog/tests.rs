@@ -47,6 +47,7 @@ fn sample() -> TableDef {
         dropped: Vec::new(),
         slot_order: Vec::new(),
         comment: String::new(),
+        checks: Vec::new(),
     }
 }
 
@@ -572,4 +573,77 @@ fn comments_past_mariadbs_limits_are_refused_before_encoding() {
         f(&mut u);
         assert!(matches!(u.validate(), Err(CatalogError::TooLong(_))));
     }
+}
+
+/// `sample_with_attributes()` as record version 5, bytes written by Quire before CHECK
+/// constraints existed (record version 6): they decode to the same table, without checks,
+/// and are written back the same.
+const V5_BEFORE_CHECKS: &str = "050700000000000000040073686f7006006f7264657273030000000b0073686f702e6f726465727304000000060002006964000401000004006e6f74650564000000210015006974277320746865206e6f74653a20c3a920e29c930400626f64790801010005007072696365030a020000020074730c031200130063757272656e745f74696d657374616d702829020064740b0031000b006c617374206368616e676501000000010003000100070062795f6e6f74650102000900000001000100010a0000000129000000000000000000000010006f72646572732c202771756f7465642701000c0066696e64206279206e6f7465";
+
+#[test]
+fn records_written_before_checks_decode_unchanged_and_are_written_the_same() {
+    let v5 = unhex(V5_BEFORE_CHECKS);
+    let t = decode_table(&v5).expect("version 5 decodes");
+    assert_eq!(t, sample_with_attributes());
+    assert!(t.checks.is_empty());
+    assert_eq!(
+        encode_table(&t),
+        v5,
+        "a table without checks stays version 5"
+    );
+    // And a plain table stays version 3.
+    assert_eq!(encode_table(&sample())[0], 3);
+}
+
+fn check(name: &str, column_level: bool, expr: &str) -> CheckDef {
+    CheckDef {
+        name: name.into(),
+        column_level,
+        expr: expr.into(),
+    }
+}
+
+#[test]
+fn check_constraints_round_trip_as_version_6() {
+    for mut t in [sample(), sample_with_attributes()] {
+        t.checks = vec![
+            check("price", true, "`price` >= 0"),
+            check(
+                "CONSTRAINT_1",
+                false,
+                "`note` <> 'it''s é' or `note` is null",
+            ),
+        ];
+        t.validate().expect("valid");
+        let b = encode_table(&t);
+        assert_eq!(b[0], 6);
+        assert_eq!(decode_table(&b).expect("decode"), t);
+        for n in 0..b.len() {
+            assert!(decode_table(&b[..n]).is_err(), "prefix {n} accepted");
+        }
+    }
+    // Dropping the last check writes the table as before.
+    let mut t = sample();
+    t.checks = vec![check("c", false, "1")];
+    t.checks.clear();
+    assert_eq!(encode_table(&t)[0], 3);
+}
+
+#[test]
+fn duplicate_or_empty_checks_are_refused() {
+    let mut t = sample();
+    t.checks = vec![check("c1", false, "1"), check("C1", true, "2")];
+    assert!(t.validate().is_err(), "names differ only in case");
+    t.checks = vec![check("c1", false, "")];
+    assert!(t.validate().is_err());
+    // An empty expression in a record is corruption.
+    t.checks = vec![check("c1", false, "x")];
+    let mut b = encode_table(&t);
+    let n = b.len();
+    b[n - 3] = 0; // the expression's length, low byte: 1 → 0, leaving a trailing byte
+    assert!(decode_table(&b).is_err());
+    // A level byte other than 0 or 1.
+    let mut b = encode_table(&t);
+    b[n - 4] = 2;
+    assert!(decode_table(&b).is_err());
 }

@@ -73,6 +73,7 @@ impl DbInner {
         def.primary_key = spec.primary_key;
         def.auto_increment = spec.auto_increment;
         def.comment = spec.comment;
+        def.checks = spec.checks;
         // Every index of the new space gets a number the old space never used, so a page
         // of either names one index only (index ids are `table id << 16 | number`).
         def.indexes = Vec::new();

@@ -403,6 +403,8 @@ pub struct TableSpec {
     pub indexes: Vec<IndexSpec>,
     /// The table's `COMMENT='…'`; empty: none.
     pub comment: String,
+    /// CHECK constraints (the SQL layer has checked them).
+    pub checks: Vec<catalog::CheckDef>,
 }
 
 impl TableSpec {
@@ -413,6 +415,7 @@ impl TableSpec {
             auto_increment: None,
             indexes: Vec::new(),
             comment: String::new(),
+            checks: Vec::new(),
         }
     }
 }
@@ -1135,6 +1138,7 @@ impl DbInner {
             dropped: Vec::new(),
             slot_order: Vec::new(),
             comment: spec.comment,
+            checks: spec.checks,
         };
         for (i, ix) in spec.indexes.into_iter().enumerate() {
             def.indexes.push(IndexDef {

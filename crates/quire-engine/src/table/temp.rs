@@ -58,6 +58,7 @@ impl DbInner {
             dropped: Vec::new(),
             slot_order: Vec::new(),
             comment: spec.comment,
+            checks: spec.checks,
         };
         for (i, ix) in spec.indexes.into_iter().enumerate() {
             def.indexes.push(IndexDef {

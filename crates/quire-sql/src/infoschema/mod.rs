@@ -280,6 +280,14 @@ pub const TABLES: &[Col] = &[
     ("MAX_INDEX_LENGTH", K::Big(21, true), true),
     ("TEMPORARY", K::Str(1), true),
 ];
+pub const CHECK_CONSTRAINTS: &[Col] = &[
+    ("CONSTRAINT_CATALOG", K::Str(512), false),
+    ("CONSTRAINT_SCHEMA", K::Str(64), false),
+    ("TABLE_NAME", K::Str(64), false),
+    ("CONSTRAINT_NAME", K::Str(64), false),
+    ("LEVEL", K::Str(6), false),
+    ("CHECK_CLAUSE", K::Text, false),
+];
 pub const TABLE_CONSTRAINTS: &[Col] = &[
     ("CONSTRAINT_CATALOG", K::Str(512), false),
     ("CONSTRAINT_SCHEMA", K::Str(64), false),
@@ -392,6 +400,7 @@ pub const EVENTS: &[Col] = &[
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum InfoTable {
     CharacterSets,
+    CheckConstraints,
     Collations,
     Columns,
     Engines,
@@ -421,8 +430,9 @@ pub enum InfoTable {
 }
 
 impl InfoTable {
-    pub const ALL: [InfoTable; 27] = [
+    pub const ALL: [InfoTable; 28] = [
         InfoTable::CharacterSets,
+        InfoTable::CheckConstraints,
         InfoTable::Collations,
         InfoTable::Columns,
         InfoTable::Engines,
@@ -454,6 +464,7 @@ impl InfoTable {
     pub fn name(self) -> &'static str {
         match self {
             InfoTable::CharacterSets => "CHARACTER_SETS",
+            InfoTable::CheckConstraints => "CHECK_CONSTRAINTS",
             InfoTable::Collations => "COLLATIONS",
             InfoTable::Columns => "COLUMNS",
             InfoTable::Engines => "ENGINES",
@@ -493,6 +504,7 @@ impl InfoTable {
     pub fn columns(self) -> &'static [Col] {
         match self {
             InfoTable::CharacterSets => CHARACTER_SETS,
+            InfoTable::CheckConstraints => CHECK_CONSTRAINTS,
             InfoTable::Collations => COLLATIONS,
             InfoTable::Columns => COLUMNS,
             InfoTable::Engines => ENGINES,

@@ -336,6 +336,32 @@ pub(crate) fn rows(t: InfoTable, inst: &Instance<'_>, sv: &SessVars) -> Result<V
                             s("FOREIGN KEY"),
                         ]);
                     }
+                    for (name, _, _) in check_rows(&def) {
+                        out.push(vec![
+                            s(DEF),
+                            s(d.clone()),
+                            s(name),
+                            s(d.clone()),
+                            s(def.name.clone()),
+                            s("CHECK"),
+                        ]);
+                    }
+                }
+            }
+        }
+        InfoTable::CheckConstraints => {
+            for d in db.databases() {
+                for def in tables(&d) {
+                    for (name, level, clause) in check_rows(&def) {
+                        out.push(vec![
+                            s(DEF),
+                            s(d.clone()),
+                            s(def.name.clone()),
+                            s(name),
+                            s(level),
+                            s(clause),
+                        ]);
+                    }
                 }
             }
         }
@@ -735,4 +761,31 @@ fn lob_max(sz: LobSize) -> u64 {
         LobSize::Medium => 16_777_215,
         LobSize::Long => 4_294_967_295,
     }
+}
+
+/// A table's CHECK constraints as information_schema lists them (name, LEVEL,
+/// CHECK_CLAUSE): a JSON column's json_valid and the column checks in column order, then
+/// the table's, as MariaDB lists them.
+fn check_rows(def: &quire_engine::catalog::TableDef) -> Vec<(String, &'static str, String)> {
+    let mut out = Vec::new();
+    for c in &def.columns {
+        if c.json {
+            out.push((
+                c.name.clone(),
+                "Column",
+                format!("json_valid(`{}`)", c.name),
+            ));
+        }
+        for ck in def
+            .checks
+            .iter()
+            .filter(|k| k.column_level && k.name == c.name)
+        {
+            out.push((ck.name.clone(), "Column", ck.expr.clone()));
+        }
+    }
+    for ck in def.checks.iter().filter(|k| !k.column_level) {
+        out.push((ck.name.clone(), "Table", ck.expr.clone()));
+    }
+    out
 }
