@@ -46,8 +46,8 @@
 mod buffer;
 mod file;
 mod flusher;
-mod gate;
 pub mod format;
+mod gate;
 mod open;
 pub mod reader;
 mod resize;

@@ -68,9 +68,9 @@ use quire_io::{AlignedBuf, Vfs};
 
 use super::buffer::LogBuffer;
 use super::file::LogFile;
-use super::gate::Gate;
 use super::flusher::{self, FlushAtCommit, Stop};
 use super::format::{self, CheckpointSlot, BLOCK, FRAME_OVERHEAD, SLOT_OFFSETS};
+use super::gate::Gate;
 use super::reader::LogReader;
 use super::{LogConfig, LogError, Result};
 use crate::page::Lsn;
