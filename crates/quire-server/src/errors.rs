@@ -247,6 +247,9 @@ pub fn code_of(e: &SqlError) -> Option<(u16, &'static str)> {
         TableFull(_) => (1114, "HY000"),
         DiskFull(_) => (1021, "HY000"),
         ReadOnlyTransaction => (1792, "25006"),
+        LocalInfileDisabled => (4166, "HY000"),
+        SecureFilePriv => (1290, "HY000"),
+        FileNotFound { .. } => (29, "HY000"),
         PluginNotLoaded(_) => (1524, "HY000"),
         PasswordFormat(_) => (1372, "HY000"),
         IllegalGrant => (1144, "42000"),
@@ -276,7 +279,8 @@ pub fn code_of(e: &SqlError) -> Option<(u16, &'static str)> {
 fn raised_state(code: u16) -> &'static str {
     match code {
         1264 | 1690 => "22003",
-        1265 => "01000",
+        1261 | 1262 | 1265 => "01000",
+        1263 => "22004",
         1292 | 1366 => "22007",
         1365 => "22012",
         1406 => "22001",
@@ -543,6 +547,12 @@ mod tests {
             TableDefinitionChanged,
             TableFull(s()),
             DiskFull(s()),
+            LocalInfileDisabled,
+            SecureFilePriv,
+            FileNotFound {
+                path: s(),
+                errcode: s(),
+            },
             ReadOnlyTransaction,
             PluginNotLoaded(s()),
             PasswordFormat(s()),
