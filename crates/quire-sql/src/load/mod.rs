@@ -444,10 +444,30 @@ impl Session<'_> {
             "{verb} INTO {table_name} ({}) VALUES ({nulls})",
             col_list.join(", ")
         );
+        if st.replace {
+            // MariaDB names DELETE first when REPLACE lacks it.
+            let db = st.db.clone().or_else(|| self.sv.db.clone()).unwrap_or_default();
+            self.check_needs(&[crate::users::Need::Table {
+                db,
+                table: st.table.clone(),
+                privs: crate::acl::privs::DELETE,
+                command: "DELETE",
+            }])?;
+        }
         self.check_access(&insert)?;
         let conn = self.sv.conn();
         let (stmt, _) = crate::parse::parse_one_in(&insert, conn.mode)?;
-        let Some(Planned::Insert(ip)) = self.plan(&stmt, None, &HashMap::new(), conn)? else {
+        // An unknown column of the list is named as MariaDB's LOAD DATA names it.
+        let planned = self
+            .plan(&stmt, None, &HashMap::new(), conn)
+            .map_err(|e| match e {
+                SqlError::UnknownColumn { column, .. } => SqlError::UnknownColumn {
+                    column,
+                    context: "SELECT".into(),
+                },
+                e => e,
+            })?;
+        let Some(Planned::Insert(ip)) = planned else {
             return Err(SqlError::Unsupported("LOAD DATA into this table".into()));
         };
         if !st.local {
@@ -641,7 +661,8 @@ impl Session<'_> {
         let skipped = counts.records - counts.copied;
         Ok(Outcome::Ok {
             affected_rows: counts.affected,
-            last_insert_id: counts.first_id.unwrap_or(0),
+            // MariaDB's OK for LOAD DATA carries no insert id (LAST_INSERT_ID() has it).
+            last_insert_id: 0,
             info: format!(
                 "Records: {}  Deleted: {deleted}  Skipped: {skipped}  Warnings: {warnings}",
                 counts.records
