@@ -249,7 +249,7 @@ pub fn code_of(e: &SqlError) -> Option<(u16, &'static str)> {
         ReadOnlyTransaction => (1792, "25006"),
         LocalInfileDisabled => (4166, "HY000"),
         SecureFilePriv => (1290, "HY000"),
-        FileNotFound { .. } => (29, "HY000"),
+        FileUnreadable { .. } => (13, "HY000"),
         PluginNotLoaded(_) => (1524, "HY000"),
         PasswordFormat(_) => (1372, "HY000"),
         IllegalGrant => (1144, "42000"),
@@ -549,7 +549,7 @@ mod tests {
             DiskFull(s()),
             LocalInfileDisabled,
             SecureFilePriv,
-            FileNotFound {
+            FileUnreadable {
                 path: s(),
                 errcode: s(),
             },

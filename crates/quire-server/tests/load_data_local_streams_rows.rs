@@ -91,7 +91,10 @@ fn a_large_local_file_streams_in_bounded_memory() {
     // lock per key), so buffering the file would show in the resident set.
     let rows = 20_000u64;
     let bytes: u64 = (1..=rows).map(|n| wide_row(n).len() as u64).sum();
-    assert!(bytes > 60_000_000, "the file should be large: {bytes} bytes");
+    assert!(
+        bytes > 60_000_000,
+        "the file should be large: {bytes} bytes"
+    );
     let (before, _) = rss_kib();
     let r = load(
         &mut c,
@@ -143,7 +146,10 @@ fn an_error_mid_file_commits_nothing_and_the_connection_goes_on() {
     let mut c = local_client(&server);
     ok(&mut c, "CREATE DATABASE l");
     ok(&mut c, "USE l");
-    ok(&mut c, "CREATE TABLE t (id INT PRIMARY KEY, v INT NOT NULL)");
+    ok(
+        &mut c,
+        "CREATE TABLE t (id INT PRIMARY KEY, v INT NOT NULL)",
+    );
     // REPLACE: LOCAL's implied IGNORE is off, so strict mode makes row 5000's bad value
     // the statement's error while 15 000 more rows are still to come.
     let r = load(
@@ -162,7 +168,10 @@ fn an_error_mid_file_commits_nothing_and_the_connection_goes_on() {
         }
         other => panic!("{other:?}"),
     }
-    assert_eq!(c.rows("SELECT COUNT(*) FROM t"), vec![vec!["0".to_string()]]);
+    assert_eq!(
+        c.rows("SELECT COUNT(*) FROM t"),
+        vec![vec!["0".to_string()]]
+    );
     assert!(matches!(c.ping(), Reply::Ok { .. }));
     // The same connection loads again.
     let r = load(
@@ -171,7 +180,16 @@ fn an_error_mid_file_commits_nothing_and_the_connection_goes_on() {
         10,
         |n| format!("{n}\t{n}\n"),
     );
-    assert!(matches!(r, Reply::Ok { affected_rows: 10, .. }), "{r:?}");
+    assert!(
+        matches!(
+            r,
+            Reply::Ok {
+                affected_rows: 10,
+                ..
+            }
+        ),
+        "{r:?}"
+    );
 }
 
 #[test]

@@ -455,9 +455,9 @@ pub enum SqlError {
     /// 1290: a server-side file outside `secure_file_priv` (or that variable is NULL).
     #[error("The MariaDB server is running with the --secure-file-priv option so it cannot execute this statement")]
     SecureFilePriv,
-    /// 29: a server-side file that can not be opened (the text after "Errcode: ").
-    #[error("File '{path}' not found (Errcode: {errcode})")]
-    FileNotFound { path: String, errcode: String },
+    /// 13: a server-side file that can not be read (the text after "Errcode: ").
+    #[error("Can't get stat of '{path}' (Errcode: {errcode})")]
+    FileUnreadable { path: String, errcode: String },
     /// 1792
     #[error("Cannot execute statement in a READ ONLY transaction")]
     ReadOnlyTransaction,

@@ -656,8 +656,7 @@ impl<'d> Session<'d> {
                         };
                         let mut stored = Vec::new();
                         let keep = ip.returning.is_some().then_some(&mut stored);
-                        let counts =
-                            insert_rows(
+                        let counts = insert_rows(
                             ip, &table, tx, rows, env, strict, found_rows, keep, 1, false,
                         )?;
                         let returned = match &ip.returning {

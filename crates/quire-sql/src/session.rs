@@ -804,7 +804,10 @@ impl<'d> Session<'d> {
             }
             self.check_access(text)?;
         }
-        if text.get(..4).is_some_and(|w| w.eq_ignore_ascii_case("load")) {
+        if text
+            .get(..4)
+            .is_some_and(|w| w.eq_ignore_ascii_case("load"))
+        {
             return self.load_data(text, sink);
         }
         let gen = self.inst.generation.load(Ordering::Acquire);

@@ -113,8 +113,7 @@ fn set_clause(text: &str) -> Option<usize> {
             }
             _ if c.is_ascii_alphanumeric() || c == b'_' || c == b'@' => {
                 let st = i;
-                while i < b.len() && (b[i].is_ascii_alphanumeric() || matches!(b[i], b'_' | b'@'))
-                {
+                while i < b.len() && (b[i].is_ascii_alphanumeric() || matches!(b[i], b'_' | b'@')) {
                     i += 1;
                 }
                 let w = text[st..i].to_ascii_lowercase();
@@ -180,7 +179,8 @@ pub fn parse_load(text: &str) -> Result<LoadStmt> {
     }
     expect(&mut i, "into")?;
     expect(&mut i, "table")?;
-    let (db, table, next) = crate::dispatch::qualified_name(&toks, i).ok_or_else(|| near(&toks, i))?;
+    let (db, table, next) =
+        crate::dispatch::qualified_name(&toks, i).ok_or_else(|| near(&toks, i))?;
     i = next;
     let mut s = LoadStmt {
         local,
@@ -384,7 +384,10 @@ fn quote_ident(s: &str) -> String {
 /// How one entry of the column list is filled.
 enum Slot {
     /// Source position in the planned INSERT's row, and the table column.
-    Column { src: usize, col: usize },
+    Column {
+        src: usize,
+        col: usize,
+    },
     Var(String),
 }
 
@@ -427,7 +430,12 @@ impl Session<'_> {
                 None => self.sv.db.clone().ok_or(SqlError::NoDatabaseSelected)?,
             };
             let t = self.open_table(&db, &st.table)?;
-            cols = t.definition()?.columns.iter().map(|c| c.name.clone()).collect();
+            cols = t
+                .definition()?
+                .columns
+                .iter()
+                .map(|c| c.name.clone())
+                .collect();
         }
         let nfield_cols = cols.len();
         for (c, _) in &st.sets {
@@ -446,7 +454,11 @@ impl Session<'_> {
         );
         if st.replace {
             // MariaDB names DELETE first when REPLACE lacks it.
-            let db = st.db.clone().or_else(|| self.sv.db.clone()).unwrap_or_default();
+            let db = st
+                .db
+                .clone()
+                .or_else(|| self.sv.db.clone())
+                .unwrap_or_default();
             self.check_needs(&[crate::users::Need::Table {
                 db,
                 table: st.table.clone(),
@@ -497,9 +509,11 @@ impl Session<'_> {
         for t in &field_targets {
             slots.push(match t {
                 Target::Column(_) => {
-                    let col = ip.map.iter().position(|m| *m == Some(src)).ok_or_else(|| {
-                        SqlError::Unsupported("LOAD DATA column list".into())
-                    })?;
+                    let col = ip
+                        .map
+                        .iter()
+                        .position(|m| *m == Some(src))
+                        .ok_or_else(|| SqlError::Unsupported("LOAD DATA column list".into()))?;
                     src += 1;
                     Slot::Column { src: src - 1, col }
                 }
@@ -687,8 +701,12 @@ impl Session<'_> {
         }
         let dir = std::path::Path::new(&dir);
         let p = std::path::Path::new(path);
-        let p = if p.is_relative() { dir.join(p) } else { p.to_path_buf() };
-        let not_found = |e: std::io::Error| SqlError::FileNotFound {
+        let p = if p.is_relative() {
+            dir.join(p)
+        } else {
+            p.to_path_buf()
+        };
+        let unreadable = |e: std::io::Error| SqlError::FileUnreadable {
             path: p.display().to_string(),
             errcode: format!(
                 "{} \"{}\"",
@@ -702,11 +720,11 @@ impl Session<'_> {
         };
         // Symlinks and `..` are resolved before the prefix check.
         let dir = dir.canonicalize().map_err(|_| SqlError::SecureFilePriv)?;
-        let real = p.canonicalize().map_err(not_found)?;
+        let real = p.canonicalize().map_err(unreadable)?;
         if !real.starts_with(&dir) {
             return Err(SqlError::SecureFilePriv);
         }
-        std::fs::File::open(&real).map_err(not_found)
+        std::fs::File::open(&real).map_err(unreadable)
     }
 }
 
