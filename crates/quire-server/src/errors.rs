@@ -616,10 +616,20 @@ mod tests {
                     .chars()
                     .take_while(|c| c.is_ascii_alphanumeric())
                     .collect();
-                let code = doc
-                    .split(|c: char| !c.is_ascii_digit())
-                    .find(|w| w.len() == 4)
-                    .and_then(|w| w.parse().ok());
+                // A doc that opens with a number names the code (13, a two-digit one);
+                // otherwise the first four-digit number does.
+                let lead: String = doc
+                    .trim_start()
+                    .chars()
+                    .take_while(|c| c.is_ascii_digit())
+                    .collect();
+                let code = match lead.parse().ok() {
+                    Some(c) => Some(c),
+                    None => doc
+                        .split(|c: char| !c.is_ascii_digit())
+                        .find(|w| w.len() == 4)
+                        .and_then(|w| w.parse().ok()),
+                };
                 out.insert(name, code);
                 doc.clear();
             }
