@@ -429,7 +429,7 @@ impl<'d> Session<'d> {
 
     /// Shared metadata locks on the tables `p` uses, held until the transaction ends (or
     /// the statement, outside one): no DDL changes them meanwhile (docs/sql.md).
-    fn lock_tables(&mut self, p: &Planned) -> Result<()> {
+    pub(crate) fn lock_tables(&mut self, p: &Planned) -> Result<()> {
         // Under LOCK TABLES the session holds its tables already (lock_tables.rs, 1).
         if let Some(locked) = &self.locked {
             return locked.check(p);

@@ -195,11 +195,17 @@ pub fn parse_load(text: &str) -> Result<LoadStmt> {
         targets: Vec::new(),
         sets: Vec::new(),
     };
-    if kw(i, "character") || kw(i, "charset") {
-        i += usize::from(kw(i, "character")) + 1;
-        if kw(i - 1, "character") {
-            expect(&mut i, "set")?;
-        }
+    let charset_clause = if kw(i, "charset") {
+        i += 1;
+        true
+    } else if kw(i, "character") {
+        i += 1;
+        expect(&mut i, "set")?;
+        true
+    } else {
+        false
+    };
+    if charset_clause {
         let name = match toks.get(i) {
             Some(Tok::Word(w) | Tok::Str(w) | Tok::Quoted(w)) => w.to_ascii_lowercase(),
             _ => return Err(near(&toks, i)),
@@ -467,19 +473,40 @@ impl Session<'_> {
             }])?;
         }
         self.check_access(&insert)?;
+        // A statement that uses a table clears the warnings of the one before (MariaDB).
+        self.sv.diag.get_mut().start_using_tables();
         let conn = self.sv.conn();
         let (stmt, _) = crate::parse::parse_one_in(&insert, conn.mode)?;
-        // An unknown column of the list is named as MariaDB's LOAD DATA names it.
-        let planned = self
-            .plan(&stmt, None, &HashMap::new(), conn)
-            .map_err(|e| match e {
-                SqlError::UnknownColumn { column, .. } => SqlError::UnknownColumn {
-                    column,
-                    context: "SELECT".into(),
-                },
-                e => e,
-            })?;
-        let Some(Planned::Insert(ip)) = planned else {
+        let plan = |s: &Self| -> Result<Planned> {
+            // An unknown column of the list is named as MariaDB's LOAD DATA names it.
+            let planned = s
+                .plan(&stmt, None, &HashMap::new(), conn)
+                .map_err(|e| match e {
+                    SqlError::UnknownColumn { column, .. } => SqlError::UnknownColumn {
+                        column,
+                        context: "SELECT".into(),
+                    },
+                    e => e,
+                })?;
+            planned.ok_or_else(|| SqlError::Unsupported("LOAD DATA into this table".into()))
+        };
+        // Metadata locks as INSERT takes them (and LOCK TABLES' check); a DDL that ran
+        // between the plan and the lock means a new plan, under the lock now.
+        let gen = self
+            .inst
+            .generation
+            .load(std::sync::atomic::Ordering::Acquire);
+        let mut planned = plan(self)?;
+        self.lock_tables(&planned)?;
+        if self
+            .inst
+            .generation
+            .load(std::sync::atomic::Ordering::Acquire)
+            != gen
+        {
+            planned = plan(self)?;
+        }
+        let Planned::Insert(ip) = planned else {
             return Err(SqlError::Unsupported("LOAD DATA into this table".into()));
         };
         if !st.local {
