@@ -58,6 +58,7 @@ suite "drivers" bash tests/clients/run.sh "$port"
 suite "TLS clients" python3 tests/server/tls_clients.py --port "$port" --ca "$work/data/ca.pem"
 suite "mysqld_exporter" python3 tests/server/mysqld_exporter.py --port "$port"
 suite "latin1 client" python3 tests/server/latin1.py --port "$port"
+suite "LOAD DATA" python3 tests/server/load_data.py --port "$port"
 suite "sysbench" bash tests/sysbench/run.sh "$port" "${QUIRE_SYSBENCH_SECS:-2}"
 kill -TERM "$server" && wait "$server" || { echo "quire serve did not shut down cleanly"; status=1; }
 server=

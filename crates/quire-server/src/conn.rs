@@ -664,8 +664,10 @@ impl Conn<'_> {
         let timer = StatementTimer::start(&self.io);
         let deprecate_eof = self.deprecate_eof();
         let cs = self.results_charset();
-        let mut sink =
-            ResultSink::new(&mut self.io, RowFormat::Text, deprecate_eof).with_charset(cs);
+        let local_files = self.caps.contains(CapabilityFlags::CLIENT_LOCAL_FILES);
+        let mut sink = ResultSink::new(&mut self.io, RowFormat::Text, deprecate_eof)
+            .with_charset(cs)
+            .with_local_files(local_files);
         let r = self.session.query(sql, &mut sink);
         let ok = r.is_ok();
         let (rows_sent, affected) = (sink.rows(), affected_rows(&r));

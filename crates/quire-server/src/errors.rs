@@ -251,6 +251,9 @@ pub fn code_of(e: &SqlError) -> Option<(u16, &'static str)> {
         TableFull(_) => (1114, "HY000"),
         DiskFull(_) => (1021, "HY000"),
         ReadOnlyTransaction => (1792, "25006"),
+        LocalInfileDisabled => (4166, "HY000"),
+        SecureFilePriv => (1290, "HY000"),
+        FileUnreadable { .. } => (13, "HY000"),
         PluginNotLoaded(_) => (1524, "HY000"),
         PasswordFormat(_) => (1372, "HY000"),
         IllegalGrant => (1144, "42000"),
@@ -280,7 +283,8 @@ pub fn code_of(e: &SqlError) -> Option<(u16, &'static str)> {
 fn raised_state(code: u16) -> &'static str {
     match code {
         1264 | 1690 => "22003",
-        1265 => "01000",
+        1261 | 1262 | 1265 => "01000",
+        1263 => "22004",
         1292 | 1366 => "22007",
         1365 => "22012",
         1406 => "22001",
@@ -554,6 +558,12 @@ mod tests {
             TableDefinitionChanged,
             TableFull(s()),
             DiskFull(s()),
+            LocalInfileDisabled,
+            SecureFilePriv,
+            FileUnreadable {
+                path: s(),
+                errcode: s(),
+            },
             ReadOnlyTransaction,
             PluginNotLoaded(s()),
             PasswordFormat(s()),
@@ -617,10 +627,20 @@ mod tests {
                     .chars()
                     .take_while(|c| c.is_ascii_alphanumeric())
                     .collect();
-                let code = doc
-                    .split(|c: char| !c.is_ascii_digit())
-                    .find(|w| w.len() == 4)
-                    .and_then(|w| w.parse().ok());
+                // A doc that opens with a number names the code (13, a two-digit one);
+                // otherwise the first four-digit number does.
+                let lead: String = doc
+                    .trim_start()
+                    .chars()
+                    .take_while(|c| c.is_ascii_digit())
+                    .collect();
+                let code = match lead.parse().ok() {
+                    Some(c) => Some(c),
+                    None => doc
+                        .split(|c: char| !c.is_ascii_digit())
+                        .find(|w| w.len() == 4)
+                        .and_then(|w| w.parse().ok()),
+                };
                 out.insert(name, code);
                 doc.clear();
             }

@@ -42,9 +42,11 @@ const NATIVE: &[u8] = b"mysql_native_password";
 const SHA2_FAST_AUTH_SUCCESS: [u8; 2] = [0x01, 0x03];
 
 /// The capabilities the server offers (SSL as well when TLS is on: [`greeting`]); a
-/// connection uses their intersection with the client's. No LOCAL INFILE.
+/// connection uses their intersection with the client's. LOCAL_FILES is offered as
+/// MariaDB does; `local_infile` decides per statement.
 pub fn server_capabilities() -> CapabilityFlags {
     CapabilityFlags::CLIENT_LONG_PASSWORD
+        | CapabilityFlags::CLIENT_LOCAL_FILES
         | CapabilityFlags::CLIENT_FOUND_ROWS
         | CapabilityFlags::CLIENT_LONG_FLAG
         | CapabilityFlags::CLIENT_CONNECT_WITH_DB

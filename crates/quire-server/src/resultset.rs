@@ -475,6 +475,8 @@ pub struct ResultSink<'c, S> {
     rows: u64,
     /// The connection's `character_set_results` (the `charset` module).
     charset: WireCharset,
+    /// The client sends files for LOAD DATA LOCAL (CLIENT_LOCAL_FILES).
+    local_files: bool,
 }
 
 fn sink_err(e: std::io::Error) -> SinkError {
@@ -490,6 +492,7 @@ impl<'c, S: Read + Write> ResultSink<'c, S> {
             cols: Vec::new(),
             started: false,
             rowbuf: Vec::with_capacity(256),
+            local_files: false,
             rows: 0,
             charset: WireCharset::Utf8,
         }
@@ -502,6 +505,12 @@ impl<'c, S: Read + Write> ResultSink<'c, S> {
     }
 
     /// The results' character set (for the ERR that ends a statement).
+    /// Whether the client agreed to send files (CLIENT_LOCAL_FILES): `local_infile`.
+    pub fn with_local_files(mut self, on: bool) -> Self {
+        self.local_files = on;
+        self
+    }
+
     pub fn charset(&self) -> WireCharset {
         self.charset
     }
@@ -577,6 +586,79 @@ impl<S: Read + Write> RowSink for ResultSink<'_, S> {
         }
         self.rows += 1;
         self.io.write_message(&self.rowbuf).map_err(sink_err)
+    }
+
+    /// LOCAL INFILE (docs/protocol.md): asks the client for `name` with a 0xFB packet and
+    /// reads its packets as they come.
+    fn local_infile(&mut self, name: &str) -> Option<Box<dyn Read + '_>> {
+        if !self.local_files {
+            return None;
+        }
+        let mut req = Vec::with_capacity(1 + name.len());
+        req.push(0xFB);
+        req.extend_from_slice(name.as_bytes());
+        let sent = self.io.write_message(&req).and_then(|()| self.io.flush());
+        Some(Box::new(InfileReader {
+            io: &mut *self.io,
+            packet: Vec::new(),
+            pos: 0,
+            // A failed write: the connection is gone, read nothing.
+            done: sent.is_err(),
+        }))
+    }
+}
+
+/// The client's file as it streams in: one packet at a time (at most
+/// `max_allowed_packet` held), ended by an empty packet.
+///
+/// Invariant: the reader is not done until the empty packet (or a broken connection) was
+/// read; dropping it earlier reads and discards the rest, so that the statement's answer
+/// follows the client's last packet whatever the SQL layer stopped at.
+struct InfileReader<'a, S: Read + Write> {
+    io: &'a mut PacketIo<S>,
+    packet: Vec<u8>,
+    pos: usize,
+    done: bool,
+}
+
+impl<S: Read + Write> Read for InfileReader<'_, S> {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        while self.pos == self.packet.len() {
+            if self.done {
+                return Ok(0);
+            }
+            match self.io.read_message() {
+                Ok(m) if m.is_empty() => {
+                    self.done = true;
+                    return Ok(0);
+                }
+                Ok(m) => {
+                    self.packet = m;
+                    self.pos = 0;
+                }
+                Err(e) => {
+                    self.done = true;
+                    return Err(std::io::Error::other(format!(
+                        "reading the client's file: {e}"
+                    )));
+                }
+            }
+        }
+        let n = out.len().min(self.packet.len() - self.pos);
+        out[..n].copy_from_slice(&self.packet[self.pos..self.pos + n]);
+        self.pos += n;
+        Ok(n)
+    }
+}
+
+impl<S: Read + Write> Drop for InfileReader<'_, S> {
+    fn drop(&mut self) {
+        while !self.done {
+            match self.io.read_message() {
+                Ok(m) if !m.is_empty() => {}
+                _ => self.done = true,
+            }
+        }
     }
 }
 

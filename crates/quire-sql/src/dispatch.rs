@@ -154,6 +154,9 @@ pub fn lex(s: &str) -> Option<Vec<Tok>> {
                     v.push(match n {
                         'n' => '\n',
                         't' => '\t',
+                        'r' => '\r',
+                        'b' => '\u{8}',
+                        'Z' => '\u{1a}',
                         '0' => '\0',
                         other => other,
                     });

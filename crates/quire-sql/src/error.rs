@@ -461,6 +461,15 @@ pub enum SqlError {
     /// text is MariaDB's ER_DISK_FULL without its "waiting": Quire fails at once.
     #[error("Disk full ({0}); free some space and retry (errno: 28 \"No space left on device\")")]
     DiskFull(String),
+    /// 4166: LOAD DATA LOCAL with `local_infile` OFF or a client without CLIENT_LOCAL_FILES.
+    #[error("The used command is not allowed because the MariaDB server or client has disabled the local infile capability")]
+    LocalInfileDisabled,
+    /// 1290: a server-side file outside `secure_file_priv` (or that variable is NULL).
+    #[error("The MariaDB server is running with the --secure-file-priv option so it cannot execute this statement")]
+    SecureFilePriv,
+    /// 13: a server-side file that can not be read (the text after "Errcode: ").
+    #[error("Can't get stat of '{path}' (Errcode: {errcode})")]
+    FileUnreadable { path: String, errcode: String },
     /// 1792
     #[error("Cannot execute statement in a READ ONLY transaction")]
     ReadOnlyTransaction,

@@ -30,6 +30,7 @@ pub mod expr;
 mod fk;
 pub mod func;
 pub mod infoschema;
+mod load;
 mod lock_tables;
 mod mdl;
 pub mod meta;

@@ -120,6 +120,15 @@ pub struct SinkError(pub String);
 pub trait RowSink {
     fn columns(&mut self, cols: &[ColumnMeta]) -> Result<(), SinkError>;
     fn row(&mut self, row: &[Value]) -> Result<(), SinkError>;
+    /// `LOAD DATA LOCAL INFILE`: the bytes of the client's file `name`, read as they arrive
+    /// (the server asks the client for it and reads its packets; docs/protocol.md, "LOCAL
+    /// INFILE"). `None`: the client did not allow it (no CLIENT_LOCAL_FILES), or there is
+    /// no client (the embedded use). The reader must drain what the client still sends
+    /// when it is dropped early, so that the connection stays in step.
+    fn local_infile(&mut self, name: &str) -> Option<Box<dyn std::io::Read + '_>> {
+        let _ = name;
+        None
+    }
 }
 
 /// A sink that keeps everything: for tests and for the embedded use of quire-sql.

@@ -365,7 +365,7 @@ impl<'d> Session<'d> {
     /// Runs `f` as one statement of the session's transaction (begun if needed), with
     /// statement atomicity and autocommit; with `subqueries`, the statement's subqueries
     /// read through the transaction's read view (`subquery.rs`, invariant 3).
-    fn in_statement_with<R>(
+    pub(crate) fn in_statement_with<R>(
         &mut self,
         params: &[Value],
         writes: bool,
@@ -429,7 +429,7 @@ impl<'d> Session<'d> {
 
     /// Shared metadata locks on the tables `p` uses, held until the transaction ends (or
     /// the statement, outside one): no DDL changes them meanwhile (docs/sql.md).
-    fn lock_tables(&mut self, p: &Planned) -> Result<()> {
+    pub(crate) fn lock_tables(&mut self, p: &Planned) -> Result<()> {
         // Under LOCK TABLES the session holds its tables already (lock_tables.rs, 1).
         if let Some(locked) = &self.locked {
             return locked.check(p);
@@ -656,8 +656,9 @@ impl<'d> Session<'d> {
                         };
                         let mut stored = Vec::new();
                         let keep = ip.returning.is_some().then_some(&mut stored);
-                        let counts =
-                            insert_rows(ip, &table, tx, rows, env, strict, found_rows, keep)?;
+                        let counts = insert_rows(
+                            ip, &table, tx, rows, env, strict, found_rows, keep, 1, false,
+                        )?;
                         let returned = match &ip.returning {
                             Some(r) => Some(returning_rows(r, &stored, env)?),
                             None => None,
@@ -1173,19 +1174,19 @@ fn send_returned(
 
 /// What an INSERT did, as MariaDB's COPY_INFO counts it.
 #[derive(Debug, Default)]
-struct InsertCounts {
+pub(crate) struct InsertCounts {
     /// The OK packet's affected rows: 1 per row inserted, 1 more per row REPLACE deleted,
     /// 2 per row ON DUPLICATE KEY UPDATE changed (and 1 per row it left as it was, with
     /// CLIENT_FOUND_ROWS).
-    affected: u64,
+    pub(crate) affected: u64,
     /// The first AUTO_INCREMENT value generated: LAST_INSERT_ID().
-    first_id: Option<u64>,
+    pub(crate) first_id: Option<u64>,
     /// The rows of the statement's source.
     records: u64,
     /// The info text's `Duplicates`.
     dups: u64,
     /// Rows inserted or changed (MariaDB's `copied`).
-    copied: u64,
+    pub(crate) copied: u64,
     /// The AUTO_INCREMENT value of the last row inserted or changed: the OK packet's
     /// insert id when none was generated (MariaDB's `next_number_field` after the loop).
     last_auto: Option<u64>,
@@ -1198,8 +1199,10 @@ struct InsertCounts {
 /// (its AUTO_INCREMENT and defaults filled) is pushed there, for RETURNING. With ON
 /// DUPLICATE KEY UPDATE a colliding row is updated instead (`upsert.rs`); `found_rows` is
 /// the client's CLIENT_FOUND_ROWS.
+/// `first_row` numbers the first of `rows` in warnings; `load` says LOAD DATA's rows come
+/// (one call a row), which never makes NULL into NOT NULL an error here.
 #[allow(clippy::too_many_arguments)]
-fn insert_rows<'d>(
+pub(crate) fn insert_rows<'d>(
     ip: &crate::stmt::InsertPlan,
     table: &Table<'d>,
     tx: &mut Transaction<'d>,
@@ -1208,6 +1211,8 @@ fn insert_rows<'d>(
     strict: bool,
     found_rows: bool,
     mut keep: Option<&mut Vec<Vec<Value>>>,
+    first_row: u64,
+    load: bool,
 ) -> Result<InsertCounts> {
     let def = &ip.table.def;
     let mut k = InsertCounts {
@@ -1218,7 +1223,7 @@ fn insert_rows<'d>(
     // NULL into a NOT NULL column is an error in a one-row INSERT … VALUES (without
     // IGNORE) whatever the sql_mode; otherwise a warning (MariaDB).
     let null_is_error =
-        !ip.ignore && rows.len() == 1 && matches!(ip.source, InsertSource::Values(_));
+        !load && !ip.ignore && rows.len() == 1 && matches!(ip.source, InsertSource::Values(_));
     // Columns are stored in the statement's order, then the others (MariaDB's order of
     // warnings); a NOT NULL column given nothing and without a DEFAULT is `missing`.
     let mut order: Vec<usize> = (0..def.columns.len()).collect();
@@ -1243,7 +1248,7 @@ fn insert_rows<'d>(
         let at = types::Target {
             db: &ip.table.db,
             table: &ip.table.name,
-            row: n as u64 + 1,
+            row: first_row + n as u64,
             strict,
             cut_as_truncation: false,
         };

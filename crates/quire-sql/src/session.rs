@@ -804,6 +804,12 @@ impl<'d> Session<'d> {
             }
             self.check_access(text)?;
         }
+        if text
+            .get(..4)
+            .is_some_and(|w| w.eq_ignore_ascii_case("load"))
+        {
+            return self.load_data(text, sink);
+        }
         let gen = self.inst.generation.load(Ordering::Acquire);
         let conn = self.sv.conn();
         if let Some(k) = self.cache.get(text) {

@@ -412,7 +412,7 @@ impl Ctx<'_> {
     }
 }
 
-fn scope_of(t: &TableRef) -> Scope {
+pub(crate) fn scope_of(t: &TableRef) -> Scope {
     let (db, name) = t.shown();
     let mut s = Scope::single(&t.alias, db, name, t.def.columns.clone());
     s.tables[0].auto_increment = t.def.auto_increment;

@@ -700,7 +700,7 @@ impl<'d> Session<'d> {
         }
     }
 
-    fn check_needs(&self, needs: &[Need]) -> Result<()> {
+    pub(crate) fn check_needs(&self, needs: &[Need]) -> Result<()> {
         let Some((u, h, acl)) = self.checked() else {
             return Ok(());
         };

@@ -165,6 +165,8 @@ pub static VARS: &[Var] = &[
         "28800",
     ),
     v("license", Scope::Global, Kind::ReadOnly, "Apache-2.0"),
+    // LOAD DATA LOCAL (docs/sql.md, "LOAD DATA"): ON as in MariaDB 10.11.
+    v("local_infile", Scope::Global, Kind::Bool, "1"),
     v(
         "lock_wait_timeout",
         Scope::Both,
@@ -328,6 +330,9 @@ pub static VARS: &[Var] = &[
     v("query_cache_type", Scope::Both, Kind::Str, "OFF"),
     v("require_secure_transport", Scope::Global, Kind::Bool, "0"),
     v("ssl_ca", Scope::Global, Kind::ReadOnly, ""),
+    // Where LOAD DATA INFILE may read server files: Quire's default, empty, allows none
+    // (MariaDB's empty allows any); `--set secure_file_priv=DIR` allows DIR's files.
+    v("secure_file_priv", Scope::Global, Kind::ReadOnly, ""),
     v("ssl_cert", Scope::Global, Kind::ReadOnly, ""),
     v("ssl_key", Scope::Global, Kind::ReadOnly, ""),
     // Global and session, as in MariaDB 10.11: a session starts with the global value

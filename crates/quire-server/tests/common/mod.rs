@@ -244,6 +244,19 @@ impl Client {
         db: Option<&str>,
         plugin: AuthPlugin<'_>,
     ) -> Result<Client, Reply> {
+        Self::connect_with_caps(addr, user, password, db, plugin, client_caps())
+    }
+
+    /// As `connect_as`, with the capabilities `caps` (CLIENT_LOCAL_FILES for LOAD DATA
+    /// LOCAL).
+    pub fn connect_with_caps(
+        addr: SocketAddr,
+        user: &str,
+        password: &str,
+        db: Option<&str>,
+        plugin: AuthPlugin<'_>,
+        caps: CapabilityFlags,
+    ) -> Result<Client, Reply> {
         let (mut io, greeting) = greet(addr);
         let (conn_id, salt) = greeting?;
         let first = match plugin {
@@ -260,7 +273,6 @@ impl Client {
             // Not a native scramble: whatever the other plugin would send.
             _ => vec![0xAB; 32],
         };
-        let caps = client_caps();
         let resp = HandshakeResponse::new(
             Some(first),
             (10, 11, 99),
