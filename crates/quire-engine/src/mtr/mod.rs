@@ -113,7 +113,8 @@ impl<'a> Mtr<'a> {
         Mtr {
             pool,
             log,
-            held: Vec::new(),
+            // Most mtrs latch one to four pages: one allocation instead of three growths.
+            held: Vec::with_capacity(4),
             records: RecordWriter::new(),
             committed: false,
             rollback_enabled: false,

@@ -114,9 +114,40 @@ fn put_varint(buf: &mut Vec<u8>, mut v: u64) {
     buf.push(v as u8);
 }
 
+thread_local! {
+    /// The redo buffer of this thread's last mini-transaction, kept for its next one. A fresh
+    /// Vec grew by doubling, five or six reallocations for an ordinary mtr. Keeping it takes
+    /// 6 % off the server's instructions per sysbench update (134,600 → 126,000, callgrind;
+    /// bench/results/suite.md).
+    static SPARE: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+}
+/// A buffer larger than this (a big mtr's) is freed rather than kept.
+const SPARE_MAX: usize = 64 << 10;
+/// The first buffer a thread makes: room for most mtrs without growing.
+const FIRST_CAPACITY: usize = 1024;
+
+impl Drop for RecordWriter {
+    fn drop(&mut self) {
+        if self.buf.capacity() == 0 || self.buf.capacity() > SPARE_MAX {
+            return;
+        }
+        let buf = std::mem::take(&mut self.buf);
+        // At thread exit the slot may be gone: then the buffer is simply freed.
+        let _ = SPARE.try_with(|s| s.set(buf));
+    }
+}
+
 impl RecordWriter {
     pub fn new() -> Self {
-        RecordWriter::default()
+        let mut buf = SPARE.try_with(|s| s.take()).unwrap_or_default();
+        buf.clear();
+        if buf.capacity() == 0 {
+            buf.reserve(FIRST_CAPACITY);
+        }
+        RecordWriter {
+            buf,
+            last_page: None,
+        }
     }
     pub fn is_empty(&self) -> bool {
         self.buf.is_empty()
@@ -127,8 +158,8 @@ impl RecordWriter {
     pub fn as_bytes(&self) -> &[u8] {
         &self.buf
     }
-    pub fn into_bytes(self) -> Vec<u8> {
-        self.buf
+    pub fn into_bytes(mut self) -> Vec<u8> {
+        std::mem::take(&mut self.buf)
     }
     /// A point to [`RecordWriter::rollback`] to.
     pub fn mark(&self) -> (usize, Option<PageId>) {
