@@ -21,6 +21,9 @@
 //!    thread either enters (and so will `leave` in turn), finds the gate taken (whose
 //!    holder will), or finds itself covered, which only an entry after this `leave` can
 //!    do, whose own `leave` wakes the next. So no sleeper is left behind.
+//!
+//! A panic inside (a log invariant's assert: I/O errors are fatal before that) leaves the
+//! gate shut, so commits stop rather than go on over a log whose invariants broke.
 
 use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 
