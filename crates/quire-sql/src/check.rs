@@ -313,7 +313,8 @@ pub(crate) fn print(e: &sql::Expr) -> String {
     print_at(e, 0)
 }
 
-fn quote_ident(s: &str) -> String {
+/// An identifier in backquotes, with backquotes doubled.
+pub(crate) fn quote_ident(s: &str) -> String {
     format!("`{}`", s.replace('`', "``"))
 }
 

@@ -383,10 +383,6 @@ fn split_top_level(text: &str) -> Vec<&str> {
     out
 }
 
-fn quote_ident(s: &str) -> String {
-    format!("`{}`", s.replace('`', "``"))
-}
-
 /// How one entry of the column list is filled.
 enum Slot {
     /// Source position in the planned INSERT's row, and the table column.
@@ -427,8 +423,12 @@ impl Session<'_> {
             .collect();
         let all_columns = st.targets.is_empty();
         let table_name = match &st.db {
-            Some(db) => format!("{}.{}", quote_ident(db), quote_ident(&st.table)),
-            None => quote_ident(&st.table),
+            Some(db) => format!(
+                "{}.{}",
+                crate::check::quote_ident(db),
+                crate::check::quote_ident(&st.table)
+            ),
+            None => crate::check::quote_ident(&st.table),
         };
         if all_columns {
             let db = match &st.db {
@@ -452,7 +452,7 @@ impl Session<'_> {
             (false, true) => "INSERT IGNORE",
             (false, false) => "INSERT",
         };
-        let col_list: Vec<String> = cols.iter().map(|c| quote_ident(c)).collect();
+        let col_list: Vec<String> = cols.iter().map(|c| crate::check::quote_ident(c)).collect();
         let nulls = vec!["NULL"; cols.len()].join(", ");
         let insert = format!(
             "{verb} INTO {table_name} ({}) VALUES ({nulls})",
