@@ -347,7 +347,7 @@ fn literal(v: &Value) -> String {
             quire_sql::types::display(v)
         }
         Value::Bytes(b) => match std::str::from_utf8(b) {
-            Ok(s) => quote(s),
+            Ok(s) => quire_sql::types::quote_string(s),
             Err(_) => {
                 let mut hex = String::with_capacity(b.len() * 2 + 3);
                 hex.push_str("X'");
@@ -358,25 +358,8 @@ fn literal(v: &Value) -> String {
                 hex
             }
         },
-        other => quote(&quire_sql::types::display(other)),
+        other => quire_sql::types::quote_string(&quire_sql::types::display(other)),
     }
-}
-
-fn quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('\'');
-    for c in s.chars() {
-        match c {
-            '\'' => out.push_str("\\'"),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\0' => out.push_str("\\0"),
-            c => out.push(c),
-        }
-    }
-    out.push('\'');
-    out
 }
 
 #[cfg(test)]

@@ -318,27 +318,12 @@ pub(crate) fn quote_ident(s: &str) -> String {
     format!("`{}`", s.replace('`', "``"))
 }
 
-fn quote_str(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('\'');
-    for ch in s.chars() {
-        match ch {
-            '\\' => out.push_str("\\\\"),
-            '\'' => out.push_str("\\'"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\0' => out.push_str("\\0"),
-            c => out.push(c),
-        }
-    }
-    out.push('\'');
-    out
-}
-
 fn value_sql(v: &sql::Value) -> String {
     match v {
         sql::Value::Number(n, _) => n.to_string(),
-        sql::Value::SingleQuotedString(s) | sql::Value::DoubleQuotedString(s) => quote_str(s),
+        sql::Value::SingleQuotedString(s) | sql::Value::DoubleQuotedString(s) => {
+            crate::types::quote_string(s)
+        }
         sql::Value::Boolean(b) => u8::from(*b).to_string(),
         sql::Value::Null => "NULL".into(),
         other => other.to_string(),

@@ -1350,6 +1350,25 @@ pub fn truthy(v: &Value) -> Option<bool> {
     }
 }
 
+/// `s` as a SQL string literal with backslash escapes (`\\`, `\'`, newline, carriage return,
+/// NUL), as MariaDB prints a string in a CHECK constraint and as the slow log writes it.
+pub fn quote_string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('\'');
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\'' => out.push_str("\\'"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\0' => out.push_str("\\0"),
+            c => out.push(c),
+        }
+    }
+    out.push('\'');
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
