@@ -42,6 +42,7 @@ mod prepare;
 mod replication;
 mod run;
 pub mod session;
+mod shape;
 pub mod status;
 pub mod stmt;
 pub mod subquery;

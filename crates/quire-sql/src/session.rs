@@ -542,6 +542,8 @@ pub struct Session<'d> {
     /// SQL-level prepared statements by name, lower-cased (`prepare.rs`).
     pub(crate) named: HashMap<String, Kept>,
     pub(crate) cache: HashMap<String, Kept>,
+    /// Plans of INSERT shapes (`shape.rs`): the text with its literals as `?`.
+    pub(crate) shapes: HashMap<String, Kept>,
     /// Shared metadata locks of the open transaction (or of the running statement outside
     /// one), and the entries this session looked up.
     pub(crate) mdl: crate::mdl::SessionLocks,
@@ -635,6 +637,7 @@ impl<'d> Session<'d> {
             next_stmt: 1,
             named: HashMap::new(),
             cache: HashMap::new(),
+            shapes: HashMap::new(),
             mdl: crate::mdl::SessionLocks::default(),
             after_error: RefCell::new(Vec::new()),
             locked: None,
@@ -825,6 +828,11 @@ impl<'d> Session<'d> {
         if uses_tables(text) {
             self.sv.diag.get_mut().start_using_tables();
         }
+        if let Some(shape) = crate::shape::insert_values(text) {
+            if let Some(p) = self.shape_plan(&shape.text, gen, conn) {
+                return self.run_planned(&p, text, gen, conn, &shape.values, sink);
+            }
+        }
         if let Some(out) = self.objects_special(text, sink)? {
             return Ok(out);
         }
@@ -882,6 +890,30 @@ impl<'d> Session<'d> {
             }
             None => self.utility(&stmt, sink),
         }
+    }
+
+    /// The plan of an INSERT's shape (`shape.rs`), kept per session as the COM_QUERY cache
+    /// keeps plans; `None` if the shape does not plan (the text then goes the long way, and
+    /// its error, if any, is the text's own) or binds to session state.
+    fn shape_plan(&mut self, shape: &str, gen: u64, conn: Conn) -> Option<Arc<Planned>> {
+        if let Some(k) = self.shapes.get(shape) {
+            if k.current(gen, self.inst.db)
+                && k.db == self.sv.db
+                && k.conn.plan_key() == conn.plan_key()
+            {
+                return k.planned.clone();
+            }
+        }
+        if bound_to_session(shape) {
+            return None;
+        }
+        let kept = self.make_kept(shape, conn).ok()?;
+        let planned = kept.planned.clone()?;
+        if self.shapes.len() >= PLAN_CACHE_MAX {
+            self.shapes.clear();
+        }
+        self.shapes.insert(shape.to_string(), kept);
+        Some(planned)
     }
 
     fn after_statement(&mut self, r: &Result<Outcome>) {
