@@ -239,4 +239,6 @@ if [ "$seeds_on" = 1 ]; then
   OUT=$out PLOTS=$plots
   run_seeds
 fi
-echo "wrote $out"
+# The data directories take gigabytes; the logs and series stay in WORK.
+rm -rf "$WORK/quire/data" "$WORK/mariadb/data" "$WORK/pg/data"
+echo "wrote $out (logs and series in $WORK)"
