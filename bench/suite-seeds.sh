@@ -83,8 +83,10 @@ cell() { # values... -> "median [min–max]" or the one value
   if [ "$#" -gt 1 ]; then echo "$m [$lo–$hi]"; else echo "$m"; fi
 }
 
-icell() { # values... -> the same, rounded
-  cell "$@" | sed -E 's/\.[0-9]+//g'
+icell() { # values... -> the same, rounded to whole numbers
+  local m lo hi
+  read -r m lo hi <<<"$(median_of "$@" | awk '{printf "%.0f %.0f %.0f", $1, $2, $3}')"
+  if [ "$#" -gt 1 ]; then echo "$m [$lo–$hi]"; else echo "$m"; fi
 }
 
 ratio_of() { # a b -> a / b, 2 decimals
@@ -272,7 +274,7 @@ seed_section_purge() {
         TPS[$b$e]="${TPS[$b$e]:-} $t"
         SLOW[$b$e]="${SLOW[$b$e]:-} $(series_min "$dir/$b-$e.txt")"
         HIST[$b$e]=$(( $(history_max "$dir/$b-$e.hist") > ${HIST[$b$e]:-0} ? $(history_max "$dir/$b-$e.hist") : ${HIST[$b$e]:-0} ))
-        echo "   purge batch=$b run $i $e: $t tps, slowest second $(series_min "$dir/$b-$e.txt"), history max ${HIST[$b$e]}"
+        echo "   purge batch=$b run $i $e: $t tps, slowest second $(series_min "$dir/$b-$e.txt"), history max $(history_max "$dir/$b-$e.hist")"
       done
     done
     seeds_stop
