@@ -1,6 +1,9 @@
 # Shared by the side-by-side scripts: start and stop Quire and MariaDB 10.11 on private
-# data directories with the same buffer pool and redo log sizes.
+# data directories with the same buffer pool and redo log sizes, and the seed workloads in
+# SQL that bench/seeds-sql.sh and bench/suite-seeds.sh both run.
 #   POOL (bytes), LOG (bytes), WORK (a temporary folder) must be set by the caller.
+#   NO_WAIT=1 makes start_quire / start_mariadb return at once instead of waiting for the
+#   port (the recovery timing measures that wait itself).
 
 quire_bin=${QUIRE_BIN:-target/release/quire}
 
@@ -40,7 +43,7 @@ start_quire() { # port [extra --set ...]
     --set innodb_buffer_pool_size="$POOL" --set innodb_log_file_size="$LOG" "$@" \
     >>"$WORK/quire/serve.log" 2>&1 &
   QUIRE_PID=$!
-  wait_port "$port"
+  [ "${NO_WAIT:-0}" = 1 ] || wait_port "$port"
 }
 
 stop_quire() {
@@ -61,7 +64,7 @@ start_mariadb() { # port [extra mariadbd options]
     --user="$(id -un)" --innodb-buffer-pool-size="$POOL" --innodb-log-file-size="$LOG" \
     --max-connections=500 "$@" >>"$mdir/err.log" 2>&1 &
   MARIADB_PID=$!
-  wait_port "$port"
+  [ "${NO_WAIT:-0}" = 1 ] || wait_port "$port"
 }
 
 stop_mariadb() {
@@ -109,4 +112,67 @@ stop_pg() {
 
 pgsql() { # port statement
   runuser -u postgres -- "$pg_bin/psql" -h 127.0.0.1 -p "$1" -U postgres -qAt -c "$2"
+}
+
+status() { # port name -> value of SHOW GLOBAL STATUS name
+  sql "$1" "SHOW GLOBAL STATUS LIKE '$2'" | awk '{print $2}'
+}
+
+# The writebench (lesson 1): CREATE TABLE t1 (8 × CHAR(255)); INSERT … SELECT seq FROM
+# seq_1_to_ROWS; FLUSH TABLES t1 FOR EXPORT; UNLOCK TABLES; DROP TABLE, with the write
+# counters before and after.
+seed_writebench() { # port rows -> "seconds data_writes pages_written dblwr_writes"
+  local p=$1 rows=$2
+  sql "$p" "DROP DATABASE IF EXISTS wb; CREATE DATABASE wb"
+  local d0 w0 g0 t0 t1
+  d0=$(status "$p" Innodb_data_writes)
+  g0=$(status "$p" Innodb_pages_written)
+  w0=$(status "$p" Innodb_dblwr_writes)
+  t0=$(date +%s.%N)
+  mariadb -h 127.0.0.1 -P "$p" -u root wb <<SQL
+CREATE TABLE t1 (
+ a BIGINT PRIMARY KEY,
+ b CHAR(255) NOT NULL DEFAULT '',
+ c CHAR(255) NOT NULL DEFAULT '',
+ d CHAR(255) NOT NULL DEFAULT '',
+ e CHAR(255) NOT NULL DEFAULT '',
+ f CHAR(255) NOT NULL DEFAULT '',
+ g CHAR(255) NOT NULL DEFAULT '',
+ h CHAR(255) NOT NULL DEFAULT ''
+) ENGINE=InnoDB;
+INSERT INTO t1 (a) SELECT seq FROM seq_1_to_$rows;
+FLUSH TABLES t1 FOR EXPORT;
+UNLOCK TABLES;
+DROP TABLE t1;
+SQL
+  t1=$(date +%s.%N)
+  echo "$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.2f", b - a}') $(( $(status "$p" Innodb_data_writes) - d0 )) $(( $(status "$p" Innodb_pages_written) - g0 )) $(( $(status "$p" Innodb_dblwr_writes) - w0 ))"
+}
+
+# Lesson 5: N × CREATE TABLE, then N × DROP TABLE, in series through the mariadb client.
+seed_create_tables() { # port [n=1000] -> "create_seconds drop_seconds"
+  local p=$1 n=${2:-1000} c d t0 t1 t2
+  sql "$p" "DROP DATABASE IF EXISTS ct; CREATE DATABASE ct"
+  c=$(mktemp) d=$(mktemp)
+  for i in $(seq 1 "$n"); do echo "CREATE TABLE t$i (a INT PRIMARY KEY, b INT, c VARCHAR(100), KEY(b));"; done >"$c"
+  for i in $(seq 1 "$n"); do echo "DROP TABLE t$i;"; done >"$d"
+  t0=$(date +%s.%N)
+  mariadb -h 127.0.0.1 -P "$p" -u root ct <"$c"
+  t1=$(date +%s.%N)
+  mariadb -h 127.0.0.1 -P "$p" -u root ct <"$d"
+  t2=$(date +%s.%N)
+  rm -f "$c" "$d"
+  awk -v a="$t0" -v b="$t1" -v c="$t2" 'BEGIN {printf "%.2f %.2f\n", b - a, c - b}'
+}
+
+# Samples a status variable once a second for SECONDS seconds into FILE as "second value"
+# lines (bench/plot.py reads them). Run it in the background beside the workload.
+sample_status() { # port name seconds file
+  local t0 now
+  t0=$(date +%s.%N)
+  for _ in $(seq 1 "$3"); do
+    sleep 1
+    now=$(date +%s.%N)
+    echo "$(awk -v a="$t0" -v b="$now" 'BEGIN {printf "%.0f", b - a}') $(status "$1" "$2" 2>/dev/null || echo -)" >>"$4"
+  done
 }

@@ -4,13 +4,15 @@
     bench/plot.py OUT.svg TITLE NAME=SERIES.txt [NAME=SERIES.txt ...]
 
 Each SERIES.txt holds sysbench's `--report-interval=1` output; the lines
-`[ 3s ] thds: 8 tps: 1234.56 ...` give the points.
+`[ 3s ] thds: 8 tps: 1234.56 ...` give the points. Lines of two numbers, `SECOND VALUE`
+(lib-servers.sh's sample_status, e.g. the history length), are points too.
 """
 import re
 import sys
 
-COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e"]
+COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"]
 LINE = re.compile(r"\[\s*(\d+)s\s*\].*?tps:\s*([\d.]+)")
+PAIR = re.compile(r"^\s*(\d+)\s+([\d.]+)\s*$")
 
 
 def series(path):
@@ -18,7 +20,7 @@ def series(path):
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
             for line in f:
-                m = LINE.search(line)
+                m = LINE.search(line) or PAIR.match(line)
                 if m:
                     pts.append((int(m.group(1)), float(m.group(2))))
     except OSError:

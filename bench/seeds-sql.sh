@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The seeds in their own SQL form, Quire against MariaDB 10.11 in the same run:
+# The seeds in their own SQL form, Quire against MariaDB 10.11 in the same run (one run per
+# cell; bench/suite.sh runs the same seeds RUNS times, interleaved, into suite.md):
 #   1. the writebench (lesson 1): CREATE TABLE t1 (8 × CHAR(255)); INSERT … SELECT seq FROM
 #      seq_1_to_N; FLUSH TABLES t1 FOR EXPORT; UNLOCK TABLES; DROP TABLE, doublewrite ON and
 #      OFF, with SHOW GLOBAL STATUS LIKE 'Innodb_d%_writes' before and after;
@@ -15,58 +16,14 @@ out=${3:-bench/results/seeds-sql.md}
 POOL=${POOL:-1073741824}
 LOG=${LOG:-1073741824}
 WORK=$(mktemp -d /tmp/quire-seeds.XXXXXX)
-QP=3327
-MP=3328
+# SEEDS_PORTS="QUIRE MARIADB" moves the servers off the usual ports.
+read -r QP MP <<<"${SEEDS_PORTS:-3327 3328}"
 . bench/lib-servers.sh
 trap 'stop_quire; stop_mariadb' EXIT
 ensure_tools
 
-status() { # port name -> value
-  sql "$1" "SHOW GLOBAL STATUS LIKE '$2'" | awk '{print $2}'
-}
-
-writebench() { # port -> "seconds data_writes pages_written dblwr_writes"
-  local p=$1
-  sql "$p" "DROP DATABASE IF EXISTS wb; CREATE DATABASE wb"
-  local d0 w0 g0 t0 t1
-  d0=$(status "$p" Innodb_data_writes)
-  g0=$(status "$p" Innodb_pages_written)
-  w0=$(status "$p" Innodb_dblwr_writes)
-  t0=$(date +%s.%N)
-  mariadb -h 127.0.0.1 -P "$p" -u root wb <<SQL
-CREATE TABLE t1 (
- a BIGINT PRIMARY KEY,
- b CHAR(255) NOT NULL DEFAULT '',
- c CHAR(255) NOT NULL DEFAULT '',
- d CHAR(255) NOT NULL DEFAULT '',
- e CHAR(255) NOT NULL DEFAULT '',
- f CHAR(255) NOT NULL DEFAULT '',
- g CHAR(255) NOT NULL DEFAULT '',
- h CHAR(255) NOT NULL DEFAULT ''
-) ENGINE=InnoDB;
-INSERT INTO t1 (a) SELECT seq FROM seq_1_to_$rows;
-FLUSH TABLES t1 FOR EXPORT;
-UNLOCK TABLES;
-DROP TABLE t1;
-SQL
-  t1=$(date +%s.%N)
-  echo "$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.2f", b - a}') $(( $(status "$p" Innodb_data_writes) - d0 )) $(( $(status "$p" Innodb_pages_written) - g0 )) $(( $(status "$p" Innodb_dblwr_writes) - w0 ))"
-}
-
-create_tables() { # port -> "create_seconds drop_seconds"
-  local p=$1 c d t0 t1 t2
-  sql "$p" "DROP DATABASE IF EXISTS ct; CREATE DATABASE ct"
-  c=$(mktemp) d=$(mktemp)
-  for i in $(seq 1 1000); do echo "CREATE TABLE t$i (a INT PRIMARY KEY, b INT, c VARCHAR(100), KEY(b));"; done >"$c"
-  for i in $(seq 1 1000); do echo "DROP TABLE t$i;"; done >"$d"
-  t0=$(date +%s.%N)
-  mariadb -h 127.0.0.1 -P "$p" -u root ct <"$c"
-  t1=$(date +%s.%N)
-  mariadb -h 127.0.0.1 -P "$p" -u root ct <"$d"
-  t2=$(date +%s.%N)
-  rm -f "$c" "$d"
-  awk -v a="$t0" -v b="$t1" -v c="$t2" 'BEGIN {printf "%.2f %.2f\n", b - a, c - b}'
-}
+writebench() { seed_writebench "$1" "$rows"; }
+create_tables() { seed_create_tables "$1" 1000; }
 
 purge_seed() { # port -> "tps history_max"
   local p=$1 opts hist

@@ -6,16 +6,25 @@
 # so the machine's drift hits all three alike; each cell is run RUNS times (median, range).
 #
 #   bench/suite.sh [--quick] [--runs N] [--seconds S] [--only REGEX] [--io-bound] [--out FILE]
+#                  [--seeds-only | --no-seeds]
 #
-#   --quick     each cell once for 10 s, the I/O-bound row left out (about 35 minutes)
-#   --io-bound  include the I/O-bound row in --quick too (its prepare loads 8 × 1M rows)
-#   --only RE   rows whose name matches RE (e.g. 'update_index')
+#   --quick       each cell once for 10 s, the I/O-bound row left out, the seeds small
+#                 (the estimated time is printed at the start)
+#   --io-bound    include the I/O-bound row in --quick too (its prepare loads 8 × 1M rows)
+#   --only RE     sysbench rows whose name matches RE (e.g. 'update_index')
+#   --seeds-only  only the seed workloads (bench/suite-seeds.sh); --no-seeds: only the rows
+#
+# After the sysbench rows, the seed workloads through SQL, Quire against MariaDB, RUNS times
+# per cell, interleaved (bench/suite-seeds.sh): the writebench with doublewrite ON and OFF,
+# 1000 × CREATE/DROP TABLE, the purge cliff by innodb_purge_batch_size, crash recovery at
+# 1.3 GB of checkpoint age, and a slow shutdown after a long history.
 #
 # Writes OUT (bench/results/suite.md by default): every cell with median, range and p95, the
 # ratio of Quire against the better of the other two, the goal of the row, and the load
-# average around each cell; and bench/results/suite-plots/ROW-flushF.svg, tps over time of
-# the last run of each engine. The flush column is innodb_flush_log_at_trx_commit for Quire
-# and MariaDB, and synchronous_commit on (1) / off (2) for PostgreSQL.
+# average around each cell; and bench/results/suite-plots/ROW-flushF.svg (the folder is OUT
+# without .md, then -plots), tps over time of the last run of each engine. The flush column
+# is innodb_flush_log_at_trx_commit for Quire and MariaDB, and synchronous_commit on (1) /
+# off (2) for PostgreSQL.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,15 +33,20 @@ runs=3
 secs=30
 only=.
 io_bound=1
+quick=0
+rows_on=1
+seeds_on=1
 out=bench/results/suite.md
 while [ $# -gt 0 ]; do
   case $1 in
-  --quick) runs=1 secs=10 io_bound=${io_bound_forced:-0} ;;
+  --quick) runs=1 secs=10 io_bound=${io_bound_forced:-0} quick=1 ;;
   --io-bound) io_bound=1 io_bound_forced=1 ;;
   --runs) runs=$2; shift ;;
   --seconds) secs=$2; shift ;;
   --only) only=$2; shift ;;
   --out) out=$2; shift ;;
+  --seeds-only) rows_on=0 ;;
+  --no-seeds) seeds_on=0 ;;
   *) echo "unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -42,15 +56,15 @@ POOL=${POOL:-1073741824}
 LOG=${LOG:-1073741824}
 WORK=$(mktemp -d /tmp/quire-suite.XXXXXX)
 chmod 755 "$WORK"
-QP=3361
-MP=3362
-PP=3363
-plots=bench/results/suite-plots
+# SUITE_PORTS="QUIRE MARIADB PG" moves the servers off the usual ports.
+read -r QP MP PP <<<"${SUITE_PORTS:-3361 3362 3363}"
+plots=${out%.md}-plots
 mkdir -p "$plots" "$WORK/series"
 . bench/lib-servers.sh
+. bench/suite-seeds.sh
 trap 'stop_quire; stop_mariadb; stop_pg' EXIT
 ensure_tools
-ensure_pg
+[ "$rows_on" = 1 ] && ensure_pg
 
 engines=(quire mariadb pg)
 declare -A port=([quire]=$QP [mariadb]=$MP [pg]=$PP)
@@ -126,6 +140,23 @@ rows=(
 # The I/O-bound row: 8 × 1M rows (about 2 GB in each engine) with a quarter of that as pool.
 [ "$io_bound" = 1 ] && rows+=("io_bound_read_write oltp_read_write 8 1000000 16 536870912 1.5")
 
+seeds_defaults
+n_rows=0 est=0
+if [ "$rows_on" = 1 ]; then
+  for r in "${rows[@]}"; do
+    [[ ${r%% *} =~ $only ]] || continue
+    n_rows=$((n_rows + 1))
+    # The I/O-bound row's prepare loads 8 × 1M rows in each engine: ~5 minutes each.
+    [[ $r == io_bound* ]] && est=$((est + 900))
+  done
+fi
+# A rough estimate: each cell plus ~3 s of start-up, a prepare of ~30 s per row and engine,
+# and the seeds' own estimate.
+est=$((est + n_rows * (2 * runs * 3 * (secs + 3) + 90)))
+RUNS=$runs
+[ "$seeds_on" = 1 ] && est=$((est + $(seeds_estimate)))
+echo "bench/suite.sh: about $((est / 60)) minutes (sysbench rows: $n_rows, seeds: $([ "$seeds_on" = 1 ] && echo yes || echo no)); writing $out"
+
 {
   echo "# The side-by-side suite: Quire, MariaDB 10.11, PostgreSQL 15"
   echo
@@ -134,14 +165,20 @@ rows=(
   echo "MariaDB $(/usr/sbin/mariadbd --version | awk '{print $3}') (--no-defaults), PostgreSQL $("$pg_bin/postgres" --version | awk '{print $3}'),"
   echo "Quire \`$quire_bin\`. Buffer pool / shared_buffers $((POOL >> 20)) MiB (the I/O-bound row: 512 MiB),"
   echo "redo log $((LOG >> 20)) MiB, PostgreSQL max_wal_size $((2 * LOG >> 20)) MiB."
-  echo
-  echo "Each cell: median tps [min–max over $runs runs] (p95 ms of the last run). Ratio: Quire's median over the"
-  echo "better of the other two medians. Flush 1 / 2: innodb_flush_log_at_trx_commit, and for PostgreSQL"
-  echo "synchronous_commit on / off. Plots of tps over time: $plots/."
-  echo
-  echo "| row | workload | tables × rows | threads | flush | Quire | MariaDB | PostgreSQL | ratio | goal | load |"
-  echo "|---|---|---|---|---|---|---|---|---|---|---|"
 } >"$out"
+if [ "$rows_on" = 1 ]; then
+  {
+    echo
+    echo "Each cell: median tps [min–max over $runs runs] (p95 ms of the last run). Ratio: Quire's median over the"
+    echo "better of the other two medians. Flush 1 / 2: innodb_flush_log_at_trx_commit, and for PostgreSQL"
+    echo "synchronous_commit on / off. Plots of tps over time: $plots/."
+    echo
+    echo "| row | workload | tables × rows | threads | flush | Quire | MariaDB | PostgreSQL | ratio | goal | load |"
+    echo "|---|---|---|---|---|---|---|---|---|---|---|"
+  } >>"$out"
+else
+  rows=()
+fi
 
 current_pool=
 for r in "${rows[@]}"; do
@@ -191,11 +228,17 @@ for r in "${rows[@]}"; do
       "PostgreSQL=$WORK/series/$name-$flush-pg.txt"
   done
 done
-{
-  echo
-  echo "Load after: $(cut -d' ' -f1-3 /proc/loadavg)."
-  echo
-  echo "The seed workloads through SQL (writebench, 1000 × CREATE/DROP TABLE, the purge cliff) are"
-  echo "\`bench/seeds-sql.sh\` (Quire against MariaDB, bench/results/seeds-sql.md)."
-} >>"$out"
-echo "wrote $out"
+if [ "$rows_on" = 1 ]; then
+  stop_all
+  {
+    echo
+    echo "Load after: $(cut -d' ' -f1-3 /proc/loadavg)."
+  } >>"$out"
+fi
+if [ "$seeds_on" = 1 ]; then
+  OUT=$out PLOTS=$plots
+  run_seeds
+fi
+# The data directories take gigabytes; the logs and series stay in WORK.
+rm -rf "$WORK/quire/data" "$WORK/mariadb/data" "$WORK/pg/data"
+echo "wrote $out (logs and series in $WORK)"
