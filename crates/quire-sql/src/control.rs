@@ -890,7 +890,7 @@ impl<'d> Session<'d> {
                     if !all && si.user != self.sv.user {
                         continue;
                     }
-                    let info = si.info.lock().clone();
+                    let info = si.info_text();
                     let info = if full {
                         info
                     } else {

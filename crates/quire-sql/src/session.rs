@@ -74,7 +74,8 @@ pub struct SessionInfo {
     pub db: Mutex<Option<String>>,
     /// `Sleep`, `Query`, `Execute`, ... (set by the server per command).
     pub command: Mutex<&'static str>,
-    pub info: Mutex<Option<String>>,
+    /// SHOW PROCESSLIST's Info ([`SessionInfo::info_text`]).
+    info: Mutex<Info>,
     /// SHOW PROCESSLIST's State: what the running statement waits for, "" otherwise.
     pub state: Mutex<&'static str>,
     pub since: Mutex<Instant>,
@@ -96,12 +97,45 @@ pub struct SessionInfo {
     pub trx: Mutex<Option<(u64, i64)>>,
 }
 
+/// The running command's text, up to [`INFO_CHARS`] characters. The buffer is kept between
+/// commands (`shown` says whether there is one), so that marking a statement's start does
+/// not allocate.
+#[derive(Debug, Default, Clone)]
+struct Info {
+    shown: bool,
+    text: String,
+}
+
+/// The characters of a command's text SHOW PROCESSLIST keeps.
+const INFO_CHARS: usize = 1024;
+
 impl SessionInfo {
     /// The server marks the start of a command.
     pub fn set_command(&self, command: &'static str, info: Option<&str>) {
         *self.command.lock() = command;
-        *self.info.lock() = info.map(|s| s.chars().take(1024).collect());
+        {
+            let mut i = self.info.lock();
+            i.shown = info.is_some();
+            i.text.clear();
+            if let Some(s) = info {
+                // No more than INFO_CHARS characters: only a text of more bytes can have more.
+                let end = match s.len() > INFO_CHARS {
+                    true => s
+                        .char_indices()
+                        .nth(INFO_CHARS)
+                        .map_or(s.len(), |(at, _)| at),
+                    false => s.len(),
+                };
+                i.text.push_str(&s[..end]);
+            }
+        }
         *self.since.lock() = Instant::now();
+    }
+
+    /// The running command's text (SHOW PROCESSLIST's Info), `None` between commands.
+    pub fn info_text(&self) -> Option<String> {
+        let i = self.info.lock();
+        i.shown.then(|| i.text.clone())
     }
 
     /// The statement starts or stops waiting for `state` (SHOW PROCESSLIST).
@@ -296,7 +330,7 @@ impl<'d> Instance<'d> {
             host: host.into(),
             db: Mutex::new(None),
             command: Mutex::new("Sleep"),
-            info: Mutex::new(None),
+            info: Mutex::new(Info::default()),
             state: Mutex::new(""),
             since: Mutex::new(Instant::now()),
             trx: Mutex::new(None),

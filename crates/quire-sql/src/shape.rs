@@ -160,18 +160,20 @@ impl Scanner<'_> {
                 let mut text = Vec::new();
                 let mut i = self.at + 1;
                 loop {
-                    match *self.b.get(i)? {
-                        b'\\' => return None,
-                        b'\'' if self.b.get(i + 1) == Some(&b'\'') => {
-                            text.push(b'\'');
-                            i += 2;
-                        }
-                        b'\'' => break,
-                        c => {
-                            text.push(c);
-                            i += 1;
-                        }
+                    // Up to the next quote at once: the text between is taken as it is.
+                    let run = self.b.get(i..)?.iter().position(|&c| c == b'\'')?;
+                    let piece = &self.b[i..i + run];
+                    if piece.contains(&b'\\') {
+                        return None;
                     }
+                    text.extend_from_slice(piece);
+                    i += run;
+                    if self.b.get(i + 1) != Some(&b'\'') {
+                        break;
+                    }
+                    // A doubled quote is one quote in the text.
+                    text.push(b'\'');
+                    i += 2;
                 }
                 self.at = i + 1;
                 // Two literals side by side are one string in SQL: not taken.

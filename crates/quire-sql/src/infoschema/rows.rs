@@ -441,7 +441,7 @@ pub(crate) fn rows(t: InfoTable, inst: &Instance<'_>, sv: &SessVars) -> Result<V
         }
         InfoTable::Processlist => {
             for si in inst.sessions() {
-                let info = si.info.lock().clone();
+                let info = si.info_text();
                 let elapsed = si.since.lock().elapsed();
                 out.push(vec![
                     u(si.id),
@@ -522,7 +522,7 @@ pub(crate) fn rows(t: InfoTable, inst: &Instance<'_>, sv: &SessVars) -> Result<V
                 .iter()
                 .filter_map(|si| {
                     let (trx, began) = (*si.trx.lock())?;
-                    Some((trx, (si.id, began, si.info.lock().clone())))
+                    Some((trx, (si.id, began, si.info_text())))
                 })
                 .collect();
             let now = crate::func::datetime::wall_now_us();
