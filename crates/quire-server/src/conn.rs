@@ -634,7 +634,8 @@ impl Conn<'_> {
         // Raw bytes quoted into the text (a client's interpolated BLOB) become hex literals;
         // a latin1 client's text is converted.
         let sql = self.statement_text(body);
-        if self.multi_statements {
+        // Without a `;` there is one statement: no need to read the text for where they end.
+        if self.multi_statements && sql.contains(';') {
             // CLIENT_MULTI_STATEMENTS: each statement gets its own result, every one but the
             // last flagged MORE_RESULTS_EXISTS; the first error ends the query (MariaDB runs
             // no statement after it). Without the flag, a second statement is a syntax error.

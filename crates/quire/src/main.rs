@@ -5,6 +5,12 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+/// mimalloc rather than glibc's malloc: a statement allocates and frees small buffers by
+/// the hundreds (rows, values, keys), and glibc's malloc and free were a quarter of the
+/// server's instructions on oltp_read_only (bench/results/allocator.md).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod bench;
 mod errlog;
 mod options;
