@@ -725,7 +725,116 @@ type Parsed<'t> = (
     std::borrow::Cow<'t, str>,
 );
 
+/// The byte offset in `text` of a tokenizer location (1-based line and column, in chars).
+fn byte_offset(text: &str, line: u64, col: u64) -> usize {
+    let mut off = 0usize;
+    for (i, l) in text.split_inclusive('\n').enumerate() {
+        if i as u64 + 1 == line {
+            return off
+                + l.char_indices()
+                    .nth(col.saturating_sub(1) as usize)
+                    .map_or(l.len(), |(b, _)| b);
+        }
+        off += l.len();
+    }
+    off
+}
+
+/// The name of the optimizer hint that marks a DELETE as `DELETE IGNORE` (sqlparser's
+/// Delete has no field for it). A parsed hint's prefix is alphanumeric, so no client text
+/// makes this one.
+pub const DELETE_IGNORE_HINT: &str = "quire-ignore";
+
+/// `UPDATE IGNORE …` and `DELETE [QUICK] IGNORE …`, which sqlparser's MySQL dialect does
+/// not read (it takes `IGNORE` for a table name): the text with that word blanked out
+/// (spaces of its length, so placeholders and error positions keep their places), and
+/// whether it was there. The caller marks the parsed statement ([`mark_ignore`]). Only an
+/// unquoted IGNORE right after the verb (and DELETE's LOW_PRIORITY / QUICK) counts:
+/// anywhere else the word is left to the parser, as MariaDB reads it only there.
+pub fn strip_dml_ignore(text: &str) -> (Cow<'_, str>, bool) {
+    let lower_start = text.trim_start().get(..6).map(str::to_ascii_lowercase);
+    if !matches!(lower_start.as_deref(), Some("update" | "delete"))
+        || !text
+            .as_bytes()
+            .windows(6)
+            .any(|w| w.eq_ignore_ascii_case(b"ignore"))
+    {
+        return (Cow::Borrowed(text), false);
+    }
+    let dialect = MySqlDialect {};
+    let Ok(toks) = Tokenizer::new(&dialect, text).tokenize_with_location() else {
+        return (Cow::Borrowed(text), false);
+    };
+    let mut words = toks
+        .iter()
+        .filter(|t| !matches!(t.token, Token::Whitespace(_)));
+    let verb = match words.next().map(|t| &t.token) {
+        Some(Token::Word(w)) if w.quote_style.is_none() => w.keyword,
+        _ => return (Cow::Borrowed(text), false),
+    };
+    for t in words {
+        let Token::Word(w) = &t.token else { break };
+        if w.quote_style.is_some() {
+            break;
+        }
+        let upper = w.value.to_ascii_uppercase();
+        match upper.as_str() {
+            "LOW_PRIORITY" => continue,
+            "QUICK" if verb == Keyword::DELETE => continue,
+            "IGNORE" => {
+                let at = byte_offset(text, t.span.start.line, t.span.start.column);
+                let Some(rest) = text.get(at + "IGNORE".len()..) else {
+                    break;
+                };
+                let blanked = format!("{}      {rest}", &text[..at]);
+                return (Cow::Owned(blanked), true);
+            }
+            _ => break,
+        }
+    }
+    (Cow::Borrowed(text), false)
+}
+
+/// Marks a statement read from text [`strip_dml_ignore`] blanked as `… IGNORE`: an
+/// UPDATE by sqlparser's `UPDATE OR IGNORE`, a DELETE by the [`DELETE_IGNORE_HINT`] hint.
+fn mark_ignore(stmt: &mut Statement) {
+    match stmt {
+        Statement::Update(u) => u.or = Some(sqlparser::ast::SqliteOnConflict::Ignore),
+        Statement::Delete(d) => d.optimizer_hints.push(sqlparser::ast::OptimizerHint {
+            prefix: DELETE_IGNORE_HINT.into(),
+            text: String::new(),
+            style: sqlparser::ast::OptimizerHintStyle::MultiLine,
+        }),
+        _ => {}
+    }
+}
+
+/// Whether the UPDATE was written `UPDATE IGNORE` ([`mark_ignore`]).
+pub fn update_is_ignore(u: &sqlparser::ast::Update) -> bool {
+    u.or == Some(sqlparser::ast::SqliteOnConflict::Ignore)
+}
+
+/// Whether the DELETE was written `DELETE IGNORE` ([`mark_ignore`]).
+pub fn delete_is_ignore(d: &sqlparser::ast::Delete) -> bool {
+    d.optimizer_hints
+        .iter()
+        .any(|h| h.prefix == DELETE_IGNORE_HINT)
+}
+
 fn parse_text(text: &str) -> Result<Parsed<'_>> {
+    match strip_dml_ignore(text) {
+        (Cow::Borrowed(t), _) => parse_stripped(t),
+        (Cow::Owned(t), ignore) => {
+            let (mut stmt, lock, wait, parsed) = parse_stripped(&t)?;
+            if ignore {
+                mark_ignore(&mut stmt);
+            }
+            Ok((stmt, lock, wait, Cow::Owned(parsed.into_owned())))
+        }
+    }
+}
+
+fn parse_stripped(text: &str) -> Result<Parsed<'_>> {
     let (text, wait) = crate::dispatch::strip_lock_wait(text);
     let (text, lock) = match crate::dispatch::strip_lock_in_share_mode(text) {
         Some(rest) => (rest, Some(ReadLock::Shared)),

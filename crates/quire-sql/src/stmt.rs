@@ -46,6 +46,9 @@ pub struct JoinDmlPlan {
     /// UPDATE's assignments: (index into `targets`, column of that table, value over the
     /// joined row).
     pub sets: Vec<(usize, usize, Expr)>,
+    /// `UPDATE IGNORE` / `DELETE IGNORE`: a row a key, a foreign key or a CHECK refuses
+    /// is skipped, and data errors are warnings.
+    pub ignore: bool,
 }
 
 /// A table a multi-table UPDATE or DELETE changes.
@@ -226,6 +229,9 @@ pub struct UpdatePlan {
     pub order: DmlOrder,
     /// Subqueries of its SET and WHERE.
     pub subqueries: Vec<std::sync::Arc<crate::subquery::Subquery>>,
+    /// `UPDATE IGNORE`: a row a key, a foreign key or a CHECK refuses is left as it was,
+    /// and data errors are warnings (as INSERT IGNORE's).
+    pub ignore: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -239,6 +245,8 @@ pub struct DeletePlan {
     pub subqueries: Vec<std::sync::Arc<crate::subquery::Subquery>>,
     /// `RETURNING …`: a result set of the rows deleted instead of an OK.
     pub returning: Option<Returning>,
+    /// `DELETE IGNORE`: a row a foreign key keeps is left, with warning 1451.
+    pub ignore: bool,
 }
 
 /// The ORDER BY of a single-table UPDATE or DELETE: keys over the table's row, each
@@ -1560,6 +1568,7 @@ pub fn update_stmt(ctx: &Ctx<'_>, u: &sql::Update) -> Result<Planned> {
         select,
         targets,
         sets,
+        ignore: crate::parse::update_is_ignore(u),
     }))
 }
 
@@ -1683,6 +1692,7 @@ pub fn update(ctx: &Ctx<'_>, u: &sql::Update) -> Result<UpdatePlan> {
         limit,
         order,
         subqueries: subctx.take(),
+        ignore: crate::parse::update_is_ignore(u),
     })
 }
 
@@ -1764,6 +1774,7 @@ pub fn delete_stmt(ctx: &Ctx<'_>, d: &sql::Delete) -> Result<Planned> {
         select,
         targets,
         sets: Vec::new(),
+        ignore: crate::parse::delete_is_ignore(d),
     }))
 }
 
@@ -1810,5 +1821,6 @@ pub fn delete(ctx: &Ctx<'_>, d: &sql::Delete) -> Result<DeletePlan> {
         order,
         subqueries,
         returning,
+        ignore: crate::parse::delete_is_ignore(d),
     })
 }
