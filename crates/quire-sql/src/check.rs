@@ -409,9 +409,7 @@ fn not_rewrite(e: &sql::Expr) -> Option<sql::Expr> {
         // IS UNKNOWN is IS NULL; NOT of IS [NOT] TRUE / FALSE stays a NOT (`!(a is
         // true)`), as MariaDB prints it.
         sql::Expr::IsNull(x) | sql::Expr::IsUnknown(x) => Some(sql::Expr::IsNotNull(x.clone())),
-        sql::Expr::IsNotNull(x) | sql::Expr::IsNotUnknown(x) => {
-            Some(sql::Expr::IsNull(x.clone()))
-        }
+        sql::Expr::IsNotNull(x) | sql::Expr::IsNotUnknown(x) => Some(sql::Expr::IsNull(x.clone())),
         sql::Expr::BinaryOp { left, op, right } => {
             let inv = match op {
                 B::Gt => B::LtEq,

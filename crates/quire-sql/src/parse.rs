@@ -116,7 +116,9 @@ fn parse_all(text: &str) -> Result<Vec<Statement>> {
         })?;
     check_nesting(&tokens)?;
     Parser::new(&dialect)
-        .with_tokens_with_locations(delete_returning_first(mysql_tokens(tokens)))
+        .with_tokens_with_locations(insert_select_dual(delete_returning_first(mysql_tokens(
+            tokens,
+        ))))
         .parse_statements()
         .map_err(|e| parse_error(text, e))
 }
@@ -133,6 +135,7 @@ fn parse_all(text: &str) -> Result<Vec<Statement>> {
 /// - `CAST(x AS CHAR CHARACTER SET utf8mb4)` → `CAST(x AS CHAR)` (utf8mb4 is the only
 ///   character set Quire has).
 fn mysql_tokens(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
+    let tokens = bang_not(tokens);
     let word = |t: &TokenWithSpan| match &t.token {
         Token::Word(w) if w.quote_style.is_none() => Some(w.value.to_ascii_uppercase()),
         _ => None,
@@ -361,6 +364,200 @@ fn mysql_tokens(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
         i += 1;
     }
     out
+}
+
+/// MySQL's `!x`, which sqlparser's MySQL dialect does not read, rewritten in the token
+/// stream as `(NOT (x))`. `!` binds tighter than any binary operator (MySQL's precedence
+/// table: only BINARY, COLLATE and INTERVAL bind tighter), so `x` is the operand right after
+/// it: a literal, a placeholder, a (qualified) name or function call, a parenthesised
+/// group, a CASE … END, or another prefix operator and its operand. `!!x` is two. The new
+/// tokens keep the span of the `!`.
+fn bang_not(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
+    if !tokens.iter().any(|t| {
+        matches!(
+            t.token,
+            Token::ExclamationMark | Token::DoubleExclamationMark
+        )
+    }) {
+        return tokens;
+    }
+    // `!!` is two `!`.
+    let mut split = Vec::with_capacity(tokens.len() + 2);
+    for t in tokens {
+        if t.token == Token::DoubleExclamationMark {
+            split.push(TokenWithSpan {
+                token: Token::ExclamationMark,
+                span: t.span,
+            });
+            split.push(TokenWithSpan {
+                token: Token::ExclamationMark,
+                span: t.span,
+            });
+        } else {
+            split.push(t);
+        }
+    }
+    let mut out = Vec::with_capacity(split.len() + 8);
+    bang_not_into(&split, &mut out);
+    out
+}
+
+/// Copies `toks` into `out` with each `!` operand wrapped ([`bang_not`]).
+fn bang_not_into(toks: &[TokenWithSpan], out: &mut Vec<TokenWithSpan>) {
+    let mut i = 0;
+    while i < toks.len() {
+        let t = &toks[i];
+        if t.token != Token::ExclamationMark {
+            out.push(t.clone());
+            i += 1;
+            continue;
+        }
+        let end = operand_end(toks, i + 1);
+        let mk = |token: Token| TokenWithSpan {
+            token,
+            span: t.span,
+        };
+        out.push(mk(Token::LParen));
+        out.push(mk(Token::make_keyword("NOT")));
+        out.push(mk(Token::LParen));
+        bang_not_into(&toks[i + 1..end], out);
+        out.push(mk(Token::RParen));
+        out.push(mk(Token::RParen));
+        i = end;
+    }
+}
+
+/// The index just past the operand of a prefix operator that starts at or after `i`
+/// (whitespace skipped); `i` itself if there is none (the parser then reports the error).
+fn operand_end(toks: &[TokenWithSpan], i: usize) -> usize {
+    let skip_ws = |mut j: usize| {
+        while j < toks.len() && matches!(toks[j].token, Token::Whitespace(_)) {
+            j += 1;
+        }
+        j
+    };
+    // Past the parenthesis that closes the one at `j`.
+    let close = |j: usize| {
+        let mut depth = 0usize;
+        for (k, t) in toks.iter().enumerate().skip(j) {
+            match t.token {
+                Token::LParen => depth += 1,
+                Token::RParen => {
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 {
+                        return k + 1;
+                    }
+                }
+                _ => {}
+            }
+        }
+        toks.len()
+    };
+    let j = skip_ws(i);
+    let Some(t) = toks.get(j) else {
+        return i;
+    };
+    match &t.token {
+        Token::ExclamationMark | Token::Minus | Token::Plus | Token::Tilde => {
+            operand_end(toks, j + 1)
+        }
+        Token::LParen => close(j),
+        Token::Word(w) if w.quote_style.is_none() && w.keyword == Keyword::CASE => {
+            let mut depth = 0usize;
+            for (k, t) in toks.iter().enumerate().skip(j) {
+                if let Token::Word(w) = &t.token {
+                    if w.quote_style.is_none() && w.keyword == Keyword::CASE {
+                        depth += 1;
+                    } else if w.quote_style.is_none() && w.keyword == Keyword::END {
+                        depth = depth.saturating_sub(1);
+                        if depth == 0 {
+                            return k + 1;
+                        }
+                    }
+                }
+            }
+            toks.len()
+        }
+        Token::Word(w) if w.quote_style.is_none() && w.keyword == Keyword::BINARY => {
+            operand_end(toks, j + 1)
+        }
+        Token::Word(_) => {
+            // A name, qualified (`db.t.c`), or a call (`f(…)`, `db.f(…)`).
+            let mut k = j + 1;
+            while k + 1 < toks.len()
+                && toks[k].token == Token::Period
+                && matches!(toks[k + 1].token, Token::Word(_) | Token::Mul)
+            {
+                k += 2;
+            }
+            let n = skip_ws(k);
+            if toks.get(n).is_some_and(|t| t.token == Token::LParen) {
+                return close(n);
+            }
+            k
+        }
+        _ => j + 1,
+    }
+}
+
+/// `INSERT … SELECT 1, 2 ON DUPLICATE KEY UPDATE …`, a SELECT without FROM right before
+/// the ON: sqlparser takes that ON for the last item's alias. `FROM DUAL` goes in front
+/// of it (the same SELECT), with ON's span.
+fn insert_select_dual(mut tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
+    let kw = |t: &TokenWithSpan| match &t.token {
+        Token::Word(w) if w.quote_style.is_none() => Some(w.keyword),
+        _ => None,
+    };
+    let sig: Vec<usize> = (0..tokens.len())
+        .filter(|&i| !matches!(tokens[i].token, Token::Whitespace(_)))
+        .collect();
+    if sig.first().and_then(|&i| kw(&tokens[i])) != Some(Keyword::INSERT) {
+        return tokens;
+    }
+    let mut depth = 0i32;
+    let mut last_select_open = false;
+    for (n, &i) in sig.iter().enumerate() {
+        match tokens[i].token {
+            Token::LParen => depth += 1,
+            Token::RParen => depth -= 1,
+            _ if depth != 0 => {}
+            _ => match kw(&tokens[i]) {
+                Some(Keyword::SELECT) => last_select_open = true,
+                Some(
+                    Keyword::FROM
+                    | Keyword::WHERE
+                    | Keyword::GROUP
+                    | Keyword::HAVING
+                    | Keyword::ORDER
+                    | Keyword::LIMIT
+                    | Keyword::WINDOW
+                    | Keyword::INTO
+                    | Keyword::FOR
+                    | Keyword::LOCK,
+                ) => last_select_open = false,
+                Some(Keyword::ON)
+                    if last_select_open
+                        && sig
+                            .get(n + 1)
+                            .is_some_and(|&j| kw(&tokens[j]) == Some(Keyword::DUPLICATE)) =>
+                {
+                    let span = tokens[i].span;
+                    let mk = |token: Token| TokenWithSpan { token, span };
+                    let space = || Token::Whitespace(sqlparser::tokenizer::Whitespace::Space);
+                    let dual = [
+                        mk(Token::make_keyword("FROM")),
+                        mk(space()),
+                        mk(Token::make_word("DUAL", None)),
+                        mk(space()),
+                    ];
+                    tokens.splice(i..i, dual);
+                    return tokens;
+                }
+                _ => {}
+            },
+        }
+    }
+    tokens
 }
 
 /// MariaDB's DELETE puts RETURNING last (`DELETE FROM t WHERE … ORDER BY … LIMIT n

@@ -1358,6 +1358,7 @@ pub(crate) fn insert_rows<'d>(
                         &handle,
                         old,
                         &row,
+                        od.source_at.and_then(|at| src.get(at..)).unwrap_or(&[]),
                         n as u64 + 1,
                         env,
                         strict,

@@ -205,6 +205,10 @@ pub struct InsertPlan {
 #[derive(Debug, Clone)]
 pub struct OnDuplicate {
     pub sets: Vec<(usize, Expr)>,
+    /// INSERT … SELECT whose assignments read the SELECT's own tables (`c = s.col`): the
+    /// SELECT's rows carry those tables' columns after its own items, from this index,
+    /// and the assignments read them after the two rows (columns `2n..`).
+    pub source_at: Option<usize>,
 }
 
 /// The RETURNING clause of INSERT, REPLACE (MariaDB 10.5) or a single-table DELETE
@@ -1314,6 +1318,23 @@ pub fn insert(ctx: &Ctx<'_>, ins: &sql::Insert) -> Result<InsertPlan> {
             }
         }
     };
+    // ON DUPLICATE KEY UPDATE of an INSERT … SELECT names the SELECT's tables too.
+    let select_from = match (&on_dup, &ins.source) {
+        (Some(_), Some(q)) if ins.assignments.is_empty() && q.with.is_none() => {
+            match q.body.as_ref() {
+                sql::SetExpr::Select(sel) if !sel.from.is_empty() && sel.distinct.is_none() => {
+                    Some((q, sel))
+                }
+                _ => None,
+            }
+        }
+        _ => None,
+    };
+    let source_scope = match select_from {
+        // Bound again for its names alone (FROM DUAL has none).
+        Some((_, sel)) => bind_input(ctx, &sel.from, Some(&SubCtx::new(ctx, None)))?.1,
+        None => None,
+    };
     let mut defaults = Vec::with_capacity(ncols);
     for c in &t.def.columns {
         defaults.push(match &c.default {
@@ -1322,9 +1343,34 @@ pub fn insert(ctx: &Ctx<'_>, ins: &sql::Insert) -> Result<InsertPlan> {
         });
     }
     let on_dup = match on_dup {
-        Some(list) => Some(on_duplicate(ctx, &subctx, &t, list)?),
+        Some(list) => Some(on_duplicate(ctx, &subctx, &t, list, source_scope.as_ref())?),
         None => None,
     };
+    // The assignments read the SELECT's tables: plan it again with their columns after
+    // its items (hidden from the insert, which takes the first `targets.len()`).
+    let source = match (&on_dup, select_from, &source_scope) {
+        (Some(od), Some((q, sel)), Some(scope)) if od.source_at.is_some() => {
+            let mut sel = sel.clone();
+            for st in &scope.tables {
+                for c in &scope.columns[st.offset..st.offset + st.len] {
+                    sel.projection.push(sql::SelectItem::UnnamedExpr(
+                        sql::Expr::CompoundIdentifier(vec![
+                            sql::Ident::new(&st.alias),
+                            sql::Ident::new(&c.name),
+                        ]),
+                    ));
+                }
+            }
+            let mut q = q.clone();
+            q.body = Box::new(sql::SetExpr::Select(sel));
+            InsertSource::Select(Box::new(select(ctx, &q, None)?))
+        }
+        _ => source,
+    };
+    let on_dup = on_dup.map(|od| OnDuplicate {
+        source_at: od.source_at.map(|_| targets.len()),
+        ..od
+    });
     let mut subqueries = subctx.take();
     let returning = match &ins.returning {
         Some(items) => Some(returning(ctx, items, name, None, &mut subqueries)?),
@@ -1352,8 +1398,10 @@ fn on_duplicate(
     subctx: &SubCtx<'_>,
     t: &TableRef,
     list: &[sql::Assignment],
+    source: Option<&crate::bind::Scope>,
 ) -> Result<OnDuplicate> {
     let width = t.def.columns.len();
+    let target = scope_of(t);
     // The row the statement would insert follows the existing one; no name reaches it (it
     // is not visible, and its empty alias is no identifier): only VALUES(c) does.
     let mut scope = scope_of(t);
@@ -1367,6 +1415,19 @@ fn on_duplicate(
         len: width,
         auto_increment: None,
     });
+    // Then an INSERT … SELECT's tables, as MariaDB resolves names there: a name both the
+    // table and a SELECT's table have is 1052.
+    if let Some(src) = source {
+        let at = 2 * width;
+        scope.columns.extend(src.columns.iter().cloned());
+        scope
+            .tables
+            .extend(src.tables.iter().cloned().map(|mut st| {
+                st.offset += at;
+                st
+            }));
+        scope.visible.extend(src.visible.iter().map(|c| c + at));
+    }
     let mut sets = Vec::with_capacity(list.len());
     for a in list {
         let sql::AssignmentTarget::ColumnName(n) = &a.target else {
@@ -1378,7 +1439,8 @@ fn on_duplicate(
             [q, c] | [_, q, c] => (Some(q.as_str()), c.as_str()),
             _ => return Err(SqlError::Unsupported(n.to_string())),
         };
-        let col = scope.resolve(q, c, "UPDATE")?;
+        // The column assigned is the target table's, whatever the SELECT's tables hold.
+        let col = target.resolve(q, c, "UPDATE")?;
         let e = if crate::bind::is_default_keyword(&a.value) {
             scope.default_of(col, ctx.params, ctx.conn)?
         } else {
@@ -1396,7 +1458,19 @@ fn on_duplicate(
         };
         sets.push((col, e));
     }
-    Ok(OnDuplicate { sets })
+    let mut reads_source = false;
+    for (_, e) in &sets {
+        e.walk(&mut |x| {
+            if matches!(x, Expr::Column(c) if *c >= 2 * width) {
+                reads_source = true;
+            }
+        });
+    }
+    Ok(OnDuplicate {
+        sets,
+        // Its final value (where the SELECT's row carries them) is set by the caller.
+        source_at: reads_source.then_some(2 * width),
+    })
 }
 
 /// Binds a RETURNING list over table `name` (as `alias`), adding its subqueries to the
