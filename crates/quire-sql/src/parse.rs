@@ -462,6 +462,14 @@ fn operand_end(toks: &[TokenWithSpan], i: usize) -> usize {
             operand_end(toks, j + 1)
         }
         Token::LParen => close(j),
+        // `@v`, `@@v`, `@@session.v` (when the tokenizer splits the `@`).
+        Token::AtSign => {
+            let mut k = j;
+            while toks.get(k).is_some_and(|t| t.token == Token::AtSign) {
+                k += 1;
+            }
+            operand_end(toks, k).max(k)
+        }
         Token::Word(w) if w.quote_style.is_none() && w.keyword == Keyword::CASE => {
             let mut depth = 0usize;
             for (k, t) in toks.iter().enumerate().skip(j) {
@@ -1217,6 +1225,66 @@ mod tests {
             parse_one("SELEC a, b"),
             Err(SqlError::Parse { .. })
         ));
+    }
+
+    #[test]
+    fn update_and_delete_ignore_are_read_as_flags_with_placeholders_in_place() {
+        let Prepared {
+            stmt, params: p, ..
+        } = parse_prepared("UPDATE IGNORE t SET a = ? WHERE id = ?", SqlMode::default())
+            .expect("parses");
+        let Statement::Update(u) = &stmt else {
+            panic!("not an UPDATE: {stmt}");
+        };
+        assert!(update_is_ignore(u));
+        assert_eq!(u.table.to_string(), "t");
+        let mut cols: Vec<_> = p.keys().map(|(_, c)| *c).collect();
+        cols.sort();
+        // `?` at columns 25 and 38 of the text as written.
+        assert_eq!(cols, vec![25, 38]);
+        for text in [
+            "DELETE IGNORE FROM t WHERE a = 1",
+            "delete quick ignore t1 FROM t1 JOIN t2 ON t1.a = t2.a",
+        ] {
+            let (stmt, _) = parse_one(text).expect("parses");
+            let Statement::Delete(d) = &stmt else {
+                panic!("not a DELETE: {stmt}");
+            };
+            assert!(delete_is_ignore(d), "{text}");
+        }
+        let (stmt, _) = parse_one("UPDATE `ignore` SET a = 1").expect("parses");
+        let Statement::Update(u) = &stmt else {
+            panic!("not an UPDATE");
+        };
+        assert!(!update_is_ignore(u));
+        assert!(matches!(
+            parse_one("UPDATE ignore SET a = 1"),
+            Err(SqlError::Parse { .. })
+        ));
+    }
+
+    #[test]
+    fn bang_binds_tighter_than_binary_operators() {
+        let (stmt, _) = parse_one(
+            "SELECT !a > 0, ! 2 + 1, !(a > 1), !!a, !t.a * 2, !abs(a) - 1, !@v, !@@autocommit",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let text = stmt.to_string();
+        assert!(text.contains("(NOT (a)) > 0"), "{text}");
+        assert!(text.contains("(NOT (2)) + 1"), "{text}");
+        assert!(text.contains("(NOT ((a > 1)))"), "{text}");
+        assert!(text.contains("(NOT ((NOT (a))))"), "{text}");
+        assert!(text.contains("(NOT (t.a)) * 2"), "{text}");
+        assert!(text.contains("(NOT (abs(a))) - 1"), "{text}");
+        assert!(parse_one("SELECT a != 1").is_ok());
+    }
+
+    #[test]
+    fn insert_select_without_from_takes_on_duplicate_key_update() {
+        let (stmt, _) = parse_one("INSERT INTO t SELECT 1, 2 ON DUPLICATE KEY UPDATE c = 3")
+            .unwrap_or_else(|e| panic!("{e}"));
+        let text = stmt.to_string();
+        assert!(text.contains("FROM DUAL ON DUPLICATE KEY UPDATE"), "{text}");
     }
 
     #[test]

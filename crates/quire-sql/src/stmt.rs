@@ -681,8 +681,65 @@ pub fn select_in(
         sql::SetExpr::Query(_) | sql::SetExpr::SetOperation { .. } => {
             crate::stmt::union::plan(ctx, q, lock, outer)
         }
+        sql::SetExpr::Values(v) => {
+            let mut as_union = q.clone();
+            as_union.body = Box::new(values_as_union(v)?);
+            select_in(ctx, &as_union, lock, outer)
+        }
         other => Err(SqlError::Unsupported(other.to_string())),
     }
+}
+
+/// MariaDB 10.3's table value constructor as a query (`VALUES (1, 2), (3, 4)`, alone, in
+/// a UNION, as a derived table, in `IN (VALUES …)`): a UNION ALL of one-row SELECTs, which
+/// gives it MariaDB's result: the columns named by the first row's values as a SELECT of
+/// them names its items, and each column's type aggregated over the rows as a UNION's.
+/// Rows of different lengths are 4099, an empty row 4141. (INSERT's own VALUES lists do
+/// not come here.)
+pub(crate) fn values_as_union(v: &sql::Values) -> Result<sql::SetExpr> {
+    let width = v.rows.first().map_or(0, |r| r.content.len());
+    if width == 0 {
+        return Err(SqlError::Raised {
+            code: 4141,
+            message: "Row with no elements is not allowed in table value constructor in this \
+                      context"
+                .into(),
+        });
+    }
+    if v.rows.iter().any(|r| r.content.len() != width) {
+        return Err(SqlError::Raised {
+            code: 4099,
+            message: "The used table value constructor has a different number of values".into(),
+        });
+    }
+    let (shell, _) = crate::parse::parse_one("SELECT 1")?;
+    let sql::Statement::Query(q) = shell else {
+        return Err(SqlError::Unsupported("VALUES".into()));
+    };
+    let sql::SetExpr::Select(template) = *q.body else {
+        return Err(SqlError::Unsupported("VALUES".into()));
+    };
+    let mut body: Option<sql::SetExpr> = None;
+    for r in &v.rows {
+        let mut sel = template.clone();
+        sel.projection = r
+            .content
+            .iter()
+            .cloned()
+            .map(sql::SelectItem::UnnamedExpr)
+            .collect();
+        let one = sql::SetExpr::Select(sel);
+        body = Some(match body {
+            None => one,
+            Some(left) => sql::SetExpr::SetOperation {
+                op: sql::SetOperator::Union,
+                set_quantifier: sql::SetQuantifier::All,
+                left: Box::new(left),
+                right: Box::new(one),
+            },
+        });
+    }
+    body.ok_or_else(|| SqlError::Unsupported("VALUES".into()))
 }
 
 /// Plans one SELECT with the ORDER BY and LIMIT of its query.
