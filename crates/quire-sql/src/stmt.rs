@@ -683,7 +683,7 @@ pub fn select_in(
         }
         sql::SetExpr::Values(v) => {
             let mut as_union = q.clone();
-            as_union.body = Box::new(values_as_union(v)?);
+            *as_union.body = values_as_union(v)?;
             select_in(ctx, &as_union, lock, outer)
         }
         other => Err(SqlError::Unsupported(other.to_string())),
@@ -1419,7 +1419,7 @@ pub fn insert(ctx: &Ctx<'_>, ins: &sql::Insert) -> Result<InsertPlan> {
                 }
             }
             let mut q = q.clone();
-            q.body = Box::new(sql::SetExpr::Select(sel));
+            *q.body = sql::SetExpr::Select(sel);
             InsertSource::Select(Box::new(select(ctx, &q, None)?))
         }
         _ => source,
