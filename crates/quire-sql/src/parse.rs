@@ -950,19 +950,22 @@ fn byte_offset(text: &str, line: u64, col: u64) -> usize {
 /// makes this one.
 pub const DELETE_IGNORE_HINT: &str = "quire-ignore";
 
-/// `UPDATE IGNORE …` and `DELETE [QUICK] IGNORE …`, which sqlparser's MySQL dialect does
-/// not read (it takes `IGNORE` for a table name): the text with that word blanked out
-/// (spaces of its length, so placeholders and error positions keep their places), and
-/// whether it was there. The caller marks the parsed statement ([`mark_ignore`]). Only an
-/// unquoted IGNORE right after the verb (and DELETE's LOW_PRIORITY / QUICK) counts:
-/// anywhere else the word is left to the parser, as MariaDB reads it only there.
+/// `UPDATE [LOW_PRIORITY] [IGNORE] …` and `DELETE [LOW_PRIORITY] [QUICK] [IGNORE] …`,
+/// whose modifiers sqlparser's MySQL dialect does not read (it takes `IGNORE` for a table
+/// name): the text with them blanked out (spaces of their length, so placeholders and
+/// error positions keep their places), and whether IGNORE was there. The caller marks the
+/// parsed statement ([`mark_ignore`]); LOW_PRIORITY and QUICK change nothing in InnoDB.
+/// Only unquoted modifiers right after the verb count: anywhere else the words are left to
+/// the parser, as MariaDB reads them only there.
 pub fn strip_dml_ignore(text: &str) -> (Cow<'_, str>, bool) {
     let lower_start = text.trim_start().get(..6).map(str::to_ascii_lowercase);
+    let has = |word: &[u8]| {
+        text.as_bytes()
+            .windows(word.len())
+            .any(|w| w.eq_ignore_ascii_case(word))
+    };
     if !matches!(lower_start.as_deref(), Some("update" | "delete"))
-        || !text
-            .as_bytes()
-            .windows(6)
-            .any(|w| w.eq_ignore_ascii_case(b"ignore"))
+        || !(has(b"ignore") || has(b"quick") || has(b"low_priority"))
     {
         return (Cow::Borrowed(text), false);
     }
@@ -977,27 +980,42 @@ pub fn strip_dml_ignore(text: &str) -> (Cow<'_, str>, bool) {
         Some(Token::Word(w)) if w.quote_style.is_none() => w.keyword,
         _ => return (Cow::Borrowed(text), false),
     };
+    // Byte ranges of the modifiers, in order.
+    let mut blank: Vec<(usize, usize)> = Vec::new();
+    let mut ignore = false;
     for t in words {
         let Token::Word(w) = &t.token else { break };
         if w.quote_style.is_some() {
             break;
         }
         let upper = w.value.to_ascii_uppercase();
-        match upper.as_str() {
-            "LOW_PRIORITY" => continue,
-            "QUICK" if verb == Keyword::DELETE => continue,
-            "IGNORE" => {
-                let at = byte_offset(text, t.span.start.line, t.span.start.column);
-                let Some(rest) = text.get(at + "IGNORE".len()..) else {
-                    break;
-                };
-                let blanked = format!("{}      {rest}", &text[..at]);
-                return (Cow::Owned(blanked), true);
-            }
-            _ => break,
+        let known = match upper.as_str() {
+            "LOW_PRIORITY" => !ignore,
+            "QUICK" => verb == Keyword::DELETE && !ignore,
+            "IGNORE" => !std::mem::replace(&mut ignore, true),
+            _ => false,
+        };
+        if !known {
+            break;
         }
+        let at = byte_offset(text, t.span.start.line, t.span.start.column);
+        blank.push((at, at + w.value.len()));
     }
-    (Cow::Borrowed(text), false)
+    if blank.is_empty() {
+        return (Cow::Borrowed(text), false);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut from = 0;
+    for (a, b) in blank {
+        let (Some(keep), Some(word)) = (text.get(from..a), text.get(a..b)) else {
+            return (Cow::Borrowed(text), false);
+        };
+        out.push_str(keep);
+        out.extend(std::iter::repeat_n(' ', word.len()));
+        from = b;
+    }
+    out.push_str(text.get(from..).unwrap_or(""));
+    (Cow::Owned(out), ignore)
 }
 
 /// Marks a statement read from text [`strip_dml_ignore`] blanked as `… IGNORE`: an
