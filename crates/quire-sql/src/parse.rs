@@ -376,25 +376,27 @@ fn bang_not(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
     if !tokens.iter().any(|t| {
         matches!(
             t.token,
-            Token::ExclamationMark | Token::DoubleExclamationMark
+            Token::ExclamationMark | Token::DoubleExclamationMark | Token::ExclamationMarkTilde
         )
     }) {
         return tokens;
     }
-    // `!!` is two `!`.
+    // `!!` is two `!`, and `!~` (PostgreSQL's operator to the tokenizer) `!` then `~`.
     let mut split = Vec::with_capacity(tokens.len() + 2);
     for t in tokens {
-        if t.token == Token::DoubleExclamationMark {
+        let second = match t.token {
+            Token::DoubleExclamationMark => Token::ExclamationMark,
+            Token::ExclamationMarkTilde => Token::Tilde,
+            _ => {
+                split.push(t);
+                continue;
+            }
+        };
+        for token in [Token::ExclamationMark, second] {
             split.push(TokenWithSpan {
-                token: Token::ExclamationMark,
+                token,
                 span: t.span,
             });
-            split.push(TokenWithSpan {
-                token: Token::ExclamationMark,
-                span: t.span,
-            });
-        } else {
-            split.push(t);
         }
     }
     let mut out = Vec::with_capacity(split.len() + 8);
@@ -1284,7 +1286,7 @@ mod tests {
     #[test]
     fn bang_binds_tighter_than_binary_operators() {
         let (stmt, _) = parse_one(
-            "SELECT !a > 0, ! 2 + 1, !(a > 1), !!a, !t.a * 2, !abs(a) - 1, !@v, !@@autocommit",
+            "SELECT !a > 0, ! 2 + 1, !(a > 1), !!a, !t.a * 2, !abs(a) - 1, !@v, !@@autocommit, !~a",
         )
         .unwrap_or_else(|e| panic!("{e}"));
         let text = stmt.to_string();
