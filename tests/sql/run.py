@@ -18,6 +18,8 @@ Format (blocks separated by blank lines; `#` starts a comment line):
     login USER PASSWORD [DB]        a login alone: after ----, `ok` or `error CODE: message`
     statement ok                    the next line(s) must succeed
     statement error CODE            ... must fail with MySQL error CODE
+                                    (`statement ok` may end with ---- then `affected N`
+                                    and `info TEXT`: the OK packet's counts and message)
     query [rowsort] [types]         the rows, tab-separated, NULL for NULL, after ----
                                     (a row that is one empty string is written (empty));
                                     with `types`, a first line `types: ...` gives each
@@ -116,18 +118,40 @@ def run_block(conns, state, b, args):
         return (None if got == want else "login: want %r, got %r" % (want, got)), rec
     c = conns[state["conn"]]
     if kind == "statement":
-        sql = "\n".join(b[1:])
+        # `statement ok` may end with ---- and the OK packet: `affected N` and `info TEXT`.
+        try:
+            i = b.index("----")
+        except ValueError:
+            i = len(b)
+        sql = "\n".join(b[1:i])
         want = head[1]
+        ok_want = b[i + 1:]
+        ok_got = []
         try:
             with c.cursor() as cur:
                 cur.execute(sql)
+                msg = c._result.message if c._result is not None else b""
+                # With session tracking the info is a length-encoded string; PyMySQL keeps
+                # the length byte.
+                if msg and msg[0] == len(msg) - 1:
+                    msg = msg[1:]
+                if isinstance(msg, (bytes, bytearray)):
+                    msg = msg.decode("utf-8", "replace")
+                ok_got = ["affected %d" % cur.rowcount, "info %s" % (msg or "")]
             got = "ok"
         except pymysql.err.MySQLError as e:
             got = "error %d" % e.args[0]
             state["last_error"] = str(e.args[1]) if len(e.args) > 1 else ""
         expected = "ok" if want == "ok" else "error " + head[2]
-        rec = [("statement " + got)] + b[1:]
-        return (None if got == expected else "expected %s, got %s (%s)" % (expected, got, state.get("last_error", ""))), rec
+        if i == len(b):
+            rec = [("statement " + got)] + b[1:]
+        else:
+            rec = [("statement " + got)] + b[1:i] + ["----"] + ok_got
+        if got != expected:
+            return "expected %s, got %s (%s)" % (expected, got, state.get("last_error", "")), rec
+        if i < len(b) and ok_got != ok_want:
+            return "OK packet differs:\n  want %r\n  got  %r" % (ok_want, ok_got), rec
+        return None, rec
     if kind == "query":
         sort = "rowsort" in head[1:]
         types = "types" in head[1:]

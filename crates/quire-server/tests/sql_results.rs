@@ -511,3 +511,54 @@ fn a_prepared_insert_returning_announces_its_columns_and_answers_binary_rows() {
         vec![vec![0x00, 0x00, 3, b'a', b'b', b'c']]
     );
 }
+
+#[test]
+fn a_prepared_update_ignore_and_delete_ignore_keep_their_ignore() {
+    let server = TestServer::start();
+    let mut c = server.connect();
+    for sql in [
+        "CREATE DATABASE ui",
+        "CREATE TABLE ui.t (id INT PRIMARY KEY, u INT UNIQUE)",
+        "INSERT INTO ui.t VALUES (1, 10), (2, 20)",
+        "CREATE TABLE ui.c (id INT PRIMARY KEY, pid INT, FOREIGN KEY (pid) REFERENCES ui.t (id))",
+        "INSERT INTO ui.c VALUES (1, 1)",
+    ] {
+        let mut q = vec![0x03];
+        q.extend_from_slice(sql.as_bytes());
+        answered(&c.command(&q), sql);
+    }
+    // COM_STMT_PREPARE: the `?` after the blanked IGNORE are still the first and second.
+    let up = prepare(&mut c, b"UPDATE IGNORE ui.t SET u = ? WHERE id = ?");
+    // A duplicate of u = 10: the row stays, as MariaDB's, without a warning.
+    let r = Reply::parse(&execute(&mut c, up, &[(253, b"10"), (253, b"2")]));
+    assert!(
+        matches!(&r, Reply::Ok { affected_rows: 0, warnings: 0, info, .. }
+            if info.ends_with("Rows matched: 1  Changed: 0  Warnings: 0")),
+        "{r:?}"
+    );
+    let r = Reply::parse(&execute(&mut c, up, &[(253, b"30"), (253, b"2")]));
+    assert!(
+        matches!(
+            &r,
+            Reply::Ok {
+                affected_rows: 1,
+                ..
+            }
+        ),
+        "{r:?}"
+    );
+    // Row 1 is kept by its child (warning 1451), row 2 goes.
+    let del = prepare(&mut c, b"DELETE IGNORE FROM ui.t WHERE id < ?");
+    let r = Reply::parse(&execute(&mut c, del, &[(253, b"9")]));
+    assert!(
+        matches!(
+            &r,
+            Reply::Ok {
+                affected_rows: 1,
+                warnings: 1,
+                ..
+            }
+        ),
+        "{r:?}"
+    );
+}

@@ -792,6 +792,21 @@ impl Binder<'_> {
         self.scope.map_or(&[], |s| s.columns.as_slice())
     }
 
+    /// `x IS TRUE` (`want`) or `x IS FALSE`: x's truth (NOT NOT x, or NOT x) `<=>` 1, so
+    /// NULL is neither.
+    fn truth_is(&mut self, x: &sql::Expr, want: bool) -> Result<Expr> {
+        let mut t = Expr::Not(Box::new(self.bind(x)?));
+        if want {
+            t = Expr::Not(Box::new(t));
+        }
+        Ok(Expr::Cmp(
+            BinOp::NullSafeEq,
+            Box::new(t),
+            Box::new(Expr::Lit(Value::Int(1))),
+            self.lit(),
+        ))
+    }
+
     /// The collation of literals and parameters here.
     fn lit(&self) -> Collation {
         self.conn.coll
@@ -1160,18 +1175,14 @@ impl Binder<'_> {
             },
             E::IsNull(x) => Expr::IsNull(Box::new(self.bind(x)?), false),
             E::IsNotNull(x) => Expr::IsNull(Box::new(self.bind(x)?), true),
-            E::IsTrue(x) => Expr::Cmp(
-                BinOp::NullSafeEq,
-                Box::new(Expr::Not(Box::new(Expr::Not(Box::new(self.bind(x)?))))),
-                Box::new(Expr::Lit(Value::Int(1))),
-                self.lit(),
-            ),
-            E::IsFalse(x) => Expr::Cmp(
-                BinOp::NullSafeEq,
-                Box::new(Expr::Not(Box::new(self.bind(x)?))),
-                Box::new(Expr::Lit(Value::Int(1))),
-                self.lit(),
-            ),
+            // `x IS [NOT] TRUE | FALSE`: x's truth compared with `<=>`, never NULL; `x IS
+            // [NOT] UNKNOWN` is `x IS [NOT] NULL` (MariaDB's Item_func_truth).
+            E::IsTrue(x) => self.truth_is(x, true)?,
+            E::IsFalse(x) => self.truth_is(x, false)?,
+            E::IsNotTrue(x) => Expr::Not(Box::new(self.truth_is(x, true)?)),
+            E::IsNotFalse(x) => Expr::Not(Box::new(self.truth_is(x, false)?)),
+            E::IsUnknown(x) => Expr::IsNull(Box::new(self.bind(x)?), false),
+            E::IsNotUnknown(x) => Expr::IsNull(Box::new(self.bind(x)?), true),
             E::Between {
                 expr,
                 negated,

@@ -377,6 +377,8 @@ fn precedence(e: &sql::Expr) -> u8 {
         | sql::Expr::IsNotTrue(_)
         | sql::Expr::IsFalse(_)
         | sql::Expr::IsNotFalse(_)
+        | sql::Expr::IsUnknown(_)
+        | sql::Expr::IsNotUnknown(_)
         | sql::Expr::In { .. }
         | sql::Expr::Between { .. }
         | sql::Expr::Like { .. }
@@ -404,12 +406,10 @@ fn binop_sql(op: &sql::BinaryOperator) -> String {
 fn not_rewrite(e: &sql::Expr) -> Option<sql::Expr> {
     use sql::BinaryOperator as B;
     match unnest(e) {
-        sql::Expr::IsNull(x) => Some(sql::Expr::IsNotNull(x.clone())),
-        sql::Expr::IsNotNull(x) => Some(sql::Expr::IsNull(x.clone())),
-        sql::Expr::IsTrue(x) => Some(sql::Expr::IsNotTrue(x.clone())),
-        sql::Expr::IsNotTrue(x) => Some(sql::Expr::IsTrue(x.clone())),
-        sql::Expr::IsFalse(x) => Some(sql::Expr::IsNotFalse(x.clone())),
-        sql::Expr::IsNotFalse(x) => Some(sql::Expr::IsFalse(x.clone())),
+        // IS UNKNOWN is IS NULL; NOT of IS [NOT] TRUE / FALSE stays a NOT (`!(a is
+        // true)`), as MariaDB prints it.
+        sql::Expr::IsNull(x) | sql::Expr::IsUnknown(x) => Some(sql::Expr::IsNotNull(x.clone())),
+        sql::Expr::IsNotNull(x) | sql::Expr::IsNotUnknown(x) => Some(sql::Expr::IsNull(x.clone())),
         sql::Expr::BinaryOp { left, op, right } => {
             let inv = match op {
                 B::Gt => B::LtEq,
@@ -481,8 +481,12 @@ fn print_at(e: &sql::Expr, outer: u8) -> String {
             sql::UnaryOperator::Plus => print_at(expr, outer),
             other => format!("{other}{}", wrap(expr, P_UNARY, false)),
         },
-        sql::Expr::IsNull(x) => format!("{} is null", wrap(x, P_CMP, false)),
-        sql::Expr::IsNotNull(x) => format!("{} is not null", wrap(x, P_CMP, false)),
+        sql::Expr::IsNull(x) | sql::Expr::IsUnknown(x) => {
+            format!("{} is null", wrap(x, P_CMP, false))
+        }
+        sql::Expr::IsNotNull(x) | sql::Expr::IsNotUnknown(x) => {
+            format!("{} is not null", wrap(x, P_CMP, false))
+        }
         sql::Expr::IsTrue(x) => format!("{} is true", wrap(x, P_CMP, false)),
         sql::Expr::IsNotTrue(x) => format!("{} is not true", wrap(x, P_CMP, false)),
         sql::Expr::IsFalse(x) => format!("{} is false", wrap(x, P_CMP, false)),

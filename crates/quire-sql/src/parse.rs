@@ -116,7 +116,9 @@ fn parse_all(text: &str) -> Result<Vec<Statement>> {
         })?;
     check_nesting(&tokens)?;
     Parser::new(&dialect)
-        .with_tokens_with_locations(delete_returning_first(mysql_tokens(tokens)))
+        .with_tokens_with_locations(insert_select_dual(delete_returning_first(mysql_tokens(
+            tokens,
+        ))))
         .parse_statements()
         .map_err(|e| parse_error(text, e))
 }
@@ -133,6 +135,7 @@ fn parse_all(text: &str) -> Result<Vec<Statement>> {
 /// - `CAST(x AS CHAR CHARACTER SET utf8mb4)` → `CAST(x AS CHAR)` (utf8mb4 is the only
 ///   character set Quire has).
 fn mysql_tokens(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
+    let tokens = bang_not(tokens);
     let word = |t: &TokenWithSpan| match &t.token {
         Token::Word(w) if w.quote_style.is_none() => Some(w.value.to_ascii_uppercase()),
         _ => None,
@@ -361,6 +364,210 @@ fn mysql_tokens(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
         i += 1;
     }
     out
+}
+
+/// MySQL's `!x`, which sqlparser's MySQL dialect does not read, rewritten in the token
+/// stream as `(NOT (x))`. `!` binds tighter than any binary operator (MySQL's precedence
+/// table: only BINARY, COLLATE and INTERVAL bind tighter), so `x` is the operand right after
+/// it: a literal, a placeholder, a (qualified) name or function call, a parenthesised
+/// group, a CASE … END, or another prefix operator and its operand. `!!x` is two. The new
+/// tokens keep the span of the `!`.
+fn bang_not(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
+    if !tokens.iter().any(|t| {
+        matches!(
+            t.token,
+            Token::ExclamationMark | Token::DoubleExclamationMark | Token::ExclamationMarkTilde
+        )
+    }) {
+        return tokens;
+    }
+    // `!!` is two `!`, and `!~` (PostgreSQL's operator to the tokenizer) `!` then `~`.
+    let mut split = Vec::with_capacity(tokens.len() + 2);
+    for t in tokens {
+        let second = match t.token {
+            Token::DoubleExclamationMark => Token::ExclamationMark,
+            Token::ExclamationMarkTilde => Token::Tilde,
+            _ => {
+                split.push(t);
+                continue;
+            }
+        };
+        for token in [Token::ExclamationMark, second] {
+            split.push(TokenWithSpan {
+                token,
+                span: t.span,
+            });
+        }
+    }
+    let mut out = Vec::with_capacity(split.len() + 8);
+    bang_not_into(&split, &mut out);
+    out
+}
+
+/// Copies `toks` into `out` with each `!` operand wrapped ([`bang_not`]).
+fn bang_not_into(toks: &[TokenWithSpan], out: &mut Vec<TokenWithSpan>) {
+    let mut i = 0;
+    while i < toks.len() {
+        let t = &toks[i];
+        if t.token != Token::ExclamationMark {
+            out.push(t.clone());
+            i += 1;
+            continue;
+        }
+        let end = operand_end(toks, i + 1);
+        let mk = |token: Token| TokenWithSpan {
+            token,
+            span: t.span,
+        };
+        out.push(mk(Token::LParen));
+        out.push(mk(Token::make_keyword("NOT")));
+        out.push(mk(Token::LParen));
+        bang_not_into(&toks[i + 1..end], out);
+        out.push(mk(Token::RParen));
+        out.push(mk(Token::RParen));
+        i = end;
+    }
+}
+
+/// The index just past the operand of a prefix operator that starts at or after `i`
+/// (whitespace skipped); `i` itself if there is none (the parser then reports the error).
+fn operand_end(toks: &[TokenWithSpan], i: usize) -> usize {
+    let skip_ws = |mut j: usize| {
+        while j < toks.len() && matches!(toks[j].token, Token::Whitespace(_)) {
+            j += 1;
+        }
+        j
+    };
+    // Past the parenthesis that closes the one at `j`.
+    let close = |j: usize| {
+        let mut depth = 0usize;
+        for (k, t) in toks.iter().enumerate().skip(j) {
+            match t.token {
+                Token::LParen => depth += 1,
+                Token::RParen => {
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 {
+                        return k + 1;
+                    }
+                }
+                _ => {}
+            }
+        }
+        toks.len()
+    };
+    let j = skip_ws(i);
+    let Some(t) = toks.get(j) else {
+        return i;
+    };
+    match &t.token {
+        Token::ExclamationMark | Token::Minus | Token::Plus | Token::Tilde => {
+            operand_end(toks, j + 1)
+        }
+        Token::LParen => close(j),
+        // `@v`, `@@v`, `@@session.v` (when the tokenizer splits the `@`).
+        Token::AtSign => {
+            let mut k = j;
+            while toks.get(k).is_some_and(|t| t.token == Token::AtSign) {
+                k += 1;
+            }
+            operand_end(toks, k).max(k)
+        }
+        Token::Word(w) if w.quote_style.is_none() && w.keyword == Keyword::CASE => {
+            let mut depth = 0usize;
+            for (k, t) in toks.iter().enumerate().skip(j) {
+                if let Token::Word(w) = &t.token {
+                    if w.quote_style.is_none() && w.keyword == Keyword::CASE {
+                        depth += 1;
+                    } else if w.quote_style.is_none() && w.keyword == Keyword::END {
+                        depth = depth.saturating_sub(1);
+                        if depth == 0 {
+                            return k + 1;
+                        }
+                    }
+                }
+            }
+            toks.len()
+        }
+        Token::Word(w) if w.quote_style.is_none() && w.keyword == Keyword::BINARY => {
+            operand_end(toks, j + 1)
+        }
+        Token::Word(_) => {
+            // A name, qualified (`db.t.c`), or a call (`f(…)`, `db.f(…)`).
+            let mut k = j + 1;
+            while k + 1 < toks.len()
+                && toks[k].token == Token::Period
+                && matches!(toks[k + 1].token, Token::Word(_) | Token::Mul)
+            {
+                k += 2;
+            }
+            let n = skip_ws(k);
+            if toks.get(n).is_some_and(|t| t.token == Token::LParen) {
+                return close(n);
+            }
+            k
+        }
+        _ => j + 1,
+    }
+}
+
+/// `INSERT … SELECT 1, 2 ON DUPLICATE KEY UPDATE …`, a SELECT without FROM right before
+/// the ON: sqlparser takes that ON for the last item's alias. `FROM DUAL` goes in front
+/// of it (the same SELECT), with ON's span.
+fn insert_select_dual(mut tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
+    let kw = |t: &TokenWithSpan| match &t.token {
+        Token::Word(w) if w.quote_style.is_none() => Some(w.keyword),
+        _ => None,
+    };
+    let sig: Vec<usize> = (0..tokens.len())
+        .filter(|&i| !matches!(tokens[i].token, Token::Whitespace(_)))
+        .collect();
+    if sig.first().and_then(|&i| kw(&tokens[i])) != Some(Keyword::INSERT) {
+        return tokens;
+    }
+    let mut depth = 0i32;
+    let mut last_select_open = false;
+    for (n, &i) in sig.iter().enumerate() {
+        match tokens[i].token {
+            Token::LParen => depth += 1,
+            Token::RParen => depth -= 1,
+            _ if depth != 0 => {}
+            _ => match kw(&tokens[i]) {
+                Some(Keyword::SELECT) => last_select_open = true,
+                Some(
+                    Keyword::FROM
+                    | Keyword::WHERE
+                    | Keyword::GROUP
+                    | Keyword::HAVING
+                    | Keyword::ORDER
+                    | Keyword::LIMIT
+                    | Keyword::WINDOW
+                    | Keyword::INTO
+                    | Keyword::FOR
+                    | Keyword::LOCK,
+                ) => last_select_open = false,
+                Some(Keyword::ON)
+                    if last_select_open
+                        && sig
+                            .get(n + 1)
+                            .is_some_and(|&j| kw(&tokens[j]) == Some(Keyword::DUPLICATE)) =>
+                {
+                    let span = tokens[i].span;
+                    let mk = |token: Token| TokenWithSpan { token, span };
+                    let space = || Token::Whitespace(sqlparser::tokenizer::Whitespace::Space);
+                    let dual = [
+                        mk(Token::make_keyword("FROM")),
+                        mk(space()),
+                        mk(Token::make_word("DUAL", None)),
+                        mk(space()),
+                    ];
+                    tokens.splice(i..i, dual);
+                    return tokens;
+                }
+                _ => {}
+            },
+        }
+    }
+    tokens
 }
 
 /// MariaDB's DELETE puts RETURNING last (`DELETE FROM t WHERE … ORDER BY … LIMIT n
@@ -725,7 +932,134 @@ type Parsed<'t> = (
     std::borrow::Cow<'t, str>,
 );
 
+/// The byte offset in `text` of a tokenizer location (1-based line and column, in chars).
+fn byte_offset(text: &str, line: u64, col: u64) -> usize {
+    let mut off = 0usize;
+    for (i, l) in text.split_inclusive('\n').enumerate() {
+        if i as u64 + 1 == line {
+            return off
+                + l.char_indices()
+                    .nth(col.saturating_sub(1) as usize)
+                    .map_or(l.len(), |(b, _)| b);
+        }
+        off += l.len();
+    }
+    off
+}
+
+/// The name of the optimizer hint that marks a DELETE as `DELETE IGNORE` (sqlparser's
+/// Delete has no field for it). A parsed hint's prefix is alphanumeric, so no client text
+/// makes this one.
+pub const DELETE_IGNORE_HINT: &str = "quire-ignore";
+
+/// `UPDATE [LOW_PRIORITY] [IGNORE] …` and `DELETE [LOW_PRIORITY] [QUICK] [IGNORE] …`,
+/// whose modifiers sqlparser's MySQL dialect does not read (it takes `IGNORE` for a table
+/// name): the text with them blanked out (spaces of their length, so placeholders and
+/// error positions keep their places), and whether IGNORE was there. The caller marks the
+/// parsed statement ([`mark_ignore`]); LOW_PRIORITY and QUICK change nothing in InnoDB.
+/// Only unquoted modifiers right after the verb count: anywhere else the words are left to
+/// the parser, as MariaDB reads them only there.
+pub fn strip_dml_ignore(text: &str) -> (Cow<'_, str>, bool) {
+    let lower_start = text.trim_start().get(..6).map(str::to_ascii_lowercase);
+    let has = |word: &[u8]| {
+        text.as_bytes()
+            .windows(word.len())
+            .any(|w| w.eq_ignore_ascii_case(word))
+    };
+    if !matches!(lower_start.as_deref(), Some("update" | "delete"))
+        || !(has(b"ignore") || has(b"quick") || has(b"low_priority"))
+    {
+        return (Cow::Borrowed(text), false);
+    }
+    let dialect = MySqlDialect {};
+    let Ok(toks) = Tokenizer::new(&dialect, text).tokenize_with_location() else {
+        return (Cow::Borrowed(text), false);
+    };
+    let mut words = toks
+        .iter()
+        .filter(|t| !matches!(t.token, Token::Whitespace(_)));
+    let verb = match words.next().map(|t| &t.token) {
+        Some(Token::Word(w)) if w.quote_style.is_none() => w.keyword,
+        _ => return (Cow::Borrowed(text), false),
+    };
+    // Byte ranges of the modifiers, in order.
+    let mut blank: Vec<(usize, usize)> = Vec::new();
+    let mut ignore = false;
+    for t in words {
+        let Token::Word(w) = &t.token else { break };
+        if w.quote_style.is_some() {
+            break;
+        }
+        let upper = w.value.to_ascii_uppercase();
+        let known = match upper.as_str() {
+            "LOW_PRIORITY" => !ignore,
+            "QUICK" => verb == Keyword::DELETE && !ignore,
+            "IGNORE" => !std::mem::replace(&mut ignore, true),
+            _ => false,
+        };
+        if !known {
+            break;
+        }
+        let at = byte_offset(text, t.span.start.line, t.span.start.column);
+        blank.push((at, at + w.value.len()));
+    }
+    if blank.is_empty() {
+        return (Cow::Borrowed(text), false);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut from = 0;
+    for (a, b) in blank {
+        let (Some(keep), Some(word)) = (text.get(from..a), text.get(a..b)) else {
+            return (Cow::Borrowed(text), false);
+        };
+        out.push_str(keep);
+        out.extend(std::iter::repeat_n(' ', word.len()));
+        from = b;
+    }
+    out.push_str(text.get(from..).unwrap_or(""));
+    (Cow::Owned(out), ignore)
+}
+
+/// Marks a statement read from text [`strip_dml_ignore`] blanked as `… IGNORE`: an
+/// UPDATE by sqlparser's `UPDATE OR IGNORE`, a DELETE by the [`DELETE_IGNORE_HINT`] hint.
+fn mark_ignore(stmt: &mut Statement) {
+    match stmt {
+        Statement::Update(u) => u.or = Some(sqlparser::ast::SqliteOnConflict::Ignore),
+        Statement::Delete(d) => d.optimizer_hints.push(sqlparser::ast::OptimizerHint {
+            prefix: DELETE_IGNORE_HINT.into(),
+            text: String::new(),
+            style: sqlparser::ast::OptimizerHintStyle::MultiLine,
+        }),
+        _ => {}
+    }
+}
+
+/// Whether the UPDATE was written `UPDATE IGNORE` ([`mark_ignore`]).
+pub fn update_is_ignore(u: &sqlparser::ast::Update) -> bool {
+    u.or == Some(sqlparser::ast::SqliteOnConflict::Ignore)
+}
+
+/// Whether the DELETE was written `DELETE IGNORE` ([`mark_ignore`]).
+pub fn delete_is_ignore(d: &sqlparser::ast::Delete) -> bool {
+    d.optimizer_hints
+        .iter()
+        .any(|h| h.prefix == DELETE_IGNORE_HINT)
+}
+
 fn parse_text(text: &str) -> Result<Parsed<'_>> {
+    match strip_dml_ignore(text) {
+        (Cow::Borrowed(t), _) => parse_stripped(t),
+        (Cow::Owned(t), ignore) => {
+            let (mut stmt, lock, wait, parsed) = parse_stripped(&t)?;
+            if ignore {
+                mark_ignore(&mut stmt);
+            }
+            Ok((stmt, lock, wait, Cow::Owned(parsed.into_owned())))
+        }
+    }
+}
+
+fn parse_stripped(text: &str) -> Result<Parsed<'_>> {
     let (text, wait) = crate::dispatch::strip_lock_wait(text);
     let (text, lock) = match crate::dispatch::strip_lock_in_share_mode(text) {
         Some(rest) => (rest, Some(ReadLock::Shared)),
@@ -911,6 +1245,66 @@ mod tests {
             parse_one("SELEC a, b"),
             Err(SqlError::Parse { .. })
         ));
+    }
+
+    #[test]
+    fn update_and_delete_ignore_are_read_as_flags_with_placeholders_in_place() {
+        let Prepared {
+            stmt, params: p, ..
+        } = parse_prepared("UPDATE IGNORE t SET a = ? WHERE id = ?", SqlMode::default())
+            .expect("parses");
+        let Statement::Update(u) = &stmt else {
+            panic!("not an UPDATE: {stmt}");
+        };
+        assert!(update_is_ignore(u));
+        assert_eq!(u.table.to_string(), "t");
+        let mut cols: Vec<_> = p.keys().map(|(_, c)| *c).collect();
+        cols.sort();
+        // `?` at columns 25 and 38 of the text as written.
+        assert_eq!(cols, vec![25, 38]);
+        for text in [
+            "DELETE IGNORE FROM t WHERE a = 1",
+            "delete quick ignore t1 FROM t1 JOIN t2 ON t1.a = t2.a",
+        ] {
+            let (stmt, _) = parse_one(text).expect("parses");
+            let Statement::Delete(d) = &stmt else {
+                panic!("not a DELETE: {stmt}");
+            };
+            assert!(delete_is_ignore(d), "{text}");
+        }
+        let (stmt, _) = parse_one("UPDATE `ignore` SET a = 1").expect("parses");
+        let Statement::Update(u) = &stmt else {
+            panic!("not an UPDATE");
+        };
+        assert!(!update_is_ignore(u));
+        assert!(matches!(
+            parse_one("UPDATE ignore SET a = 1"),
+            Err(SqlError::Parse { .. })
+        ));
+    }
+
+    #[test]
+    fn bang_binds_tighter_than_binary_operators() {
+        let (stmt, _) = parse_one(
+            "SELECT !a > 0, ! 2 + 1, !(a > 1), !!a, !t.a * 2, !abs(a) - 1, !@v, !@@autocommit, !~a",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let text = stmt.to_string();
+        assert!(text.contains("(NOT (a)) > 0"), "{text}");
+        assert!(text.contains("(NOT (2)) + 1"), "{text}");
+        assert!(text.contains("(NOT ((a > 1)))"), "{text}");
+        assert!(text.contains("(NOT ((NOT (a))))"), "{text}");
+        assert!(text.contains("(NOT (t.a)) * 2"), "{text}");
+        assert!(text.contains("(NOT (abs(a))) - 1"), "{text}");
+        assert!(parse_one("SELECT a != 1").is_ok());
+    }
+
+    #[test]
+    fn insert_select_without_from_takes_on_duplicate_key_update() {
+        let (stmt, _) = parse_one("INSERT INTO t SELECT 1, 2 ON DUPLICATE KEY UPDATE c = 3")
+            .unwrap_or_else(|e| panic!("{e}"));
+        let text = stmt.to_string();
+        assert!(text.contains("FROM DUAL ON DUPLICATE KEY UPDATE"), "{text}");
     }
 
     #[test]

@@ -697,7 +697,8 @@ impl<'d> Session<'d> {
             }
             Planned::Update(up) => {
                 let table = self.open_table(&up.table.db, &up.table.name)?;
-                let strict = self.sv.mode.strict();
+                // IGNORE turns strict mode's data errors into warnings, as INSERT IGNORE.
+                let strict = self.sv.mode.strict() && !up.ignore;
                 self.sv.insert_id_arg.set(false);
                 let (matched, changed) =
                     self.in_statement_with(params, true, strict, sq, |tx, env| {
@@ -764,14 +765,18 @@ impl<'d> Session<'d> {
                             if new == old {
                                 continue;
                             }
-                            crate::check::enforce(
+                            if !crate::check::enforce(
                                 &checks,
                                 &new,
                                 env,
-                                false,
+                                up.ignore,
                                 shown_db,
                                 shown_table,
-                            )?;
+                            )? {
+                                // MariaDB does not count a row its CHECK skipped as matched.
+                                matched -= 1;
+                                continue;
+                            }
                             let done = match &handle {
                                 Some(h) => tx.update_row(&table, h, new.clone()),
                                 None => {
@@ -782,6 +787,7 @@ impl<'d> Session<'d> {
                             match done {
                                 Ok(true) => changed += 1,
                                 Ok(false) => {}
+                                Err(e) if up.ignore && refused_row(&e) => {}
                                 Err(e) => return Err(e.into()),
                             }
                         }
@@ -835,6 +841,12 @@ impl<'d> Session<'d> {
                                     }
                                 }
                                 Err(DbError::RowNotFound) => {}
+                                // MariaDB's single-table DELETE IGNORE says why it kept
+                                // the row (its multi-table one does not).
+                                Err(e @ DbError::RowIsReferenced(_)) if dp.ignore => {
+                                    let e = SqlError::from(e);
+                                    env.warn(Level::Warning, 1451, e.to_string())?;
+                                }
                                 Err(e) => return Err(e.into()),
                             }
                         }
@@ -852,12 +864,18 @@ impl<'d> Session<'d> {
             Planned::UpdateJoin(mp) => {
                 let opened = self.open_tables(&mp.select.source)?;
                 let tables = opened.as_slice();
-                let strict = self.sv.mode.strict();
-                let (matched, changed) =
+                let strict = self.sv.mode.strict() && !mp.ignore;
+                let (matched, changed, check_skips) =
                     self.in_statement_with(params, true, strict, sq, |tx, env| {
                         let rows = exec::select_rows(&mp.select, tables, &mut Txn::Some(tx), env)?;
                         update_join_rows(mp, tables, rows, tx, env, strict)
                     })?;
+                let warnings = self
+                    .sv
+                    .diag
+                    .get_mut()
+                    .statement_count()
+                    .saturating_sub(check_skips);
                 Ok(Outcome::Ok {
                     affected_rows: if self.client_found_rows {
                         matched
@@ -865,7 +883,9 @@ impl<'d> Session<'d> {
                         changed
                     },
                     last_insert_id: 0,
-                    info: format!("Rows matched: {matched}  Changed: {changed}  Warnings: 0"),
+                    info: format!(
+                        "Rows matched: {matched}  Changed: {changed}  Warnings: {warnings}"
+                    ),
                 })
             }
             Planned::DeleteJoin(mp) => {
@@ -879,6 +899,8 @@ impl<'d> Session<'d> {
                         match tx.delete(table, pk) {
                             Ok(()) => n += 1,
                             Err(DbError::RowNotFound) => {}
+                            // Kept without a warning, as MariaDB's multi-table DELETE IGNORE.
+                            Err(e) if mp.ignore && refused_row(&e) => {}
                             Err(e) => return Err(e.into()),
                         }
                         Ok(())
@@ -890,6 +912,18 @@ impl<'d> Session<'d> {
             Planned::Do(items) => self.run_do(items, params),
         }
     }
+}
+
+/// Whether `e` refuses one row of an UPDATE IGNORE or DELETE IGNORE, which then leaves
+/// that row as it was and goes on: a duplicate key, a child without its parent (1452), a
+/// parent with children (1451). The engine undoes the failed row change whole, cascades
+/// included (quire-engine table/foreign.rs, invariant 3). MariaDB's UPDATE IGNORE says
+/// nothing of these rows; its single-table DELETE IGNORE warns (the caller's choice).
+fn refused_row(e: &DbError) -> bool {
+    matches!(
+        e,
+        DbError::DuplicateKey { .. } | DbError::NoReferencedRow(_) | DbError::RowIsReferenced(_)
+    )
 }
 
 /// The open table of target `i` of a multi-table UPDATE or DELETE.
@@ -944,7 +978,7 @@ fn for_each_target_row(
 }
 
 /// Applies a multi-table UPDATE's assignments to the target rows of its joined `rows`;
-/// returns (rows matched, rows changed). Each assignment sees the joined row as read, with
+/// returns (rows matched, rows changed, rows an IGNORE skipped for their CHECK). Each assignment sees the joined row as read, with
 /// the earlier assignments to the same table applied (MySQL's left-to-right order).
 fn update_join_rows<'d>(
     mp: &crate::stmt::JoinDmlPlan,
@@ -953,8 +987,8 @@ fn update_join_rows<'d>(
     tx: &mut Transaction<'d>,
     env: &dyn Env,
     strict: bool,
-) -> Result<(u64, u64)> {
-    let (mut matched, mut changed) = (0u64, 0u64);
+) -> Result<(u64, u64, u64)> {
+    let (mut matched, mut changed, mut check_skips) = (0u64, 0u64, 0u64);
     let checks = mp
         .targets
         .iter()
@@ -1036,15 +1070,24 @@ fn update_join_rows<'d>(
         }
         if let Some(cks) = checks.get(i) {
             let (db, name) = t.table.shown();
-            crate::check::enforce(cks, new, env, false, db, name)?;
+            if !crate::check::enforce(cks, new, env, mp.ignore, db, name)? {
+                // Matched still, and its warning left out of the OK's count: MariaDB's
+                // multi-table UPDATE counts the rows it read and the data conversions it
+                // warned of (`cuted_fields`), unlike its single-table one.
+                check_skips += 1;
+                return Ok(());
+            }
         }
         let table = target_table(mp, tables, i)?;
-        if tx.update(table, pk, new.to_vec())? {
-            changed += 1;
+        match tx.update(table, pk, new.to_vec()) {
+            Ok(true) => changed += 1,
+            Ok(false) => {}
+            Err(e) if mp.ignore && refused_row(&e) => {}
+            Err(e) => return Err(e.into()),
         }
         Ok(())
     })?;
-    Ok((matched, changed))
+    Ok((matched, changed, check_skips))
 }
 
 /// The rows an UPDATE or DELETE changes, read with X locks at their newest versions, in
@@ -1315,6 +1358,7 @@ pub(crate) fn insert_rows<'d>(
                         &handle,
                         old,
                         &row,
+                        od.source_at.and_then(|at| src.get(at..)).unwrap_or(&[]),
                         n as u64 + 1,
                         env,
                         strict,

@@ -46,6 +46,9 @@ pub struct JoinDmlPlan {
     /// UPDATE's assignments: (index into `targets`, column of that table, value over the
     /// joined row).
     pub sets: Vec<(usize, usize, Expr)>,
+    /// `UPDATE IGNORE` / `DELETE IGNORE`: a row a key, a foreign key or a CHECK refuses
+    /// is skipped, and data errors are warnings.
+    pub ignore: bool,
 }
 
 /// A table a multi-table UPDATE or DELETE changes.
@@ -202,6 +205,10 @@ pub struct InsertPlan {
 #[derive(Debug, Clone)]
 pub struct OnDuplicate {
     pub sets: Vec<(usize, Expr)>,
+    /// INSERT … SELECT whose assignments read the SELECT's own tables (`c = s.col`): the
+    /// SELECT's rows carry those tables' columns after its own items, from this index,
+    /// and the assignments read them after the two rows (columns `2n..`).
+    pub source_at: Option<usize>,
 }
 
 /// The RETURNING clause of INSERT, REPLACE (MariaDB 10.5) or a single-table DELETE
@@ -226,6 +233,9 @@ pub struct UpdatePlan {
     pub order: DmlOrder,
     /// Subqueries of its SET and WHERE.
     pub subqueries: Vec<std::sync::Arc<crate::subquery::Subquery>>,
+    /// `UPDATE IGNORE`: a row a key, a foreign key or a CHECK refuses is left as it was,
+    /// and data errors are warnings (as INSERT IGNORE's).
+    pub ignore: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -239,6 +249,8 @@ pub struct DeletePlan {
     pub subqueries: Vec<std::sync::Arc<crate::subquery::Subquery>>,
     /// `RETURNING …`: a result set of the rows deleted instead of an OK.
     pub returning: Option<Returning>,
+    /// `DELETE IGNORE`: a row a foreign key keeps is left, with warning 1451.
+    pub ignore: bool,
 }
 
 /// The ORDER BY of a single-table UPDATE or DELETE: keys over the table's row, each
@@ -669,8 +681,65 @@ pub fn select_in(
         sql::SetExpr::Query(_) | sql::SetExpr::SetOperation { .. } => {
             crate::stmt::union::plan(ctx, q, lock, outer)
         }
+        sql::SetExpr::Values(v) => {
+            let mut as_union = q.clone();
+            *as_union.body = values_as_union(v)?;
+            select_in(ctx, &as_union, lock, outer)
+        }
         other => Err(SqlError::Unsupported(other.to_string())),
     }
+}
+
+/// MariaDB 10.3's table value constructor as a query (`VALUES (1, 2), (3, 4)`, alone, in
+/// a UNION, as a derived table, in `IN (VALUES …)`): a UNION ALL of one-row SELECTs, which
+/// gives it MariaDB's result: the columns named by the first row's values as a SELECT of
+/// them names its items, and each column's type aggregated over the rows as a UNION's.
+/// Rows of different lengths are 4099, an empty row 4141. (INSERT's own VALUES lists do
+/// not come here.)
+pub(crate) fn values_as_union(v: &sql::Values) -> Result<sql::SetExpr> {
+    let width = v.rows.first().map_or(0, |r| r.content.len());
+    if width == 0 {
+        return Err(SqlError::Raised {
+            code: 4141,
+            message: "Row with no elements is not allowed in table value constructor in this \
+                      context"
+                .into(),
+        });
+    }
+    if v.rows.iter().any(|r| r.content.len() != width) {
+        return Err(SqlError::Raised {
+            code: 4099,
+            message: "The used table value constructor has a different number of values".into(),
+        });
+    }
+    let (shell, _) = crate::parse::parse_one("SELECT 1")?;
+    let sql::Statement::Query(q) = shell else {
+        return Err(SqlError::Unsupported("VALUES".into()));
+    };
+    let sql::SetExpr::Select(template) = *q.body else {
+        return Err(SqlError::Unsupported("VALUES".into()));
+    };
+    let mut body: Option<sql::SetExpr> = None;
+    for r in &v.rows {
+        let mut sel = template.clone();
+        sel.projection = r
+            .content
+            .iter()
+            .cloned()
+            .map(sql::SelectItem::UnnamedExpr)
+            .collect();
+        let one = sql::SetExpr::Select(sel);
+        body = Some(match body {
+            None => one,
+            Some(left) => sql::SetExpr::SetOperation {
+                op: sql::SetOperator::Union,
+                set_quantifier: sql::SetQuantifier::All,
+                left: Box::new(left),
+                right: Box::new(one),
+            },
+        });
+    }
+    body.ok_or_else(|| SqlError::Unsupported("VALUES".into()))
 }
 
 /// Plans one SELECT with the ORDER BY and LIMIT of its query.
@@ -1306,6 +1375,23 @@ pub fn insert(ctx: &Ctx<'_>, ins: &sql::Insert) -> Result<InsertPlan> {
             }
         }
     };
+    // ON DUPLICATE KEY UPDATE of an INSERT … SELECT names the SELECT's tables too.
+    let select_from = match (&on_dup, &ins.source) {
+        (Some(_), Some(q)) if ins.assignments.is_empty() && q.with.is_none() => {
+            match q.body.as_ref() {
+                sql::SetExpr::Select(sel) if !sel.from.is_empty() && sel.distinct.is_none() => {
+                    Some((q, sel))
+                }
+                _ => None,
+            }
+        }
+        _ => None,
+    };
+    let source_scope = match select_from {
+        // Bound again for its names alone (FROM DUAL has none).
+        Some((_, sel)) => bind_input(ctx, &sel.from, Some(&SubCtx::new(ctx, None)))?.1,
+        None => None,
+    };
     let mut defaults = Vec::with_capacity(ncols);
     for c in &t.def.columns {
         defaults.push(match &c.default {
@@ -1314,9 +1400,34 @@ pub fn insert(ctx: &Ctx<'_>, ins: &sql::Insert) -> Result<InsertPlan> {
         });
     }
     let on_dup = match on_dup {
-        Some(list) => Some(on_duplicate(ctx, &subctx, &t, list)?),
+        Some(list) => Some(on_duplicate(ctx, &subctx, &t, list, source_scope.as_ref())?),
         None => None,
     };
+    // The assignments read the SELECT's tables: plan it again with their columns after
+    // its items (hidden from the insert, which takes the first `targets.len()`).
+    let source = match (&on_dup, select_from, &source_scope) {
+        (Some(od), Some((q, sel)), Some(scope)) if od.source_at.is_some() => {
+            let mut sel = sel.clone();
+            for st in &scope.tables {
+                for c in &scope.columns[st.offset..st.offset + st.len] {
+                    sel.projection.push(sql::SelectItem::UnnamedExpr(
+                        sql::Expr::CompoundIdentifier(vec![
+                            sql::Ident::new(&st.alias),
+                            sql::Ident::new(&c.name),
+                        ]),
+                    ));
+                }
+            }
+            let mut q = q.clone();
+            *q.body = sql::SetExpr::Select(sel);
+            InsertSource::Select(Box::new(select(ctx, &q, None)?))
+        }
+        _ => source,
+    };
+    let on_dup = on_dup.map(|od| OnDuplicate {
+        source_at: od.source_at.map(|_| targets.len()),
+        ..od
+    });
     let mut subqueries = subctx.take();
     let returning = match &ins.returning {
         Some(items) => Some(returning(ctx, items, name, None, &mut subqueries)?),
@@ -1344,8 +1455,10 @@ fn on_duplicate(
     subctx: &SubCtx<'_>,
     t: &TableRef,
     list: &[sql::Assignment],
+    source: Option<&crate::bind::Scope>,
 ) -> Result<OnDuplicate> {
     let width = t.def.columns.len();
+    let target = scope_of(t);
     // The row the statement would insert follows the existing one; no name reaches it (it
     // is not visible, and its empty alias is no identifier): only VALUES(c) does.
     let mut scope = scope_of(t);
@@ -1359,6 +1472,19 @@ fn on_duplicate(
         len: width,
         auto_increment: None,
     });
+    // Then an INSERT … SELECT's tables, as MariaDB resolves names there: a name both the
+    // table and a SELECT's table have is 1052.
+    if let Some(src) = source {
+        let at = 2 * width;
+        scope.columns.extend(src.columns.iter().cloned());
+        scope
+            .tables
+            .extend(src.tables.iter().cloned().map(|mut st| {
+                st.offset += at;
+                st
+            }));
+        scope.visible.extend(src.visible.iter().map(|c| c + at));
+    }
     let mut sets = Vec::with_capacity(list.len());
     for a in list {
         let sql::AssignmentTarget::ColumnName(n) = &a.target else {
@@ -1370,7 +1496,8 @@ fn on_duplicate(
             [q, c] | [_, q, c] => (Some(q.as_str()), c.as_str()),
             _ => return Err(SqlError::Unsupported(n.to_string())),
         };
-        let col = scope.resolve(q, c, "UPDATE")?;
+        // The column assigned is the target table's, whatever the SELECT's tables hold.
+        let col = target.resolve(q, c, "UPDATE")?;
         let e = if crate::bind::is_default_keyword(&a.value) {
             scope.default_of(col, ctx.params, ctx.conn)?
         } else {
@@ -1388,7 +1515,19 @@ fn on_duplicate(
         };
         sets.push((col, e));
     }
-    Ok(OnDuplicate { sets })
+    let mut reads_source = false;
+    for (_, e) in &sets {
+        e.walk(&mut |x| {
+            if matches!(x, Expr::Column(c) if *c >= 2 * width) {
+                reads_source = true;
+            }
+        });
+    }
+    Ok(OnDuplicate {
+        sets,
+        // Its final value (where the SELECT's row carries them) is set by the caller.
+        source_at: reads_source.then_some(2 * width),
+    })
 }
 
 /// Binds a RETURNING list over table `name` (as `alias`), adding its subqueries to the
@@ -1560,6 +1699,7 @@ pub fn update_stmt(ctx: &Ctx<'_>, u: &sql::Update) -> Result<Planned> {
         select,
         targets,
         sets,
+        ignore: crate::parse::update_is_ignore(u),
     }))
 }
 
@@ -1683,6 +1823,7 @@ pub fn update(ctx: &Ctx<'_>, u: &sql::Update) -> Result<UpdatePlan> {
         limit,
         order,
         subqueries: subctx.take(),
+        ignore: crate::parse::update_is_ignore(u),
     })
 }
 
@@ -1764,6 +1905,7 @@ pub fn delete_stmt(ctx: &Ctx<'_>, d: &sql::Delete) -> Result<Planned> {
         select,
         targets,
         sets: Vec::new(),
+        ignore: crate::parse::delete_is_ignore(d),
     }))
 }
 
@@ -1810,5 +1952,6 @@ pub fn delete(ctx: &Ctx<'_>, d: &sql::Delete) -> Result<DeletePlan> {
         order,
         subqueries,
         returning,
+        ignore: crate::parse::delete_is_ignore(d),
     })
 }

@@ -120,15 +120,18 @@ pub(crate) fn update_duplicate<'d>(
     handle: &RowHandle,
     old: Vec<Value>,
     new_row: &[Value],
+    source: &[Value],
     n: u64,
     env: &dyn Env,
     strict: bool,
     null_is_error: bool,
 ) -> Result<Updated> {
     let width = ip.table.def.columns.len();
-    // The existing row as updated so far, then the row VALUES(c) reads.
+    // The existing row as updated so far, then the row VALUES(c) reads, then the columns
+    // of an INSERT … SELECT's tables the assignments read (`OnDuplicate::source_at`).
     let mut both = old.clone();
     both.extend(new_row.iter().cloned());
+    both.extend(source.iter().cloned());
     for (c, e) in &od.sets {
         // Left to right, later assignments seeing earlier ones, as UPDATE.
         let v = e.eval(

@@ -111,6 +111,15 @@ pub(crate) fn member(
             sub.limit_clause = None;
             plan(ctx, &sub, lock, outer)
         }
+        // A table value constructor: its rows as a query of their own.
+        sql::SetExpr::Values(v) => {
+            let mut sub = q.clone();
+            sub.with = None;
+            *sub.body = crate::stmt::values_as_union(v)?;
+            sub.order_by = None;
+            sub.limit_clause = None;
+            crate::stmt::select_in(ctx, &sub, lock, outer)
+        }
         other => Err(SqlError::Unsupported(other.to_string())),
     }
 }

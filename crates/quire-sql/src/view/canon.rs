@@ -606,10 +606,49 @@ impl Printer<'_> {
                             );
                         }
                     }
+                    // NOT of a column or a call is `x = 0`; of IS [NOT] NULL / UNKNOWN the
+                    // opposite test.
+                    match inner {
+                        E::Identifier(_) | E::CompoundIdentifier(_) | E::Function(_) => {
+                            return p(
+                                &E::BinaryOp {
+                                    left: Box::new(inner.clone()),
+                                    op: sql::BinaryOperator::Eq,
+                                    right: Box::new(E::value(sql::Value::Number(
+                                        "0".into(),
+                                        false,
+                                    ))),
+                                },
+                                parent,
+                            );
+                        }
+                        E::IsNull(x) | E::IsUnknown(x) => {
+                            return p(&E::IsNotNull(x.clone()), parent)
+                        }
+                        E::IsNotNull(x) | E::IsNotUnknown(x) => {
+                            return p(&E::IsNull(x.clone()), parent)
+                        }
+                        _ => {}
+                    }
                     Self::wrap(format!("!({})", p(inner, 0)?), prec::NOT, parent)
                 }
                 _ => return Err(Unknown),
             },
+            E::IsTrue(x) | E::IsNotTrue(x) | E::IsFalse(x) | E::IsNotFalse(x) => {
+                let test = match e {
+                    E::IsTrue(_) => "is true",
+                    E::IsNotTrue(_) => "is not true",
+                    E::IsFalse(_) => "is false",
+                    _ => "is not false",
+                };
+                Self::wrap(
+                    format!("{} {test}", p(x, prec::CMP + 1)?),
+                    prec::CMP,
+                    parent,
+                )
+            }
+            E::IsUnknown(x) => p(&E::IsNull(x.clone()), parent)?,
+            E::IsNotUnknown(x) => p(&E::IsNotNull(x.clone()), parent)?,
             E::IsNull(x) => Self::wrap(
                 format!("{} is null", p(x, prec::CMP + 1)?),
                 prec::CMP,
