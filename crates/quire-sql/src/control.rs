@@ -1012,43 +1012,41 @@ impl<'d> Session<'d> {
                     rows,
                 )
             }
-            "collation" => send_table(
-                sink,
-                &[
-                    ("Collation", vs),
-                    ("Charset", vs),
-                    ("Id", FieldType::LongLong),
-                    ("Default", vs),
-                    ("Compiled", vs),
-                    ("Sortlen", FieldType::LongLong),
-                ],
-                vec![
+            "collation" => {
+                let pat = like_at(toks, i)?;
+                let rows = [
+                    ("utf8mb4_general_ci", "utf8mb4", 45, "Yes", 1),
+                    ("utf8mb4_bin", "utf8mb4", 46, "", 1),
+                    ("utf8mb4_unicode_ci", "utf8mb4", 224, "", 8),
+                    ("utf8mb4_unicode_520_ci", "utf8mb4", 246, "", 8),
+                    ("binary", "binary", 63, "Yes", 1),
+                ]
+                .into_iter()
+                .filter(|(name, ..)| like_ok(&pat, name))
+                .map(|(name, cs, id, default, sortlen)| {
                     vec![
-                        s("utf8mb4_general_ci"),
-                        s("utf8mb4"),
-                        Value::UInt(45),
+                        s(name),
+                        s(cs),
+                        Value::UInt(id),
+                        s(default),
                         s("Yes"),
-                        s("Yes"),
-                        Value::UInt(1),
+                        Value::UInt(sortlen),
+                    ]
+                })
+                .collect();
+                send_table(
+                    sink,
+                    &[
+                        ("Collation", vs),
+                        ("Charset", vs),
+                        ("Id", FieldType::LongLong),
+                        ("Default", vs),
+                        ("Compiled", vs),
+                        ("Sortlen", FieldType::LongLong),
                     ],
-                    vec![
-                        s("utf8mb4_bin"),
-                        s("utf8mb4"),
-                        Value::UInt(46),
-                        s(""),
-                        s("Yes"),
-                        Value::UInt(1),
-                    ],
-                    vec![
-                        s("binary"),
-                        s("binary"),
-                        Value::UInt(63),
-                        s("Yes"),
-                        s("Yes"),
-                        Value::UInt(1),
-                    ],
-                ],
-            ),
+                    rows,
+                )
+            }
             "character" | "charset" => send_table(
                 sink,
                 &[

@@ -30,6 +30,7 @@ mod general_ci_table;
 mod key;
 pub mod record;
 pub mod secondary;
+mod uca;
 mod value;
 
 #[cfg(test)]

@@ -499,10 +499,12 @@ pub(crate) fn rows(t: InfoTable, inst: &Instance<'_>, sv: &SessVars) -> Result<V
             ]);
         }
         InfoTable::Collations => {
-            for (name, cs, id, default) in [
-                ("utf8mb4_general_ci", "utf8mb4", 45, "Yes"),
-                ("utf8mb4_bin", "utf8mb4", 46, ""),
-                ("binary", "binary", 63, "Yes"),
+            for (name, cs, id, default, sortlen) in [
+                ("utf8mb4_general_ci", "utf8mb4", 45, "Yes", 1),
+                ("utf8mb4_bin", "utf8mb4", 46, "", 1),
+                ("utf8mb4_unicode_ci", "utf8mb4", 224, "", 8),
+                ("utf8mb4_unicode_520_ci", "utf8mb4", 246, "", 8),
+                ("binary", "binary", 63, "Yes", 1),
             ] {
                 out.push(vec![
                     s(name),
@@ -510,7 +512,7 @@ pub(crate) fn rows(t: InfoTable, inst: &Instance<'_>, sv: &SessVars) -> Result<V
                     Value::Int(id),
                     s(default),
                     s("Yes"),
-                    Value::Int(1),
+                    Value::Int(sortlen),
                 ]);
             }
         }
