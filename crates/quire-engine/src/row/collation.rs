@@ -305,9 +305,7 @@ fn cmp_weights(
             },
             (None, None) => return Ordering::Equal,
             (Some(p), None) => return tail_vs_spaces(std::iter::once(p).chain(x), space),
-            (None, Some(q)) => {
-                return tail_vs_spaces(std::iter::once(q).chain(y), space).reverse()
-            }
+            (None, Some(q)) => return tail_vs_spaces(std::iter::once(q).chain(y), space).reverse(),
         }
     }
 }
@@ -414,8 +412,99 @@ mod tests {
         }
     }
 
+    /// The weights of `s` as MariaDB's `HEX(WEIGHT_STRING(s))` prints them.
+    fn weight_hex(c: Collation, s: &str) -> String {
+        let mut out = String::new();
+        c.weights_of(s, |w| {
+            out.push_str(&format!("{w:04X}"));
+            None::<()>
+        });
+        out
+    }
+
+    #[test]
+    fn uca_weights_match_mariadb_samples() {
+        use super::super::uca_samples::SAMPLES;
+        for &(s, ci, ci520) in SAMPLES {
+            assert_eq!(
+                weight_hex(Collation::Utf8mb4UnicodeCi, s),
+                ci,
+                "unicode_ci {s:?}"
+            );
+            assert_eq!(
+                weight_hex(Collation::Utf8mb4Unicode520Ci, s),
+                ci520,
+                "520 {s:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn uca_comparisons_and_sort_keys_match_mariadb_strcmp() {
+        use super::super::uca_samples::{CMP_UNICODE_520_CI, CMP_UNICODE_CI, SAMPLES};
+        for (c, want) in [
+            (Collation::Utf8mb4UnicodeCi, CMP_UNICODE_CI),
+            (Collation::Utf8mb4Unicode520Ci, CMP_UNICODE_520_CI),
+        ] {
+            let mut want = want.chars();
+            for &(a, ..) in SAMPLES {
+                for &(b, ..) in SAMPLES {
+                    let o = match want.next() {
+                        Some('<') => Ordering::Less,
+                        Some('=') => Ordering::Equal,
+                        Some('>') => Ordering::Greater,
+                        other => panic!("bad sample table: {other:?}"),
+                    };
+                    assert_eq!(c.cmp(a, b), o, "{c:?}: {a:?} vs {b:?}");
+                    assert_eq!(key(c, a).cmp(&key(c, b)), o, "{c:?} keys: {a:?} vs {b:?}");
+                }
+            }
+            assert_eq!(want.next(), None);
+        }
+    }
+
+    #[test]
+    fn unicode_ci_folds_as_mariadb_does() {
+        for c in [Collation::Utf8mb4UnicodeCi, Collation::Utf8mb4Unicode520Ci] {
+            assert!(c.eq("Straße", "STRASSE"), "{c:?}: expansions");
+            // MariaDB gives U+00AD (soft hyphen) a punctuation weight: not ignorable.
+            assert!(!c.eq("co\u{AD}op", "coop"), "{c:?}: soft hyphen");
+            assert!(
+                c.eq("e\u{301}", "é"),
+                "{c:?}: a combining mark weighs nothing"
+            );
+            assert!(c.eq("a\0", "a"), "{c:?}: U+0000 is ignorable");
+            assert!(c.eq("abc", "ABC  "), "{c:?}: PAD SPACE");
+            assert_eq!(
+                c.cmp("a\t", "a"),
+                Ordering::Less,
+                "{c:?}: a tab weighs below a space"
+            );
+            assert!(!c.eq("ß", "s"));
+            // MariaDB matches LIKE character by character, on whole weights.
+            assert_ne!(c.char_key('ß'), c.char_key('s'));
+            assert_eq!(c.char_key('ä'), c.char_key('A'));
+        }
+        assert!(Collation::Utf8mb4GeneralCi.eq("ß", "s"));
+        // UCA 4.0.0 gives every character above U+FFFF one weight; 5.2.0 tells them apart.
+        assert!(Collation::Utf8mb4UnicodeCi.eq("😀", "😁"));
+        assert!(!Collation::Utf8mb4Unicode520Ci.eq("😀", "😁"));
+        assert!(!Collation::Utf8mb4UnicodeCi.eq("æ", "ae"));
+        assert!(Collation::Utf8mb4Unicode520Ci.eq("æ", "ae"));
+    }
+
     #[test]
     fn names_and_ids_round_trip() {
+        assert_eq!(Collation::from_id(224), Some(Collation::Utf8mb4UnicodeCi));
+        assert_eq!(
+            Collation::from_id(246),
+            Some(Collation::Utf8mb4Unicode520Ci)
+        );
+        assert_eq!(
+            Collation::from_code(4),
+            None,
+            "an unknown catalog code is no collation"
+        );
         for c in Collation::ALL {
             assert_eq!(Collation::from_name(&c.name().to_uppercase()), Some(c));
             assert_eq!(Collation::from_id(c.id()), Some(c));

@@ -31,6 +31,8 @@ mod key;
 pub mod record;
 pub mod secondary;
 mod uca;
+#[cfg(test)]
+mod uca_samples;
 mod value;
 
 #[cfg(test)]
