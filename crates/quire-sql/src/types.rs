@@ -167,15 +167,10 @@ pub fn check_json(v: &Value, col: &Column, at: &Target<'_>) -> Result<()> {
 }
 
 /// The table's default collation as SHOW CREATE TABLE, ALTER and information_schema show
-/// it: the catalog keeps each column's collation, not the table's, so it is the one every
-/// string column shares, else the server's. A JSON column's utf8mb4_bin is the type's own,
-/// not the table's, and does not count.
-pub fn table_collation(cols: &[Column]) -> Collation {
-    let mut strings = cols.iter().filter(|c| c.ty.is_string() && !c.json);
-    match strings.next() {
-        Some(first) if strings.all(|c| c.collation == first.collation) => first.collation,
-        _ => Collation::Utf8mb4GeneralCi,
-    }
+/// it: the one the catalog keeps, else the one every string column shares, else the
+/// server's (`TableDef::default_collation`).
+pub fn table_collation(def: &quire_engine::catalog::TableDef) -> Collation {
+    def.default_collation()
 }
 
 /// The SQL text of a column's type, as SHOW CREATE TABLE and DESCRIBE print it (an

@@ -143,7 +143,7 @@ pub(crate) fn rows(t: InfoTable, inst: &Instance<'_>, sv: &SessVars) -> Result<V
                         Value::Null,
                         Value::Null,
                         Value::Null,
-                        s(table_collation(&def.columns)),
+                        s(table_collation(&def)),
                         Value::Null,
                         s(""),
                         s(def.comment.clone()),
@@ -618,10 +618,9 @@ pub(crate) fn rows(t: InfoTable, inst: &Instance<'_>, sv: &SessVars) -> Result<V
     Ok(out)
 }
 
-/// The collation every string column shares (SHOW CREATE TABLE's table default), else
-/// the server's.
-fn table_collation(cols: &[Column]) -> String {
-    crate::types::table_collation(cols).name().to_string()
+/// The table's default collation (SHOW CREATE TABLE's).
+fn table_collation(def: &TableDef) -> String {
+    crate::types::table_collation(def).name().to_string()
 }
 
 fn column_key(def: &TableDef, i: usize) -> &'static str {
