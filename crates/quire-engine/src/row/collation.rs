@@ -493,6 +493,48 @@ mod tests {
         assert!(Collation::Utf8mb4Unicode520Ci.eq("æ", "ae"));
     }
 
+    /// Strings over the characters where the UCA collations are tricky: expansions (ß,
+    /// U+FDFA's eight weights), ignorables (U+0000), combining marks, characters below a
+    /// space (tab) or weighing as one (U+00A0), implicit weights (CJK, emoji), and any.
+    fn uca_string() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        prop::collection::vec(
+            prop_oneof![
+                Just(' '),
+                Just('\t'),
+                Just('a'),
+                Just('A'),
+                Just('s'),
+                Just('ß'),
+                Just('\0'),
+                Just('\u{AD}'),
+                Just('\u{301}'),
+                Just('\u{A0}'),
+                Just('\u{FDFA}'),
+                Just('中'),
+                Just('😀'),
+                any::<char>(),
+            ],
+            0..12,
+        )
+        .prop_map(|v| v.into_iter().collect())
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 2000, ..Default::default() })]
+
+        /// Invariants 1 and 2 for the UCA collations.
+        #[test]
+        fn uca_sort_keys_order_as_cmp_and_are_prefix_free(a in uca_string(), b in uca_string()) {
+            for c in [Collation::Utf8mb4UnicodeCi, Collation::Utf8mb4Unicode520Ci] {
+                let (ka, kb) = (key(c, &a), key(c, &b));
+                proptest::prop_assert_eq!(ka.cmp(&kb), c.cmp(&a, &b), "{:?}: {:?} vs {:?}", c, a, b);
+                proptest::prop_assert!(ka == kb || !(ka.starts_with(&kb) || kb.starts_with(&ka)));
+                proptest::prop_assert_eq!(Collation::sort_key_len(|i| ka.get(i).copied()), Some(ka.len()));
+            }
+        }
+    }
+
     #[test]
     fn names_and_ids_round_trip() {
         assert_eq!(Collation::from_id(224), Some(Collation::Utf8mb4UnicodeCi));
