@@ -1014,26 +1014,20 @@ impl<'d> Session<'d> {
             }
             "collation" => {
                 let pat = like_at(toks, i)?;
-                let rows = [
-                    ("utf8mb4_general_ci", "utf8mb4", 45, "Yes", 1),
-                    ("utf8mb4_bin", "utf8mb4", 46, "", 1),
-                    ("utf8mb4_unicode_ci", "utf8mb4", 224, "", 8),
-                    ("utf8mb4_unicode_520_ci", "utf8mb4", 246, "", 8),
-                    ("binary", "binary", 63, "Yes", 1),
-                ]
-                .into_iter()
-                .filter(|(name, ..)| like_ok(&pat, name))
-                .map(|(name, cs, id, default, sortlen)| {
-                    vec![
-                        s(name),
-                        s(cs),
-                        Value::UInt(id),
-                        s(default),
-                        s("Yes"),
-                        Value::UInt(sortlen),
-                    ]
-                })
-                .collect();
+                let rows = types::COLLATIONS
+                    .into_iter()
+                    .filter(|(name, ..)| like_ok(&pat, name))
+                    .map(|(name, cs, id, default, sortlen)| {
+                        vec![
+                            s(name),
+                            s(cs),
+                            Value::UInt(u64::from(id)),
+                            s(default),
+                            s("Yes"),
+                            Value::UInt(u64::from(sortlen)),
+                        ]
+                    })
+                    .collect();
                 send_table(
                     sink,
                     &[

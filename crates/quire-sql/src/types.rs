@@ -166,6 +166,16 @@ pub fn check_json(v: &Value, col: &Column, at: &Target<'_>) -> Result<()> {
     Ok(())
 }
 
+/// The collations SHOW COLLATION and information_schema.COLLATIONS list, as MariaDB 10.11
+/// lists them: name, character set, id, default for its character set, sort length.
+pub(crate) const COLLATIONS: [(&str, &str, u16, &str, u8); 5] = [
+    ("utf8mb4_general_ci", "utf8mb4", 45, "Yes", 1),
+    ("utf8mb4_bin", "utf8mb4", 46, "", 1),
+    ("utf8mb4_unicode_ci", "utf8mb4", 224, "", 8),
+    ("utf8mb4_unicode_520_ci", "utf8mb4", 246, "", 8),
+    ("binary", "binary", 63, "Yes", 1),
+];
+
 /// The table's default collation as SHOW CREATE TABLE, ALTER and information_schema show
 /// it: the one the catalog keeps, else the one every string column shares, else the
 /// server's (`TableDef::default_collation`).
@@ -1366,6 +1376,19 @@ pub fn quote_string(s: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn every_collation_quire_has_is_listed_with_its_id() {
+        for c in Collation::ALL {
+            assert!(
+                COLLATIONS
+                    .iter()
+                    .any(|&(name, cs, id, ..)| name == c.name() && cs == "utf8mb4" && id == c.id()),
+                "{c:?}"
+            );
+        }
+    }
+
     use super::*;
 
     fn at() -> Target<'static> {

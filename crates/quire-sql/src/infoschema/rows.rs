@@ -499,20 +499,14 @@ pub(crate) fn rows(t: InfoTable, inst: &Instance<'_>, sv: &SessVars) -> Result<V
             ]);
         }
         InfoTable::Collations => {
-            for (name, cs, id, default, sortlen) in [
-                ("utf8mb4_general_ci", "utf8mb4", 45, "Yes", 1),
-                ("utf8mb4_bin", "utf8mb4", 46, "", 1),
-                ("utf8mb4_unicode_ci", "utf8mb4", 224, "", 8),
-                ("utf8mb4_unicode_520_ci", "utf8mb4", 246, "", 8),
-                ("binary", "binary", 63, "Yes", 1),
-            ] {
+            for (name, cs, id, default, sortlen) in crate::types::COLLATIONS {
                 out.push(vec![
                     s(name),
                     s(cs),
-                    Value::Int(id),
+                    Value::Int(i64::from(id)),
                     s(default),
                     s("Yes"),
-                    Value::Int(sortlen),
+                    Value::Int(i64::from(sortlen)),
                 ]);
             }
         }
