@@ -338,9 +338,7 @@ impl TableDef {
         self.collation
             .unwrap_or_else(|| shared_collation(&self.columns))
     }
-}
 
-impl TableDef {
     pub fn layout(&self) -> Result<RowLayout> {
         Ok(RowLayout::with_physical(
             self.columns.clone(),
