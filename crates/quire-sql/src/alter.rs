@@ -1207,7 +1207,7 @@ impl<'d> Session<'d> {
 
     /// The working copy of `def`.
     fn work_of(&self, def: &TableDef) -> Work {
-        let collation = crate::types::table_collation(&def.columns);
+        let collation = crate::types::table_collation(def);
         Work {
             table: def.name.clone(),
             cols: def
@@ -1517,6 +1517,9 @@ impl<'d> Session<'d> {
                     collation.as_deref(),
                     Collation::Utf8mb4GeneralCi,
                 )?;
+                // The table's default is catalog data: an instant record update, as in
+                // MariaDB (existing columns keep theirs).
+                w.meta = true;
             }
             Op::Accepted => {}
             Op::Comment(c) => {
@@ -1864,11 +1867,13 @@ fn spec_of(w: &Work) -> Result<TableSpec> {
             return Err(SqlError::WrongAutoKey);
         }
     }
+    let kept = quire_engine::catalog::kept_collation(w.collation, &columns);
     let mut spec = TableSpec::new(columns, pk);
     spec.auto_increment = auto;
     spec.indexes = indexes;
     spec.comment = w.comment.clone();
     spec.checks = w.checks.clone();
+    spec.collation = kept;
     Ok(spec)
 }
 
@@ -1902,6 +1907,7 @@ fn instant_definition(
     });
     def.comment = w.comment.clone();
     def.checks = w.checks.clone();
+    def.collation = quire_engine::catalog::kept_collation(w.collation, &def.columns);
     let moved = |c: usize| sources.iter().position(|s| *s == Some(c)).unwrap_or(c);
     for c in &mut def.primary_key {
         *c = moved(*c);

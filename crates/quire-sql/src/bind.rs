@@ -478,7 +478,8 @@ pub fn derive_collation(e: &Expr, columns: &[Column], lit: Collation) -> (Collat
 }
 
 /// The collation two operands compare in: the more strongly bound one's; of two columns,
-/// utf8mb4_bin; two different explicit ones are MySQL's error 1267.
+/// utf8mb4_bin if either has it; two other different collations of one strength (explicit,
+/// or two columns) are MySQL's error 1267.
 pub fn comparison_collation(
     a: &Expr,
     b: &Expr,
@@ -491,8 +492,13 @@ pub fn comparison_collation(
     if ka == kb && ca != cb && ka != Coercibility::Implicit && ka != Coercibility::Explicit {
         return Ok(lit);
     }
-    if ka == kb && ca != cb && ka == Coercibility::Implicit {
-        // Two columns of one character set: its _bin collation wins (as in MariaDB).
+    if ka == kb
+        && ca != cb
+        && ka == Coercibility::Implicit
+        && (ca == Collation::Utf8mb4Bin || cb == Collation::Utf8mb4Bin)
+    {
+        // Two columns of one character set: its _bin collation wins (as in MariaDB); two
+        // other collations are an illegal mix, below.
         return Ok(Collation::Utf8mb4Bin);
     }
     if ka == kb && ca != cb {
@@ -1599,6 +1605,15 @@ impl Binder<'_> {
                 near: format!("*) {}", ""),
                 line: 1,
             });
+        }
+        if name == "collation" && parts.len() == 1 && args.len() == 1 {
+            // Known when binding: the collation the argument's value would compare in.
+            let e = self.bind(args[0])?;
+            let name = match derive_collation(&e, self.columns(), self.lit()) {
+                (_, Coercibility::Numeric) => "binary",
+                (c, _) => c.name(),
+            };
+            return Ok(Expr::Lit(Value::Str(name.into())));
         }
         let session = match name.as_str() {
             "database" | "schema" => Some(SessionFn::Database),

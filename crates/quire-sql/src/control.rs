@@ -1012,43 +1012,35 @@ impl<'d> Session<'d> {
                     rows,
                 )
             }
-            "collation" => send_table(
-                sink,
-                &[
-                    ("Collation", vs),
-                    ("Charset", vs),
-                    ("Id", FieldType::LongLong),
-                    ("Default", vs),
-                    ("Compiled", vs),
-                    ("Sortlen", FieldType::LongLong),
-                ],
-                vec![
-                    vec![
-                        s("utf8mb4_general_ci"),
-                        s("utf8mb4"),
-                        Value::UInt(45),
-                        s("Yes"),
-                        s("Yes"),
-                        Value::UInt(1),
+            "collation" => {
+                let pat = like_at(toks, i)?;
+                let rows = types::COLLATIONS
+                    .into_iter()
+                    .filter(|(name, ..)| like_ok(&pat, name))
+                    .map(|(name, cs, id, default, sortlen)| {
+                        vec![
+                            s(name),
+                            s(cs),
+                            Value::UInt(u64::from(id)),
+                            s(default),
+                            s("Yes"),
+                            Value::UInt(u64::from(sortlen)),
+                        ]
+                    })
+                    .collect();
+                send_table(
+                    sink,
+                    &[
+                        ("Collation", vs),
+                        ("Charset", vs),
+                        ("Id", FieldType::LongLong),
+                        ("Default", vs),
+                        ("Compiled", vs),
+                        ("Sortlen", FieldType::LongLong),
                     ],
-                    vec![
-                        s("utf8mb4_bin"),
-                        s("utf8mb4"),
-                        Value::UInt(46),
-                        s(""),
-                        s("Yes"),
-                        Value::UInt(1),
-                    ],
-                    vec![
-                        s("binary"),
-                        s("binary"),
-                        Value::UInt(63),
-                        s("Yes"),
-                        s("Yes"),
-                        Value::UInt(1),
-                    ],
-                ],
-            ),
+                    rows,
+                )
+            }
             "character" | "charset" => send_table(
                 sink,
                 &[

@@ -525,7 +525,7 @@ pub fn show_create_table(
     next_auto: Option<u64>,
     fks: &[quire_engine::catalog::ForeignKeyDef],
 ) -> String {
-    let table_coll = types::table_collation(&def.columns);
+    let table_coll = types::table_collation(def);
     let mut lines = Vec::new();
     for (i, c) in def.columns.iter().enumerate() {
         let mut l = format!("  `{}` {}", c.name, types::column_type_sql(c));
@@ -1495,10 +1495,12 @@ impl<'d> Session<'d> {
         } else {
             self.plan_create_fks(&db, &name, &columns, &pk, &mut indexes, &fks)?
         };
+        let kept = quire_engine::catalog::kept_collation(table_collation, &columns);
         let mut spec = TableSpec::new(columns, pk);
         spec.auto_increment = auto;
         spec.indexes = indexes;
         spec.checks = checks;
+        spec.collation = kept;
         if let Some(c) = table_comment(&ct.table_options) {
             spec.comment = self.checked_comment(c, "table", &name)?;
         }

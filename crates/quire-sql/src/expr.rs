@@ -1186,9 +1186,9 @@ fn div_decimal(a: Decimal, b: Decimal, scale: u8) -> Decimal {
 /// SQL LIKE with `%`, `_` and an escape character; characters match when their weights in
 /// `coll` are equal (no PAD SPACE: LIKE counts trailing spaces, as MariaDB's does).
 pub fn like(s: &str, p: &str, escape: char, coll: Collation) -> bool {
-    let s: Vec<u32> = s.chars().map(|c| coll.weight(c)).collect();
+    let s: Vec<u128> = s.chars().map(|c| coll.char_key(c)).collect();
     let p: Vec<char> = p.chars().collect();
-    fn go(s: &[u32], p: &[char], esc: char, coll: Collation) -> bool {
+    fn go(s: &[u128], p: &[char], esc: char, coll: Collation) -> bool {
         let (mut si, mut pi) = (0, 0);
         let (mut star_p, mut star_s) = (None::<usize>, 0);
         while si < s.len() {
@@ -1207,7 +1207,7 @@ pub fn like(s: &str, p: &str, escape: char, coll: Collation) -> bool {
                 } else {
                     (Some(c), 1)
                 };
-                if lit.is_none_or(|l| coll.weight(l) == s[si]) {
+                if lit.is_none_or(|l| coll.char_key(l) == s[si]) {
                     si += 1;
                     pi += adv;
                     continue;

@@ -279,6 +279,7 @@ impl<'d> Session<'d> {
                     slot_order: Vec::new(),
                     comment: String::new(),
                     checks: Vec::new(),
+                    collation: None,
                     next_index_no: 1,
                     indexes: indexes
                         .iter()

@@ -42,6 +42,7 @@ fn bare_def(db: &str, name: &str, columns: Vec<quire_engine::row::Column>) -> Ta
         slot_order: Vec::new(),
         comment: String::new(),
         checks: Vec::new(),
+        collation: None,
     }
 }
 

@@ -197,6 +197,7 @@ impl Session<'_> {
                 comment: def.comment,
                 // CREATE TABLE … LIKE copies the checks, as MariaDB does.
                 checks: def.checks,
+                collation: def.collation,
                 indexes: def
                     .indexes
                     .into_iter()

@@ -166,16 +166,21 @@ pub fn check_json(v: &Value, col: &Column, at: &Target<'_>) -> Result<()> {
     Ok(())
 }
 
+/// The collations SHOW COLLATION and information_schema.COLLATIONS list, as MariaDB 10.11
+/// lists them: name, character set, id, default for its character set, sort length.
+pub(crate) const COLLATIONS: [(&str, &str, u16, &str, u8); 5] = [
+    ("utf8mb4_general_ci", "utf8mb4", 45, "Yes", 1),
+    ("utf8mb4_bin", "utf8mb4", 46, "", 1),
+    ("utf8mb4_unicode_ci", "utf8mb4", 224, "", 8),
+    ("utf8mb4_unicode_520_ci", "utf8mb4", 246, "", 8),
+    ("binary", "binary", 63, "Yes", 1),
+];
+
 /// The table's default collation as SHOW CREATE TABLE, ALTER and information_schema show
-/// it: the catalog keeps each column's collation, not the table's, so it is the one every
-/// string column shares, else the server's. A JSON column's utf8mb4_bin is the type's own,
-/// not the table's, and does not count.
-pub fn table_collation(cols: &[Column]) -> Collation {
-    let mut strings = cols.iter().filter(|c| c.ty.is_string() && !c.json);
-    match strings.next() {
-        Some(first) if strings.all(|c| c.collation == first.collation) => first.collation,
-        _ => Collation::Utf8mb4GeneralCi,
-    }
+/// it: the one the catalog keeps, else the one every string column shares, else the
+/// server's (`TableDef::default_collation`).
+pub fn table_collation(def: &quire_engine::catalog::TableDef) -> Collation {
+    def.default_collation()
 }
 
 /// The SQL text of a column's type, as SHOW CREATE TABLE and DESCRIBE print it (an
@@ -1371,6 +1376,19 @@ pub fn quote_string(s: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn every_collation_quire_has_is_listed_with_its_id() {
+        for c in Collation::ALL {
+            assert!(
+                COLLATIONS
+                    .iter()
+                    .any(|&(name, cs, id, ..)| name == c.name() && cs == "utf8mb4" && id == c.id()),
+                "{c:?}"
+            );
+        }
+    }
+
     use super::*;
 
     fn at() -> Target<'static> {

@@ -15,7 +15,9 @@ use crate::row::{Collation, Column, ColumnType, InstantValue, IntWidth, LobSize}
 /// 5: the attribute section after the physical one (table and index comments) and column
 /// flags 16 (ON UPDATE) and 32 (comment), written only by a table that has one of them.
 /// 6: the check section after the attribute one, written only by a table with a CHECK.
-pub const VERSION: u8 = 6;
+/// 7: the table's default collation after the check section (u8 collation code), written
+/// only by a table that keeps one (`TableDef::collation`).
+pub const VERSION: u8 = 7;
 
 /// The value of a database record (it kept the table record's version 2 when that was 3).
 pub const DATABASE_VERSION: u8 = 2;
@@ -298,11 +300,13 @@ fn has_attributes(t: &TableDef) -> bool {
 
 pub fn encode_table(t: &TableDef) -> Vec<u8> {
     let mut w = W(Vec::with_capacity(256));
-    // Each section implies the ones before it, so a version-6 record has all of them.
-    let checks = !t.checks.is_empty();
+    // Each section implies the ones before it, so a version-7 record has all of them.
+    let collation = t.collation.is_some();
+    let checks = collation || !t.checks.is_empty();
     let attributes = checks || has_attributes(t);
     let physical = attributes || !t.dropped.is_empty() || !t.slot_order.is_empty();
     w.u8(match (checks, attributes, physical) {
+        _ if collation => 7,
         (true, _, _) => 6,
         (false, true, _) => 5,
         (false, false, true) => 4,
@@ -363,6 +367,9 @@ pub fn encode_table(t: &TableDef) -> Vec<u8> {
             w.u8(u8::from(ck.column_level));
             w.str(&ck.expr);
         }
+    }
+    if let Some(c) = t.collation {
+        w.u8(c.code());
     }
     w.0
 }
@@ -549,6 +556,13 @@ pub fn decode_table(b: &[u8]) -> Result<TableDef, CatalogError> {
             });
         }
     }
+    // An unknown code is an error, never a silent utf8mb4_general_ci.
+    let collation = match version {
+        7.. => {
+            Some(Collation::from_code(r.u8()?).ok_or_else(|| bad("unknown table collation code"))?)
+        }
+        _ => None,
+    };
     if !r.b.is_empty() {
         return Err(bad("trailing bytes after the table record"));
     }
@@ -582,6 +596,7 @@ pub fn decode_table(b: &[u8]) -> Result<TableDef, CatalogError> {
         slot_order,
         comment,
         checks,
+        collation,
     })
 }
 

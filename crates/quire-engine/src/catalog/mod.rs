@@ -22,7 +22,7 @@ use std::ops::Bound;
 use crate::btree::{BTree, BTreeError, BTreeStore, Direction};
 use crate::page::{Lsn, PageNo, SpaceId};
 use crate::row::secondary::IndexColumn;
-use crate::row::{Column, RowError, RowLayout, SecondaryLayout, TrxId};
+use crate::row::{Collation, Column, RowError, RowLayout, SecondaryLayout, TrxId};
 
 /// The catalog tree's root: the first page the allocator gives out in a fresh system space.
 pub const CATALOG_ROOT: PageNo = PageNo(1);
@@ -308,9 +308,37 @@ pub struct TableDef {
     pub comment: String,
     /// CHECK constraints, in definition order (record version 6).
     pub checks: Vec<CheckDef>,
+    /// The table's default collation (`DEFAULT COLLATE`), kept only where it is not the
+    /// one [`shared_collation`] derives from the columns (record version 7); `None`: that
+    /// one. See [`TableDef::default_collation`].
+    pub collation: Option<Collation>,
+}
+
+/// The collation every string column shares (a JSON column's utf8mb4_bin is its type's,
+/// not the table's, and does not count), else utf8mb4_general_ci: a table's default
+/// collation when the catalog keeps none.
+pub fn shared_collation(columns: &[Column]) -> Collation {
+    let mut strings = columns.iter().filter(|c| c.ty.is_string() && !c.json);
+    match strings.next() {
+        Some(first) if strings.all(|c| c.collation == first.collation) => first.collation,
+        _ => Collation::Utf8mb4GeneralCi,
+    }
+}
+
+/// What a table whose default collation is `c` keeps in [`TableDef::collation`] when its
+/// columns are `columns`: nothing when the columns say it already.
+pub fn kept_collation(c: Collation, columns: &[Column]) -> Option<Collation> {
+    (c != shared_collation(columns)).then_some(c)
 }
 
 impl TableDef {
+    /// The table's default collation: the one new string columns get, shown by SHOW CREATE
+    /// TABLE and information_schema.TABLES.
+    pub fn default_collation(&self) -> Collation {
+        self.collation
+            .unwrap_or_else(|| shared_collation(&self.columns))
+    }
+
     pub fn layout(&self) -> Result<RowLayout> {
         Ok(RowLayout::with_physical(
             self.columns.clone(),

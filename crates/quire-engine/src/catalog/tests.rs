@@ -48,6 +48,7 @@ fn sample() -> TableDef {
         slot_order: Vec::new(),
         comment: String::new(),
         checks: Vec::new(),
+        collation: None,
     }
 }
 
@@ -646,4 +647,59 @@ fn duplicate_or_empty_checks_are_refused() {
     let mut b = encode_table(&t);
     b[n - 4] = 2;
     assert!(decode_table(&b).is_err());
+}
+
+#[test]
+fn a_kept_table_collation_round_trips_as_version_7_and_unknown_codes_are_corrupt() {
+    use crate::row::Collation;
+    for c in Collation::ALL {
+        let mut t = sample();
+        t.collation = Some(c);
+        t.validate().expect("valid");
+        let b = encode_table(&t);
+        assert_eq!(b[0], 7);
+        assert_eq!(*b.last().expect("a byte"), c.code());
+        assert_eq!(decode_table(&b).expect("decode"), t);
+        assert_eq!(decode_table(&b).expect("decode").default_collation(), c);
+        for n in 0..b.len() {
+            assert!(decode_table(&b[..n]).is_err(), "prefix {n} accepted");
+        }
+        // A code no collation has is an error, never a silent utf8mb4_general_ci.
+        let mut bad = b.clone();
+        let last = bad.len() - 1;
+        bad[last] = 0xEE;
+        assert!(decode_table(&bad).is_err());
+    }
+    // Without one the record stays at its version and the columns say the collation.
+    let t = sample();
+    assert_eq!(encode_table(&t)[0], 3);
+    assert_eq!(t.default_collation(), shared_collation(&t.columns));
+}
+
+#[test]
+fn column_collation_codes_read_back_and_unknown_ones_are_corrupt() {
+    use crate::row::Collation;
+    let mut t = sample();
+    let i = t
+        .columns
+        .iter()
+        .position(|c| c.ty.is_string())
+        .expect("a string column");
+    for c in Collation::ALL {
+        t.columns[i].collation = c;
+        let d = decode_table(&encode_table(&t)).expect("decode");
+        assert_eq!(d.columns[i].collation, c);
+    }
+    // The column's collation byte, found by encoding two collations and diffing.
+    t.columns[i].collation = Collation::Utf8mb4UnicodeCi;
+    let a = encode_table(&t);
+    t.columns[i].collation = Collation::Utf8mb4Unicode520Ci;
+    let b = encode_table(&t);
+    let at = (0..a.len())
+        .find(|&k| a[k] != b[k])
+        .expect("one byte differs");
+    assert_eq!((a[at], b[at]), (2, 3));
+    let mut bad = a.clone();
+    bad[at] = 4;
+    assert!(decode_table(&bad).is_err());
 }

@@ -1,25 +1,32 @@
 //! String collations: how two strings of a column compare, and the memcomparable sort key an
-//! index holds for a string (docs/row-format.md, "Collations").
+//! index holds for a string (docs/row-format.md, "Collations"; docs/collations.md).
 //!
-//! Both collations are MariaDB's, PAD SPACE: a shorter string compares as if padded with
-//! spaces, so `'a' = 'a  '` and `'a\t' < 'a'`.
+//! All are MariaDB's, PAD SPACE: a shorter string compares as if padded with spaces, so
+//! `'a' = 'a  '`. A collation turns a string into a sequence of weights (its characters'
+//! weights one after the other) and compares those; the padding compares against the weight
+//! of a space.
 //! - `utf8mb4_general_ci`: one 16-bit weight per character, from the table MariaDB 10.11
 //!   reports through `WEIGHT_STRING()` (`general_ci_table.rs`): case and most accents fold
 //!   (`'a' = 'A' = 'ä'`, `'ß' = 's'`), and every character above U+FFFF weighs U+FFFD.
 //! - `utf8mb4_bin`: the weight of a character is its code point.
+//! - `utf8mb4_unicode_ci` (UCA 4.0.0) and `utf8mb4_unicode_520_ci` (UCA 5.2.0): 0 to 8
+//!   primary weights per character, measured from MariaDB 10.11 (`uca.rs`): ignorable
+//!   characters weigh nothing (`'a\u{AD}b' = 'ab'`), expansions several (`'ß' = 'ss'`).
 //!
 //! Invariants (proptests in `row/tests.rs`):
 //! 1. `memcmp(sort_key(a), sort_key(b)) == cmp(a, b)` for every pair of strings, so an index
 //!    orders and finds strings exactly as a comparison in SQL does.
 //! 2. A sort key is prefix-free (a string's key is never a proper prefix of another's), so
 //!    key parts concatenate and invert (descending parts) without changing the order.
+//! 3. No weight is 0, and every weight is at most 0x10FFFF (the sort key's weight encoding).
 
 use std::cmp::Ordering;
 use std::sync::OnceLock;
 
 use super::general_ci_table::GENERAL_CI_EXCEPTIONS;
+use super::uca::{self, UcaTable, MAX_WEIGHTS};
 
-/// The weight of a space: trailing characters of this weight never count (PAD SPACE).
+/// The weight of a space in utf8mb4_bin and utf8mb4_general_ci.
 const SPACE: u32 = 0x20;
 
 /// Sort-key token markers (see [`Collation::sort_key`]).
@@ -40,16 +47,27 @@ pub enum Collation {
     Utf8mb4Bin,
     /// `utf8mb4_general_ci`: case-insensitive (the SQL layer's default).
     Utf8mb4GeneralCi,
+    /// `utf8mb4_unicode_ci`: UCA 4.0.0, primary level (case and accents fold, `'ß' = 'ss'`).
+    Utf8mb4UnicodeCi,
+    /// `utf8mb4_unicode_520_ci`: UCA 5.2.0, primary level.
+    Utf8mb4Unicode520Ci,
 }
 
 impl Collation {
-    pub const ALL: [Collation; 2] = [Collation::Utf8mb4GeneralCi, Collation::Utf8mb4Bin];
+    pub const ALL: [Collation; 4] = [
+        Collation::Utf8mb4GeneralCi,
+        Collation::Utf8mb4Bin,
+        Collation::Utf8mb4UnicodeCi,
+        Collation::Utf8mb4Unicode520Ci,
+    ];
 
     /// MariaDB's name.
     pub fn name(self) -> &'static str {
         match self {
             Collation::Utf8mb4Bin => "utf8mb4_bin",
             Collation::Utf8mb4GeneralCi => "utf8mb4_general_ci",
+            Collation::Utf8mb4UnicodeCi => "utf8mb4_unicode_ci",
+            Collation::Utf8mb4Unicode520Ci => "utf8mb4_unicode_520_ci",
         }
     }
 
@@ -58,6 +76,8 @@ impl Collation {
         match self {
             Collation::Utf8mb4GeneralCi => 45,
             Collation::Utf8mb4Bin => 46,
+            Collation::Utf8mb4UnicodeCi => 224,
+            Collation::Utf8mb4Unicode520Ci => 246,
         }
     }
 
@@ -78,6 +98,8 @@ impl Collation {
         match self {
             Collation::Utf8mb4Bin => 0,
             Collation::Utf8mb4GeneralCi => 1,
+            Collation::Utf8mb4UnicodeCi => 2,
+            Collation::Utf8mb4Unicode520Ci => 3,
         }
     }
 
@@ -85,41 +107,96 @@ impl Collation {
         Collation::ALL.into_iter().find(|c| c.code() == code)
     }
 
-    /// The weight of one character.
-    pub fn weight(self, c: char) -> u32 {
+    /// Whether letters compare without case (all but utf8mb4_bin).
+    pub fn is_ci(self) -> bool {
+        self != Collation::Utf8mb4Bin
+    }
+
+    /// The UCA table of a UCA collation.
+    fn uca(self) -> Option<&'static UcaTable> {
         match self {
-            Collation::Utf8mb4Bin => u32::from(c),
+            Collation::Utf8mb4UnicodeCi => Some(uca::unicode_ci()),
+            Collation::Utf8mb4Unicode520Ci => Some(uca::unicode_520_ci()),
+            Collation::Utf8mb4Bin | Collation::Utf8mb4GeneralCi => None,
+        }
+    }
+
+    /// The one weight of a character in a collation that has one per character.
+    fn single_weight(self, c: char) -> u32 {
+        match self {
             Collation::Utf8mb4GeneralCi => match u16::try_from(u32::from(c)) {
                 Ok(bmp) => u32::from(general_ci_weights()[usize::from(bmp)]),
                 Err(_) => 0xFFFD,
             },
+            _ => u32::from(c),
+        }
+    }
+
+    /// A value equal for two characters exactly when their weights are equal, for matching
+    /// character by character (LIKE, LOCATE, …: MariaDB compares the characters' whole
+    /// weights there, so `'ß' LIKE 'ss'` is false even where `'ß' = 'ss'`).
+    pub fn char_key(self, c: char) -> u128 {
+        match self.uca() {
+            // Weights are never 0 (invariant 3), so packing them high to low is one-to-one.
+            Some(t) => t
+                .weights(c)
+                .as_slice()
+                .iter()
+                .enumerate()
+                .fold(0u128, |k, (i, &w)| {
+                    k | u128::from(w) << (16 * (MAX_WEIGHTS - 1 - i))
+                }),
+            None => u128::from(self.single_weight(c)),
+        }
+    }
+
+    /// The weight of a space (what pads the shorter string).
+    fn space(self) -> u32 {
+        self.uca().map_or(SPACE, |t| u32::from(t.space))
+    }
+
+    /// Calls `f` with the weights of `s`, in order, until it returns `Some`.
+    fn weights_of<R>(self, s: &str, mut f: impl FnMut(u32) -> Option<R>) -> Option<R> {
+        match self.uca() {
+            Some(t) => {
+                for c in s.chars() {
+                    for &w in t.weights(c).as_slice() {
+                        if let Some(r) = f(u32::from(w)) {
+                            return Some(r);
+                        }
+                    }
+                }
+                None
+            }
+            None => s.chars().find_map(|c| f(self.single_weight(c))),
         }
     }
 
     /// Compares two strings (PAD SPACE).
     pub fn cmp(self, a: &str, b: &str) -> Ordering {
-        if self == Collation::Utf8mb4Bin {
-            // Code point order is UTF-8 byte order: only the padding needs care.
-            let n = a.len().min(b.len());
-            match a.as_bytes()[..n].cmp(&b.as_bytes()[..n]) {
-                Ordering::Equal => {}
-                o => return o,
-            }
-            return pad_cmp(&a[n..], &b[n..], self);
-        }
-        let (mut x, mut y) = (a.chars(), b.chars());
-        loop {
-            match (x.next(), y.next()) {
-                (Some(p), Some(q)) => match self.weight(p).cmp(&self.weight(q)) {
+        match self {
+            Collation::Utf8mb4Bin => {
+                // Code point order is UTF-8 byte order: only the padding needs care.
+                let n = a.len().min(b.len());
+                match a.as_bytes()[..n].cmp(&b.as_bytes()[..n]) {
                     Ordering::Equal => {}
                     o => return o,
-                },
-                (None, None) => return Ordering::Equal,
-                (Some(p), None) => return tail_vs_spaces(std::iter::once(p).chain(x), self),
-                (None, Some(q)) => {
-                    return tail_vs_spaces(std::iter::once(q).chain(y), self).reverse()
                 }
+                pad_cmp(&a[n..], &b[n..], self)
             }
+            Collation::Utf8mb4GeneralCi => cmp_weights(
+                a.chars().map(|c| self.single_weight(c)),
+                b.chars().map(|c| self.single_weight(c)),
+                SPACE,
+            ),
+            Collation::Utf8mb4UnicodeCi | Collation::Utf8mb4Unicode520Ci => match self.uca() {
+                Some(t) => cmp_weights(
+                    a.chars().flat_map(|c| t.weights(c)),
+                    b.chars().flat_map(|c| t.weights(c)),
+                    u32::from(t.space),
+                ),
+                None => Ordering::Equal,
+            },
         }
     }
 
@@ -130,8 +207,8 @@ impl Collation {
 
     /// Appends the memcomparable sort key of `s`.
     ///
-    /// The string without its trailing spaces is a sequence of tokens, each a run of `n`
-    /// spaces and then one character of weight `w` other than a space's, and an end. Under
+    /// The string's weights without the trailing spaces' are a sequence of tokens, each a run
+    /// of `n` space weights and then one weight `w` other than a space's, and an end. Under
     /// PAD SPACE a token whose `w` is below a space's sorts below the end (the other string
     /// has a space there), and one above sorts above it; among low tokens a longer run sorts
     /// higher, among high tokens lower. So:
@@ -141,18 +218,19 @@ impl Collation {
     ///   high token   0xFF - n (n < 127), or 0x80 and !n (u32 big-endian); then w
     ///   w            < 0x80: 1 byte; < 0x4000: 0x80|w>>8, w&0xFF; else 0xC0|w>>16, 2 bytes
     /// ```
-    /// Plain text costs two bytes a character and one for the end.
+    /// Plain text costs two bytes a character and one for the end (general_ci and bin; three
+    /// in the UCA collations, whose letters weigh 0x0E33 and up).
     pub fn sort_key(self, s: &str, out: &mut Vec<u8>) {
         out.reserve(2 * s.len() + 1);
+        let space = self.space();
         let mut spaces = 0u32;
-        for c in s.chars() {
-            let w = self.weight(c);
-            if w == SPACE {
+        self.weights_of(s, |w| {
+            if w == space {
                 spaces += 1;
-                continue;
+                return None::<()>;
             }
             let run = std::mem::take(&mut spaces);
-            if w < SPACE {
+            if w < space {
                 out.push(LOW);
                 out.extend_from_slice(&run.to_be_bytes());
             } else if run < HIGH_SHORT_RUNS {
@@ -162,7 +240,8 @@ impl Collation {
                 out.extend_from_slice(&(!run).to_be_bytes());
             }
             push_weight(w, out);
-        }
+            None
+        });
         out.push(END);
     }
 
@@ -189,10 +268,15 @@ impl Collation {
     }
 
     /// The longest sort key of a string of `chars` characters.
-    pub fn max_sort_key_len(chars: u64) -> u64 {
+    pub fn max_sort_key_len(self, chars: u64) -> u64 {
         // A token is at most 1 + 4 + 3 bytes (a long run is at least 127 spaces, which cost
-        // nothing themselves, so 8 bytes a character is a generous bound).
-        8 * chars + 1
+        // nothing themselves, so 8 bytes a weight is a generous bound).
+        let weights = if self.uca().is_some() {
+            MAX_WEIGHTS as u64
+        } else {
+            1
+        };
+        8 * weights * chars + 1
     }
 }
 
@@ -207,21 +291,42 @@ fn push_weight(w: u32, out: &mut Vec<u8>) {
     }
 }
 
-/// Compares what remains of two strings whose common part is equal: at most one is non-empty.
+/// Compares two weight sequences, the shorter padded with `space` (PAD SPACE).
+fn cmp_weights(
+    mut x: impl Iterator<Item = u32>,
+    mut y: impl Iterator<Item = u32>,
+    space: u32,
+) -> Ordering {
+    loop {
+        match (x.next(), y.next()) {
+            (Some(p), Some(q)) => match p.cmp(&q) {
+                Ordering::Equal => {}
+                o => return o,
+            },
+            (None, None) => return Ordering::Equal,
+            (Some(p), None) => return tail_vs_spaces(std::iter::once(p).chain(x), space),
+            (None, Some(q)) => return tail_vs_spaces(std::iter::once(q).chain(y), space).reverse(),
+        }
+    }
+}
+
+/// Compares what remains of two utf8mb4_bin strings whose common part is equal: at most one
+/// is non-empty.
 fn pad_cmp(a: &str, b: &str, coll: Collation) -> Ordering {
     if !a.is_empty() {
-        tail_vs_spaces(a.chars(), coll)
+        tail_vs_spaces(a.chars().map(|c| coll.single_weight(c)), SPACE)
     } else if !b.is_empty() {
-        tail_vs_spaces(b.chars(), coll).reverse()
+        tail_vs_spaces(b.chars().map(|c| coll.single_weight(c)), SPACE).reverse()
     } else {
         Ordering::Equal
     }
 }
 
-/// How the tail of the longer string compares with the spaces that pad the shorter one.
-fn tail_vs_spaces(tail: impl Iterator<Item = char>, coll: Collation) -> Ordering {
-    for c in tail {
-        match coll.weight(c).cmp(&SPACE) {
+/// How the tail of the longer string's weights compares with the spaces that pad the
+/// shorter one.
+fn tail_vs_spaces(tail: impl Iterator<Item = u32>, space: u32) -> Ordering {
+    for w in tail {
+        match w.cmp(&space) {
             Ordering::Equal => {}
             o => return o,
         }
@@ -302,13 +407,146 @@ mod tests {
                     Some(n),
                     "{s:?}"
                 );
-                assert!(n as u64 <= Collation::max_sort_key_len(s.chars().count() as u64));
+                assert!(n as u64 <= c.max_sort_key_len(s.chars().count() as u64));
+            }
+        }
+    }
+
+    /// The weights of `s` as MariaDB's `HEX(WEIGHT_STRING(s))` prints them.
+    fn weight_hex(c: Collation, s: &str) -> String {
+        let mut out = String::new();
+        c.weights_of(s, |w| {
+            out.push_str(&format!("{w:04X}"));
+            None::<()>
+        });
+        out
+    }
+
+    #[test]
+    fn uca_weights_match_mariadb_samples() {
+        use super::super::uca_samples::SAMPLES;
+        for &(s, ci, ci520) in SAMPLES {
+            assert_eq!(
+                weight_hex(Collation::Utf8mb4UnicodeCi, s),
+                ci,
+                "unicode_ci {s:?}"
+            );
+            assert_eq!(
+                weight_hex(Collation::Utf8mb4Unicode520Ci, s),
+                ci520,
+                "520 {s:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn uca_comparisons_and_sort_keys_match_mariadb_strcmp() {
+        use super::super::uca_samples::{CMP_UNICODE_520_CI, CMP_UNICODE_CI, SAMPLES};
+        for (c, want) in [
+            (Collation::Utf8mb4UnicodeCi, CMP_UNICODE_CI),
+            (Collation::Utf8mb4Unicode520Ci, CMP_UNICODE_520_CI),
+        ] {
+            let mut want = want.chars();
+            for &(a, ..) in SAMPLES {
+                for &(b, ..) in SAMPLES {
+                    let o = match want.next() {
+                        Some('<') => Ordering::Less,
+                        Some('=') => Ordering::Equal,
+                        Some('>') => Ordering::Greater,
+                        other => panic!("bad sample table: {other:?}"),
+                    };
+                    assert_eq!(c.cmp(a, b), o, "{c:?}: {a:?} vs {b:?}");
+                    assert_eq!(key(c, a).cmp(&key(c, b)), o, "{c:?} keys: {a:?} vs {b:?}");
+                }
+            }
+            assert_eq!(want.next(), None);
+        }
+    }
+
+    #[test]
+    fn unicode_ci_folds_as_mariadb_does() {
+        for c in [Collation::Utf8mb4UnicodeCi, Collation::Utf8mb4Unicode520Ci] {
+            assert!(c.eq("Straße", "STRASSE"), "{c:?}: expansions");
+            // MariaDB gives U+00AD (soft hyphen) a punctuation weight: not ignorable.
+            assert!(!c.eq("co\u{AD}op", "coop"), "{c:?}: soft hyphen");
+            assert!(
+                c.eq("e\u{301}", "é"),
+                "{c:?}: a combining mark weighs nothing"
+            );
+            assert!(c.eq("a\0", "a"), "{c:?}: U+0000 is ignorable");
+            assert!(c.eq("abc", "ABC  "), "{c:?}: PAD SPACE");
+            assert_eq!(
+                c.cmp("a\t", "a"),
+                Ordering::Less,
+                "{c:?}: a tab weighs below a space"
+            );
+            assert!(!c.eq("ß", "s"));
+            // MariaDB matches LIKE character by character, on whole weights.
+            assert_ne!(c.char_key('ß'), c.char_key('s'));
+            assert_eq!(c.char_key('ä'), c.char_key('A'));
+        }
+        assert!(Collation::Utf8mb4GeneralCi.eq("ß", "s"));
+        // UCA 4.0.0 gives every character above U+FFFF one weight; 5.2.0 tells them apart.
+        assert!(Collation::Utf8mb4UnicodeCi.eq("😀", "😁"));
+        assert!(!Collation::Utf8mb4Unicode520Ci.eq("😀", "😁"));
+        assert!(!Collation::Utf8mb4UnicodeCi.eq("æ", "ae"));
+        assert!(Collation::Utf8mb4Unicode520Ci.eq("æ", "ae"));
+    }
+
+    /// Strings over the characters where the UCA collations are tricky: expansions (ß,
+    /// U+FDFA's eight weights), ignorables (U+0000), combining marks, characters below a
+    /// space (tab) or weighing as one (U+00A0), implicit weights (CJK, emoji), and any.
+    fn uca_string() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        prop::collection::vec(
+            prop_oneof![
+                Just(' '),
+                Just('\t'),
+                Just('a'),
+                Just('A'),
+                Just('s'),
+                Just('ß'),
+                Just('\0'),
+                Just('\u{AD}'),
+                Just('\u{301}'),
+                Just('\u{A0}'),
+                Just('\u{FDFA}'),
+                Just('中'),
+                Just('😀'),
+                any::<char>(),
+            ],
+            0..12,
+        )
+        .prop_map(|v| v.into_iter().collect())
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 2000, ..Default::default() })]
+
+        /// Invariants 1 and 2 for the UCA collations.
+        #[test]
+        fn uca_sort_keys_order_as_cmp_and_are_prefix_free(a in uca_string(), b in uca_string()) {
+            for c in [Collation::Utf8mb4UnicodeCi, Collation::Utf8mb4Unicode520Ci] {
+                let (ka, kb) = (key(c, &a), key(c, &b));
+                proptest::prop_assert_eq!(ka.cmp(&kb), c.cmp(&a, &b), "{:?}: {:?} vs {:?}", c, a, b);
+                proptest::prop_assert!(ka == kb || !(ka.starts_with(&kb) || kb.starts_with(&ka)));
+                proptest::prop_assert_eq!(Collation::sort_key_len(|i| ka.get(i).copied()), Some(ka.len()));
             }
         }
     }
 
     #[test]
     fn names_and_ids_round_trip() {
+        assert_eq!(Collation::from_id(224), Some(Collation::Utf8mb4UnicodeCi));
+        assert_eq!(
+            Collation::from_id(246),
+            Some(Collation::Utf8mb4Unicode520Ci)
+        );
+        assert_eq!(
+            Collation::from_code(4),
+            None,
+            "an unknown catalog code is no collation"
+        );
         for c in Collation::ALL {
             assert_eq!(Collation::from_name(&c.name().to_uppercase()), Some(c));
             assert_eq!(Collation::from_id(c.id()), Some(c));

@@ -115,7 +115,7 @@ impl KeyLayout {
                             other => other.max_bytes(),
                         };
                         let chars = prefix.map_or(max_chars, |n| max_chars.min(u64::from(n)));
-                        Collation::max_sort_key_len(chars)
+                        p.column.collation.max_sort_key_len(chars)
                     }
                     (_, prefix) => {
                         let max = p.column.ty.max_bytes();

@@ -30,6 +30,9 @@ mod general_ci_table;
 mod key;
 pub mod record;
 pub mod secondary;
+mod uca;
+#[cfg(test)]
+mod uca_samples;
 mod value;
 
 #[cfg(test)]

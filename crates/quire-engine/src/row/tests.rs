@@ -697,6 +697,16 @@ fn arb_non_null(ty: ColumnType) -> BoxedStrategy<Value> {
                         Just(' '),
                         Just(' '),
                         Just('\t'),
+                        // Where the UCA collations differ: expansions, ignorables,
+                        // combining marks, a space's weight, implicit weights.
+                        Just('ß'),
+                        Just('s'),
+                        Just('\u{AD}'),
+                        Just('\u{301}'),
+                        Just('\u{A0}'),
+                        Just('\u{FDFA}'),
+                        Just('中'),
+                        Just('😀'),
                         any::<char>()
                     ],
                     0..=max.min(8)
@@ -762,20 +772,17 @@ fn arb_parts(
     types: impl Strategy<Value = ColumnType>,
     n: std::ops::Range<usize>,
 ) -> impl Strategy<Value = Vec<KeyPart>> {
-    prop::collection::vec((types, any::<bool>(), any::<bool>(), any::<bool>()), n).prop_map(|v| {
+    let colls = 0..Collation::ALL.len();
+    prop::collection::vec((types, any::<bool>(), any::<bool>(), colls), n).prop_map(|v| {
         v.into_iter()
             .enumerate()
-            .map(|(i, (ty, nullable, desc, ci))| KeyPart {
+            .map(|(i, (ty, nullable, desc, coll))| KeyPart {
                 column: Column {
                     name: format!("c{i}"),
                     ty,
                     nullable,
                     default: None,
-                    collation: if ci {
-                        Collation::Utf8mb4GeneralCi
-                    } else {
-                        Collation::Utf8mb4Bin
-                    },
+                    collation: Collation::ALL[coll],
                     members: Vec::new(),
                     json: false,
                     instant: None,
@@ -837,11 +844,7 @@ fn arb_table() -> impl Strategy<Value = (RowLayout, Vec<Value>)> {
                         ty,
                         nullable,
                         default: None,
-                        collation: if i % 2 == 0 {
-                            Collation::Utf8mb4GeneralCi
-                        } else {
-                            Collation::Utf8mb4Bin
-                        },
+                        collation: Collation::ALL[i % Collation::ALL.len()],
                         members: Vec::new(),
                         json: false,
                         instant: None,

@@ -74,6 +74,7 @@ impl DbInner {
         def.auto_increment = spec.auto_increment;
         def.comment = spec.comment;
         def.checks = spec.checks;
+        def.collation = spec.collation;
         // Every index of the new space gets a number the old space never used, so a page
         // of either names one index only (index ids are `table id << 16 | number`).
         def.indexes = Vec::new();

@@ -405,6 +405,9 @@ pub struct TableSpec {
     pub comment: String,
     /// CHECK constraints (the SQL layer has checked them).
     pub checks: Vec<catalog::CheckDef>,
+    /// The table's default collation where the columns do not say it
+    /// (`catalog::kept_collation`); `None`: theirs.
+    pub collation: Option<crate::row::Collation>,
 }
 
 impl TableSpec {
@@ -416,6 +419,7 @@ impl TableSpec {
             indexes: Vec::new(),
             comment: String::new(),
             checks: Vec::new(),
+            collation: None,
         }
     }
 }
@@ -1139,6 +1143,7 @@ impl DbInner {
             slot_order: Vec::new(),
             comment: spec.comment,
             checks: spec.checks,
+            collation: spec.collation,
         };
         for (i, ix) in spec.indexes.into_iter().enumerate() {
             def.indexes.push(IndexDef {

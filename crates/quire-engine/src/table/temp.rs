@@ -59,6 +59,7 @@ impl DbInner {
             slot_order: Vec::new(),
             comment: spec.comment,
             checks: spec.checks,
+            collation: spec.collation,
         };
         for (i, ix) in spec.indexes.into_iter().enumerate() {
             def.indexes.push(IndexDef {

@@ -93,7 +93,7 @@ pub fn eval(f: StrFn, coll: Collation, args: &[Value]) -> Result<Value> {
     let s = types::to_text(args[0].clone());
     let p = types::to_text(args[1].clone());
     let binary = args.iter().any(|v| matches!(v, Value::Bytes(_)));
-    let ci = !binary && coll == Collation::Utf8mb4GeneralCi;
+    let ci = !binary && coll.is_ci();
     let re = compile(&p, ci)?;
     Ok(match f {
         StrFn::Regexp => Value::Int(i64::from(re.is_match(&s))),

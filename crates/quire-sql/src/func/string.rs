@@ -105,7 +105,7 @@ fn eq_in(coll: Collation, binary: bool) -> impl Fn(char, char) -> bool {
         if binary {
             a == b
         } else {
-            coll.weight(a) == coll.weight(b)
+            coll.char_key(a) == coll.char_key(b)
         }
     }
 }
@@ -301,7 +301,7 @@ pub fn eval(f: StrFn, coll: Collation, args: Vec<Value>, env: &dyn Env) -> Resul
             // needle's: 'o' finds 'O' but not 'ö' under utf8mb4_general_ci.
             let eq = |a: char, b: char| {
                 a.len_utf8() == b.len_utf8()
-                    && (bin && a == b || !bin && coll.weight(a) == coll.weight(b))
+                    && (bin && a == b || !bin && coll.char_key(a) == coll.char_key(b))
             };
             Value::Int(find(&hay, &needle, from, &eq).map_or(0, |i| i as i64 + 1))
         }

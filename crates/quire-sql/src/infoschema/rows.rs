@@ -143,7 +143,7 @@ pub(crate) fn rows(t: InfoTable, inst: &Instance<'_>, sv: &SessVars) -> Result<V
                         Value::Null,
                         Value::Null,
                         Value::Null,
-                        s(table_collation(&def.columns)),
+                        s(table_collation(&def)),
                         Value::Null,
                         s(""),
                         s(def.comment.clone()),
@@ -499,18 +499,14 @@ pub(crate) fn rows(t: InfoTable, inst: &Instance<'_>, sv: &SessVars) -> Result<V
             ]);
         }
         InfoTable::Collations => {
-            for (name, cs, id, default) in [
-                ("utf8mb4_general_ci", "utf8mb4", 45, "Yes"),
-                ("utf8mb4_bin", "utf8mb4", 46, ""),
-                ("binary", "binary", 63, "Yes"),
-            ] {
+            for (name, cs, id, default, sortlen) in crate::types::COLLATIONS {
                 out.push(vec![
                     s(name),
                     s(cs),
-                    Value::Int(id),
+                    Value::Int(i64::from(id)),
                     s(default),
                     s("Yes"),
-                    Value::Int(1),
+                    Value::Int(i64::from(sortlen)),
                 ]);
             }
         }
@@ -616,10 +612,9 @@ pub(crate) fn rows(t: InfoTable, inst: &Instance<'_>, sv: &SessVars) -> Result<V
     Ok(out)
 }
 
-/// The collation every string column shares (SHOW CREATE TABLE's table default), else
-/// the server's.
-fn table_collation(cols: &[Column]) -> String {
-    crate::types::table_collation(cols).name().to_string()
+/// The table's default collation (SHOW CREATE TABLE's).
+fn table_collation(def: &TableDef) -> String {
+    crate::types::table_collation(def).name().to_string()
 }
 
 fn column_key(def: &TableDef, i: usize) -> &'static str {
