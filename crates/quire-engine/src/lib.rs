@@ -37,6 +37,7 @@ pub mod check;
 pub mod config;
 pub mod doublewrite;
 pub mod engine;
+pub mod hash;
 pub mod lock;
 pub mod log;
 pub mod mtr;

@@ -1409,7 +1409,7 @@ pub(crate) fn status_rows(
 /// them.
 pub(crate) fn variable_rows(
     inst: &crate::session::Instance<'_>,
-    session: Option<&std::collections::HashMap<String, Value>>,
+    session: Option<&quire_engine::hash::Map<String, Value>>,
 ) -> Vec<(String, String)> {
     crate::vars::all_globals(inst)
         .into_iter()

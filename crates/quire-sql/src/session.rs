@@ -503,7 +503,7 @@ pub(crate) struct SessVars {
     pub user: String,
     pub host: String,
     pub db: Option<String>,
-    pub vars: HashMap<String, Value>,
+    pub vars: quire_engine::hash::Map<String, Value>,
     /// LAST_INSERT_ID(): set by an INSERT that generated an AUTO_INCREMENT value, and by
     /// `LAST_INSERT_ID(e)` while a statement evaluates (so through `&self`: `Env`).
     pub last_insert_id: std::cell::Cell<u64>,
@@ -619,7 +619,7 @@ impl<'d> Session<'d> {
     fn new(inst: &'d Instance<'d>, info: Arc<SessionInfo>) -> Session<'d> {
         // A session starts with the global sql_mode and collation_connection (MariaDB
         // copies them at connect; SET GLOBAL later does not change this session's).
-        let mut vars = HashMap::new();
+        let mut vars = quire_engine::hash::Map::default();
         let mode = match crate::vars::global(inst, "sql_mode") {
             Some(Value::Str(t)) => SqlMode::parse(&t).unwrap_or_default(),
             _ => SqlMode::default(),

@@ -6,8 +6,6 @@
 //! live in [`VARS`] with their scope and default. A session reads its own value if it set
 //! one, else the global.
 
-use std::collections::HashMap;
-
 use quire_engine::config::Config;
 use quire_engine::row::Value;
 
@@ -767,14 +765,29 @@ pub fn is_global_only(name: &str) -> bool {
 }
 
 pub fn find(name: &str) -> Option<&'static Var> {
-    let name = canonical(name);
-    VARS.iter().find(|v| v.name == name)
+    by_name(canonical(name)).map(|(v, _)| *v)
+}
+
+/// Each of VARS by name, with its default already parsed: statements read a few variables
+/// each (`foreign_key_checks`, `lock_wait_timeout`, …), most of them never SET, so
+/// `global` answers them from here rather than by a scan and a parse.
+fn by_name(name: &str) -> Option<&'static (&'static Var, Value)> {
+    static INDEX: std::sync::OnceLock<
+        quire_engine::hash::Map<&'static str, (&'static Var, Value)>,
+    > = std::sync::OnceLock::new();
+    INDEX
+        .get_or_init(|| {
+            VARS.iter()
+                .map(|v| (v.name, (v, parse_default(v))))
+                .collect()
+        })
+        .get(name)
 }
 
 /// The global values the server keeps (SET GLOBAL of a server variable).
 #[derive(Default)]
 pub struct Globals {
-    pub values: HashMap<String, Value>,
+    pub values: quire_engine::hash::Map<String, Value>,
 }
 
 fn parse_default(v: &Var) -> Value {
@@ -849,8 +862,8 @@ pub fn global(inst: &Instance<'_>, name: &str) -> Option<Value> {
     if let Some(v) = inst.globals.read().values.get(name) {
         return Some(v.clone());
     }
-    if let Some(v) = find(name) {
-        return Some(parse_default(v));
+    if let Some((_, default)) = by_name(name) {
+        return Some(default.clone());
     }
     if !Config::NAMES.contains(&name) {
         return None;

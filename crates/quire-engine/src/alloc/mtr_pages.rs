@@ -2,7 +2,6 @@
 //! file extension is logged as FILE_EXTEND in the same mtr (lesson 5: no fsync per extension,
 //! recovery re-extends).
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::{AllocError, AllocPages, Result};
@@ -16,7 +15,7 @@ use crate::space::Space;
 pub struct MtrPages<'m, 'a> {
     mtr: &'m mut Mtr<'a>,
     space: Arc<Space>,
-    slots: HashMap<u32, Slot>,
+    slots: crate::hash::Map<u32, Slot>,
 }
 
 impl<'m, 'a> MtrPages<'m, 'a> {
@@ -24,7 +23,7 @@ impl<'m, 'a> MtrPages<'m, 'a> {
         MtrPages {
             mtr,
             space,
-            slots: HashMap::new(),
+            slots: crate::hash::Map::default(),
         }
     }
 

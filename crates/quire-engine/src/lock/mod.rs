@@ -52,7 +52,7 @@ mod queue;
 #[cfg(test)]
 mod tests;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::fmt;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -189,7 +189,7 @@ pub struct TrxLocks {
     /// What it was granted, per index and key: a covered request is answered from here
     /// without touching the lock table. Nested so that a lookup by `&LockKey` allocates
     /// nothing. May be weaker than the table's entry (inherited gaps are not here).
-    held: HashMap<u64, HashMap<LockKey, Parts>>,
+    held: crate::hash::Map<u64, crate::hash::Map<LockKey, Parts>>,
     keys: usize,
 }
 
@@ -202,7 +202,7 @@ impl TrxLocks {
                 wait: Mutex::new(None),
                 inherited: Mutex::new(Vec::new()),
             }),
-            held: HashMap::new(),
+            held: crate::hash::Map::default(),
             keys: 0,
         }
     }
@@ -266,7 +266,7 @@ impl Drop for TrxLocks {
     }
 }
 
-type Table = HashMap<u64, HashMap<LockKey, Queue>>;
+type Table = crate::hash::Map<u64, crate::hash::Map<LockKey, Queue>>;
 
 /// One shard of the lock table, on its own cache lines.
 #[repr(align(128))]
@@ -371,7 +371,7 @@ impl LockManager {
     fn with_limits(max_depth: u32, max_edges: u32) -> Self {
         LockManager {
             shards: (0..SHARDS)
-                .map(|_| Shard(Mutex::new(Table::new())))
+                .map(|_| Shard(Mutex::new(Table::default())))
                 .collect(),
             detector: Mutex::new(Detector::default()),
             max_depth,

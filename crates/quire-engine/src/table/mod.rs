@@ -144,7 +144,7 @@ pub use txn::{ReadLock, Transaction, Upsert};
 /// that has only read so far holds, as InnoDB's read-only transactions do.
 pub type Snapshot = Arc<ViewHandle>;
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Bound;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -501,7 +501,7 @@ struct State {
     databases: BTreeSet<String>,
     /// (db, table) → table id
     names: BTreeMap<(String, String), u64>,
-    tables: HashMap<u64, Arc<TableState>>,
+    tables: crate::hash::Map<u64, Arc<TableState>>,
     next_table_id: u64,
     /// (db, view) → definition: views share tables' names (`views.rs`).
     views: BTreeMap<(String, String), crate::catalog::ViewDef>,
