@@ -7,6 +7,7 @@
 //!
 //! | module  | owns |
 //! |---------|------|
+//! | [`hash`]     | the hash maps of hot paths (foldhash's seeded fast hasher) |
 //! | [`page`]     | page ids, LSNs, the page header/trailer, checksums |
 //! | [`row`]      | column types, values, record formats and memcomparable keys (no I/O) |
 //! | [`lock`]     | row locks: the sharded lock table, lock waits, deadlock detection (in memory) |

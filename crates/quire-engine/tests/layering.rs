@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 /// Bottom-up. Keep in sync with the table in src/lib.rs.
 const LAYERS: &[&str] = &[
+    "hash",
     "page",
     "row",
     "lock",
