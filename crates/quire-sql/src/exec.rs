@@ -704,7 +704,7 @@ fn agg_init(c: &AggCall) -> AggState {
 fn agg_row(
     c: &AggCall,
     s: &mut AggState,
-    seen: &mut HashSet<Vec<u8>>,
+    seen: &mut quire_engine::hash::Set<Vec<u8>>,
     row: &[Value],
     row_no: u64,
     env: &dyn Env,
@@ -892,7 +892,7 @@ fn agg_result(c: &AggCall, s: AggState, env: &dyn Env) -> Result<Value> {
 struct Group {
     first: Vec<Value>,
     states: Vec<AggState>,
-    seen: Vec<HashSet<Vec<u8>>>,
+    seen: Vec<quire_engine::hash::Set<Vec<u8>>>,
 }
 
 impl Group {
@@ -900,7 +900,7 @@ impl Group {
         Group {
             first,
             states: aggs.iter().map(agg_init).collect(),
-            seen: vec![HashSet::new(); aggs.len()],
+            seen: vec![Default::default(); aggs.len()],
         }
     }
 
@@ -931,7 +931,7 @@ struct Pipeline<'p> {
     offset: u64,
     limit: Option<u64>,
     sent: u64,
-    distinct_seen: HashSet<Vec<u8>>,
+    distinct_seen: quire_engine::hash::Set<Vec<u8>>,
     /// Rows kept for sorting: (sort key, output row).
     sorted: Vec<(Vec<Value>, Vec<Value>)>,
     groups: BTreeMap<Vec<u8>, Group>,
@@ -1361,7 +1361,7 @@ fn select_rows_into<'d>(
         offset,
         limit,
         sent: 0,
-        distinct_seen: HashSet::new(),
+        distinct_seen: Default::default(),
         sorted: Vec::new(),
         groups: BTreeMap::new(),
         group_order: Vec::new(),
@@ -1509,7 +1509,7 @@ fn set_operation<'d>(
         txn,
         env,
     )?);
-    let mut counts: std::collections::HashMap<Vec<u8>, usize> = std::collections::HashMap::new();
+    let mut counts: quire_engine::hash::Map<Vec<u8>, usize> = Default::default();
     for r in &rrows {
         *counts.entry(value_key(r, colls)).or_insert(0) += 1;
     }

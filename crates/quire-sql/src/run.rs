@@ -947,7 +947,7 @@ fn for_each_target_row(
     rows: &[Vec<Value>],
     mut f: impl FnMut(usize, &[Value], &[Value]) -> Result<()>,
 ) -> Result<()> {
-    let mut seen: Vec<std::collections::HashSet<Vec<u8>>> =
+    let mut seen: Vec<quire_engine::hash::Set<Vec<u8>>> =
         vec![Default::default(); mp.targets.len()];
     for row in rows {
         for (i, t) in mp.targets.iter().enumerate() {

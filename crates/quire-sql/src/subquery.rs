@@ -28,7 +28,7 @@
 
 use std::cell::{Cell, OnceCell, RefCell};
 use std::cmp::Ordering;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -128,7 +128,7 @@ struct InSet {
     has_null: bool,
     /// The values' kind and their keys, if every non-NULL value is an exact number or
     /// every one is a string (then equality is equality of value keys).
-    hashed: Option<(Kind, HashSet<Vec<u8>>)>,
+    hashed: Option<(Kind, quire_engine::hash::Set<Vec<u8>>)>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -224,24 +224,33 @@ impl Collation {
         out.reserve(2 * s.len() + 1);
         let space = self.space();
         let mut spaces = 0u32;
-        self.weights_of(s, |w| {
-            if w == space {
-                spaces += 1;
-                return None::<()>;
+        if self.uca().is_some() {
+            self.weights_of(s, |w| {
+                push_token(w, space, &mut spaces, out);
+                None::<()>
+            });
+        } else {
+            // One weight a character: read ASCII bytes without decoding UTF-8, and look
+            // general_ci's table up once (DISTINCT and GROUP BY make a key per row and
+            // string column; this loop was 15 % of oltp_read_only's instructions).
+            let table = (self == Collation::Utf8mb4GeneralCi).then(general_ci_weights);
+            let b = s.as_bytes();
+            let mut i = 0;
+            while i < b.len() {
+                let w = if b[i] < 0x80 {
+                    let c = usize::from(b[i]);
+                    i += 1;
+                    table.map_or(c as u32, |t| u32::from(t[c]))
+                } else {
+                    let Some(c) = s.get(i..).and_then(|r| r.chars().next()) else {
+                        break;
+                    };
+                    i += c.len_utf8();
+                    self.single_weight(c)
+                };
+                push_token(w, space, &mut spaces, out);
             }
-            let run = std::mem::take(&mut spaces);
-            if w < space {
-                out.push(LOW);
-                out.extend_from_slice(&run.to_be_bytes());
-            } else if run < HIGH_SHORT_RUNS {
-                out.push(0xFF - run as u8);
-            } else {
-                out.push(HIGH_LONG);
-                out.extend_from_slice(&(!run).to_be_bytes());
-            }
-            push_weight(w, out);
-            None
-        });
+        }
         out.push(END);
     }
 
@@ -278,6 +287,32 @@ impl Collation {
         };
         8 * weights * chars + 1
     }
+}
+
+/// The token of a weight `w` of a sort key (`Collation::sort_key`), after the `spaces`
+/// weights of a space before it (counted here, and reset by a token).
+#[inline(always)]
+fn push_token(w: u32, space: u32, spaces: &mut u32, out: &mut Vec<u8>) {
+    if w == space {
+        *spaces += 1;
+        return;
+    }
+    let run = std::mem::take(spaces);
+    if run == 0 && w > space && w < 0x80 {
+        // The common case, plain text: a short high token and a one-byte weight.
+        out.extend_from_slice(&[0xFF, w as u8]);
+        return;
+    }
+    if w < space {
+        out.push(LOW);
+        out.extend_from_slice(&run.to_be_bytes());
+    } else if run < HIGH_SHORT_RUNS {
+        out.push(0xFF - run as u8);
+    } else {
+        out.push(HIGH_LONG);
+        out.extend_from_slice(&(!run).to_be_bytes());
+    }
+    push_weight(w, out);
 }
 
 fn push_weight(w: u32, out: &mut Vec<u8>) {

@@ -22,7 +22,6 @@
 //!    (`JoinStep::blockable`), so the found flags it sets while a block is replayed belong
 //!    to the block's own rows.
 
-use std::collections::HashMap;
 use std::rc::Rc;
 
 use quire_engine::row::{Collation, Value};
@@ -53,7 +52,7 @@ enum Buf {
 /// Rows kept in memory, hashed on the step's keys (none: every row is a candidate).
 struct Held {
     rows: Vec<Vec<Value>>,
-    index: Option<HashMap<Vec<u8>, Vec<u32>>>,
+    index: Option<quire_engine::hash::Map<Vec<u8>, Vec<u32>>>,
 }
 
 struct JoinRun<'a, 'd, 't, 'p> {
@@ -434,7 +433,7 @@ impl JoinRun<'_, '_, '_, '_> {
         let index = if s.keys.is_empty() {
             None
         } else {
-            let mut map: HashMap<Vec<u8>, Vec<u32>> = HashMap::new();
+            let mut map: quire_engine::hash::Map<Vec<u8>, Vec<u32>> = Default::default();
             for (i, r) in rows.iter().enumerate() {
                 put(&mut self.row, s.offset, s.len, r);
                 if let Some(key) =
@@ -616,9 +615,9 @@ impl JoinRun<'_, '_, '_, '_> {
         matched: &mut [bool],
     ) -> Result<bool> {
         let s = &self.j.steps[k];
-        let mut index: Option<HashMap<Vec<u8>, Vec<u32>>> = None;
+        let mut index: Option<quire_engine::hash::Map<Vec<u8>, Vec<u32>>> = None;
         if !s.keys.is_empty() {
-            let mut map: HashMap<Vec<u8>, Vec<u32>> = HashMap::new();
+            let mut map: quire_engine::hash::Map<Vec<u8>, Vec<u32>> = Default::default();
             for (i, r) in chunk.iter().enumerate() {
                 put(&mut self.row, s.offset, s.len, r);
                 if let Some(key) =

@@ -15,7 +15,6 @@
 //! row; the rows themselves stream to the reader (a derived table keeps them, as any
 //! derived table's).
 
-use std::collections::HashSet;
 use std::rc::Rc;
 
 use quire_engine::row::Value;
@@ -132,7 +131,7 @@ pub(crate) fn run<'d>(
     each: &mut dyn FnMut(Vec<Value>) -> Result<bool>,
 ) -> Result<()> {
     let colls: Vec<_> = r.columns.iter().map(|c| c.collation).collect();
-    let mut seen: HashSet<Vec<u8>> = HashSet::new();
+    let mut seen: quire_engine::hash::Set<Vec<u8>> = Default::default();
     let strict_env = Strict { parent: env };
     let is_strict = strict(env);
     let fit_env: &dyn Env = if is_strict { &strict_env } else { env };
