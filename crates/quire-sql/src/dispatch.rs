@@ -331,6 +331,18 @@ pub fn statement_text(b: &[u8]) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(String::from_utf8_lossy(&out).into_owned())
 }
 
+/// The index of the quote that closes the one at `b[open]` (`b.len()` if none): inside `'`
+/// and `"` a backslash escapes the next byte, inside a backquote it does not. A doubled
+/// quote reads as a close and a new open, which skips the same text.
+pub(crate) fn quoted_end(b: &[u8], open: usize) -> usize {
+    let q = b[open];
+    let mut i = open + 1;
+    while i < b.len() && b[i] != q {
+        i += if b[i] == b'\\' && q != b'`' { 2 } else { 1 };
+    }
+    i.min(b.len())
+}
+
 /// Splits a multi-statement query (CLIENT_MULTI_STATEMENTS) at the semicolons that end
 /// statements: those outside quotes (`'…'`, `"…"`, `` `…` ``, with doubled quotes and, under
 /// `backslash_escapes`, backslash escapes) and comments (`/* … */`, `-- `, `#`). Each piece

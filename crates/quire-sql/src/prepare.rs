@@ -57,12 +57,7 @@ fn split_using(s: &str) -> (&str, Option<&str>) {
     let (mut i, mut depth) = (0, 0usize);
     while i < b.len() {
         match b[i] {
-            q @ (b'\'' | b'"' | b'`') => {
-                i += 1;
-                while i < b.len() && b[i] != q {
-                    i += if b[i] == b'\\' && q != b'`' { 2 } else { 1 };
-                }
-            }
+            b'\'' | b'"' | b'`' => i = crate::dispatch::quoted_end(b, i),
             b'(' => depth += 1,
             b')' => depth = depth.saturating_sub(1),
             _ if depth == 0

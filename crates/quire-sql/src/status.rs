@@ -345,13 +345,7 @@ fn has_word(text: &str, lower: &str) -> bool {
     let mut i = 0;
     while i < b.len() {
         match b[i] {
-            q @ (b'\'' | b'"' | b'`') => {
-                i += 1;
-                while i < b.len() && b[i] != q {
-                    i += if b[i] == b'\\' && q != b'`' { 2 } else { 1 };
-                }
-                i += 1;
-            }
+            b'\'' | b'"' | b'`' => i = crate::dispatch::quoted_end(b, i) + 1,
             c if in_word(c) => {
                 let start = i;
                 while i < b.len() && in_word(b[i]) {
