@@ -17,5 +17,5 @@ callgrind_control -d $P >/dev/null
 kill $P; wait $P 2>/dev/null
 f=$(ls -t /tmp/ab/cg.$L.out.* | head -1)
 t=$(callgrind_annotate $f 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",","",$1); print $1}')
-m=$(callgrind_annotate --inclusive=yes $f 2>/dev/null | grep -E "(malloc.c:(malloc|free|realloc)|mi_malloc|mi_free|mi_realloc[a-z_]*) \[" | awk '{gsub(",","",$1); s+=$1} END {print s}')
+m=$(callgrind_annotate --inclusive=yes $f 2>/dev/null | grep -E "(malloc.c:(malloc|free|realloc)|mi_malloc[a-z_]*|mi_free|mi_realloc[a-z_]*|mi_zalloc[a-z_]*) \[" | awk '{gsub(",","",$1); s+=$1} END {print s}')
 echo "$L ($T): $((t/2000)) instructions per transaction, malloc+free+realloc inclusive $((m/2000))"

@@ -139,6 +139,11 @@ pub struct SelectPlan {
     /// The window step (`window.rs`): window functions computed over the rows after
     /// HAVING, before the select list; `None` without window functions.
     pub window: Option<Box<crate::window::WindowPlan>>,
+    /// The columns of a base-table source that the query reads (table order), when not all
+    /// of them: the engine decodes only these (`Table::reading_only`). Set only by the
+    /// SELECT planner, whose rows go to expressions; `None` for the plans whose rows are
+    /// written back (multi-table UPDATE and DELETE).
+    pub read_columns: Option<std::sync::Arc<[bool]>>,
 }
 
 impl SelectPlan {
@@ -1457,6 +1462,14 @@ fn select_rows_into<'d>(
                 }
             }
             (Source::Table(t), Some(table)) => {
+                let projected;
+                let table = match &plan.read_columns {
+                    Some(cols) => {
+                        projected = table.reading_only(cols.clone());
+                        &projected
+                    }
+                    None => table,
+                };
                 read_rows(table, t, &plan.access, txn, plan.lock, env, each)?;
             }
             (Source::Table(t), None) => {

@@ -1018,6 +1018,16 @@ pub(crate) fn select_core(
     };
     let mut sort = order.clone();
     let mut filter = filter;
+    // The columns a base table's reads decode: those the query reads (the list the
+    // covering rule trusts), unless that is all of them.
+    let read_columns = match &input {
+        Input::Table(t) if needed.iter().all(|&c| c < t.def.columns.len()) => {
+            let mut mask = vec![false; t.def.columns.len()];
+            needed.iter().for_each(|&c| mask[c] = true);
+            (!mask.iter().all(|&m| m)).then(|| std::sync::Arc::from(mask))
+        }
+        _ => None,
+    };
     let source = match input {
         Input::Dual => Source::Dual,
         Input::Seq { from, to, step } => Source::Seq { from, to, step },
@@ -1122,6 +1132,7 @@ pub(crate) fn select_core(
         lock,
         lock_wait: Default::default(),
         window,
+        read_columns,
     })
 }
 
@@ -1765,6 +1776,7 @@ fn join_dml(
         offset: None,
         lock: Some(ReadLock::Shared),
         lock_wait: Default::default(),
+        read_columns: None,
         window: None,
     };
     Ok((select, targets))

@@ -92,9 +92,17 @@ pub(super) fn fetch(engine: &Engine, r: &ExternRef) -> Result<Vec<u8>> {
 /// The values of a clustered record, reading off-page ones from their chains. The caller
 /// keeps the chains alive: it holds the chain lock, or excludes every change (DDL).
 pub(super) fn decode_row(engine: &Engine, layout: &RowLayout, rec: &[u8]) -> Result<Vec<Value>> {
-    layout
-        .decode(rec)?
-        .into_values::<DbError>(layout, |r| fetch(engine, r))
+    decode_row_columns(engine, layout, rec, None)
+}
+
+/// [`decode_row`] of the columns in `cols` only (the others NULL; `None`: every column).
+pub(super) fn decode_row_columns(
+    engine: &Engine,
+    layout: &RowLayout,
+    rec: &[u8],
+    cols: Option<&[bool]>,
+) -> Result<Vec<Value>> {
+    layout.decode_values::<DbError>(rec, cols, |r| fetch(engine, r))
 }
 
 /// The pages of every chain clustered record `rec` names in `space`. A chain in another

@@ -562,6 +562,7 @@ impl<'d> Transaction<'d> {
             db: self.db,
             id: c.def.id,
             name: format!("{}.{}", c.def.db, c.def.name),
+            read_columns: None,
         };
         for key in keys {
             // Locked above; a row an earlier cascade of this call removed is skipped.

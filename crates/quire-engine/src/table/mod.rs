@@ -1093,6 +1093,7 @@ impl DbInner {
             db: self,
             id: t.def.id,
             name: format!("{db}.{name}"),
+            read_columns: None,
         })
     }
 
@@ -1491,9 +1492,35 @@ pub struct Table<'d> {
     db: &'d DbInner,
     id: u64,
     name: String,
+    /// The columns the reads of this handle decode (`Table::reading_only`); the others
+    /// come back NULL. `None`: every column.
+    read_columns: Option<Arc<[bool]>>,
 }
 
 impl<'d> Table<'d> {
+    /// A handle on the same table whose consistent and locking reads of the clustered
+    /// index (get, scan, and their locking forms) decode only the columns marked in
+    /// `cols` (table order; a column past its end is read) and give NULL for the others:
+    /// a query that reads three of ten columns skips the decoding, the copies and the
+    /// off-page reads of the other seven.
+    ///
+    /// Invariant: the rows read through such a handle go to a query's expressions only,
+    /// never back into a write (an UPDATE of a partial row would store its NULLs). The
+    /// writes and the reads that feed them (handles, secondary-index reads, foreign-key
+    /// checks) decode every column whatever the handle says.
+    pub fn reading_only(&self, cols: Arc<[bool]>) -> Table<'d> {
+        Table {
+            db: self.db,
+            id: self.id,
+            name: self.name.clone(),
+            read_columns: Some(cols),
+        }
+    }
+
+    pub(super) fn read_cols(&self) -> Option<&[bool]> {
+        self.read_columns.as_deref()
+    }
+
     /// The table's own name, without its database (names hold no '.': catalog rule).
     pub fn table_name(&self) -> &str {
         self.name
@@ -1629,7 +1656,7 @@ impl<'d> Table<'d> {
     pub fn get(&self, pk: &[Value]) -> Result<Option<Vec<Value>>> {
         self.with_state(|t| {
             let key = self.pk_key(t, pk)?;
-            self.get_key(t, &key)
+            self.get_key(t, &key, self.read_cols())
         })
     }
 
@@ -1646,7 +1673,7 @@ impl<'d> Table<'d> {
                 .db
                 .version(t, &key, e.value, e.delete_marked, snapshot.map(|v| &***v))?
             {
-                Some(rec) => self.db.decode_version(t, &rec).map(Some),
+                Some(rec) => self.db.decode_columns(t, &rec, self.read_cols()).map(Some),
                 None => Ok(None),
             }
         })
@@ -1679,12 +1706,17 @@ impl<'d> Table<'d> {
     pub fn get_row(&self, handle: &RowHandle) -> Result<Option<Vec<Value>>> {
         self.with_state(|t| {
             let key = handle.key_in(t)?.to_vec();
-            self.get_key(t, &key)
+            self.get_key(t, &key, None)
         })
     }
 
     /// A consistent read of one row with a snapshot of its own (no transaction id).
-    fn get_key(&self, t: &TableState, key: &[u8]) -> Result<Option<Vec<Value>>> {
+    fn get_key(
+        &self,
+        t: &TableState,
+        key: &[u8],
+        cols: Option<&[bool]>,
+    ) -> Result<Option<Vec<Value>>> {
         let Some(e) = t.clustered.get(&self.db.engine, key)? else {
             return Ok(None);
         };
@@ -1698,7 +1730,7 @@ impl<'d> Table<'d> {
                 .version(t, key, e.value, e.delete_marked, Some(&view))?
         };
         match rec {
-            Some(rec) => self.db.decode_version(t, &rec).map(Some),
+            Some(rec) => self.db.decode_columns(t, &rec, cols).map(Some),
             None => Ok(None),
         }
     }
@@ -1733,7 +1765,7 @@ impl<'d> Table<'d> {
             Ok(k)
         })?;
         let cursor = t.clustered.scan(&db.engine, as_ref(&lo), as_ref(&hi), dir);
-        Ok(Rows::new(cursor, t, db, view))
+        Ok(Rows::new(cursor, t, db, view, self.read_columns.clone()))
     }
 
     /// Replaces the row with primary key `pk` by `row`, which may have another primary
@@ -1910,6 +1942,8 @@ enum RowsSource<'d> {
         db: &'d DbInner,
         /// Keeps the snapshot registered (purge keeps its versions) while the scan lives.
         view: Option<Arc<ViewHandle>>,
+        /// The columns decoded (`Table::reading_only`); `None`: every column.
+        cols: Option<Arc<[bool]>>,
     },
     /// A locking scan's rows, read already.
     Done(std::vec::IntoIter<Vec<Value>>),
@@ -1921,6 +1955,7 @@ impl<'d> Rows<'d> {
         table: Arc<TableState>,
         db: &'d DbInner,
         view: Option<Arc<ViewHandle>>,
+        cols: Option<Arc<[bool]>>,
     ) -> Rows<'d> {
         Rows {
             source: RowsSource::Cursor {
@@ -1928,6 +1963,7 @@ impl<'d> Rows<'d> {
                 table,
                 db,
                 view,
+                cols,
             },
         }
     }
@@ -1939,12 +1975,15 @@ impl<'d> Rows<'d> {
     }
 
     /// The next row the snapshot sees, with its clustered key.
-    fn next_keyed(&mut self) -> Option<Result<(Vec<u8>, Vec<Value>)>> {
+    /// `whole`: decode every column, whatever the handle's projection (a row that may be
+    /// written back).
+    fn next_keyed(&mut self, whole: bool) -> Option<Result<(Vec<u8>, Vec<Value>)>> {
         let RowsSource::Cursor {
             cursor,
             table,
             db,
             view,
+            cols,
         } = &mut self.source
         else {
             return None;
@@ -1960,7 +1999,8 @@ impl<'d> Rows<'d> {
                 Ok(None) => continue,
                 Err(err) => return Some(Err(err)),
             };
-            return Some(db.decode_version(table, &rec).map(|row| (e.key, row)));
+            let cols = if whole { None } else { cols.as_deref() };
+            return Some(db.decode_columns(table, &rec, cols).map(|row| (e.key, row)));
         }
     }
 
@@ -1969,7 +2009,7 @@ impl<'d> Rows<'d> {
     /// rows (they come back without handles).
     pub fn with_handles(mut self) -> impl Iterator<Item = Result<(RowHandle, Vec<Value>)>> + 'd {
         std::iter::from_fn(move || {
-            let r = self.next_keyed()?;
+            let r = self.next_keyed(true)?;
             let RowsSource::Cursor { table, .. } = &self.source else {
                 return None;
             };
@@ -1985,7 +2025,7 @@ impl Iterator for Rows<'_> {
         if let RowsSource::Done(it) = &mut self.source {
             return it.next().map(Ok);
         }
-        Some(self.next_keyed()?.map(|(_, row)| row))
+        Some(self.next_keyed(false)?.map(|(_, row)| row))
     }
 }
 

@@ -285,11 +285,23 @@ impl DbInner {
     /// The values of a clustered record, its off-page ones read under the chain lock
     /// (rollback and purge free chains holding it exclusively).
     pub(super) fn decode_version(&self, t: &TableState, rec: &[u8]) -> Result<Vec<Value>> {
+        self.decode_columns(t, rec, None)
+    }
+
+    /// [`DbInner::decode_version`] of the columns in `cols` only (the others NULL; `None`:
+    /// every column): the reads that hand rows to a query (`Table::read_columns`).
+    pub(super) fn decode_columns(
+        &self,
+        t: &TableState,
+        rec: &[u8],
+        cols: Option<&[bool]>,
+    ) -> Result<Vec<Value>> {
         if record::has_external(rec)? {
+            // The chains stay as they are while their values are read.
             let _c = t.chains.read();
-            blob::decode_row(&self.engine, &t.layout, rec)
+            blob::decode_row_columns(&self.engine, &t.layout, rec, cols)
         } else {
-            blob::decode_row(&self.engine, &t.layout, rec)
+            blob::decode_row_columns(&self.engine, &t.layout, rec, cols)
         }
     }
 
@@ -946,7 +958,7 @@ impl<'d> Transaction<'d> {
         self.statement(|tx| {
             table.with_state(|t| {
                 let key = table.pk_key(t, pk)?;
-                tx.get_in(t, &key)
+                tx.get_in(t, &key, table.read_cols())
             })
         })
     }
@@ -956,12 +968,18 @@ impl<'d> Transaction<'d> {
         self.statement(|tx| {
             table.with_state(|t| {
                 let key = h.key_in(t)?.to_vec();
-                tx.get_in(t, &key)
+                tx.get_in(t, &key, None)
             })
         })
     }
 
-    fn get_in(&mut self, t: &TableState, key: &[u8]) -> Result<Option<Vec<Value>>> {
+    /// `cols`: the columns decoded (`Table::reading_only`); `None`: every column.
+    fn get_in(
+        &mut self,
+        t: &TableState,
+        key: &[u8],
+        cols: Option<&[bool]>,
+    ) -> Result<Option<Vec<Value>>> {
         let view = self.view();
         super::check_rebuild_visible(t, view.as_deref())?;
         let Some(e) = t.clustered.get(&self.db.engine, key)? else {
@@ -974,7 +992,7 @@ impl<'d> Transaction<'d> {
             e.delete_marked,
             view.as_deref().map(|v| &**v),
         )? {
-            Some(rec) => self.db.decode_version(t, &rec).map(Some),
+            Some(rec) => self.db.decode_columns(t, &rec, cols).map(Some),
             None => Ok(None),
         }
     }
@@ -996,7 +1014,10 @@ impl<'d> Transaction<'d> {
                     return Ok(None);
                 }
                 match t.clustered.get(&tx.db.engine, &key)? {
-                    Some(e) if !e.delete_marked => tx.db.decode_version(t, &e.value).map(Some),
+                    Some(e) if !e.delete_marked => tx
+                        .db
+                        .decode_columns(t, &e.value, table.read_cols())
+                        .map(Some),
                     _ => Ok(None),
                 }
             })
@@ -1064,7 +1085,7 @@ impl<'d> Transaction<'d> {
                     if e.delete_marked {
                         return Ok(true);
                     }
-                    each(tx.db.decode_version(t, &e.value)?)
+                    each(tx.db.decode_columns(t, &e.value, table.read_cols())?)
                 })
             })
         })

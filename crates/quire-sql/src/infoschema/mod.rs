@@ -674,6 +674,7 @@ pub fn plan(t: InfoTable, alias: &str) -> SelectPlan {
         offset: None,
         lock: None,
         lock_wait: Default::default(),
+        read_columns: None,
         window: None,
     }
 }

@@ -181,6 +181,7 @@ fn passthrough(
         offset: None,
         lock: None,
         lock_wait: Default::default(),
+        read_columns: None,
         window: None,
     }
 }

@@ -270,6 +270,7 @@ pub fn plan(
         offset,
         lock,
         lock_wait: Default::default(),
+        read_columns: None,
         window: None,
     })
 }
