@@ -168,8 +168,10 @@ pub(crate) fn rows(t: InfoTable, inst: &Instance<'_>, sv: &SessVars) -> Result<V
                     out.push(column_row(super::SCHEMA, it.name(), i, c, "", "", true));
                 }
             }
+            let zone = crate::tz::Zone::of_session(sv, inst);
             for d in db.databases() {
-                for def in tables(&d) {
+                for mut def in tables(&d) {
+                    crate::tz::shown_columns(&mut def.columns, zone);
                     for (i, c) in def.columns.iter().enumerate() {
                         out.push(column_row(
                             &d,
