@@ -2,19 +2,12 @@
 //! same instant under another, after a restart too, by a scan, by its index and by its
 //! primary key; a DATETIME keeps what was written (docs/sql.md, "Time zones").
 
+mod common;
+
+use common::{run, try_run};
 use quire_engine::config::Config;
 use quire_engine::table::Db;
-use quire_sql::{CollectSink, Instance, Session, SqlError, Value};
-
-fn try_run(s: &mut Session<'_>, sql: &str) -> Result<Vec<Vec<Value>>, SqlError> {
-    let mut c = CollectSink::default();
-    s.query(sql, &mut c)?;
-    Ok(c.rows)
-}
-
-fn run(s: &mut Session<'_>, sql: &str) -> Vec<Vec<Value>> {
-    try_run(s, sql).unwrap_or_else(|e| panic!("{sql}: {e}"))
-}
+use quire_sql::{Instance, SqlError, Value};
 
 fn texts(rows: Vec<Vec<Value>>) -> Vec<Vec<String>> {
     rows.into_iter()
