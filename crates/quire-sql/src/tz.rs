@@ -8,8 +8,10 @@
 //! Invariants:
 //! 1. The engine holds TIMESTAMP values in UTC; every other value of the SQL layer (a row
 //!    read, a literal, NOW()) is in the session's zone. A TIMESTAMP crosses between the two
-//!    only here: [`from_storage`] on every row read from a table, [`to_storage`] on every
-//!    row, key or bound handed to one.
+//!    only through this module: [`RowZone::from_storage`] on every row read from a table,
+//!    [`RowZone::to_storage`], [`pk_to_storage`] and [`key_to_storage`] on every row, key
+//!    or bound handed to one, [`default_expr`] / [`default_to_storage`] for literal
+//!    DEFAULTs, which the catalog keeps in UTC.
 //! 2. A zero date ('0000-00-00 00:00:00', or one with a zero part) is the same in every
 //!    zone: it is never shifted.
 //! 3. With fixed offsets, local → UTC → local gives the value back exactly, so a row read
@@ -48,14 +50,16 @@ impl Zone {
 
     /// The session's zone: its own `time_zone`, or the global one it has not set, as
     /// `@@time_zone` reads it (`run.rs`, `SessionFn::SysVar`).
+    /// Read once per statement (`run::ExecEnv::new`): a session has its own value from
+    /// connect on (`Session::new`), so the global is the fallback only.
     pub(crate) fn of_session(sv: &SessVars, inst: &Instance<'_>) -> Zone {
-        let v = match sv.vars.get("time_zone") {
-            Some(v) => Some(v.clone()),
-            None => crate::vars::global(inst, "time_zone"),
-        };
-        match v {
-            Some(Value::Str(s)) => Zone::parse(&s).unwrap_or_default(),
+        let of = |v: &Value| match v {
+            Value::Str(s) => Zone::parse(s).unwrap_or_default(),
             _ => Zone::UTC,
+        };
+        match sv.vars.get("time_zone") {
+            Some(v) => of(v),
+            None => crate::vars::global(inst, "time_zone").map_or(Zone::UTC, |v| of(&v)),
         }
     }
 
