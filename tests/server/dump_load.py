@@ -21,7 +21,10 @@ in user variables. The script:
    them, and they are gone after a reconnect;
 4. dumps the loaded database from the server itself with mariadb-dump (default options),
    loads that dump into a new database of the same server, and compares CHECKSUM TABLE and
-   SHOW CREATE TABLE of every table in the two.
+   SHOW CREATE TABLE of every table in the two;
+5. does the same for a table of TIMESTAMPs while the global time zone is +05:30: the dump
+   sets `TIME_ZONE='+00:00'` and must write UTC, and the copy must hold the same instants
+   (`zone_round_trip`).
 
 The expected answers come from MariaDB: `--record` rewrites `dump/expected.json` from a
 MariaDB (the dump re-creates its database there too).
@@ -152,6 +155,64 @@ def round_trip(args):
             "same checksums": same, "same SHOW CREATE TABLE": same_ddl}
 
 
+ZONE_ROWS = ("SELECT id, UNIX_TIMESTAMP(ts), dt, UNIX_TIMESTAMP(fixed), ts, fixed "
+             "FROM %s.zoned ORDER BY id")
+
+
+def zone_round_trip(args):
+    """Time zones: a table of TIMESTAMPs written under +05:30, dumped by mariadb-dump while
+    the server's global zone is +05:30 (the dump's session starts in it; the dump sets
+    `TIME_ZONE='+00:00'` and writes UTC), loaded back into another database: the dump's
+    INSERT as written, and the same instants, DATETIMEs, CHECKSUM TABLE and SHOW CREATE
+    TABLE in both, read under +05:30."""
+    conn = connect(args)
+    query(conn, "SET GLOBAL time_zone = '+05:30'")
+    try:
+        conn.close()
+        conn = connect(args)
+        for q in ("DROP DATABASE IF EXISTS tzdump", "CREATE DATABASE tzdump",
+                  "CREATE TABLE tzdump.zoned (id INT PRIMARY KEY, ts TIMESTAMP NULL, "
+                  "dt DATETIME NULL, fixed TIMESTAMP NOT NULL DEFAULT '2001-01-01 05:30:00', "
+                  "KEY (ts))",
+                  "INSERT INTO tzdump.zoned (id, ts, dt) VALUES "
+                  "(1, '2024-03-10 12:00:00', '2024-03-10 12:00:00'), "
+                  "(2, '1970-01-01 05:30:01', '1970-01-01 05:30:01'), "
+                  "(3, 0, NULL), (4, NULL, '2038-01-19 08:44:07')"):
+            query(conn, q)
+        base = ["-h", "127.0.0.1", "-P", str(args.port), "-u", "root"]
+        dump = subprocess.run(["mariadb-dump"] + base + ["tzdump"], capture_output=True,
+                              timeout=300)
+        text_out = dump.stdout.decode("utf-8", "replace")
+        header = [l for l in text_out.split("\n") if "TIME_ZONE" in l]
+        # The INSERT and its rows, one a line, to its `;`.
+        lines = text_out.split("\n")
+        start = next((i for i, l in enumerate(lines) if l.startswith("INSERT INTO `zoned`")),
+                     len(lines))
+        end = next((i for i in range(start, len(lines)) if lines[i].endswith(";")), start)
+        inserts = lines[start:end + 1]
+        query(conn, "DROP DATABASE IF EXISTS tzdump_copy")
+        query(conn, "CREATE DATABASE tzdump_copy")
+        load = subprocess.run(["mariadb"] + base + ["tzdump_copy"], input=dump.stdout,
+                              capture_output=True, timeout=300)
+        out = {"dump exit": dump.returncode, "load exit": load.returncode,
+               "load stderr": load.stderr.decode("utf-8", "replace").strip(),
+               "time zone lines": header, "inserts": inserts,
+               "session zone": query(conn, "SELECT @@time_zone"),
+               "rows": query(conn, ZONE_ROWS % "tzdump"),
+               "copied rows": query(conn, ZONE_ROWS % "tzdump_copy")}
+        sums = query(conn, "CHECKSUM TABLE tzdump.zoned, tzdump_copy.zoned")
+        out["same checksum"] = len(sums) == 2 and sums[0][1] == sums[1][1]
+        out["same SHOW CREATE TABLE"] = (
+            query(conn, "SHOW CREATE TABLE tzdump.zoned")[0][1:]
+            == query(conn, "SHOW CREATE TABLE tzdump_copy.zoned")[0][1:])
+        query(conn, "DROP DATABASE tzdump")
+        query(conn, "DROP DATABASE tzdump_copy")
+        return out
+    finally:
+        query(conn, "SET GLOBAL time_zone = DEFAULT")
+        conn.close()
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--port", type=int, default=3307)
@@ -166,6 +227,7 @@ def main():
     conn.close()
     got["sessions"] = session_checks(args)
     got["round trip"] = round_trip(args)
+    got["time zones"] = zone_round_trip(args)
     if args.record:
         with open(EXPECTED, "w", encoding="utf-8") as f:
             json.dump(got, f, indent=1, ensure_ascii=False)
@@ -190,6 +252,8 @@ def main():
     check("user variables per session", want["sessions"], got["sessions"])
     check("dump of the loaded database, reloaded: same checksums", want["round trip"],
           got["round trip"])
+    check("a dump taken under +05:30 reloads to the same instants", want.get("time zones"),
+          got["time zones"])
     print("mariadb-dump load: %d passed, %d failed" % (passed, failed))
     sys.exit(1 if failed else 0)
 

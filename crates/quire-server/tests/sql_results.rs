@@ -562,3 +562,55 @@ fn a_prepared_update_ignore_and_delete_ignore_keep_their_ignore() {
         "{r:?}"
     );
 }
+
+#[test]
+fn a_timestamp_crosses_the_binary_protocol_in_the_session_time_zone() {
+    // A TIMESTAMP parameter (MYSQL_TYPE_TIMESTAMP, 7) is a local time of the session's
+    // zone, and a binary row's TIMESTAMP is one too: written under +05:30, the instant
+    // 2024-03-10 06:30:00 UTC reads back as 12:00 there and as 06:30 under +00:00
+    // (docs/sql.md, "Time zones").
+    let server = TestServer::start();
+    let mut c = server.connect();
+    for sql in [
+        "CREATE DATABASE tzb",
+        "CREATE TABLE tzb.t (id INT PRIMARY KEY, ts TIMESTAMP NULL, KEY (ts))",
+        "SET time_zone = '+05:30'",
+    ] {
+        assert!(matches!(c.query(sql), Reply::Ok { .. }), "{sql}");
+    }
+    let at = |h: u8, m: u8| vec![0xE8u8, 0x07, 3, 10, h, m, 0];
+    let ins = prepare(&mut c, b"INSERT INTO tzb.t VALUES (1, ?)");
+    assert!(
+        matches!(
+            Reply::parse(&execute(&mut c, ins, &[(7, &at(12, 0))])),
+            Reply::Ok { .. }
+        ),
+        "the insert"
+    );
+    let sel = prepare(
+        &mut c,
+        b"SELECT ts, UNIX_TIMESTAMP(ts) FROM tzb.t FORCE INDEX (ts) WHERE ts = ?",
+    );
+    // Header, NULL bitmap, the TIMESTAMP (7 bytes), UNIX_TIMESTAMP as 8 bytes.
+    let row = |h: u8, m: u8| {
+        let mut r = vec![0x00, 0x00, 7];
+        r.extend_from_slice(&at(h, m));
+        r.extend_from_slice(&1_710_052_200i64.to_le_bytes());
+        r
+    };
+    let first = execute(&mut c, sel, &[(7, &at(12, 0))]);
+    answered(&first, "the select at +05:30");
+    assert_eq!(c.read_result_set(&first).rows, vec![row(12, 0)]);
+
+    assert!(matches!(
+        c.query("SET time_zone = '+00:00'"),
+        Reply::Ok { .. }
+    ));
+    let first = execute(&mut c, sel, &[(7, &at(12, 0))]);
+    assert!(
+        c.read_result_set(&first).rows.is_empty(),
+        "12:00 UTC is not the instant"
+    );
+    let first = execute(&mut c, sel, &[(7, &at(6, 30))]);
+    assert_eq!(c.read_result_set(&first).rows, vec![row(6, 30)]);
+}

@@ -1613,7 +1613,7 @@ impl<'d> Session<'d> {
         for c in &w.cols {
             fill.push(match (c.src, &c.col.default) {
                 (Some(_), _) => None,
-                (None, Some(text)) => Some(self.eval_default(text)?),
+                (None, Some(text)) => Some(self.eval_default(text, &c.col)?),
                 (None, None) if c.col.nullable => Some(Value::Null),
                 (None, None) => Some(crate::exec::implicit_default(&c.col)),
             });
@@ -1630,8 +1630,17 @@ impl<'d> Session<'d> {
         checked.checks = spec.checks.clone();
         let checks = crate::check::bind(&checked, table)?;
         let mut n = 0u64;
-        let mut convert = |row: Vec<Value>| -> Result<Vec<Value>> {
+        // Rows are converted in the session's zone (a TIMESTAMP read as a local time, a
+        // DATETIME made a TIMESTAMP taken as one, as MariaDB's copy) and written back with
+        // UTC TIMESTAMPs (`tz.rs`).
+        let zone = crate::expr::Env::time_zone(&env);
+        let (read_zone, write_zone) = (
+            crate::tz::RowZone::new(&old.columns, zone),
+            crate::tz::RowZone::new(&cols, zone),
+        );
+        let mut convert = |mut row: Vec<Value>| -> Result<Vec<Value>> {
             n += 1;
+            read_zone.from_storage(&mut row);
             // MariaDB's ALTER says 1265 "Data truncated" for a string cut, strict or not
             // (strict makes it the error): the INSERT-only 1406 is not used.
             let at = types::Target {
@@ -1695,6 +1704,7 @@ impl<'d> Session<'d> {
                 out.push(v);
             }
             crate::check::enforce(&checks, &out, &env, false, db, table)?;
+            write_zone.to_storage(&mut out);
             Ok(out)
         };
         let started = std::time::Instant::now();
@@ -1771,7 +1781,7 @@ impl<'d> Session<'d> {
                 continue;
             }
             let v = match &col.default {
-                Some(text) => self.eval_default(text)?,
+                Some(text) => self.eval_default(text, col)?,
                 None if col.nullable => Value::Null,
                 None => crate::exec::implicit_default(col),
             };
@@ -1783,6 +1793,8 @@ impl<'d> Session<'d> {
                 cut_as_truncation: false,
             };
             let v = types::coerce(v, col, &at, &env)?;
+            // Rows written before keep the instant, as the engine holds it (`tz.rs`).
+            let v = crate::tz::default_to_storage(col, crate::expr::Env::time_zone(&env), v);
             let instant = match v {
                 Value::Null if col.nullable => quire_engine::row::InstantValue::Null,
                 Value::Null => quire_engine::row::InstantValue::Field(
@@ -1808,7 +1820,8 @@ impl<'d> Session<'d> {
         Ok(Some(out))
     }
 
-    fn eval_default(&self, text: &str) -> Result<Value> {
+    /// `col`'s DEFAULT `text` evaluated, in the session's zone (`tz::default_expr`).
+    fn eval_default(&self, text: &str, col: &Column) -> Result<Value> {
         let e = crate::parse::parse_expr_in(text, self.sv.mode)?;
         let b = crate::bind::Binder {
             sub: None,
@@ -1819,6 +1832,7 @@ impl<'d> Session<'d> {
             conn: self.sv.conn(),
         }
         .bind(&e)?;
+        let b = crate::tz::default_expr(col, b);
         let env = crate::run::ExecEnv::new(&[], &self.sv, self.inst, false, false);
         b.eval(
             &Row {

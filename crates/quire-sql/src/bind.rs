@@ -609,7 +609,7 @@ pub(crate) fn column_default_expr(
     conn: Conn,
 ) -> Result<Expr> {
     let e = match &col.default {
-        Some(text) => bind_default_text(text, params, conn)?,
+        Some(text) => crate::tz::default_expr(col, bind_default_text(text, params, conn)?),
         None if col.nullable => Expr::Lit(Value::Null),
         None if auto_increment => Expr::Lit(crate::exec::implicit_default(col)),
         None => return Err(SqlError::NoDefault(col.name.clone())),

@@ -824,7 +824,9 @@ impl<'d> Session<'d> {
                 "table" => {
                     let (db, t, _) = qualified_name(toks, i + 1).ok_or_else(|| syntax(text))?;
                     self.check_table(db.clone(), &t, crate::acl::privs::TABLE_ACLS, "SHOW")?;
-                    let (db, def) = self.table_def(db, &t)?;
+                    let (db, mut def) = self.table_def(db, &t)?;
+                    let zone = crate::tz::Zone::of_session(&self.sv, self.inst);
+                    crate::tz::shown_columns(&mut def.columns, zone);
                     let next = self.open_table(&db, &t)?.next_auto_increment()?;
                     let fks = self
                         .inst
@@ -1228,7 +1230,9 @@ impl<'d> Session<'d> {
         full: bool,
         sink: &mut dyn RowSink,
     ) -> Result<Outcome> {
-        let (_, def) = self.table_def(db, t)?;
+        let (_, mut def) = self.table_def(db, t)?;
+        let zone = crate::tz::Zone::of_session(&self.sv, self.inst);
+        crate::tz::shown_columns(&mut def.columns, zone);
         let mut rows = Vec::new();
         for (i, c) in def.columns.iter().enumerate() {
             if !like_ok(&pat, &c.name) {

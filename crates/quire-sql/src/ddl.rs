@@ -417,9 +417,12 @@ pub(crate) fn table_collation(opts: &sql::CreateTableOptions) -> Result<Collatio
 
 /// Converting a column's DEFAULT: any warning (a value cut, clamped or not a number)
 /// makes it invalid (1067); notes (a DECIMAL rounded) do not.
-struct DefaultEnv;
+struct DefaultEnv(crate::tz::Zone);
 
 impl crate::expr::Env for DefaultEnv {
+    fn time_zone(&self) -> crate::tz::Zone {
+        self.0
+    }
     fn param(&self, i: usize) -> Result<Value> {
         crate::expr::Quiet.param(i)
     }
@@ -825,7 +828,10 @@ impl<'d> Session<'d> {
                 crate::view::canon::default_expression(e).unwrap_or_else(|| format!("({inner})"))
             );
         }
+        // A TIMESTAMP's is kept in UTC (`tz.rs`).
+        let zone = crate::tz::Zone::of_session(&self.sv, self.inst);
         self.default_value(&b, col)
+            .map(|v| crate::tz::default_to_storage(col, zone, v))
             .map(|v| column_literal_sql(&v, col))
     }
 
@@ -857,7 +863,7 @@ impl<'d> Session<'d> {
                 strict: true,
                 cut_as_truncation: false,
             },
-            &DefaultEnv,
+            &DefaultEnv(crate::tz::Zone::of_session(&self.sv, self.inst)),
         )
         .map_err(|_| invalid())
     }

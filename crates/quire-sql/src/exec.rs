@@ -166,9 +166,12 @@ pub enum Txn<'s, 'd> {
 /// A key bound converted to its column's type, for reading only: a value clamped,
 /// rounded or cut to fit (1264, 1265, 1366) still bounds a superset, so it is kept
 /// silently; a date that is not one (1292) or a string too long (1406) is not.
-struct BoundEnv;
+struct BoundEnv(crate::tz::Zone);
 
 impl Env for BoundEnv {
+    fn time_zone(&self) -> crate::tz::Zone {
+        self.0
+    }
     fn param(&self, _: usize) -> Result<Value> {
         Ok(Value::Null)
     }
@@ -195,6 +198,7 @@ fn eval_bound(
     env: &dyn Env,
     row: &[Value],
 ) -> Result<Option<std::result::Result<Bound<Vec<Value>>, ()>>> {
+    let zone = env.time_zone();
     let vals = |es: &Vec<Expr>| -> Result<BoundValues> {
         let mut out = Vec::with_capacity(es.len());
         for (e, c) in es.iter().zip(cols) {
@@ -223,11 +227,13 @@ fn eval_bound(
                 strict: true,
                 cut_as_truncation: false,
             };
-            match types::coerce(v, c, &at, &BoundEnv) {
+            match types::coerce(v, c, &at, &BoundEnv(zone)) {
                 Ok(v) => out.push(v),
                 Err(_) => return Ok(Some(Err(()))),
             }
         }
+        // Keys hold TIMESTAMPs in UTC: the bound, a local time, is converted (`tz.rs`).
+        crate::tz::key_to_storage(cols, zone, &mut out);
         Ok(Some(Ok(out)))
     };
     Ok(match b {
@@ -377,9 +383,11 @@ pub fn read_rows<'d>(
     mut each: impl FnMut(Vec<Value>) -> Result<bool>,
 ) -> Result<()> {
     // Every row the engine hands over is examined (the slow log's `Rows_examined`), whether
-    // WHERE keeps it or not.
-    let mut each = |row: Vec<Value>| {
+    // WHERE keeps it or not; its TIMESTAMPs are read in the session's zone (`tz.rs`).
+    let zone = crate::tz::RowZone::new(&t.def.columns, env.time_zone());
+    let mut each = |mut row: Vec<Value>| {
         crate::status::examined(1);
+        zone.from_storage(&mut row);
         each(row)
     };
     let dir = if access.backward {
@@ -487,7 +495,13 @@ fn scan_iter<'d>(
 /// steps after it while they are walked: a locking read collects the range first (its
 /// callback holds the transaction), so under FOR UPDATE a LIMIT stops a join at the end of
 /// a range, not at the row.
-pub(crate) enum RangeRows<'d> {
+pub(crate) struct RangeRows<'d> {
+    rows: RangeSource<'d>,
+    /// The table's TIMESTAMPs to the session's zone (`tz.rs`).
+    zone: crate::tz::RowZone,
+}
+
+enum RangeSource<'d> {
     Held(std::vec::IntoIter<Vec<Value>>),
     Scan(RowIter<'d>),
 }
@@ -495,18 +509,20 @@ pub(crate) enum RangeRows<'d> {
 impl Iterator for RangeRows<'_> {
     type Item = Result<Vec<Value>>;
     fn next(&mut self) -> Option<Result<Vec<Value>>> {
-        let row = match self {
-            RangeRows::Held(it) => it.next().map(Ok),
-            RangeRows::Scan(it) => it.next().map(|r| r.map_err(SqlError::from)),
+        let mut row = match &mut self.rows {
+            RangeSource::Held(it) => it.next().map(Ok),
+            RangeSource::Scan(it) => it.next().map(|r| r.map_err(SqlError::from)),
         };
-        if matches!(row, Some(Ok(_))) {
+        if let Some(Ok(r)) = &mut row {
             crate::status::examined(1);
+            self.zone.from_storage(r);
         }
         row
     }
 }
 
-/// Opens range `lo..hi` of `access` for a join step.
+/// Opens range `lo..hi` of `access` for a join step, its rows in `zone` (`tz.rs`).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn open_range<'d>(
     table: &Table<'d>,
     t: &TableRef,
@@ -515,7 +531,10 @@ pub(crate) fn open_range<'d>(
     lock: Option<ReadLock>,
     lo: Bound<Vec<Value>>,
     hi: Bound<Vec<Value>>,
+    zone: crate::tz::Zone,
 ) -> Result<RangeRows<'d>> {
+    let zone = crate::tz::RowZone::new(&t.def.columns, zone);
+    let rows = |rows| RangeRows { rows, zone };
     let dir = if access.backward {
         Direction::Backward
     } else {
@@ -523,7 +542,7 @@ pub(crate) fn open_range<'d>(
     };
     if is_pk_point(t, access, &lo, &hi) {
         let Bound::Included(pk) = lo else {
-            return Ok(RangeRows::Held(Vec::new().into_iter()));
+            return Ok(rows(RangeSource::Held(Vec::new().into_iter())));
         };
         let row = match (txn.as_mut(), lock) {
             (None, _) => match txn.snapshot() {
@@ -533,14 +552,14 @@ pub(crate) fn open_range<'d>(
             (Some(tx), None) => tx.get(table, &pk)?,
             (Some(tx), Some(l)) => tx.get_locking(table, &pk, l)?,
         };
-        return Ok(RangeRows::Held(
+        return Ok(rows(RangeSource::Held(
             row.into_iter().collect::<Vec<_>>().into_iter(),
-        ));
+        )));
     }
     if let (Some(tx), Some(l)) = (txn.as_mut(), lock) {
-        let mut rows = Vec::new();
+        let mut held = Vec::new();
         let keep = |r: Vec<Value>| {
-            rows.push(r);
+            held.push(r);
             Ok(true)
         };
         match &access.index {
@@ -549,9 +568,11 @@ pub(crate) fn open_range<'d>(
                 tx.index_scan_locking_each(table, ix, lo, hi, dir, l, keep)?
             }
         }
-        return Ok(RangeRows::Held(rows.into_iter()));
+        return Ok(rows(RangeSource::Held(held.into_iter())));
     }
-    Ok(RangeRows::Scan(scan_iter(table, access, txn, lo, hi, dir)?))
+    Ok(rows(RangeSource::Scan(scan_iter(
+        table, access, txn, lo, hi, dir,
+    )?)))
 }
 
 impl<'d> Txn<'_, 'd> {

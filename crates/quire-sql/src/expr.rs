@@ -423,6 +423,17 @@ pub trait Env {
         let _ = v;
         Err(SqlError::Unsupported("LAST_INSERT_ID(expr) here".into()))
     }
+    /// The session's time zone (`tz.rs`): read from `@@time_zone` unless the environment
+    /// keeps it at hand.
+    fn time_zone(&self) -> crate::tz::Zone {
+        match self.session(&SessionFn::SysVar {
+            name: "time_zone".into(),
+            global: false,
+        }) {
+            Ok(Value::Str(s)) => crate::tz::Zone::parse(&s).unwrap_or_default(),
+            _ => crate::tz::Zone::UTC,
+        }
+    }
     /// KILL QUERY / KILL reached this statement: it stops at the next row (1317).
     fn interrupted(&self) -> bool {
         false

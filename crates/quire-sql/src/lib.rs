@@ -48,6 +48,7 @@ pub mod stmt;
 pub mod subquery;
 mod temp;
 pub mod types;
+pub mod tz;
 mod upsert;
 mod user_locks;
 mod user_vars;

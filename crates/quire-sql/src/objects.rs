@@ -178,7 +178,9 @@ impl Session<'_> {
                     let db = db
                         .or_else(|| self.sv.db.clone())
                         .ok_or(SqlError::NoDatabaseSelected)?;
-                    if let Some((def, next)) = self.temp_def(&db, &t) {
+                    if let Some((mut def, next)) = self.temp_def(&db, &t) {
+                        let zone = crate::tz::Zone::of_session(&self.sv, self.inst);
+                        crate::tz::shown_columns(&mut def.columns, zone);
                         let sql = crate::ddl::show_create_table(&def, next, &[]).replacen(
                             "CREATE TABLE",
                             "CREATE TEMPORARY TABLE",

@@ -60,6 +60,8 @@ pub(crate) struct ExecEnv<'a> {
     /// The statement's start, microseconds since the epoch: NOW(), CURDATE(),
     /// UNIX_TIMESTAMP() and `@@timestamp` all read it, so they agree within a statement.
     pub start_us: i64,
+    /// `@@time_zone` at the statement's start, read once (`tz.rs`).
+    pub zone: crate::tz::Zone,
     /// Runs and caches the statement's subqueries (`subquery.rs`).
     pub subq: crate::subquery::SubRunner<'a>,
 }
@@ -84,13 +86,16 @@ impl<'a> ExecEnv<'a> {
                     .duration_since(std::time::UNIX_EPOCH)
                     .map_or(0, |d| d.as_micros() as i64)
             }),
+            zone: crate::tz::Zone::of_session(sv, inst),
             subq: crate::subquery::SubRunner::new(inst.db, Some(&inst.subquery_runs)),
         }
     }
 
-    /// The statement's start as a DATETIME (whole seconds, as NOW() gives it).
+    /// The statement's start as a DATETIME in the session's zone (whole seconds, as NOW()
+    /// gives it).
     fn now(&self) -> DateTime {
-        crate::func::datetime::truncate_fsp(crate::func::datetime::from_unix_us(self.start_us), 0)
+        let utc = crate::func::datetime::from_unix_us(self.start_us);
+        crate::func::datetime::truncate_fsp(self.zone.from_utc(utc), 0)
     }
 }
 
@@ -113,6 +118,10 @@ impl ExecEnv<'_> {
 }
 
 impl Env for ExecEnv<'_> {
+    fn time_zone(&self) -> crate::tz::Zone {
+        self.zone
+    }
+
     fn interrupted(&self) -> bool {
         self.killed()
     }
@@ -714,6 +723,7 @@ impl<'d> Session<'d> {
                             env,
                         )?;
                         let (mut matched, mut changed) = (0u64, 0u64);
+                        let zone = crate::tz::RowZone::new(&up.table.def.columns, env.time_zone());
                         let (shown_db, shown_table) = up.table.shown();
                         let checks = crate::check::bind(&up.table.def, shown_table)?;
                         for (n, (handle, old)) in targets.into_iter().enumerate() {
@@ -777,11 +787,12 @@ impl<'d> Session<'d> {
                                 matched -= 1;
                                 continue;
                             }
+                            // The engine's TIMESTAMPs are UTC (`tz.rs`).
                             let done = match &handle {
-                                Some(h) => tx.update_row(&table, h, new.clone()),
+                                Some(h) => tx.update_row(&table, h, zone.stored(&new)),
                                 None => {
-                                    let pk = exec::pk_of(&up.table.def, &old);
-                                    tx.update(&table, &pk, new.clone())
+                                    let pk = exec::pk_of(&up.table.def, &zone.stored(&old));
+                                    tx.update(&table, &pk, zone.stored(&new))
                                 }
                             };
                             match done {
@@ -828,10 +839,14 @@ impl<'d> Session<'d> {
                         )?;
                         let mut n = 0;
                         let mut deleted = Vec::new();
+                        let zone = crate::tz::RowZone::new(&dp.table.def.columns, env.time_zone());
                         for (handle, row) in targets {
                             let done = match &handle {
                                 Some(h) => tx.delete_row(&table, h),
-                                None => tx.delete(&table, &exec::pk_of(&dp.table.def, &row)),
+                                None => tx.delete(
+                                    &table,
+                                    &exec::pk_of(&dp.table.def, &zone.stored(&row)),
+                                ),
                             };
                             match done {
                                 Ok(()) => {
@@ -894,7 +909,7 @@ impl<'d> Session<'d> {
                 let n = self.in_statement_with(params, true, false, sq, |tx, env| {
                     let rows = exec::select_rows(&mp.select, tables, &mut Txn::Some(tx), env)?;
                     let mut n = 0;
-                    for_each_target_row(mp, &rows, |i, _, pk| {
+                    for_each_target_row(mp, &rows, env.time_zone(), |i, _, pk| {
                         let table = target_table(mp, tables, i)?;
                         match tx.delete(table, pk) {
                             Ok(()) => n += 1,
@@ -945,6 +960,7 @@ fn target_table<'a, 'd>(
 fn for_each_target_row(
     mp: &crate::stmt::JoinDmlPlan,
     rows: &[Vec<Value>],
+    zone: crate::tz::Zone,
     mut f: impl FnMut(usize, &[Value], &[Value]) -> Result<()>,
 ) -> Result<()> {
     let mut seen: Vec<quire_engine::hash::Set<Vec<u8>>> =
@@ -970,6 +986,9 @@ fn for_each_target_row(
                 .map(|&c| def.columns[c].collation)
                 .collect();
             if seen[i].insert(exec::value_key(&pk, &colls)) {
+                // The key as the engine holds it (`tz.rs`); the joined row stays local.
+                let mut pk = pk;
+                crate::tz::pk_to_storage(def, zone, &mut pk);
                 f(i, row, &pk)?;
             }
         }
@@ -994,7 +1013,8 @@ fn update_join_rows<'d>(
         .iter()
         .map(|t| crate::check::bind(&t.table.def, t.table.shown().1))
         .collect::<Result<Vec<_>>>()?;
-    for_each_target_row(mp, &rows, |i, row, pk| {
+    let zone = env.time_zone();
+    for_each_target_row(mp, &rows, zone, |i, row, pk| {
         matched += 1;
         let t = &mp.targets[i];
         let n = t.table.def.columns.len();
@@ -1079,7 +1099,8 @@ fn update_join_rows<'d>(
             }
         }
         let table = target_table(mp, tables, i)?;
-        match tx.update(table, pk, new.to_vec()) {
+        let new = crate::tz::RowZone::new(&t.table.def.columns, zone).stored(new);
+        match tx.update(table, pk, new) {
             Ok(true) => changed += 1,
             Ok(false) => {}
             Err(e) if mp.ignore && refused_row(&e) => {}
@@ -1129,7 +1150,9 @@ fn locked_targets<'d>(
     if t.def.primary_key.is_empty() {
         // No key names the rows: a locking scan of the whole table, with handles.
         let mut failed = None;
-        tx.scan_locking_handles(table, ReadLock::Exclusive, |h, row| {
+        let zone = crate::tz::RowZone::new(&t.def.columns, env.time_zone());
+        tx.scan_locking_handles(table, ReadLock::Exclusive, |h, mut row| {
+            zone.from_storage(&mut row);
             match keep(Some(h), row) {
                 Ok(more) => Ok(more),
                 Err(e) => {
@@ -1287,6 +1310,13 @@ pub(crate) fn insert_rows<'d>(
     let mut batch = crate::upsert::AutoIncBatch::default();
     let (shown_db, shown_table) = ip.table.shown();
     let checks = crate::check::bind(def, shown_table)?;
+    // Rows are checked in the session's zone and written with UTC TIMESTAMPs; what the
+    // engine gives back is read in the session's zone again (`tz.rs`).
+    let zone = crate::tz::RowZone::new(&def.columns, env.time_zone());
+    let local = |mut r: Vec<Value>| {
+        zone.from_storage(&mut r);
+        r
+    };
     for (n, src) in rows.into_iter().enumerate() {
         let at = types::Target {
             db: &ip.table.db,
@@ -1331,8 +1361,9 @@ pub(crate) fn insert_rows<'d>(
                     batch.explicit(v);
                 }
             }
-            match tx.insert_or_lock_duplicate(table, row.clone())? {
+            match tx.insert_or_lock_duplicate(table, zone.stored(&row))? {
                 quire_engine::table::Upsert::Inserted(stored) => {
+                    let stored = local(stored);
                     k.affected += 1;
                     k.copied += 1;
                     k.last_auto = auto_of(&stored);
@@ -1356,7 +1387,7 @@ pub(crate) fn insert_rows<'d>(
                         table,
                         tx,
                         &handle,
-                        old,
+                        local(old),
                         &row,
                         od.source_at.and_then(|at| src.get(at..)).unwrap_or(&[]),
                         n as u64 + 1,
@@ -1389,8 +1420,9 @@ pub(crate) fn insert_rows<'d>(
             }
             continue;
         }
+        let row = zone.stored(&row);
         let stored = match tx.insert(table, row.clone()) {
-            Ok(s) => s,
+            Ok(s) => local(s),
             Err(DbError::DuplicateKey { index, entry }) if ip.ignore => {
                 let e = SqlError::DuplicateKey {
                     value: entry,
@@ -1405,7 +1437,7 @@ pub(crate) fn insert_rows<'d>(
                 let replaced = replace_conflicts(def, table, tx, &row)?;
                 k.affected += replaced;
                 k.dups += u64::from(replaced > 0);
-                tx.insert(table, row.clone())?
+                local(tx.insert(table, row.clone())?)
             }
             Err(e) => return Err(e.into()),
         };
@@ -1427,6 +1459,7 @@ pub(crate) fn insert_rows<'d>(
     Ok(k)
 }
 
+/// `row` is as the engine holds it (UTC TIMESTAMPs), as are the rows it is compared with.
 fn replace_conflicts<'d>(
     def: &TableDef,
     table: &Table<'d>,

@@ -626,11 +626,13 @@ impl<'d> Session<'d> {
         };
         vars.insert("sql_mode".to_string(), Value::Str(mode.to_string()));
         // So are slow_query_log and log_slow_filter (with log_queries_not_using_indexes, its
-        // member): a later SET GLOBAL does not reach sessions already open.
+        // member), and time_zone (a session's TIMESTAMPs must not change meaning under it):
+        // a later SET GLOBAL does not reach sessions already open.
         for name in [
             "slow_query_log",
             "log_slow_filter",
             "log_queries_not_using_indexes",
+            "time_zone",
         ] {
             if let Some(v) = crate::vars::global(inst, name) {
                 vars.insert(name.to_string(), v);

@@ -1406,7 +1406,7 @@ pub fn insert(ctx: &Ctx<'_>, ins: &sql::Insert) -> Result<InsertPlan> {
     let mut defaults = Vec::with_capacity(ncols);
     for c in &t.def.columns {
         defaults.push(match &c.default {
-            Some(text) => Some(bind_default(text, ctx)?),
+            Some(text) => Some(crate::tz::default_expr(c, bind_default(text, ctx)?)),
             None => None,
         });
     }

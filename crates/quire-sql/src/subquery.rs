@@ -297,6 +297,9 @@ impl Env for SubEnv<'_> {
     fn session(&self, f: &SessionFn) -> Result<Value> {
         self.parent.session(f)
     }
+    fn time_zone(&self) -> crate::tz::Zone {
+        self.parent.time_zone()
+    }
     fn interrupted(&self) -> bool {
         self.parent.interrupted()
     }

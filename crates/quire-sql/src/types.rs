@@ -917,10 +917,12 @@ pub fn coerce(v: Value, col: &Column, at: &Target<'_>, env: &dyn Env) -> Result<
                     }
                 },
             };
+            // A TIMESTAMP's range is UTC's; the value is a local time of the session's zone
+            // (it is converted on its way to the engine: `tz.rs`).
             let outside = dt != zero
                 && matches!(col.ty, ColumnType::Timestamp { .. })
                 && !(quire_engine::row::TIMESTAMP_MIN..=quire_engine::row::TIMESTAMP_MAX)
-                    .contains(&dt);
+                    .contains(&env.time_zone().to_utc(dt));
             if outside {
                 // Strict: 1292 quoting the value given; otherwise 1264 and the zero value.
                 if at.strict {

@@ -106,6 +106,7 @@ pub(crate) enum Updated {
     Skipped,
 }
 
+/// Both rows are in the session's zone (`tz.rs`); the row is written with UTC TIMESTAMPs.
 /// Applies `od`'s assignments to the X-locked row `old` (named by `handle`) that row
 /// `new_row` (the row the statement would have inserted, coerced, AUTO_INCREMENT filled)
 /// collided with, and writes the result. `n` is the statement's row number (1-based) for
@@ -190,7 +191,8 @@ pub(crate) fn update_duplicate<'d>(
     if !crate::check::enforce(&checks, &both, env, ip.ignore, db, name)? {
         return Ok(Updated::Skipped);
     }
-    match tx.update_row(table, handle, both.clone()) {
+    let stored = crate::tz::RowZone::new(&ip.table.def.columns, env.time_zone()).stored(&both);
+    match tx.update_row(table, handle, stored) {
         Ok(_) => Ok(Updated::Changed(both)),
         Err(DbError::DuplicateKey { index, entry }) if ip.ignore => {
             let e = SqlError::DuplicateKey {

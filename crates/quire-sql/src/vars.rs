@@ -953,22 +953,17 @@ pub fn normalize(name: &str, v: &Value) -> Result<Value> {
         };
     }
     if name == "time_zone" {
-        // Quire's clock and TIMESTAMP columns are in UTC: a zone that is UTC is taken; any
-        // other offset is refused rather than ignored (NOW() and TIMESTAMP values would be
-        // wrong); a named zone needs the time zone tables (1298, as MariaDB without them).
+        // SYSTEM, UTC or an offset (`tz.rs`), kept as MariaDB shows it back; a named zone
+        // needs the time zone tables (1298, as MariaDB without them).
         let s = match v {
             Value::Null => return Err(bad()),
-            other => crate::types::display(other),
+            Value::Str(s) => s.clone(),
+            Value::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
+            _ => return Err(SqlError::WrongTypeForVariable(name.into())),
         };
-        return match crate::func::misc::tz_offset(&s) {
-            Some(0) if s.eq_ignore_ascii_case("system") => Ok(Value::Str("SYSTEM".into())),
-            Some(0) if s.eq_ignore_ascii_case("utc") => Ok(Value::Str("UTC".into())),
-            Some(0) => Ok(Value::Str("+00:00".into())),
-            Some(_) => Err(SqlError::Unsupported(format!(
-                "time_zone '{s}' (only SYSTEM and +00:00: Quire keeps time in UTC)"
-            ))),
-            None => Err(SqlError::UnknownTimeZone(s)),
-        };
+        return crate::tz::canonical_name(&s)
+            .map(Value::Str)
+            .ok_or(SqlError::UnknownTimeZone(s));
     }
     let kind = find(name).map(|x| x.kind);
     match kind {

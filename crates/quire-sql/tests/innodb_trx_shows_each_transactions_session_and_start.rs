@@ -41,6 +41,17 @@ fn innodb_trx_names_the_session_and_the_start_of_each_transaction() {
         assert_eq!(id_of(&rows[0][0]), id_of(&a_id));
         assert_ne!(id_of(&a_id), 0);
         assert_eq!(rows[0][1..], [Value::Int(1), Value::Int(1)]);
+        // In another session time zone both sides move together (docs/sql.md, "Time
+        // zones"): the start is shown in the reader's zone, as NOW() is.
+        for zone in ["+13:00", "-12:59"] {
+            run(&mut b, &format!("SET time_zone = '{zone}'"));
+            let rows = run(
+                &mut b,
+                "SELECT trx_started > NOW() - INTERVAL 1 MINUTE, trx_started <= NOW() \
+                 FROM information_schema.INNODB_TRX",
+            );
+            assert_eq!(rows, vec![vec![Value::Int(1), Value::Int(1)]], "{zone}");
+        }
         run(&mut a, "COMMIT");
         assert!(run(&mut b, "SELECT * FROM information_schema.INNODB_TRX").is_empty());
     }

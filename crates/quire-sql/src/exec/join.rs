@@ -392,7 +392,8 @@ impl JoinRun<'_, '_, '_, '_> {
                 };
                 let lock = self.lock_for(k);
                 for (lo, hi) in value_ranges(t, &s.access, self.env, &self.row)? {
-                    let rows = open_range(table, t, &s.access, self.txn, lock, lo, hi)?;
+                    let zone = self.env.time_zone();
+                    let rows = open_range(table, t, &s.access, self.txn, lock, lo, hi, zone)?;
                     for r in rows {
                         if !self.candidate(k, &r?)? {
                             return Ok(false);
@@ -483,7 +484,8 @@ impl JoinRun<'_, '_, '_, '_> {
         };
         let lock = self.lock_for(k);
         for (lo, hi) in value_ranges(t, &s.access, self.env, &self.row)? {
-            for r in open_range(table, t, &s.access, self.txn, lock, lo, hi)? {
+            let zone = self.env.time_zone();
+            for r in open_range(table, t, &s.access, self.txn, lock, lo, hi, zone)? {
                 let r = r?;
                 if self.env.interrupted() {
                     return Err(SqlError::Interrupted);

@@ -45,6 +45,9 @@ impl Env for WorkEnv<'_> {
     fn session(&self, f: &SessionFn) -> Result<Value> {
         self.parent.session(f)
     }
+    fn time_zone(&self) -> crate::tz::Zone {
+        self.parent.time_zone()
+    }
     fn set_user_var(&self, name: &str, v: Value, kind: VarKind) -> Result<()> {
         self.parent.set_user_var(name, v, kind)
     }
@@ -90,6 +93,9 @@ impl Env for Strict<'_> {
     }
     fn session(&self, f: &SessionFn) -> Result<Value> {
         self.parent.session(f)
+    }
+    fn time_zone(&self) -> crate::tz::Zone {
+        self.parent.time_zone()
     }
     fn warn(&self, level: Level, code: u16, message: String) -> Result<()> {
         match level {

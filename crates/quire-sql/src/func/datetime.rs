@@ -14,9 +14,9 @@
 //! values, as in MariaDB's default sql_mode; the functions that need a real day (DAYNAME,
 //! TO_DAYS, DATE_ADD, …) answer NULL with 1292 for them.
 //!
-//! The session time zone is the system's, which Quire takes to be UTC (there is no time
-//! zone support): NOW() and UTC_TIMESTAMP() are equal, and UNIX_TIMESTAMP counts from
-//! 1970-01-01 00:00:00 UTC.
+//! NOW(), CURDATE(), CURTIME(), SYSDATE(), UNIX_TIMESTAMP(expr) and FROM_UNIXTIME read and
+//! give local times of the session's zone (`tz.rs`, `Env::time_zone`); UTC_TIMESTAMP(),
+//! UTC_DATE() and UTC_TIME() do not. UNIX_TIMESTAMP counts from 1970-01-01 00:00:00 UTC.
 
 use quire_engine::row::{Date, DateTime, Decimal, Value};
 
@@ -1263,8 +1263,13 @@ fn statement_us(env: &dyn Env) -> Result<i64> {
     })
 }
 
-/// The statement's start as a DATETIME (NOW()).
+/// The statement's start as a DATETIME in the session's zone (NOW()).
 pub(crate) fn statement_now(env: &dyn Env) -> Result<DateTime> {
+    Ok(env.time_zone().from_utc(statement_utc(env)?))
+}
+
+/// The statement's start as a DATETIME in UTC (UTC_TIMESTAMP()).
+pub(crate) fn statement_utc(env: &dyn Env) -> Result<DateTime> {
     Ok(from_unix_us(statement_us(env)?))
 }
 
@@ -1318,11 +1323,13 @@ pub fn eval(f: TimeFn, args: Vec<Value>, env: &dyn Env) -> Result<Value> {
     let a = |i: usize| args.get(i).cloned().unwrap_or(Value::Null);
     let date_of = |v: &Value, zeros| to_datetime(v, env, zeros);
     Ok(match f {
-        TimeFn::Now(fsp) | TimeFn::UtcTimestamp(fsp) => {
-            Value::DateTime(truncate_fsp(from_unix_us(statement_us(env)?), fsp))
+        TimeFn::Now(fsp) => Value::DateTime(truncate_fsp(statement_now(env)?, fsp)),
+        TimeFn::UtcTimestamp(fsp) => Value::DateTime(truncate_fsp(statement_utc(env)?, fsp)),
+        TimeFn::SysDate(fsp) => {
+            let now = env.time_zone().from_utc(from_unix_us(wall_us()));
+            Value::DateTime(truncate_fsp(now, fsp))
         }
-        TimeFn::SysDate(fsp) => Value::DateTime(truncate_fsp(from_unix_us(wall_us()), fsp)),
-        TimeFn::UtcDate => Value::Date(from_unix_us(statement_us(env)?).date),
+        TimeFn::UtcDate => Value::Date(statement_utc(env)?.date),
         TimeFn::Date => match date_of(&a(0), Zeros::Allowed) {
             Some(t) => Value::Date(t.dt.date),
             None => Value::Null,
@@ -1476,7 +1483,8 @@ pub fn eval(f: TimeFn, args: Vec<Value>, env: &dyn Env) -> Result<Value> {
             if is_zero_date(&t.dt.date) {
                 return Ok(int(0));
             }
-            let us = to_unix_us(&t.dt);
+            // The value is a local time of the session's zone.
+            let us = to_unix_us(&env.time_zone().to_utc(t.dt));
             if !(0..=UNIX_MAX * 1_000_000 + 999_999).contains(&us) {
                 return Ok(Value::Null);
             }
@@ -1493,7 +1501,7 @@ pub fn eval(f: TimeFn, args: Vec<Value>, env: &dyn Env) -> Result<Value> {
             if us.unscaled < 0 || us.unscaled > i128::from(UNIX_MAX) * 1_000_000 + 999_999 {
                 return Ok(Value::Null);
             }
-            let dt = from_unix_us(us.unscaled as i64);
+            let dt = env.time_zone().from_utc(from_unix_us(us.unscaled as i64));
             if args.len() > 1 {
                 match a(1) {
                     Value::Null => Value::Null,
@@ -1534,6 +1542,7 @@ pub fn eval(f: TimeFn, args: Vec<Value>, env: &dyn Env) -> Result<Value> {
             other => other,
         },
         TimeFn::CurTime(_)
+        | TimeFn::UtcTime(_)
         | TimeFn::TimePart
         | TimeFn::TimeDiff(_)
         | TimeFn::AddTime { .. }

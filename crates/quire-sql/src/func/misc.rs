@@ -241,30 +241,11 @@ fn inet_aton(s: &str) -> Option<u64> {
     }
 }
 
-/// A time zone as an offset from UTC in seconds: `SYSTEM` (Quire's system zone is UTC),
-/// `UTC`, or `[+-]H[H]:MM` within MariaDB's range, -12:59 to +13:00. `None`: anything else
-/// (another named zone, which needs the time zone tables).
+/// A time zone as an offset from UTC in seconds (`tz.rs`): SYSTEM (UTC), UTC, or an
+/// offset as MariaDB reads one. `None`: anything else (a named zone, which needs the time
+/// zone tables).
 pub fn tz_offset(s: &str) -> Option<i64> {
-    // UTC by name needs no time zone table: it is the one zone without rules.
-    if s.eq_ignore_ascii_case("system") || s.eq_ignore_ascii_case("utc") {
-        return Some(0);
-    }
-    let (sign, rest) = match s.as_bytes().first()? {
-        b'+' => (1, &s[1..]),
-        b'-' => (-1, &s[1..]),
-        _ => return None,
-    };
-    let (h, m) = rest.split_once(':')?;
-    let digits = |x: &str| !x.is_empty() && x.bytes().all(|b| b.is_ascii_digit());
-    if !digits(h) || h.len() > 2 || m.len() != 2 || !digits(m) {
-        return None;
-    }
-    let (h, m): (i64, i64) = (h.parse().ok()?, m.parse().ok()?);
-    let minutes = sign * (h * 60 + m);
-    if m > 59 || !(-(12 * 60 + 59)..=13 * 60).contains(&minutes) {
-        return None;
-    }
-    Some(minutes * 60)
+    crate::tz::Zone::parse(s).map(crate::tz::Zone::offset_s)
 }
 
 /// A dotted quad, as INET6_ATON and IS_IPV4 read one (four numbers, no short form).

@@ -210,8 +210,10 @@ pub enum TimeFn {
     /// A DATETIME(fsp) or TIME(fsp) argument as the text a string function sees: the
     /// binder puts it around temporal arguments of string functions (`func/syntax.rs`).
     Text(u8),
-    /// CURTIME(fsp) / CURRENT_TIME / UTC_TIME: the statement's start, a TIME.
+    /// CURTIME(fsp) / CURRENT_TIME: the statement's start in the session's zone, a TIME.
     CurTime(u8),
+    /// UTC_TIME(fsp): the statement's start in UTC, a TIME.
+    UtcTime(u8),
     /// TIME(expr): the value as a TIME (a datetime's time of day).
     TimePart,
     /// TIMEDIFF(a, b). This and the next three carry their result's fractional digits

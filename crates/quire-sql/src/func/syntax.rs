@@ -339,10 +339,15 @@ impl Binder<'_> {
                     vec![],
                 ))
             }
-            // The session's time zone is UTC (`datetime.rs`): UTC_TIME is CURTIME.
-            "curtime" | "current_time" | "utc_time" => {
+            "curtime" | "current_time" => {
                 return Ok(Expr::Func(
                     Func::Time(TimeFn::CurTime(fsp_arg(args, name)?)),
+                    vec![],
+                ))
+            }
+            "utc_time" => {
+                return Ok(Expr::Func(
+                    Func::Time(TimeFn::UtcTime(fsp_arg(args, name)?)),
                     vec![],
                 ))
             }

@@ -535,6 +535,10 @@ pub fn eval(f: TimeFn, args: Vec<Value>, env: &dyn Env) -> Result<Value> {
             let now = datetime::statement_now(env)?;
             Value::Time(truncate(of_datetime(&now), fsp))
         }
+        TimeFn::UtcTime(fsp) => {
+            let now = datetime::statement_utc(env)?;
+            Value::Time(truncate(of_datetime(&now), fsp))
+        }
         TimeFn::TimePart => to_time(&a(0), env).map_or(Value::Null, Value::Time),
         TimeFn::TimeDiff(fsp) => {
             if any_null(&args) {

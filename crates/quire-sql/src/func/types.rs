@@ -1244,7 +1244,7 @@ fn time_fn(f: TimeFn, args: &[Expr], cols: &[Column], aggs: &[AggCall]) -> Ty {
             let base = if arg(0).ft == FieldType::Time { 10 } else { 19 };
             Ty::string(base + if fsp > 0 { 1 + u32::from(fsp) } else { 0 })
         }
-        TimeFn::CurTime(fsp) => time_ty(fsp),
+        TimeFn::CurTime(fsp) | TimeFn::UtcTime(fsp) => time_ty(fsp),
         TimeFn::TimePart => time_ty(args.first().map_or(0, |e| time_dec(e, ty(e)))),
         TimeFn::TimeDiff(_) | TimeFn::AddTime { .. } => {
             let dec = args.iter().map(|e| time_dec(e, ty(e))).max().unwrap_or(0);

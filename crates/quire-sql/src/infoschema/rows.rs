@@ -168,8 +168,10 @@ pub(crate) fn rows(t: InfoTable, inst: &Instance<'_>, sv: &SessVars) -> Result<V
                     out.push(column_row(super::SCHEMA, it.name(), i, c, "", "", true));
                 }
             }
+            let zone = crate::tz::Zone::of_session(sv, inst);
             for d in db.databases() {
-                for def in tables(&d) {
+                for mut def in tables(&d) {
+                    crate::tz::shown_columns(&mut def.columns, zone);
                     for (i, c) in def.columns.iter().enumerate() {
                         out.push(column_row(
                             &d,
@@ -522,14 +524,16 @@ pub(crate) fn rows(t: InfoTable, inst: &Instance<'_>, sv: &SessVars) -> Result<V
                 })
                 .collect();
             let now = crate::func::datetime::wall_now_us();
+            // trx_started in the session's time zone, as MariaDB shows it.
+            let zone = crate::tz::Zone::of_session(sv, inst);
             for id in db.active_transactions() {
                 let (thread, began, query) = owners.get(&id).cloned().unwrap_or((0, now, None));
                 out.push(vec![
                     u(id),
                     s("RUNNING"),
-                    Value::DateTime(crate::func::datetime::from_unix_us(
+                    Value::DateTime(zone.from_utc(crate::func::datetime::from_unix_us(
                         began - began % 1_000_000,
-                    )),
+                    ))),
                     Value::Null,
                     Value::Null,
                     u(0),
