@@ -41,7 +41,6 @@
 //!    DDL can be granted in between (docs/online-ddl.md, "Metadata locks").
 
 use std::collections::hash_map::DefaultHasher;
-use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -224,13 +223,15 @@ pub(crate) type TableName = (String, String);
 
 /// The instance's metadata locks.
 pub(crate) struct Mdl {
-    shards: Vec<Mutex<HashMap<TableName, Arc<Entry>>>>,
+    shards: Vec<Mutex<quire_engine::hash::Map<TableName, Arc<Entry>>>>,
 }
 
 impl Default for Mdl {
     fn default() -> Self {
         Mdl {
-            shards: (0..SHARDS).map(|_| Mutex::new(HashMap::new())).collect(),
+            shards: (0..SHARDS)
+                .map(|_| Mutex::new(Default::default()))
+                .collect(),
         }
     }
 }
@@ -451,7 +452,7 @@ pub(crate) struct SessionLocks {
     held: Vec<Arc<Entry>>,
     /// db → table → entry: a statement on a table this session used before takes no shard
     /// lock, only the entry's compare-and-swap.
-    cache: HashMap<String, HashMap<String, Arc<Entry>>>,
+    cache: quire_engine::hash::Map<String, quire_engine::hash::Map<String, Arc<Entry>>>,
     cached: usize,
 }
 

@@ -571,13 +571,13 @@ pub struct Session<'d> {
     pub(crate) explicit: bool,
     pub(crate) read_only: bool,
     pub(crate) sv: SessVars,
-    pub(crate) prepared: HashMap<u32, Kept>,
+    pub(crate) prepared: quire_engine::hash::Map<u32, Kept>,
     pub(crate) next_stmt: u32,
     /// SQL-level prepared statements by name, lower-cased (`prepare.rs`).
-    pub(crate) named: HashMap<String, Kept>,
-    pub(crate) cache: HashMap<String, Kept>,
+    pub(crate) named: quire_engine::hash::Map<String, Kept>,
+    pub(crate) cache: quire_engine::hash::Map<String, Kept>,
     /// Plans of INSERT shapes (`shape.rs`): the text with its literals as `?`.
-    pub(crate) shapes: HashMap<String, Kept>,
+    pub(crate) shapes: quire_engine::hash::Map<String, Kept>,
     /// Shared metadata locks of the open transaction (or of the running statement outside
     /// one), and the entries this session looked up.
     pub(crate) mdl: crate::mdl::SessionLocks,
@@ -669,11 +669,11 @@ impl<'d> Session<'d> {
             snap: None,
             explicit: false,
             read_only: false,
-            prepared: HashMap::new(),
+            prepared: Default::default(),
             next_stmt: 1,
-            named: HashMap::new(),
-            cache: HashMap::new(),
-            shapes: HashMap::new(),
+            named: Default::default(),
+            cache: Default::default(),
+            shapes: Default::default(),
             mdl: crate::mdl::SessionLocks::default(),
             after_error: RefCell::new(Vec::new()),
             locked: None,

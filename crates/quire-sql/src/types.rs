@@ -887,18 +887,24 @@ pub fn coerce(v: Value, col: &Column, at: &Target<'_>, env: &dyn Env) -> Result<
                 Ok(Value::Date(dt.date))
             }
             Value::Int(0) | Value::UInt(0) => Ok(Value::Date(zero_date())),
-            ref other => match parse_datetime(&to_text(other.clone())) {
-                Some(dt) => {
-                    if dt.hour != 0 || dt.minute != 0 || dt.second != 0 || dt.micros != 0 {
-                        truncated(Level::Note)?;
+            ref other => {
+                let text = to_text(other.clone());
+                match parse_datetime(&text) {
+                    Some(dt) => {
+                        if dt.hour != 0 || dt.minute != 0 || dt.second != 0 || dt.micros != 0 {
+                            truncated(Level::Note)?;
+                        }
+                        Ok(Value::Date(dt.date))
                     }
-                    Ok(Value::Date(dt.date))
+                    None if zero_date_text(&text) && !no_zero_date(env) => {
+                        Ok(Value::Date(zero_date()))
+                    }
+                    None => {
+                        bad_time("date", other)?;
+                        Ok(Value::Date(zero_date()))
+                    }
                 }
-                None => {
-                    bad_time("date", other)?;
-                    Ok(Value::Date(zero_date()))
-                }
-            },
+            }
         },
         ColumnType::DateTime { fsp } | ColumnType::Timestamp { fsp } => {
             let zero = DateTime::new(zero_date(), 0, 0, 0, 0);
@@ -909,13 +915,17 @@ pub fn coerce(v: Value, col: &Column, at: &Target<'_>, env: &dyn Env) -> Result<
                     crate::func::time::on_day(*t, crate::func::time::today(env)).unwrap_or(zero)
                 }
                 Value::Int(0) | Value::UInt(0) => zero,
-                other => match parse_datetime(&to_text(other.clone())) {
-                    Some(dt) => dt,
-                    None => {
-                        bad_time("datetime", other)?;
-                        zero
+                other => {
+                    let text = to_text(other.clone());
+                    match parse_datetime(&text) {
+                        Some(dt) => dt,
+                        None if zero_date_text(&text) && !no_zero_date(env) => zero,
+                        None => {
+                            bad_time("datetime", other)?;
+                            zero
+                        }
                     }
-                },
+                }
             };
             // A TIMESTAMP's range is UTC's; the value is a local time of the session's zone
             // (it is converted on its way to the engine: `tz.rs`).
@@ -945,6 +955,40 @@ pub fn coerce(v: Value, col: &Column, at: &Target<'_>, env: &dyn Env) -> Result<
 /// MariaDB's zero date, what a bad date becomes outside strict mode.
 fn zero_date() -> Date {
     Date::ZERO
+}
+
+/// The zero date written out: `0000-00-00`, with or without a zero time and a zero
+/// fraction (`'0000-00-00 00:00:00'`, the DEFAULT of many schemas, WordPress's among them).
+/// `parse_datetime` refuses it (it is no day); storing it is right unless NO_ZERO_DATE.
+fn zero_date_text(s: &str) -> bool {
+    let zeros = |x: &str, sep: char, n: usize| {
+        x.split(sep).count() == n
+            && x.split(sep)
+                .all(|p| !p.is_empty() && p.bytes().all(|b| b == b'0'))
+    };
+    let s = s.trim();
+    let (date, time) = match s.split_once([' ', 'T']) {
+        Some((d, t)) => (d, Some(t.trim())),
+        None => (s, None),
+    };
+    zeros(date, '-', 3)
+        && time.is_none_or(|t| {
+            let (hms, frac) = t.split_once('.').unwrap_or((t, "0"));
+            zeros(hms, ':', 3) && !frac.is_empty() && frac.bytes().all(|b| b == b'0')
+        })
+}
+
+/// Whether the session's sql_mode has NO_ZERO_DATE (TRADITIONAL sets it): then the zero
+/// date is a bad date (1292 in strict mode). An environment without a session (a column's
+/// DEFAULT checked at CREATE TABLE) answers no.
+fn no_zero_date(env: &dyn Env) -> bool {
+    matches!(
+        env.session(&crate::expr::SessionFn::SysVar {
+            name: "sql_mode".into(),
+            global: false,
+        }),
+        Ok(Value::Str(m)) if m.split(',').any(|w| w.eq_ignore_ascii_case("NO_ZERO_DATE"))
+    )
 }
 
 /// The sign of a number (for clamping what does not fit a DECIMAL at all).
