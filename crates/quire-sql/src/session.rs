@@ -484,6 +484,41 @@ fn uses_tables(text: &str) -> bool {
 /// GROUP_CONCAT: its binding depends on session state beyond the plan cache's key. (Such
 /// text inside a string literal counts too: that statement is only planned again each
 /// time.)
+/// The plan of a one-row INSERT shape (`shape::insert_rows`) repeated for `rows` rows, row
+/// `r` reading parameters `r * arity ..`: the plan its text's full parse would give, since a
+/// literal of a VALUES row and a parameter in its place bind alike (`shape.rs`). `None`
+/// unless the planned row is exactly its parameters, in order.
+fn rows_plan(one: &Planned, arity: usize, rows: usize) -> Option<Planned> {
+    let Planned::Insert(ip) = one else {
+        return None;
+    };
+    let crate::stmt::InsertSource::Values(v) = &ip.source else {
+        return None;
+    };
+    let [row] = v.as_slice() else {
+        return None;
+    };
+    let plain = row.len() == arity
+        && row
+            .iter()
+            .enumerate()
+            .all(|(j, e)| matches!(e, crate::expr::Expr::Param(i) if *i == j));
+    if !plain || ip.on_dup.is_some() || ip.returning.is_some() || !ip.subqueries.is_empty() {
+        return None;
+    }
+    let mut plan = ip.clone();
+    plan.source = crate::stmt::InsertSource::Values(
+        (0..rows)
+            .map(|r| {
+                (0..arity)
+                    .map(|j| crate::expr::Expr::Param(r * arity + j))
+                    .collect()
+            })
+            .collect(),
+    );
+    Some(Planned::Insert(plan))
+}
+
 fn bound_to_session(text: &str) -> bool {
     let b = text.as_bytes();
     b.iter()
@@ -867,6 +902,15 @@ impl<'d> Session<'d> {
         if let Some(shape) = crate::shape::insert_values(text) {
             if let Some(p) = self.shape_plan(&shape.text, gen, conn) {
                 return self.run_planned(&p, text, gen, conn, &shape.values, sink);
+            }
+        }
+        if let Some((shape, arity)) = crate::shape::insert_rows(text) {
+            let rows = shape.values.len() / arity.max(1);
+            if let Some(p) = self
+                .shape_plan(&shape.text, gen, conn)
+                .and_then(|one| rows_plan(&one, arity, rows))
+            {
+                return self.run_planned(&Arc::new(p), text, gen, conn, &shape.values, sink);
             }
         }
         if let Some(out) = self.objects_special(text, sink)? {

@@ -22,8 +22,15 @@
 //! Not taken (the full parser reads them): comments, double-quoted text (its meaning
 //! depends on ANSI_QUOTES), backslashes in strings (NO_BACKSLASH_ESCAPES), introducers,
 //! hexadecimal and bit literals, exponents, expressions, DEFAULT, ON DUPLICATE KEY UPDATE,
-//! SET, SELECT, RETURNING, and texts longer than [`MAX_TEXT`] (a dump's extended INSERT is
-//! parsed once for thousands of rows; its shape would only fill the cache).
+//! SET, SELECT, RETURNING.
+//!
+//! A text longer than [`MAX_TEXT`] (a dump's extended INSERT, thousands of rows) is read
+//! into the shape of its first row instead ([`insert_rows`]): every row must have that
+//! row's arity, the one-row shape is planned (and kept: a dump's INSERTs into one table share
+//! it, whatever their row counts), and the session repeats the plan's row for each row of
+//! the text (`Session::rows_plan`). Before, sqlparser read each of the text's literals,
+//! trying a data type first and formatting the error it discarded: with binding, three
+//! quarters of a restore's instructions per row (bench/results/bulk-insert.md).
 
 use quire_engine::row::Value;
 
@@ -43,6 +50,21 @@ pub(crate) fn insert_values(text: &str) -> Option<Shape> {
     if text.len() > MAX_TEXT {
         return None;
     }
+    scan(text, false).map(|(shape, _)| shape)
+}
+
+/// A long INSERT of literal rows: the shape of its first row alone, every literal's value
+/// (row after row), and the arity of its rows (all the same, or not taken).
+pub(crate) fn insert_rows(text: &str) -> Option<(Shape, usize)> {
+    if text.len() <= MAX_TEXT {
+        return None;
+    }
+    scan(text, true)
+}
+
+/// Reads `text` (module doc). `first_row_only`: the shape stops after the first row, and
+/// every row must have its arity (returned with the shape; 0 otherwise).
+fn scan(text: &str, first_row_only: bool) -> Option<(Shape, usize)> {
     let mut s = Scanner {
         b: text.as_bytes(),
         at: 0,
@@ -66,23 +88,39 @@ pub(crate) fn insert_values(text: &str) -> Option<Shape> {
     if s.keyword("values").is_none() {
         s.keyword("value")?;
     }
-    let mut out = String::with_capacity(text.len());
+    let mut out = String::with_capacity(if first_row_only { 256 } else { text.len() });
     let mut values = Vec::new();
     let mut copied = 0;
+    let mut arity = 0;
+    let mut rows = 0usize;
     loop {
         s.punct(b'(').then_some(())?;
+        let row_start = values.len();
         loop {
             s.skip_space();
             let start = s.at;
             values.push(s.literal()?);
-            out.push_str(text.get(copied..start)?);
-            out.push('?');
-            copied = s.at;
+            if rows == 0 || !first_row_only {
+                out.push_str(text.get(copied..start)?);
+                out.push('?');
+                copied = s.at;
+            }
             if s.punct(b')') {
                 break;
             }
             s.punct(b',').then_some(())?;
         }
+        if rows == 0 {
+            arity = values.len();
+            if first_row_only {
+                // The shape ends with the first row's `)`.
+                out.push_str(text.get(copied..s.at)?);
+                copied = text.len();
+            }
+        } else if first_row_only && values.len() - row_start != arity {
+            return None;
+        }
+        rows += 1;
         if !s.punct(b',') {
             break;
         }
@@ -91,8 +129,13 @@ pub(crate) fn insert_values(text: &str) -> Option<Shape> {
     if s.at != s.b.len() {
         return None;
     }
-    out.push_str(text.get(copied..)?);
-    Some(Shape { text: out, values })
+    if let Some(rest) = text.get(copied..) {
+        out.push_str(rest);
+    }
+    Some((
+        Shape { text: out, values },
+        if first_row_only { arity } else { 0 },
+    ))
 }
 
 struct Scanner<'t> {
@@ -238,6 +281,28 @@ mod tests {
 
     fn shape(t: &str) -> Option<(String, Vec<Value>)> {
         insert_values(t).map(|s| (s.text, s.values))
+    }
+
+    #[test]
+    fn a_long_insert_is_read_into_its_first_rows_shape() {
+        let row = |i: usize| format!("({i}, 'v{i}', NULL)");
+        let body: Vec<String> = (0..2000).map(row).collect();
+        let text = format!("INSERT INTO `t` (a, b, c) VALUES {}", body.join(",\n"));
+        let (s, arity) = insert_rows(&text).expect("taken");
+        assert_eq!(s.text, "INSERT INTO `t` (a, b, c) VALUES (?, ?, ?)");
+        assert_eq!(arity, 3);
+        assert_eq!(s.values.len(), 6000);
+        assert_eq!(
+            &s.values[3..6],
+            &[Value::Int(1), Value::Str("v1".into()), Value::Null]
+        );
+        // Short texts keep the whole shape; rows of another arity, or anything after the
+        // rows, are not taken.
+        assert!(insert_rows("INSERT INTO t VALUES (1)").is_none());
+        let ragged = format!("{text}, (1, 2)");
+        assert!(insert_rows(&ragged).is_none());
+        let trailing = format!("{text} ON DUPLICATE KEY UPDATE a = 1");
+        assert!(insert_rows(&trailing).is_none());
     }
 
     #[test]

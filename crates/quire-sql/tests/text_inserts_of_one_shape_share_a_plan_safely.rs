@@ -113,3 +113,80 @@ fn each_text_of_a_shape_inserts_its_own_values_under_the_current_definitions() {
         "{e}"
     );
 }
+
+/// A long INSERT (over `shape::MAX_TEXT`) runs its first row's shape repeated for every row;
+/// the same text behind a comment goes the full parser's way. Both must leave the same rows,
+/// warnings (with their row numbers), errors and auto-increment values.
+#[test]
+fn a_long_insert_of_literal_rows_does_what_the_parsed_text_does() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let db = Db::open(dir.path(), Config::default()).expect("open");
+    let inst = Instance::new(&db);
+    let mut s = inst.session("root", "localhost");
+    run(&mut s, "CREATE DATABASE l");
+    run(&mut s, "USE l");
+    for t in ["fast", "slow"] {
+        run(
+            &mut s,
+            &format!(
+                "CREATE TABLE {t} (id INT AUTO_INCREMENT PRIMARY KEY, n TINYINT, c VARCHAR(8), \
+                 d DECIMAL(5,2), UNIQUE KEY (c))"
+            ),
+        );
+    }
+    // 1500 rows: NULL ids (auto-increment), a TINYINT out of range, a string too long and
+    // a DECIMAL rounded now and then, and quotes.
+    let values = |bad_dup: bool| -> String {
+        (0..1500)
+            .map(|i| {
+                let n = if i % 400 == 7 { 300 } else { i % 100 };
+                let c = if i % 500 == 11 {
+                    format!("'{i:04}-toolong'")
+                } else if bad_dup && i == 900 {
+                    "'k-0000'".to_string()
+                } else {
+                    format!("'k-{i:04}'")
+                };
+                let c = if i == 3 { "'it''s'".to_string() } else { c };
+                format!("(NULL, {n}, {c}, {}.{:03})", i % 900, i % 1000)
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let both = |s: &mut Session<'_>, mode: &str, body: &str| -> [(String, Vec<String>); 2] {
+        run(s, &format!("SET sql_mode = '{mode}'"));
+        ["fast", "slow"].map(|t| {
+            let prefix = if t == "slow" { "/* long way */ " } else { "" };
+            let text = format!("{prefix}INSERT INTO {t} VALUES {body}");
+            assert!(text.len() > 16 * 1024);
+            let r = match try_run(s, &text) {
+                Ok(_) => "ok".to_string(),
+                Err(e) => format!("{e}"),
+            };
+            let w = rows(s, "SHOW WARNINGS");
+            (r, w)
+        })
+    };
+    // Not strict: warnings at their rows, every row in.
+    let [f, w] = both(&mut s, "", &values(false));
+    assert_eq!(f.0, "ok");
+    assert_eq!(f, w);
+    assert!(f.1.iter().any(|w| w.contains("at row 8")), "{:?}", f.1);
+    // Strict: the first bad row is the statement's error, and no row of it stays.
+    let [f, w] = both(
+        &mut s,
+        "STRICT_TRANS_TABLES",
+        &values(false).replace("'k-", "'m-"),
+    );
+    assert_ne!(f.0, "ok");
+    assert_eq!(f, w);
+    // A duplicate of the unique key inside the text: 1062, the statement undone.
+    let [f, w] = both(&mut s, "", &values(true).replace("'k-", "'z-"));
+    assert!(f.0.contains("Duplicate"), "{}", f.0);
+    assert_eq!(f, w);
+    assert_eq!(
+        rows(&mut s, "SELECT id, n, c, d FROM fast ORDER BY id"),
+        rows(&mut s, "SELECT id, n, c, d FROM slow ORDER BY id")
+    );
+    assert_eq!(rows(&mut s, "SELECT COUNT(*) FROM fast"), ["1500"]);
+}
