@@ -1049,20 +1049,23 @@ impl<'d> Session<'d> {
                     ("Default collation", vs),
                     ("Maxlen", FieldType::LongLong),
                 ],
-                vec![
-                    vec![
-                        s("utf8mb4"),
-                        s("UTF-8 Unicode"),
-                        s("utf8mb4_general_ci"),
-                        Value::UInt(4),
-                    ],
-                    vec![
+                quire_engine::row::Charset::ALL
+                    .into_iter()
+                    .map(|cs| {
+                        vec![
+                            s(cs.name()),
+                            s(cs.description()),
+                            s(cs.default_collation().name()),
+                            Value::UInt(u64::from(cs.max_bytes())),
+                        ]
+                    })
+                    .chain([vec![
                         s("binary"),
                         s("Binary pseudo charset"),
                         s("binary"),
                         Value::UInt(1),
-                    ],
-                ],
+                    ]])
+                    .collect(),
             ),
             "table" if word(i) == "status" => {
                 let mut db = self.sv.db.clone();

@@ -518,6 +518,42 @@ pub(crate) fn key_order(def: &TableDef) -> Vec<&quire_engine::catalog::IndexDef>
     out
 }
 
+/// MariaDB's (InnoDB's) longest key, in bytes.
+pub(crate) const MAX_KEY_BYTES: u64 = 3072;
+
+/// 1071 for a primary or unique key longer than [`MAX_KEY_BYTES`] as MariaDB counts it: a
+/// string part is its characters (or its prefix) times its character set's most bytes a
+/// character, so a utf8mb3 VARCHAR(1024) fits where a utf8mb4 one does not. A longer
+/// non-unique key MariaDB cuts to a prefix with a note; Quire keeps it whole (its keys are
+/// checked by their encoded length when written, docs/row-format.md).
+pub(crate) fn check_key_lengths(spec: &TableSpec) -> Result<()> {
+    let part = |c: usize, prefix: Option<u32>| -> u64 {
+        let Some(col) = spec.columns.get(c) else {
+            return 0;
+        };
+        let per_char = u64::from(col.collation.charset().max_bytes());
+        match col.ty {
+            ColumnType::Char { max_chars } | ColumnType::VarChar { max_chars } => {
+                u64::from(prefix.unwrap_or(max_chars).min(max_chars)) * per_char
+            }
+            ColumnType::Text(_) => u64::from(prefix.unwrap_or(0)) * per_char,
+            ColumnType::Blob(_) => u64::from(prefix.unwrap_or(0)),
+            ty => u64::from(prefix.unwrap_or(u32::MAX)).min(ty.max_bytes()),
+        }
+    };
+    let pk: u64 = spec.primary_key.iter().map(|&c| part(c, None)).sum();
+    let unique = spec.indexes.iter().filter(|ix| ix.unique).map(|ix| {
+        ix.columns
+            .iter()
+            .map(|p| part(p.column, p.prefix))
+            .sum::<u64>()
+    });
+    if std::iter::once(pk).chain(unique).any(|n| n > MAX_KEY_BYTES) {
+        return Err(SqlError::KeyTooLong(MAX_KEY_BYTES));
+    }
+    Ok(())
+}
+
 /// SHOW CREATE TABLE's text; `next_auto` is the AUTO_INCREMENT counter, shown past 1 as
 /// MariaDB does.
 pub fn show_create_table(
@@ -531,7 +567,8 @@ pub fn show_create_table(
         let mut l = format!("  `{}` {}", c.name, types::column_type_sql(c));
         if c.ty.is_string() && c.collation != table_coll {
             l.push_str(&format!(
-                " CHARACTER SET utf8mb4 COLLATE {}",
+                " CHARACTER SET {} COLLATE {}",
+                c.collation.charset().name(),
                 c.collation.name()
             ));
         }
@@ -606,13 +643,14 @@ pub fn show_create_table(
         ));
     }
     format!(
-        "CREATE TABLE `{}` (\n{}\n) ENGINE=InnoDB{} DEFAULT CHARSET=utf8mb4 COLLATE={}{}",
+        "CREATE TABLE `{}` (\n{}\n) ENGINE=InnoDB{} DEFAULT CHARSET={} COLLATE={}{}",
         def.name,
         lines.join(",\n"),
         match next_auto {
             Some(n) if n > 1 => format!(" AUTO_INCREMENT={n}"),
             _ => String::new(),
         },
+        table_coll.charset().name(),
         table_coll.name(),
         match def.comment.as_str() {
             "" => String::new(),
@@ -974,7 +1012,7 @@ impl<'d> Session<'d> {
                 }
                 return Ok(());
             }
-            let coll = crate::bind::column_collation(None, Some(&name), self.sv.coll)?;
+            let coll = crate::bind::connection_collation(&name, self.sv.coll)?;
             if !global {
                 self.sv.coll = coll;
                 self.sv.vars.insert(
@@ -1501,6 +1539,7 @@ impl<'d> Session<'d> {
         spec.indexes = indexes;
         spec.checks = checks;
         spec.collation = kept;
+        check_key_lengths(&spec)?;
         if let Some(c) = table_comment(&ct.table_options) {
             spec.comment = self.checked_comment(c, "table", &name)?;
         }
@@ -1662,7 +1701,7 @@ impl<'d> Session<'d> {
                 return Err(
                     match crate::bind::column_collation(Some(other), None, Default::default()) {
                         Err(e) => e,
-                        Ok(_) => SqlError::UnknownCharset(charset.into()),
+                        Ok(_) => SqlError::Unsupported(format!("SET NAMES {charset}")),
                     },
                 )
             }

@@ -415,7 +415,7 @@ pub fn startup_value(name: &str, value: &str) -> Result<(String, Value)> {
                 .to_string(),
         ),
         "collation_connection" => Value::Str(
-            crate::bind::column_collation(None, Some(value), crate::bind::LITERAL_COLLATION)?
+            crate::bind::connection_collation(value, crate::bind::LITERAL_COLLATION)?
                 .name()
                 .to_string(),
         ),

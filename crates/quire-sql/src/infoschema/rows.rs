@@ -485,12 +485,14 @@ pub(crate) fn rows(t: InfoTable, inst: &Instance<'_>, sv: &SessVars) -> Result<V
             ]);
         }
         InfoTable::CharacterSets => {
-            out.push(vec![
-                s("utf8mb4"),
-                s("utf8mb4_general_ci"),
-                s("UTF-8 Unicode"),
-                Value::Int(4),
-            ]);
+            for cs in quire_engine::row::Charset::ALL {
+                out.push(vec![
+                    s(cs.name()),
+                    s(cs.default_collation().name()),
+                    s(cs.description()),
+                    Value::Int(i64::from(cs.max_bytes())),
+                ]);
+            }
             out.push(vec![
                 s("binary"),
                 s("binary"),
@@ -652,7 +654,11 @@ fn column_row(
     let data_type = ty.split(['(', ' ']).next().unwrap_or_default().to_string();
     let (char_max, octet_max): (Option<u64>, Option<u64>) = match c.ty {
         ColumnType::Char { max_chars } | ColumnType::VarChar { max_chars } => {
-            let m = if system { 3 } else { 4 };
+            let m = if system {
+                3
+            } else {
+                u64::from(c.collation.charset().max_bytes())
+            };
             (Some(u64::from(max_chars)), Some(u64::from(max_chars) * m))
         }
         ColumnType::Binary { len } => (Some(u64::from(len)), Some(u64::from(len))),
@@ -663,7 +669,10 @@ fn column_row(
         }
         ColumnType::Enum { .. } | ColumnType::Set { .. } => {
             let n = u64::from(crate::types::members_max_chars(c));
-            (Some(n), Some(n * 4))
+            (
+                Some(n),
+                Some(n * u64::from(c.collation.charset().max_bytes())),
+            )
         }
         _ => (None, None),
     };
@@ -702,7 +711,10 @@ fn column_row(
         if system {
             ("utf8mb3".to_string(), "utf8mb3_general_ci".to_string())
         } else {
-            ("utf8mb4".to_string(), c.collation.name().to_string())
+            (
+                c.collation.charset().name().to_string(),
+                c.collation.name().to_string(),
+            )
         }
     } else {
         (String::new(), String::new())
