@@ -699,7 +699,18 @@ fn column_collation_codes_read_back_and_unknown_ones_are_corrupt() {
         .find(|&k| a[k] != b[k])
         .expect("one byte differs");
     assert_eq!((a[at], b[at]), (2, 3));
+    // Codes 4..13 are the utf8mb3, latin1 and ascii collations (added, never renumbered);
+    // 14 is no collation yet.
+    for (code, c) in [
+        (4, Collation::Utf8mb3GeneralCi),
+        (8, Collation::Latin1SwedishCi),
+        (13, Collation::AsciiBin),
+    ] {
+        let mut ok = a.clone();
+        ok[at] = code;
+        assert_eq!(decode_table(&ok).expect("decode").columns[i].collation, c);
+    }
     let mut bad = a.clone();
-    bad[at] = 4;
+    bad[at] = 14;
     assert!(decode_table(&bad).is_err());
 }

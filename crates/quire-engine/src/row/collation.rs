@@ -840,6 +840,132 @@ mod tests {
         }
     }
 
+    /// `HEX(WEIGHT_STRING(CONVERT(s USING latin1) COLLATE c))` from MariaDB 10.11.19, for
+    /// s = 'Aa äÅæ€ŸÿßÐðþ_1' (the ascii ones for 'Aa~z\t').
+    const BYTE_WEIGHT_SAMPLES: [(Collation, &str, &str); 6] = [
+        (
+            Collation::Latin1SwedishCi,
+            "Aa äÅæ€ŸÿßÐðþ_1",
+            "4141205C5B5C809FFFDF4444DE5F31",
+        ),
+        (
+            Collation::Latin1GeneralCi,
+            "Aa äÅæ€ŸÿßÐðþ_1",
+            "4141204B4D4FC0DFAE975959B1B731",
+        ),
+        (
+            Collation::Latin1GeneralCs,
+            "Aa äÅæ€ŸÿßÐðþ_1",
+            "4142204C4D50C0DFAE97595AB2B731",
+        ),
+        (
+            Collation::Latin1Bin,
+            "Aa äÅæ€ŸÿßÐðþ_1",
+            "416120E4C5E6809FFFDFD0F0FE5F31",
+        ),
+        (Collation::AsciiGeneralCi, "Aa~z\t", "41417E5A09"),
+        (Collation::AsciiBin, "Aa~z\t", "41617E7A09"),
+    ];
+
+    #[test]
+    fn byte_collation_weights_match_mariadb_samples() {
+        for (c, s, want) in BYTE_WEIGHT_SAMPLES {
+            // Quire's weights are the byte's plus one (invariant 3).
+            let got: String = s
+                .chars()
+                .map(|ch| format!("{:02X}", c.single_weight(ch) - 1))
+                .collect();
+            assert_eq!(got, want, "{c:?}");
+        }
+    }
+
+    #[test]
+    fn latin1_orders_as_mariadb_does() {
+        let sw = Collation::Latin1SwedishCi;
+        // Measured in tests/sql/charsets.test: ü weighs as y, ð as d, ä as æ; å ä ö after z.
+        assert!(sw.eq("ü", "Y"));
+        assert!(sw.eq("ð", "d"));
+        assert!(sw.eq("ä", "Æ"));
+        assert_eq!(sw.cmp("z", "å"), Ordering::Less);
+        assert_eq!(sw.cmp("å", "ä"), Ordering::Less);
+        assert!(sw.eq("b", "b  "), "PAD SPACE");
+        // latin1_bin: by the cp1252 byte, so € (0x80) < Ÿ (0x9F) < ä (0xE4).
+        let bin = Collation::Latin1Bin;
+        assert_eq!(bin.cmp("€", "Ÿ"), Ordering::Less);
+        assert_eq!(bin.cmp("Ÿ", "ä"), Ordering::Less);
+        assert_eq!(bin.cmp("Z", "a"), Ordering::Less);
+        assert!(!Collation::Latin1GeneralCs.eq("a", "A"));
+        assert!(Collation::Latin1GeneralCi.eq("a", "A"));
+        // utf8mb3 compares as its utf8mb4 twin.
+        assert!(
+            Collation::Utf8mb3GeneralCi.eq("Straße", "STRASSE")
+                == Collation::Utf8mb4GeneralCi.eq("Straße", "STRASSE")
+        );
+        assert!(Collation::Utf8mb3UnicodeCi.eq("Straße", "STRASSE"));
+        assert!(!Collation::Utf8mb3Bin.eq("a", "A"));
+    }
+
+    #[test]
+    fn charsets_hold_and_encode_their_characters() {
+        assert!(Charset::Utf8mb3.holds('\u{FFFF}') && !Charset::Utf8mb3.holds('😀'));
+        assert!(Charset::Latin1.holds('€') && Charset::Latin1.holds('\u{81}'));
+        assert!(!Charset::Latin1.holds('\u{80}'), "0x80 is € in cp1252");
+        assert!(!Charset::Latin1.holds('日') && !Charset::Ascii.holds('é'));
+        assert_eq!(Charset::Latin1.encode("€é日"), [0x80, 0xE9, b'?']);
+        assert_eq!(Charset::latin1_text(&[0x80, 0xE9, 0x81]), "€é\u{81}");
+        for b in 0..=255u8 {
+            let c = Charset::latin1_text(&[b]);
+            assert_eq!(
+                Charset::Latin1.encode(&c),
+                [b],
+                "latin1 round-trips byte {b:#x}"
+            );
+        }
+    }
+
+    /// Strings over latin1's tricky characters (the cp1252 letters of 0x80..0x9F, the ones
+    /// that fold together, a tab and a space), a character latin1 lacks, and any.
+    fn latin1_string() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        prop::collection::vec(
+            prop_oneof![
+                Just(' '),
+                Just('\t'),
+                Just('\0'),
+                Just('a'),
+                Just('A'),
+                Just('ä'),
+                Just('æ'),
+                Just('ü'),
+                Just('y'),
+                Just('€'),
+                Just('Ÿ'),
+                Just('\u{81}'),
+                Just('ÿ'),
+                Just('日'),
+                (0u8..=255).prop_map(|b| Charset::latin1_text(&[b]).chars().next().unwrap_or('a')),
+                any::<char>(),
+            ],
+            0..10,
+        )
+        .prop_map(|v| v.into_iter().collect())
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 2000, ..Default::default() })]
+
+        /// Invariants 1 and 2 for the one-byte sets' collations and utf8mb3's.
+        #[test]
+        fn byte_and_utf8mb3_sort_keys_order_as_cmp(a in latin1_string(), b in latin1_string()) {
+            for c in Collation::ALL.into_iter().filter(|c| c.charset() != Charset::Utf8mb4) {
+                let (ka, kb) = (key(c, &a), key(c, &b));
+                proptest::prop_assert_eq!(ka.cmp(&kb), c.cmp(&a, &b), "{:?}: {:?} vs {:?}", c, a, b);
+                proptest::prop_assert!(ka == kb || !(ka.starts_with(&kb) || kb.starts_with(&ka)));
+                proptest::prop_assert_eq!(Collation::sort_key_len(|i| ka.get(i).copied()), Some(ka.len()));
+            }
+        }
+    }
+
     #[test]
     fn names_and_ids_round_trip() {
         assert_eq!(Collation::from_id(224), Some(Collation::Utf8mb4UnicodeCi));
@@ -848,10 +974,19 @@ mod tests {
             Some(Collation::Utf8mb4Unicode520Ci)
         );
         assert_eq!(
-            Collation::from_code(4),
+            Collation::from_code(14),
             None,
             "an unknown catalog code is no collation"
         );
+        assert_eq!(
+            Collation::from_name("UTF8_unicode_ci"),
+            Some(Collation::Utf8mb3UnicodeCi),
+            "utf8_ names are utf8mb3's"
+        );
+        assert_eq!(Charset::from_name("utf8"), Some(Charset::Utf8mb3));
+        // Codes are the catalog's: never renumbered (docs/catalog.md).
+        let codes: Vec<u8> = Collation::ALL.iter().map(|c| c.code()).collect();
+        assert_eq!(codes, [1, 0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]);
         for c in Collation::ALL {
             assert_eq!(Collation::from_name(&c.name().to_uppercase()), Some(c));
             assert_eq!(Collation::from_id(c.id()), Some(c));
