@@ -93,8 +93,17 @@ fn is_binary(ty: ColumnType) -> bool {
 
 /// A table column as a result-set column.
 pub fn column_meta(db: &str, table: &str, alias: &str, col: &Column, key_flags: u16) -> ColumnMeta {
-    let (ty, length, decimals) = column_field_type(col);
+    let (ty, mut length, decimals) = column_field_type(col);
+    if let ColumnType::Text(s) = col.ty {
+        // MariaDB sends a TEXT column's bytes times the connection's utf8mb4 4, whatever
+        // the column's set (measured: 262140 for a TEXT), capped at 32 bits.
+        length = u32::try_from(s.max_bytes() * 4).unwrap_or(u32::MAX);
+    }
     let mut f = key_flags;
+    if col.ty.is_string() && !col.ty.is_enum() && !col.ty.is_set() && col.collation.is_bin() {
+        // A `_bin` collation's column is flagged BINARY (measured from MariaDB 10.11).
+        f |= flags::BINARY;
+    }
     if col.ty.is_enum() {
         f |= flags::ENUM;
     }
@@ -136,11 +145,10 @@ pub fn column_meta(db: &str, table: &str, alias: &str, col: &Column, key_flags: 
         org_name: col.name.clone(),
         charset: if is_binary(col.ty) {
             charset::BINARY
-        } else if col.ty.is_string() && col.collation.charset() == Charset::Utf8mb4 {
-            col.collation.id()
         } else if col.ty.is_string() {
-            // Another set's column is sent converted to the connection's utf8mb4, under
-            // that set's number, as MariaDB does (measured: 45 for latin1 and utf8mb3).
+            // A string column is sent converted to the connection's character set, under
+            // that set's number, as MariaDB does (measured with character_set_results
+            // utf8mb4: 45 for utf8mb4_bin, latin1 and utf8mb3 columns alike).
             charset::UTF8MB4_GENERAL_CI
         } else {
             charset::UTF8MB4_GENERAL_CI
