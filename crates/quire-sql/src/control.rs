@@ -850,7 +850,16 @@ impl<'d> Session<'d> {
                     if !self.inst.db.databases().iter().any(|x| x == d) {
                         return Err(SqlError::UnknownDatabase(d.into()));
                     }
-                    let sql = format!("CREATE DATABASE `{d}` /*!40100 DEFAULT CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci */");
+                    let c = self
+                        .inst
+                        .db
+                        .database_collation(d)
+                        .unwrap_or(quire_engine::row::Collation::Utf8mb4GeneralCi);
+                    let sql = format!(
+                        "CREATE DATABASE `{d}` /*!40100 DEFAULT CHARACTER SET {} COLLATE {} */",
+                        c.charset().name(),
+                        c.name()
+                    );
                     send_table(
                         sink,
                         &[("Database", vs), ("Create Database", vs)],

@@ -385,8 +385,12 @@ pub fn default_text(c: &Column) -> Option<String> {
     }
 }
 
-/// The default collation of a table: `DEFAULT CHARSET=… COLLATE=…` or the server's.
-pub(crate) fn table_collation(opts: &sql::CreateTableOptions) -> Result<Collation> {
+/// The default collation of a table: `DEFAULT CHARSET=… COLLATE=…`, else `default` (its
+/// database's).
+pub(crate) fn table_collation(
+    opts: &sql::CreateTableOptions,
+    default: Collation,
+) -> Result<Collation> {
     let list = match opts {
         sql::CreateTableOptions::Plain(v)
         | sql::CreateTableOptions::With(v)
@@ -408,11 +412,7 @@ pub(crate) fn table_collation(opts: &sql::CreateTableOptions) -> Result<Collatio
             }
         }
     }
-    crate::bind::column_collation(
-        charset.as_deref(),
-        collation.as_deref(),
-        Collation::Utf8mb4GeneralCi,
-    )
+    crate::bind::column_collation(charset.as_deref(), collation.as_deref(), default)
 }
 
 /// Converting a column's DEFAULT: any warning (a value cut, clamped or not a number)
@@ -1049,13 +1049,25 @@ impl<'d> Session<'d> {
             S::CreateDatabase {
                 db_name,
                 if_not_exists,
+                default_charset,
+                default_collation,
                 ..
-            } => self.create_database(db_name, *if_not_exists),
+            } => {
+                let coll = match (default_charset, default_collation) {
+                    (None, None) => None,
+                    (cs, c) => Some(crate::bind::column_collation(
+                        cs.as_deref(),
+                        c.as_deref(),
+                        Collation::Utf8mb4GeneralCi,
+                    )?),
+                };
+                self.create_database(db_name, *if_not_exists, coll)
+            }
             S::CreateSchema {
                 schema_name: sql::SchemaName::Simple(n),
                 if_not_exists,
                 ..
-            } => self.create_database(n, *if_not_exists),
+            } => self.create_database(n, *if_not_exists, None),
             S::Drop {
                 object_type,
                 if_exists,
@@ -1235,10 +1247,23 @@ impl<'d> Session<'d> {
         }
     }
 
-    fn create_database(&mut self, n: &sql::ObjectName, if_not_exists: bool) -> Result<Outcome> {
+    /// CREATE DATABASE; `collation`: its own default (`CHARACTER SET` / `COLLATE`), kept in
+    /// the catalog and given to its new tables (the server's utf8mb4_general_ci is kept as
+    /// no collation of its own).
+    fn create_database(
+        &mut self,
+        n: &sql::ObjectName,
+        if_not_exists: bool,
+        collation: Option<Collation>,
+    ) -> Result<Outcome> {
         self.ddl_begin()?;
         let name = object_parts(n)?.join(".");
-        match self.inst.db.create_database(&name) {
+        let collation = collation.filter(|c| *c != Collation::Utf8mb4GeneralCi);
+        match self
+            .inst
+            .db
+            .create_database_with_collation(&name, collation)
+        {
             Ok(()) => {}
             Err(DbError::DatabaseExists(_)) if if_not_exists => {
                 let e = SqlError::DatabaseExists(name.clone());
@@ -1385,7 +1410,12 @@ impl<'d> Session<'d> {
             return self.create_table_from(ct);
         }
         let (db, name) = self.db_and_name(&ct.name)?;
-        let table_collation = table_collation(&ct.table_options)?;
+        let db_default = self
+            .inst
+            .db
+            .database_collation(&db)
+            .unwrap_or(Collation::Utf8mb4GeneralCi);
+        let table_collation = table_collation(&ct.table_options, db_default)?;
         let mut columns: Vec<Column> = Vec::new();
         let mut pk: Vec<usize> = Vec::new();
         let mut auto = None;

@@ -48,6 +48,10 @@ fn latin1_utf8mb3_and_ascii_tables_read_back_the_same_after_a_restart() {
             let inst = Instance::new(&db);
             let mut s = inst.session("root", "localhost");
             run(&mut s, "CREATE DATABASE a");
+            run(
+                &mut s,
+                "CREATE DATABASE b CHARACTER SET latin1 COLLATE latin1_general_cs",
+            );
             run(&mut s, "USE a");
             run(
                 &mut s,
@@ -144,6 +148,33 @@ fn latin1_utf8mb3_and_ascii_tables_read_back_the_same_after_a_restart() {
             Some(SqlError::DuplicateKey { .. })
         ));
         run(&mut s, "INSERT INTO l VALUES (8, 'x', NULL)");
+        // The database's default is kept (a version-3 database record) and given to its
+        // new tables.
+        assert_eq!(
+            run(&mut s, "SHOW CREATE DATABASE b")[0][1],
+            Value::Str(
+                "CREATE DATABASE `b` /*!40100 DEFAULT CHARACTER SET latin1 COLLATE \
+                 latin1_general_cs */"
+                    .into()
+            )
+        );
+        run(&mut s, "CREATE TABLE b.t (s VARCHAR(3))");
+        let Value::Str(t) = &run(&mut s, "SHOW CREATE TABLE b.t")[0][1] else {
+            panic!("SHOW CREATE TABLE b.t");
+        };
+        assert!(
+            t.ends_with("DEFAULT CHARSET=latin1 COLLATE=latin1_general_cs"),
+            "{t}"
+        );
+        assert_eq!(
+            run(&mut s, "SHOW CREATE DATABASE a")[0][1],
+            Value::Str(
+                "CREATE DATABASE `a` /*!40100 DEFAULT CHARACTER SET utf8mb4 COLLATE \
+                 utf8mb4_general_ci */"
+                    .into()
+            ),
+            "a database without its own default keeps the server's"
+        );
     }
     db.shutdown().expect("shutdown");
 }

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use quire_engine::catalog::TableDef;
-use quire_engine::row::{Column, ColumnType, IntWidth, LobSize, Value};
+use quire_engine::row::{Collation, Column, ColumnType, IntWidth, LobSize, Value};
 
 use super::InfoTable;
 use crate::error::Result;
@@ -59,15 +59,17 @@ pub(crate) fn rows(t: InfoTable, inst: &Instance<'_>, sv: &SessVars) -> Result<V
         InfoTable::Schemata => {
             for d in &dbs {
                 let is = super::is_schema(d);
+                let c = if is {
+                    Collation::Utf8mb3GeneralCi
+                } else {
+                    db.database_collation(d)
+                        .unwrap_or(Collation::Utf8mb4GeneralCi)
+                };
                 out.push(vec![
                     s(DEF),
                     s(d.clone()),
-                    s(if is { "utf8mb3" } else { "utf8mb4" }),
-                    s(if is {
-                        "utf8mb3_general_ci"
-                    } else {
-                        "utf8mb4_general_ci"
-                    }),
+                    s(c.charset().name()),
+                    s(c.name()),
                     Value::Null,
                     s(""),
                 ]);
