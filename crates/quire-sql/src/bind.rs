@@ -1734,7 +1734,50 @@ impl Binder<'_> {
             let coll = self.args_collation(&bound, &name)?;
             return Ok(Expr::CollFunc(func, bound, coll));
         }
+        if matches!(func, Func::Concat | Func::ConcatWs) {
+            self.charsets_mix(&bound, &name)?;
+        }
         Ok(Expr::Func(func, self.text_args(func, bound)))
+    }
+
+    /// The string arguments of `name` taken together as MariaDB aggregates their
+    /// collations across character sets (`charset_mix`, pair by pair): 1267 when a
+    /// column's set cannot hold a literal's characters (`CONCAT(latin1_col, '日')`).
+    fn charsets_mix(&self, args: &[Expr], name: &str) -> Result<()> {
+        let mut acc: Option<(&Expr, Collation, Coercibility)> = None;
+        for a in args {
+            let (c, k) = derive_collation(a, self.columns(), self.lit());
+            if k == Coercibility::Numeric {
+                continue;
+            }
+            acc = Some(match acc {
+                Some(p) if p.1.charset() != c.charset() => {
+                    let won = charset_mix(p, (a, c, k)).ok_or_else(|| {
+                        let kind = |k| match k {
+                            Coercibility::Explicit => "EXPLICIT",
+                            Coercibility::Implicit => "IMPLICIT",
+                            _ => "COERCIBLE",
+                        };
+                        SqlError::IllegalMixOfCollations(format!(
+                            "({},{}) and ({},{}) for operation '{}'",
+                            p.1.name(),
+                            kind(p.2),
+                            c.name(),
+                            kind(k),
+                            name.to_ascii_lowercase()
+                        ))
+                    })?;
+                    if won == p.1 {
+                        p
+                    } else {
+                        (a, c, k.min(p.2))
+                    }
+                }
+                Some(p) if p.2 <= k => p,
+                _ => (a, c, k),
+            });
+        }
+        Ok(())
     }
 }
 
