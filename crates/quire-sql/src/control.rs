@@ -414,6 +414,13 @@ impl<'d> Session<'d> {
             {
                 self.alter_table(text).map(Some)
             }
+            "alter"
+                if toks
+                    .get(1)
+                    .is_some_and(|t| t.is("database") || t.is("schema")) =>
+            {
+                self.alter_database(&toks, text).map(Some)
+            }
             "alter" => Ok(None),
             "checksum" if toks.get(1).is_some_and(|t| t.is("table") || t.is("tables")) => {
                 self.checksum_tables(&toks[2..], text, sink).map(Some)

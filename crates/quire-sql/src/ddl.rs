@@ -1247,6 +1247,85 @@ impl<'d> Session<'d> {
         }
     }
 
+    /// `ALTER {DATABASE | SCHEMA} [name] [DEFAULT] {CHARACTER SET | CHARSET} [=] cs
+    /// [[DEFAULT] COLLATE [=] c]`: the database's default for its new tables (docs/
+    /// collations.md, "Character sets"); needs ALTER on the database. Other options (COMMENT)
+    /// are 1235.
+    pub(crate) fn alter_database(
+        &mut self,
+        toks: &[crate::dispatch::Tok],
+        text: &str,
+    ) -> Result<Outcome> {
+        let syntax = || SqlError::Parse {
+            near: text.chars().take(80).collect(),
+            line: 1,
+        };
+        let option = |t: &crate::dispatch::Tok| {
+            ["default", "character", "charset", "collate", "comment"]
+                .iter()
+                .any(|k| t.is(k))
+        };
+        let mut i = 2;
+        let name = match toks.get(i) {
+            Some(t) if !option(t) => {
+                i += 1;
+                t.ident().ok_or_else(syntax)?.to_string()
+            }
+            _ => self.sv.db.clone().ok_or(SqlError::NoDatabaseSelected)?,
+        };
+        let (mut cs, mut coll) = (None::<String>, None::<String>);
+        let value = |i: &mut usize| -> Result<String> {
+            if toks.get(*i) == Some(&crate::dispatch::Tok::Punct('=')) {
+                *i += 1;
+            }
+            let v = match toks.get(*i) {
+                Some(crate::dispatch::Tok::Word(w) | crate::dispatch::Tok::Quoted(w))
+                | Some(crate::dispatch::Tok::Str(w)) => w.clone(),
+                _ => return Err(syntax()),
+            };
+            *i += 1;
+            Ok(v)
+        };
+        while i < toks.len() {
+            let t = &toks[i];
+            if t.is("default") {
+                i += 1;
+            } else if t.is("character") && toks.get(i + 1).is_some_and(|n| n.is("set")) {
+                i += 2;
+                cs = Some(value(&mut i)?);
+            } else if t.is("charset") {
+                i += 1;
+                cs = Some(value(&mut i)?);
+            } else if t.is("collate") {
+                i += 1;
+                coll = Some(value(&mut i)?);
+            } else if t.is("comment") {
+                return Err(SqlError::Unsupported("ALTER DATABASE … COMMENT".into()));
+            } else {
+                return Err(syntax());
+            }
+        }
+        if cs.is_none() && coll.is_none() {
+            return Err(syntax());
+        }
+        self.check_needs(&[crate::users::Need::Db {
+            db: name.clone(),
+            privs: crate::acl::privs::ALTER,
+        }])?;
+        let c = crate::bind::column_collation(
+            cs.as_deref(),
+            coll.as_deref(),
+            Collation::Utf8mb4GeneralCi,
+        )?;
+        self.ddl_begin()?;
+        self.inst.db.alter_database_collation(
+            &name,
+            Some(c).filter(|c| *c != Collation::Utf8mb4GeneralCi),
+        )?;
+        self.inst.bump_generation();
+        Ok(Outcome::ok(1))
+    }
+
     /// CREATE DATABASE; `collation`: its own default (`CHARACTER SET` / `COLLATE`), kept in
     /// the catalog and given to its new tables (the server's utf8mb4_general_ci is kept as
     /// no collation of its own).

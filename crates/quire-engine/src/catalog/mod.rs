@@ -675,6 +675,20 @@ impl Catalog {
         Ok(self.tree.insert(s, &db_key(name), &value)?)
     }
 
+    /// ALTER DATABASE's new default collation: the record replaced (one mtr).
+    pub fn update_database<S: BTreeStore + ?Sized>(
+        &self,
+        s: &S,
+        name: &str,
+        collation: Option<crate::row::Collation>,
+    ) -> Result<Lsn> {
+        let value = match collation {
+            None => vec![format::DATABASE_VERSION],
+            Some(c) => vec![format::DATABASE_VERSION_COLLATION, c.code()],
+        };
+        Ok(self.tree.update(s, &db_key(name), &value)?)
+    }
+
     pub fn delete_database<S: BTreeStore + ?Sized>(&self, s: &S, name: &str) -> Result<Lsn> {
         Ok(self.tree.delete(s, &db_key(name))?)
     }

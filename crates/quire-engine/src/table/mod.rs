@@ -1079,6 +1079,29 @@ impl DbInner {
         Ok(())
     }
 
+    /// ALTER DATABASE … CHARACTER SET / COLLATE: the database's default for tables created
+    /// later (`None`: the server's); its tables keep theirs. One durable record update.
+    pub fn alter_database_collation(
+        &self,
+        name: &str,
+        collation: Option<crate::row::Collation>,
+    ) -> Result<()> {
+        let _ddl = self.ddl.lock();
+        if !self.state.read().databases.contains(name) {
+            return Err(DbError::NoSuchDatabase(name.into()));
+        }
+        let lsn = self
+            .catalog
+            .update_database(&self.engine, name, collation)?;
+        self.durable(lsn);
+        let mut st = self.state.write();
+        match collation {
+            Some(c) => st.db_collations.insert(name.into(), c),
+            None => st.db_collations.remove(name),
+        };
+        Ok(())
+    }
+
     /// A database's own default collation; `None`: the server's (or no such database).
     pub fn database_collation(&self, name: &str) -> Option<crate::row::Collation> {
         self.state.read().db_collations.get(name).copied()
