@@ -1928,7 +1928,7 @@ fn spec_of(w: &Work) -> Result<TableSpec> {
     spec.comment = w.comment.clone();
     spec.checks = w.checks.clone();
     spec.collation = kept;
-    crate::ddl::check_key_lengths(&spec)?;
+    crate::ddl::check_key_lengths(&mut spec, false)?;
     Ok(spec)
 }
 

@@ -521,12 +521,37 @@ pub(crate) fn key_order(def: &TableDef) -> Vec<&quire_engine::catalog::IndexDef>
 /// MariaDB's (InnoDB's) longest key, in bytes.
 pub(crate) const MAX_KEY_BYTES: u64 = 3072;
 
-/// 1071 for a primary or unique key longer than [`MAX_KEY_BYTES`] as MariaDB counts it: a
-/// string part is its characters (or its prefix) times its character set's most bytes a
-/// character, so a utf8mb3 VARCHAR(1024) fits where a utf8mb4 one does not. A longer
-/// non-unique key MariaDB cuts to a prefix with a note; Quire keeps it whole (its keys are
-/// checked by their encoded length when written, docs/row-format.md).
-pub(crate) fn check_key_lengths(spec: &TableSpec) -> Result<()> {
+/// 1071 for a key longer than [`MAX_KEY_BYTES`] as MariaDB counts it: a string part is its
+/// characters (or its prefix) times its character set's most bytes a character, so a
+/// utf8mb3 VARCHAR(1024) fits where a utf8mb4 one does not. With `cut` (CREATE TABLE), a
+/// non-unique key's part longer than the limit alone becomes the longest prefix that fits,
+/// as MariaDB does with note 1071 (the count of such parts is returned); the key as a whole
+/// must still fit. Without it (ALTER TABLE, whose older indexes must keep their shape) only
+/// primary and unique keys are checked.
+pub(crate) fn check_key_lengths(spec: &mut TableSpec, cut: bool) -> Result<usize> {
+    let mut cuts = 0;
+    if cut {
+        for ix in spec.indexes.iter_mut().filter(|ix| !ix.unique) {
+            for p in &mut ix.columns {
+                let Some(col) = spec.columns.get(p.column) else {
+                    continue;
+                };
+                let per_char = col.collation.charset().max_bytes();
+                let chars = match col.ty {
+                    ColumnType::Char { max_chars } | ColumnType::VarChar { max_chars } => {
+                        p.prefix.unwrap_or(max_chars).min(max_chars)
+                    }
+                    ColumnType::Text(_) => p.prefix.unwrap_or(0),
+                    _ => continue,
+                };
+                if u64::from(chars) * u64::from(per_char) > MAX_KEY_BYTES {
+                    p.prefix = Some((MAX_KEY_BYTES / u64::from(per_char)) as u32);
+                    cuts += 1;
+                }
+            }
+        }
+    }
+    let spec = &*spec;
     let part = |c: usize, prefix: Option<u32>| -> u64 {
         let Some(col) = spec.columns.get(c) else {
             return 0;
@@ -542,16 +567,16 @@ pub(crate) fn check_key_lengths(spec: &TableSpec) -> Result<()> {
         }
     };
     let pk: u64 = spec.primary_key.iter().map(|&c| part(c, None)).sum();
-    let unique = spec.indexes.iter().filter(|ix| ix.unique).map(|ix| {
+    let keys = spec.indexes.iter().filter(|ix| ix.unique || cut).map(|ix| {
         ix.columns
             .iter()
             .map(|p| part(p.column, p.prefix))
             .sum::<u64>()
     });
-    if std::iter::once(pk).chain(unique).any(|n| n > MAX_KEY_BYTES) {
+    if std::iter::once(pk).chain(keys).any(|n| n > MAX_KEY_BYTES) {
         return Err(SqlError::KeyTooLong(MAX_KEY_BYTES));
     }
-    Ok(())
+    Ok(cuts)
 }
 
 /// SHOW CREATE TABLE's text; `next_auto` is the AUTO_INCREMENT counter, shown past 1 as
@@ -1648,7 +1673,13 @@ impl<'d> Session<'d> {
         spec.indexes = indexes;
         spec.checks = checks;
         spec.collation = kept;
-        check_key_lengths(&spec)?;
+        for _ in 0..check_key_lengths(&mut spec, true)? {
+            self.warn_now(
+                Level::Note,
+                1071,
+                SqlError::KeyTooLong(MAX_KEY_BYTES).to_string(),
+            );
+        }
         if let Some(c) = table_comment(&ct.table_options) {
             spec.comment = self.checked_comment(c, "table", &name)?;
         }
