@@ -1347,6 +1347,9 @@ impl<'d> Session<'d> {
             &name,
             Some(c).filter(|c| *c != Collation::Utf8mb4GeneralCi),
         )?;
+        if self.sv.db.as_deref() == Some(name.as_str()) {
+            self.database_vars();
+        }
         self.inst.bump_generation();
         Ok(Outcome::ok(1))
     }
@@ -1438,6 +1441,7 @@ impl<'d> Session<'d> {
                     if self.sv.db.as_deref() == Some(name.as_str()) {
                         self.sv.db = None;
                         *self.info.db.lock() = None;
+                        self.database_vars();
                     }
                 }
                 Ok(Outcome::ok(dropped))
