@@ -25,6 +25,11 @@ in user variables. The script:
 5. does the same for a table of TIMESTAMPs while the global time zone is +05:30: the dump
    sets `TIME_ZONE='+00:00'` and must write UTC, and the copy must hold the same instants
    (`zone_round_trip`).
+6. does 1, 2 and 4 for `dump/charsets.sql`, a mariadb-dump 10.11 of a database `dumpcs` of a
+   `DEFAULT CHARSET=latin1` table (ascii, latin1_bin and utf8mb4 columns, text with
+   characters in cp1252's 0x80..0x9F) and a `DEFAULT CHARSET=utf8` one (utf8mb3_bin UNIQUE
+   key), and also compares the server's own dump of it, its header and footer aside, with
+   the one MariaDB wrote.
 
 The expected answers come from MariaDB: `--record` rewrites `dump/expected.json` from a
 MariaDB (the dump re-creates its database there too).
@@ -42,6 +47,7 @@ import pymysql
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DUMP = os.path.join(HERE, "dump", "dumptest.sql")
+CHARSETS_DUMP = os.path.join(HERE, "dump", "charsets.sql")
 EXPECTED = os.path.join(HERE, "dump", "expected.json")
 
 # The variables the dump's footer restores, read in the loading session.
@@ -95,6 +101,49 @@ def query(conn, sql):
         return ["error %d" % e.args[0]]
 
 
+CHARSET_QUERIES = [
+    "SELECT id, name, note, code, nick, modern, LENGTH(name), HEX(nick) FROM legacy ORDER BY id",
+    "SELECT id FROM legacy ORDER BY name, id",
+    "SELECT id FROM legacy WHERE name = 'MULLER' OR name = 'müller'",
+    "SELECT id, title, body, slug FROM app ORDER BY id",
+    "SELECT TABLE_NAME, COLUMN_NAME, CHARACTER_SET_NAME, COLLATION_NAME, CHARACTER_OCTET_LENGTH "
+    "FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = 'dumpcs' AND CHARACTER_SET_NAME IS NOT NULL "
+    "ORDER BY TABLE_NAME, ORDINAL_POSITION",
+    "INSERT INTO app VALUES (4, 'x', 'y', 'GRUESSE')",
+    "INSERT INTO app VALUES (5, 'x', 'y', 'gruesse')",
+]
+
+
+def table_sections(dump):
+    """A dump's statements from the first DROP TABLE to the last UNLOCK TABLES: what does
+    not depend on the server's version or the time."""
+    lines = dump.decode("utf-8", "replace").split("\n")
+    body = [l for l in lines if not l.startswith("--") and not l.startswith("/*!40")]
+    start = next((i for i, l in enumerate(body) if l.startswith("DROP TABLE")), 0)
+    end = max((i for i, l in enumerate(body) if l.startswith("UNLOCK TABLES")), default=0)
+    return body[start:end + 1]
+
+
+def charsets_case(args):
+    """The latin1 / utf8mb3 dump: loaded, queried, dumped back (the same table sections as
+    MariaDB's), and reloaded."""
+    with open(CHARSETS_DUMP, "rb") as f:
+        sql = f.read()
+    r = subprocess.run(["mariadb", "-h", "127.0.0.1", "-P", str(args.port), "-u", "root",
+                        "--default-character-set=utf8mb4"], input=sql, capture_output=True,
+                       timeout=300)
+    out = {"load": [r.returncode, r.stderr.decode("utf-8", "replace").strip()]}
+    conn = connect(args, "dumpcs")
+    out["queries"] = {q: query(conn, q) for q in CHARSET_QUERIES}
+    query(conn, "DELETE FROM app WHERE id > 3")
+    conn.close()
+    dump = subprocess.run(["mariadb-dump", "-h", "127.0.0.1", "-P", str(args.port), "-u", "root",
+                           "--databases", "dumpcs"], capture_output=True, timeout=300)
+    out["dump back is the same"] = table_sections(dump.stdout) == table_sections(sql)
+    out["round trip"] = round_trip(args, "dumpcs", ("legacy", "app"))
+    return out
+
+
 def load(args):
     """Loads the dump and reads the session's variables after its footer, in the same
     client session."""
@@ -130,25 +179,25 @@ def session_checks(args):
 TABLES = ("attrs", "bulk", "people", "empty_one", "clock", "checked")
 
 
-def round_trip(args):
-    """mariadb-dump of the server's own `dumptest`, loaded into `dumptest_copy`: both
-    tools' exit codes, then whether each table's CHECKSUM TABLE is the same in both."""
+def round_trip(args, db="dumptest", tables=TABLES):
+    """mariadb-dump of the server's own `db`, loaded into `<db>_copy`: both tools' exit
+    codes, then whether each table's CHECKSUM TABLE is the same in both."""
     base = ["-h", "127.0.0.1", "-P", str(args.port), "-u", "root"]
-    dump = subprocess.run(["mariadb-dump"] + base + ["dumptest"], capture_output=True,
+    dump = subprocess.run(["mariadb-dump"] + base + [db], capture_output=True,
                           timeout=300)
     conn = connect(args)
-    query(conn, "DROP DATABASE IF EXISTS dumptest_copy")
-    query(conn, "CREATE DATABASE dumptest_copy")
-    load = subprocess.run(["mariadb"] + base + ["dumptest_copy"], input=dump.stdout,
+    query(conn, "DROP DATABASE IF EXISTS %s_copy" % db)
+    query(conn, "CREATE DATABASE %s_copy" % db)
+    load = subprocess.run(["mariadb"] + base + ["%s_copy" % db], input=dump.stdout,
                           capture_output=True, timeout=300)
     same, same_ddl = [], []
-    for t in TABLES:
-        rows = query(conn, "CHECKSUM TABLE dumptest.%s, dumptest_copy.%s" % (t, t))
+    for t in tables:
+        rows = query(conn, "CHECKSUM TABLE %s.%s, %s_copy.%s" % (db, t, db, t))
         same.append([t, len(rows) == 2 and rows[0][1] is not None and rows[0][1] == rows[1][1]])
-        a = query(conn, "SHOW CREATE TABLE dumptest.%s" % t)
-        b = query(conn, "SHOW CREATE TABLE dumptest_copy.%s" % t)
+        a = query(conn, "SHOW CREATE TABLE %s.%s" % (db, t))
+        b = query(conn, "SHOW CREATE TABLE %s_copy.%s" % (db, t))
         same_ddl.append([t, a == b and len(a) == 1])
-    query(conn, "DROP DATABASE dumptest_copy")
+    query(conn, "DROP DATABASE %s_copy" % db)
     conn.close()
     return {"dump exit": dump.returncode, "dump stderr": dump.stderr.decode("utf-8", "replace").strip(),
             "load exit": load.returncode, "load stderr": load.stderr.decode("utf-8", "replace").strip(),
@@ -228,6 +277,7 @@ def main():
     got["sessions"] = session_checks(args)
     got["round trip"] = round_trip(args)
     got["time zones"] = zone_round_trip(args)
+    got["charsets"] = charsets_case(args)
     if args.record:
         with open(EXPECTED, "w", encoding="utf-8") as f:
             json.dump(got, f, indent=1, ensure_ascii=False)
@@ -254,6 +304,10 @@ def main():
           got["round trip"])
     check("a dump taken under +05:30 reloads to the same instants", want.get("time zones"),
           got["time zones"])
+    for k in ("load", "dump back is the same", "round trip"):
+        check("charsets: " + k, want["charsets"][k], got["charsets"][k])
+    for q in CHARSET_QUERIES:
+        check("charsets: " + q, want["charsets"]["queries"].get(q), got["charsets"]["queries"][q])
     print("mariadb-dump load: %d passed, %d failed" % (passed, failed))
     sys.exit(1 if failed else 0)
 

@@ -31,6 +31,8 @@ T3 = "CREATE TABLE t (a INT PRIMARY KEY, b VARCHAR(5) NOT NULL DEFAULT 'dflt', c
 TN = "CREATE TABLE t (a INT PRIMARY KEY, b VARCHAR(5) NOT NULL, c INT NULL DEFAULT 7, d INT NULL)"
 TA = "CREATE TABLE t (id INT AUTO_INCREMENT PRIMARY KEY, s VARCHAR(20), n DECIMAL(6,2))"
 TU = "CREATE TABLE t (a INT PRIMARY KEY, u INT, UNIQUE KEY u (u), v VARCHAR(10))"
+TL = "CREATE TABLE t (a INT PRIMARY KEY, s VARCHAR(10)) DEFAULT CHARSET=latin1"
+TU3 = "CREATE TABLE t (a INT PRIMARY KEY, s VARCHAR(10)) DEFAULT CHARSET=utf8"
 
 L = "LOAD DATA LOCAL INFILE '{f}'"
 
@@ -83,6 +85,14 @@ CASES = [
     ("too long string truncated, non-strict", T3, b"1\tabcdefgh\t1\n", L + " INTO TABLE t", ""),
     ("too long string, strict REPLACE", T3, b"1\tabcdefgh\t1\n", L + " REPLACE INTO TABLE t",
      None),
+    ("into latin1 columns: what latin1 lacks is ?", TL,
+     "1\tcafé\n2\t日本\n3\t€ 😀 x\n".encode(), L + " INTO TABLE t CHARACTER SET utf8mb4", None),
+    ("into latin1 columns, strict REPLACE stops", TL, "1\tok\n2\t日本\n".encode(),
+     L + " REPLACE INTO TABLE t CHARACTER SET utf8mb4", None),
+    ("latin1 file into latin1 columns", TL, b"1\tcaf\xe9 \x80\n",
+     L + " INTO TABLE t CHARACTER SET latin1", None),
+    ("into utf8mb3 columns: above the BMP is ?", TU3, "1\ta😀b\n2\t中文\n".encode(),
+     L + " INTO TABLE t CHARACTER SET utf8mb4", ""),
 ]
 
 

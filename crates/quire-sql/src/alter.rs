@@ -26,7 +26,7 @@
 
 use quire_engine::catalog::TableDef;
 use quire_engine::row::secondary::IndexColumn;
-use quire_engine::row::{Collation, Column, ColumnType, Value};
+use quire_engine::row::{Collation, Column, ColumnType, LobSize, Value};
 use quire_engine::table::{DbError, IndexSpec, TableSpec, TEMP_DB};
 use sqlparser::ast as sql;
 
@@ -143,6 +143,11 @@ enum Op {
     Force,
     /// `[DEFAULT] CHARSET | COLLATE`: the table's default for columns added later.
     Charset {
+        charset: Option<String>,
+        collation: Option<String>,
+    },
+    /// `CONVERT TO CHARACTER SET cs [COLLATE c]`: every text column converted (a copy).
+    ConvertTo {
         charset: Option<String>,
         collation: Option<String>,
     },
@@ -505,9 +510,17 @@ fn parse_op(op: &str, mode: crate::diag::SqlMode, out: &mut Vec<Op>) -> Result<(
             }
         }
         ["force"] => out.push(Op::Force),
-        ["convert", "to", ..] => {
-            return Err(SqlError::Unsupported("CONVERT TO CHARACTER SET".into()))
+        ["convert", "to", "charset", ..] | ["convert", "to", "character", "set"] => {
+            let k = if w[2] == "charset" { 3 } else { 4 };
+            let mut one = Vec::new();
+            charset_op(after_words(op, k), true, &mut one)?;
+            for o in one {
+                if let Op::Charset { charset, collation } = o {
+                    out.push(Op::ConvertTo { charset, collation });
+                }
+            }
         }
+        ["convert", ..] => return Err(bad()),
         ["default", "charset", ..] | ["charset", ..] => {
             let k = if w[0] == "default" { 2 } else { 1 };
             charset_op(after_words(op, k), true, out)?;
@@ -591,6 +604,27 @@ fn parse_op(op: &str, mode: crate::diag::SqlMode, out: &mut Vec<Op>) -> Result<(
         }
     }
     Ok(())
+}
+
+/// A TEXT column's type once CONVERT TO changes its character set: as MariaDB, the
+/// smallest TEXT that holds as many characters of the new set as the old held of its own
+/// (latin1 TEXT to utf8mb4 is MEDIUMTEXT), never a smaller one.
+fn converted_text_type(ty: ColumnType, from: Collation, to: Collation) -> ColumnType {
+    let ColumnType::Text(size) = ty else {
+        return ty;
+    };
+    let chars = size.max_bytes() / u64::from(from.charset().max_bytes());
+    let need = chars * u64::from(to.charset().max_bytes());
+    [
+        LobSize::Tiny,
+        LobSize::Regular,
+        LobSize::Medium,
+        LobSize::Long,
+    ]
+    .into_iter()
+    .filter(|s| s.max_bytes() >= size.max_bytes())
+    .find(|s| s.max_bytes() >= need)
+    .map_or(ColumnType::Text(LobSize::Long), ColumnType::Text)
 }
 
 fn charset_op(rest: &str, charset: bool, out: &mut Vec<Op>) -> Result<()> {
@@ -1521,6 +1555,26 @@ impl<'d> Session<'d> {
                 // MariaDB (existing columns keep theirs).
                 w.meta = true;
             }
+            Op::ConvertTo { charset, collation } => {
+                // `DEFAULT` is the server's (Quire keeps no database default).
+                let charset = charset.filter(|c| !c.eq_ignore_ascii_case("default"));
+                let to = crate::bind::column_collation(
+                    Some(charset.as_deref().unwrap_or("utf8mb4")),
+                    collation.as_deref(),
+                    Collation::Utf8mb4GeneralCi,
+                )?;
+                for c in &mut w.cols {
+                    if !c.col.ty.is_string() || c.col.collation == to {
+                        continue;
+                    }
+                    c.col.ty = converted_text_type(c.col.ty, c.col.collation, to);
+                    c.col.collation = to;
+                    c.convert = true;
+                    w.copy = w.copy.or(Some("Cannot change column type"));
+                }
+                w.collation = to;
+                w.meta = true;
+            }
             Op::Accepted => {}
             Op::Comment(c) => {
                 w.comment = self.checked_comment(c, "table", &w.table)?;
@@ -1888,6 +1942,7 @@ fn spec_of(w: &Work) -> Result<TableSpec> {
     spec.comment = w.comment.clone();
     spec.checks = w.checks.clone();
     spec.collation = kept;
+    crate::ddl::check_key_lengths(&mut spec, false)?;
     Ok(spec)
 }
 

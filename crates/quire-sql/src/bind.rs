@@ -8,7 +8,7 @@ mod window;
 
 use std::collections::HashMap;
 
-use quire_engine::row::{Collation, Column, ColumnType, Decimal, Value};
+use quire_engine::row::{Charset, Collation, Column, ColumnType, Decimal, Value};
 use sqlparser::ast::{self as sql, BinaryOperator, UnaryOperator};
 
 use crate::diag::SqlMode;
@@ -489,33 +489,76 @@ pub fn comparison_collation(
 ) -> Result<Collation> {
     let (ca, ka) = derive_collation(a, columns, lit);
     let (cb, kb) = derive_collation(b, columns, lit);
-    if ka == kb && ca != cb && ka != Coercibility::Implicit && ka != Coercibility::Explicit {
-        return Ok(lit);
-    }
-    if ka == kb
-        && ca != cb
-        && ka == Coercibility::Implicit
-        && (ca == Collation::Utf8mb4Bin || cb == Collation::Utf8mb4Bin)
-    {
-        // Two columns of one character set: its _bin collation wins (as in MariaDB); two
-        // other collations are an illegal mix, below.
-        return Ok(Collation::Utf8mb4Bin);
-    }
-    if ka == kb && ca != cb {
+    let mix = || {
         let kind = |k| match k {
             Coercibility::Explicit => "EXPLICIT",
             Coercibility::Implicit => "IMPLICIT",
             _ => "COERCIBLE",
         };
-        return Err(SqlError::IllegalMixOfCollations(format!(
+        SqlError::IllegalMixOfCollations(format!(
             "({},{}) and ({},{}) for operation '{op}'",
             ca.name(),
             kind(ka),
             cb.name(),
             kind(kb)
-        )));
+        ))
+    };
+    if ca.charset() != cb.charset() && ka != Coercibility::Numeric && kb != Coercibility::Numeric {
+        return charset_mix((a, ca, ka), (b, cb, kb)).ok_or_else(mix);
+    }
+    if ka == kb && ca != cb && ka != Coercibility::Implicit && ka != Coercibility::Explicit {
+        return Ok(lit);
+    }
+    if ka == kb && ca != cb && ka == Coercibility::Implicit && (ca.is_bin() || cb.is_bin()) {
+        // Two columns of one character set: its _bin collation wins (as in MariaDB); two
+        // other collations are an illegal mix, below.
+        return Ok(if ca.is_bin() { ca } else { cb });
+    }
+    if ka == kb && ca != cb {
+        return Err(mix());
     }
     Ok(if ka <= kb { ca } else { cb })
+}
+
+/// How wide a character set is: each holds every character of the narrower ones (ascii ⊂
+/// latin1 ⊂ utf8mb3 ⊂ utf8mb4).
+fn charset_width(c: Charset) -> u8 {
+    match c {
+        Charset::Ascii => 0,
+        Charset::Latin1 => 1,
+        Charset::Utf8mb3 => 2,
+        Charset::Utf8mb4 => 3,
+    }
+}
+
+/// Two operands of different character sets (MariaDB's `DTCollation::aggregate`, measured):
+/// of two equally bound ones (two columns) the wider set's collation wins, the narrower
+/// operand converted up (`latin1_col = utf8mb4_col` compares in utf8mb4); a more strongly
+/// bound operand's wins when it is the wider, or when the other is a literal that converts
+/// to its set without loss (`latin1_col = 'ä'`; `latin1_col = '日本'` and `utf8mb3_col =
+/// '😀'` are 1267, as MariaDB will not compare a literal it cannot convert). `None`: 1267.
+fn charset_mix(
+    a: (&Expr, Collation, Coercibility),
+    b: (&Expr, Collation, Coercibility),
+) -> Option<Collation> {
+    let width = |c: Collation| charset_width(c.charset());
+    if a.2 == b.2 {
+        if a.2 == Coercibility::Explicit {
+            return None;
+        }
+        return Some(if width(a.1) >= width(b.1) { a.1 } else { b.1 });
+    }
+    let (strong, weak) = if a.2 < b.2 { (a, b) } else { (b, a) };
+    if width(strong.1) >= width(weak.1) {
+        return Some(strong.1);
+    }
+    if weak.2 < Coercibility::Coercible {
+        return None;
+    }
+    match weak.0 {
+        Expr::Lit(Value::Str(s)) if !s.chars().all(|c| strong.1.charset().holds(c)) => None,
+        _ => Some(strong.1),
+    }
 }
 
 /// The collation of a column declared with `charset` and `collation` (either may be
@@ -526,54 +569,75 @@ pub fn column_collation(
     collation: Option<&str>,
     default: Collation,
 ) -> Result<Collation> {
-    const OTHER_CHARSETS: [&str; 12] = [
-        "latin1", "utf8", "utf8mb3", "ascii", "binary", "ucs2", "utf16", "utf32", "latin2",
-        "cp1251", "gbk", "big5",
-    ];
-    if let Some(cs) = charset {
-        let lower = cs.to_ascii_lowercase();
-        if lower != "utf8mb4" {
-            return Err(if OTHER_CHARSETS.contains(&lower.as_str()) {
-                SqlError::Unsupported(format!("CHARACTER SET {cs}"))
+    let cs = match charset {
+        Some(name) => Some(Charset::from_name(name).ok_or_else(|| {
+            if OTHER_CHARSETS.contains(&name.to_ascii_lowercase().as_str()) {
+                SqlError::Unsupported(format!("CHARACTER SET {name}"))
             } else {
-                SqlError::UnknownCharset(cs.into())
-            });
-        }
-    }
-    match (charset, collation) {
+                SqlError::UnknownCharset(name.into())
+            }
+        })?),
+        None => None,
+    };
+    match (cs, collation) {
         (_, Some(name)) => {
-            let lower = name.to_ascii_lowercase();
-            let of_charset = |cs: &str| lower.starts_with(&format!("{cs}_"));
-            if let Some(cs) = charset {
-                let known = of_charset("utf8mb4") || OTHER_CHARSETS.iter().any(|c| of_charset(c));
-                if known && !of_charset(&cs.to_ascii_lowercase()) {
+            if let (Some(cs), Some(of)) = (cs, charset_of_collation_name(name)) {
+                if of != cs.name() {
                     return Err(SqlError::CollationCharsetMismatch {
                         collation: name.into(),
-                        charset: cs.into(),
+                        // MariaDB names the set by its own name (`utf8` is utf8mb3).
+                        charset: cs.name().into(),
                     });
                 }
-            }
-            if !of_charset("utf8mb4") && OTHER_CHARSETS.iter().any(|c| of_charset(c)) {
-                return Err(SqlError::Unsupported(format!("COLLATE {name}")));
             }
             collation_named(name)
         }
         // A character set alone means its default collation.
-        (Some(_), None) => Ok(Collation::Utf8mb4GeneralCi),
+        (Some(cs), None) => Ok(cs.default_collation()),
         (None, None) => Ok(default),
     }
 }
 
-/// A collation by name: ours, or 1273 (unknown) / 1235 (a utf8mb4 one Quire lacks).
+/// Character sets MariaDB has and Quire does not store (1235 rather than 1115).
+const OTHER_CHARSETS: [&str; 8] = [
+    "binary", "ucs2", "utf16", "utf32", "latin2", "cp1251", "gbk", "big5",
+];
+
+/// The character set a collation name belongs to by its prefix (`utf8_…` is utf8mb3's),
+/// if it is one MariaDB has.
+fn charset_of_collation_name(name: &str) -> Option<&'static str> {
+    let lower = name.to_ascii_lowercase();
+    let prefix = lower.split_once('_')?.0;
+    if prefix == "utf8" {
+        return Some("utf8mb3");
+    }
+    Charset::ALL
+        .into_iter()
+        .map(|c| c.name())
+        .chain(OTHER_CHARSETS)
+        .find(|c| *c == prefix)
+}
+
+/// A collation by name: ours, or 1273 (unknown) / 1235 (one of a known character set that
+/// Quire lacks: a tailoring, a `_nopad_` one).
 pub fn collation_named(name: &str) -> Result<Collation> {
     if let Some(c) = Collation::from_name(name) {
         return Ok(c);
     }
-    let lower = name.to_ascii_lowercase();
-    if lower.starts_with("utf8mb4_") || lower == "binary" {
+    if charset_of_collation_name(name).is_some() || name.eq_ignore_ascii_case("binary") {
         return Err(SqlError::Unsupported(format!("COLLATE {name}")));
     }
     Err(SqlError::UnknownCollation(name.into()))
+}
+
+/// A collation `collation_connection` can be: literals compare in it, and they are utf8mb4
+/// (a utf8mb3 name is taken by the caller, as its twin); another set's is 1235.
+pub fn connection_collation(name: &str, default: Collation) -> Result<Collation> {
+    let c = column_collation(None, Some(name), default)?;
+    if c.charset() != Charset::Utf8mb4 {
+        return Err(SqlError::Unsupported(format!("COLLATE {name}")));
+    }
+    Ok(c)
 }
 
 /// A DEFAULT kept in the catalog as SQL text, bound (literals in `conn`'s collation).
@@ -726,8 +790,9 @@ fn introduced(charset: &str, lit: Expr) -> Result<Expr> {
             }
         },
         other => {
+            // 1115 for a name MariaDB lacks, 1235 for its other sets (latin1, ascii, …).
             column_collation(Some(other), None, Collation::Utf8mb4GeneralCi)?;
-            return Err(SqlError::UnknownCharset(charset.into()));
+            return Err(SqlError::Unsupported(format!("_{charset}")));
         }
     }))
 }
@@ -1245,7 +1310,21 @@ impl Binder<'_> {
             }
             E::Collate { expr, collation } => {
                 let name = object_parts(collation)?.join(".");
-                Expr::Collate(Box::new(self.bind(expr)?), collation_named(&name)?)
+                let e = self.bind(expr)?;
+                let coll = collation_named(&name)?;
+                // A COLLATE of another character set than its operand's is 1253 (a literal
+                // is the connection's utf8mb4, so only a utf8mb4 collation fits it).
+                let (of, k) = derive_collation(&e, self.columns(), self.lit());
+                if k != Coercibility::Numeric
+                    && of.charset() != coll.charset()
+                    && (of.charset() != Charset::Utf8mb4 || coll.charset() != Charset::Utf8mb4)
+                {
+                    return Err(SqlError::CollationCharsetMismatch {
+                        collation: name,
+                        charset: of.charset().name().into(),
+                    });
+                }
+                Expr::Collate(Box::new(e), coll)
             }
             E::Like {
                 negated,
@@ -1636,6 +1715,11 @@ impl Binder<'_> {
             let e = self.bind(args[0])?;
             return Ok(Expr::SetInsertId(Box::new(e)));
         }
+        if let ([arg], "length" | "octet_length") = (args.as_slice(), name.as_str()) {
+            if let Some(e) = self.of_column_bytes(&name, arg)? {
+                return Ok(e);
+            }
+        }
         let Some((func, min, max)) = Func::by_name(&name) else {
             return self.bind_function(&name, &args);
         };
@@ -1650,7 +1734,50 @@ impl Binder<'_> {
             let coll = self.args_collation(&bound, &name)?;
             return Ok(Expr::CollFunc(func, bound, coll));
         }
+        if matches!(func, Func::Concat | Func::ConcatWs) {
+            self.charsets_mix(&bound, &name)?;
+        }
         Ok(Expr::Func(func, self.text_args(func, bound)))
+    }
+
+    /// The string arguments of `name` taken together as MariaDB aggregates their
+    /// collations across character sets (`charset_mix`, pair by pair): 1267 when a
+    /// column's set cannot hold a literal's characters (`CONCAT(latin1_col, '日')`).
+    fn charsets_mix(&self, args: &[Expr], name: &str) -> Result<()> {
+        let mut acc: Option<(&Expr, Collation, Coercibility)> = None;
+        for a in args {
+            let (c, k) = derive_collation(a, self.columns(), self.lit());
+            if k == Coercibility::Numeric {
+                continue;
+            }
+            acc = Some(match acc {
+                Some(p) if p.1.charset() != c.charset() => {
+                    let won = charset_mix(p, (a, c, k)).ok_or_else(|| {
+                        let kind = |k| match k {
+                            Coercibility::Explicit => "EXPLICIT",
+                            Coercibility::Implicit => "IMPLICIT",
+                            _ => "COERCIBLE",
+                        };
+                        SqlError::IllegalMixOfCollations(format!(
+                            "({},{}) and ({},{}) for operation '{}'",
+                            p.1.name(),
+                            kind(p.2),
+                            c.name(),
+                            kind(k),
+                            name.to_ascii_lowercase()
+                        ))
+                    })?;
+                    if won == p.1 {
+                        p
+                    } else {
+                        (a, c, k.min(p.2))
+                    }
+                }
+                Some(p) if p.2 <= k => p,
+                _ => (a, c, k),
+            });
+        }
+        Ok(())
     }
 }
 

@@ -414,6 +414,13 @@ impl<'d> Session<'d> {
             {
                 self.alter_table(text).map(Some)
             }
+            "alter"
+                if toks
+                    .get(1)
+                    .is_some_and(|t| t.is("database") || t.is("schema")) =>
+            {
+                self.alter_database(&toks, text).map(Some)
+            }
             "alter" => Ok(None),
             "checksum" if toks.get(1).is_some_and(|t| t.is("table") || t.is("tables")) => {
                 self.checksum_tables(&toks[2..], text, sink).map(Some)
@@ -852,7 +859,16 @@ impl<'d> Session<'d> {
                     if !self.inst.db.databases().iter().any(|x| x == d) {
                         return Err(SqlError::UnknownDatabase(d.into()));
                     }
-                    let sql = format!("CREATE DATABASE `{d}` /*!40100 DEFAULT CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci */");
+                    let c = self
+                        .inst
+                        .db
+                        .database_collation(d)
+                        .unwrap_or(quire_engine::row::Collation::Utf8mb4GeneralCi);
+                    let sql = format!(
+                        "CREATE DATABASE `{d}` /*!40100 DEFAULT CHARACTER SET {} COLLATE {} */",
+                        c.charset().name(),
+                        c.name()
+                    );
                     send_table(
                         sink,
                         &[("Database", vs), ("Create Database", vs)],
@@ -1051,20 +1067,23 @@ impl<'d> Session<'d> {
                     ("Default collation", vs),
                     ("Maxlen", FieldType::LongLong),
                 ],
-                vec![
-                    vec![
-                        s("utf8mb4"),
-                        s("UTF-8 Unicode"),
-                        s("utf8mb4_general_ci"),
-                        Value::UInt(4),
-                    ],
-                    vec![
+                quire_engine::row::Charset::ALL
+                    .into_iter()
+                    .map(|cs| {
+                        vec![
+                            s(cs.name()),
+                            s(cs.description()),
+                            s(cs.default_collation().name()),
+                            Value::UInt(u64::from(cs.max_bytes())),
+                        ]
+                    })
+                    .chain([vec![
                         s("binary"),
                         s("Binary pseudo charset"),
                         s("binary"),
                         Value::UInt(1),
-                    ],
-                ],
+                    ]])
+                    .collect(),
             ),
             "table" if word(i) == "status" => {
                 let mut db = self.sv.db.clone();

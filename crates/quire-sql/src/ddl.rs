@@ -385,8 +385,12 @@ pub fn default_text(c: &Column) -> Option<String> {
     }
 }
 
-/// The default collation of a table: `DEFAULT CHARSET=… COLLATE=…` or the server's.
-pub(crate) fn table_collation(opts: &sql::CreateTableOptions) -> Result<Collation> {
+/// The default collation of a table: `DEFAULT CHARSET=… COLLATE=…`, else `default` (its
+/// database's).
+pub(crate) fn table_collation(
+    opts: &sql::CreateTableOptions,
+    default: Collation,
+) -> Result<Collation> {
     let list = match opts {
         sql::CreateTableOptions::Plain(v)
         | sql::CreateTableOptions::With(v)
@@ -408,11 +412,7 @@ pub(crate) fn table_collation(opts: &sql::CreateTableOptions) -> Result<Collatio
             }
         }
     }
-    crate::bind::column_collation(
-        charset.as_deref(),
-        collation.as_deref(),
-        Collation::Utf8mb4GeneralCi,
-    )
+    crate::bind::column_collation(charset.as_deref(), collation.as_deref(), default)
 }
 
 /// Converting a column's DEFAULT: any warning (a value cut, clamped or not a number)
@@ -521,6 +521,67 @@ pub(crate) fn key_order(def: &TableDef) -> Vec<&quire_engine::catalog::IndexDef>
     out
 }
 
+/// MariaDB's (InnoDB's) longest key, in bytes.
+pub(crate) const MAX_KEY_BYTES: u64 = 3072;
+
+/// 1071 for a key longer than [`MAX_KEY_BYTES`] as MariaDB counts it: a string part is its
+/// characters (or its prefix) times its character set's most bytes a character, so a
+/// utf8mb3 VARCHAR(1024) fits where a utf8mb4 one does not. With `cut` (CREATE TABLE), a
+/// non-unique key's part longer than the limit alone becomes the longest prefix that fits,
+/// as MariaDB does with note 1071 (the count of such parts is returned); the key as a whole
+/// must still fit. Without it (ALTER TABLE, whose older indexes must keep their shape) only
+/// primary and unique keys are checked.
+pub(crate) fn check_key_lengths(spec: &mut TableSpec, cut: bool) -> Result<usize> {
+    let mut cuts = 0;
+    if cut {
+        for ix in spec.indexes.iter_mut().filter(|ix| !ix.unique) {
+            for p in &mut ix.columns {
+                let Some(col) = spec.columns.get(p.column) else {
+                    continue;
+                };
+                let per_char = col.collation.charset().max_bytes();
+                let chars = match col.ty {
+                    ColumnType::Char { max_chars } | ColumnType::VarChar { max_chars } => {
+                        p.prefix.unwrap_or(max_chars).min(max_chars)
+                    }
+                    ColumnType::Text(_) => p.prefix.unwrap_or(0),
+                    _ => continue,
+                };
+                if u64::from(chars) * u64::from(per_char) > MAX_KEY_BYTES {
+                    p.prefix = Some((MAX_KEY_BYTES / u64::from(per_char)) as u32);
+                    cuts += 1;
+                }
+            }
+        }
+    }
+    let spec = &*spec;
+    let part = |c: usize, prefix: Option<u32>| -> u64 {
+        let Some(col) = spec.columns.get(c) else {
+            return 0;
+        };
+        let per_char = u64::from(col.collation.charset().max_bytes());
+        match col.ty {
+            ColumnType::Char { max_chars } | ColumnType::VarChar { max_chars } => {
+                u64::from(prefix.unwrap_or(max_chars).min(max_chars)) * per_char
+            }
+            ColumnType::Text(_) => u64::from(prefix.unwrap_or(0)) * per_char,
+            ColumnType::Blob(_) => u64::from(prefix.unwrap_or(0)),
+            ty => u64::from(prefix.unwrap_or(u32::MAX)).min(ty.max_bytes()),
+        }
+    };
+    let pk: u64 = spec.primary_key.iter().map(|&c| part(c, None)).sum();
+    let keys = spec.indexes.iter().filter(|ix| ix.unique || cut).map(|ix| {
+        ix.columns
+            .iter()
+            .map(|p| part(p.column, p.prefix))
+            .sum::<u64>()
+    });
+    if std::iter::once(pk).chain(keys).any(|n| n > MAX_KEY_BYTES) {
+        return Err(SqlError::KeyTooLong(MAX_KEY_BYTES));
+    }
+    Ok(cuts)
+}
+
 /// SHOW CREATE TABLE's text; `next_auto` is the AUTO_INCREMENT counter, shown past 1 as
 /// MariaDB does.
 pub fn show_create_table(
@@ -534,7 +595,8 @@ pub fn show_create_table(
         let mut l = format!("  `{}` {}", c.name, types::column_type_sql(c));
         if c.ty.is_string() && c.collation != table_coll {
             l.push_str(&format!(
-                " CHARACTER SET utf8mb4 COLLATE {}",
+                " CHARACTER SET {} COLLATE {}",
+                c.collation.charset().name(),
                 c.collation.name()
             ));
         }
@@ -609,13 +671,14 @@ pub fn show_create_table(
         ));
     }
     format!(
-        "CREATE TABLE `{}` (\n{}\n) ENGINE=InnoDB{} DEFAULT CHARSET=utf8mb4 COLLATE={}{}",
+        "CREATE TABLE `{}` (\n{}\n) ENGINE=InnoDB{} DEFAULT CHARSET={} COLLATE={}{}",
         def.name,
         lines.join(",\n"),
         match next_auto {
             Some(n) if n > 1 => format!(" AUTO_INCREMENT={n}"),
             _ => String::new(),
         },
+        table_coll.charset().name(),
         table_coll.name(),
         match def.comment.as_str() {
             "" => String::new(),
@@ -980,7 +1043,7 @@ impl<'d> Session<'d> {
                 }
                 return Ok(());
             }
-            let coll = crate::bind::column_collation(None, Some(&name), self.sv.coll)?;
+            let coll = crate::bind::connection_collation(&name, self.sv.coll)?;
             if !global {
                 self.sv.coll = coll;
                 self.sv.vars.insert(
@@ -1017,13 +1080,25 @@ impl<'d> Session<'d> {
             S::CreateDatabase {
                 db_name,
                 if_not_exists,
+                default_charset,
+                default_collation,
                 ..
-            } => self.create_database(db_name, *if_not_exists),
+            } => {
+                let coll = match (default_charset, default_collation) {
+                    (None, None) => None,
+                    (cs, c) => Some(crate::bind::column_collation(
+                        cs.as_deref(),
+                        c.as_deref(),
+                        Collation::Utf8mb4GeneralCi,
+                    )?),
+                };
+                self.create_database(db_name, *if_not_exists, coll)
+            }
             S::CreateSchema {
                 schema_name: sql::SchemaName::Simple(n),
                 if_not_exists,
                 ..
-            } => self.create_database(n, *if_not_exists),
+            } => self.create_database(n, *if_not_exists, None),
             S::Drop {
                 object_type,
                 if_exists,
@@ -1203,10 +1278,105 @@ impl<'d> Session<'d> {
         }
     }
 
-    fn create_database(&mut self, n: &sql::ObjectName, if_not_exists: bool) -> Result<Outcome> {
+    /// `ALTER {DATABASE | SCHEMA} [name] [DEFAULT] {CHARACTER SET | CHARSET} [=] cs
+    /// [[DEFAULT] COLLATE [=] c]`: the database's default for its new tables (docs/
+    /// collations.md, "Character sets"); needs ALTER on the database. Other options (COMMENT)
+    /// are 1235.
+    pub(crate) fn alter_database(
+        &mut self,
+        toks: &[crate::dispatch::Tok],
+        text: &str,
+    ) -> Result<Outcome> {
+        let syntax = || SqlError::Parse {
+            near: text.chars().take(80).collect(),
+            line: 1,
+        };
+        let option = |t: &crate::dispatch::Tok| {
+            ["default", "character", "charset", "collate", "comment"]
+                .iter()
+                .any(|k| t.is(k))
+        };
+        let mut i = 2;
+        let name = match toks.get(i) {
+            Some(t) if !option(t) => {
+                i += 1;
+                t.ident().ok_or_else(syntax)?.to_string()
+            }
+            _ => self.sv.db.clone().ok_or(SqlError::NoDatabaseSelected)?,
+        };
+        let (mut cs, mut coll) = (None::<String>, None::<String>);
+        let value = |i: &mut usize| -> Result<String> {
+            if toks.get(*i) == Some(&crate::dispatch::Tok::Punct('=')) {
+                *i += 1;
+            }
+            let v = match toks.get(*i) {
+                Some(crate::dispatch::Tok::Word(w) | crate::dispatch::Tok::Quoted(w))
+                | Some(crate::dispatch::Tok::Str(w)) => w.clone(),
+                _ => return Err(syntax()),
+            };
+            *i += 1;
+            Ok(v)
+        };
+        while i < toks.len() {
+            let t = &toks[i];
+            if t.is("default") {
+                i += 1;
+            } else if t.is("character") && toks.get(i + 1).is_some_and(|n| n.is("set")) {
+                i += 2;
+                cs = Some(value(&mut i)?);
+            } else if t.is("charset") {
+                i += 1;
+                cs = Some(value(&mut i)?);
+            } else if t.is("collate") {
+                i += 1;
+                coll = Some(value(&mut i)?);
+            } else if t.is("comment") {
+                return Err(SqlError::Unsupported("ALTER DATABASE … COMMENT".into()));
+            } else {
+                return Err(syntax());
+            }
+        }
+        if cs.is_none() && coll.is_none() {
+            return Err(syntax());
+        }
+        self.check_needs(&[crate::users::Need::Db {
+            db: name.clone(),
+            privs: crate::acl::privs::ALTER,
+        }])?;
+        let c = crate::bind::column_collation(
+            cs.as_deref(),
+            coll.as_deref(),
+            Collation::Utf8mb4GeneralCi,
+        )?;
+        self.ddl_begin()?;
+        self.inst.db.alter_database_collation(
+            &name,
+            Some(c).filter(|c| *c != Collation::Utf8mb4GeneralCi),
+        )?;
+        if self.sv.db.as_deref() == Some(name.as_str()) {
+            self.database_vars();
+        }
+        self.inst.bump_generation();
+        Ok(Outcome::ok(1))
+    }
+
+    /// CREATE DATABASE; `collation`: its own default (`CHARACTER SET` / `COLLATE`), kept in
+    /// the catalog and given to its new tables (the server's utf8mb4_general_ci is kept as
+    /// no collation of its own).
+    fn create_database(
+        &mut self,
+        n: &sql::ObjectName,
+        if_not_exists: bool,
+        collation: Option<Collation>,
+    ) -> Result<Outcome> {
         self.ddl_begin()?;
         let name = object_parts(n)?.join(".");
-        match self.inst.db.create_database(&name) {
+        let collation = collation.filter(|c| *c != Collation::Utf8mb4GeneralCi);
+        match self
+            .inst
+            .db
+            .create_database_with_collation(&name, collation)
+        {
             Ok(()) => {}
             Err(DbError::DatabaseExists(_)) if if_not_exists => {
                 let e = SqlError::DatabaseExists(name.clone());
@@ -1277,6 +1447,7 @@ impl<'d> Session<'d> {
                     if self.sv.db.as_deref() == Some(name.as_str()) {
                         self.sv.db = None;
                         *self.info.db.lock() = None;
+                        self.database_vars();
                     }
                 }
                 Ok(Outcome::ok(dropped))
@@ -1353,7 +1524,12 @@ impl<'d> Session<'d> {
             return self.create_table_from(ct);
         }
         let (db, name) = self.db_and_name(&ct.name)?;
-        let table_collation = table_collation(&ct.table_options)?;
+        let db_default = self
+            .inst
+            .db
+            .database_collation(&db)
+            .unwrap_or(Collation::Utf8mb4GeneralCi);
+        let table_collation = table_collation(&ct.table_options, db_default)?;
         let mut columns: Vec<Column> = Vec::new();
         let mut pk: Vec<usize> = Vec::new();
         let mut auto = None;
@@ -1507,6 +1683,13 @@ impl<'d> Session<'d> {
         spec.indexes = indexes;
         spec.checks = checks;
         spec.collation = kept;
+        for _ in 0..check_key_lengths(&mut spec, true)? {
+            self.warn_now(
+                Level::Note,
+                1071,
+                SqlError::KeyTooLong(MAX_KEY_BYTES).to_string(),
+            );
+        }
         if let Some(c) = table_comment(&ct.table_options) {
             spec.comment = self.checked_comment(c, "table", &name)?;
         }
@@ -1668,7 +1851,7 @@ impl<'d> Session<'d> {
                 return Err(
                     match crate::bind::column_collation(Some(other), None, Default::default()) {
                         Err(e) => e,
-                        Ok(_) => SqlError::UnknownCharset(charset.into()),
+                        Ok(_) => SqlError::Unsupported(format!("SET NAMES {charset}")),
                     },
                 )
             }

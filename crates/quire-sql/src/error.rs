@@ -307,6 +307,10 @@ pub enum SqlError {
     /// 1068
     #[error("Multiple primary key defined")]
     MultiplePrimaryKey,
+    /// 1071: a primary or unique key longer than the limit, in bytes of its columns'
+    /// character sets.
+    #[error("Specified key was too long; max key length is {0} bytes")]
+    KeyTooLong(u64),
     /// 1074 / 1118 and friends: a column or row the engine cannot store.
     #[error("{0}")]
     BadDefinition(String),

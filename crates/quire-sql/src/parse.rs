@@ -197,6 +197,20 @@ fn mysql_tokens(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
                 i += 1;
                 continue;
             }
+            // A column's `CHARSET latin1` (MariaDB's synonym, which sqlparser reads only as
+            // a table option, outside the parentheses): `CHARACTER SET latin1`.
+            Some("CHARSET")
+                if depth > 0
+                    && next_significant(i).is_some_and(|n| matches!(n.token, Token::Word(_))) =>
+            {
+                out.push(mk(Token::make_keyword("CHARACTER")));
+                out.push(mk(Token::Whitespace(
+                    sqlparser::tokenizer::Whitespace::Space,
+                )));
+                out.push(mk(Token::make_keyword("SET")));
+                i += 1;
+                continue;
+            }
             Some(
                 u @ ("DAY_HOUR" | "DAY_MINUTE" | "DAY_SECOND" | "HOUR_MINUTE" | "HOUR_SECOND"
                 | "MINUTE_SECOND" | "YEAR_MONTH"),

@@ -415,7 +415,7 @@ pub fn startup_value(name: &str, value: &str) -> Result<(String, Value)> {
                 .to_string(),
         ),
         "collation_connection" => Value::Str(
-            crate::bind::column_collation(None, Some(value), crate::bind::LITERAL_COLLATION)?
+            crate::bind::connection_collation(value, crate::bind::LITERAL_COLLATION)?
                 .name()
                 .to_string(),
         ),
@@ -1326,7 +1326,30 @@ impl<'d> Session<'d> {
         }
         self.sv.db = Some(db.to_string());
         *self.info.db.lock() = Some(db.to_string());
+        self.database_vars();
         Ok(())
+    }
+
+    /// `character_set_database` and `collation_database` follow the current database's
+    /// default, as in MariaDB (information_schema's is utf8mb3; none: the server's).
+    pub(crate) fn database_vars(&mut self) {
+        use quire_engine::row::Collation;
+        let c = match self.sv.db.as_deref() {
+            Some(d) if crate::infoschema::is_schema(d) => Collation::Utf8mb3GeneralCi,
+            Some(d) => self
+                .inst
+                .db
+                .database_collation(d)
+                .unwrap_or(Collation::Utf8mb4GeneralCi),
+            None => Collation::Utf8mb4GeneralCi,
+        };
+        self.sv.vars.insert(
+            "character_set_database".into(),
+            Value::Str(c.charset().name().into()),
+        );
+        self.sv
+            .vars
+            .insert("collation_database".into(), Value::Str(c.name().into()));
     }
 
     pub fn current_database(&self) -> Option<String> {

@@ -235,7 +235,16 @@ impl Session<'_> {
                 let coll = plan.item_derived.get(i).map_or(ctx.conn.coll, |d| d.0);
                 columns.push(crate::func::types::ty_column(&meta.name, ty, coll));
             }
-            TableSpec::new(columns, Vec::new())
+            // The table's default: its options', else its database's (as MariaDB's).
+            let db_default = self
+                .inst
+                .db
+                .database_collation(&db)
+                .unwrap_or(quire_engine::row::Collation::Utf8mb4GeneralCi);
+            let default = crate::ddl::table_collation(&ct.table_options, db_default)?;
+            let mut spec = TableSpec::new(columns, Vec::new());
+            spec.collation = quire_engine::catalog::kept_collation(default, &spec.columns);
+            spec
         };
         let created = if ct.temporary {
             if self.temps.get(&db, &name).is_some() && ct.if_not_exists {

@@ -4,7 +4,7 @@
 use std::cmp::Ordering;
 
 use quire_engine::row::{
-    Collation, Column, ColumnType, Date, DateTime, Decimal, IntWidth, LobSize, Time, Value,
+    Charset, Collation, Column, ColumnType, Date, DateTime, Decimal, IntWidth, LobSize, Time, Value,
 };
 
 use crate::diag::Level;
@@ -93,8 +93,17 @@ fn is_binary(ty: ColumnType) -> bool {
 
 /// A table column as a result-set column.
 pub fn column_meta(db: &str, table: &str, alias: &str, col: &Column, key_flags: u16) -> ColumnMeta {
-    let (ty, length, decimals) = column_field_type(col);
+    let (ty, mut length, decimals) = column_field_type(col);
+    if let ColumnType::Text(s) = col.ty {
+        // MariaDB sends a TEXT column's bytes times the connection's utf8mb4 4, whatever
+        // the column's set (measured: 262140 for a TEXT), capped at 32 bits.
+        length = u32::try_from(s.max_bytes() * 4).unwrap_or(u32::MAX);
+    }
     let mut f = key_flags;
+    if col.ty.is_string() && !col.ty.is_enum() && !col.ty.is_set() && col.collation.is_bin() {
+        // A `_bin` collation's column is flagged BINARY (measured from MariaDB 10.11).
+        f |= flags::BINARY;
+    }
     if col.ty.is_enum() {
         f |= flags::ENUM;
     }
@@ -137,7 +146,10 @@ pub fn column_meta(db: &str, table: &str, alias: &str, col: &Column, key_flags: 
         charset: if is_binary(col.ty) {
             charset::BINARY
         } else if col.ty.is_string() {
-            col.collation.id()
+            // A string column is sent converted to the connection's character set, under
+            // that set's number, as MariaDB does (measured with character_set_results
+            // utf8mb4: 45 for utf8mb4_bin, latin1 and utf8mb3 columns alike).
+            charset::UTF8MB4_GENERAL_CI
         } else {
             charset::UTF8MB4_GENERAL_CI
         },
@@ -146,6 +158,56 @@ pub fn column_meta(db: &str, table: &str, alias: &str, col: &Column, key_flags: 
         flags: f,
         decimals,
     }
+}
+
+/// The text `v` stores as in string column `col`: a character the column's character set
+/// does not hold becomes `?`, with 1366 for the first (an error in strict mode), as
+/// MariaDB's string copy does; `true` when it raised it. Bytes (a hex literal, a binary
+/// string) are the set's bytes: latin1 reads any byte as its character.
+fn in_charset(v: Value, col: &Column, at: &Target<'_>, env: &dyn Env) -> Result<(String, bool)> {
+    let cs = col.collation.charset();
+    let s = match v {
+        Value::Bytes(b) if cs == Charset::Latin1 => return Ok((Charset::latin1_text(&b), false)),
+        v => to_text(v),
+    };
+    let Some(bad) = s.find(|c| !cs.holds(c)) else {
+        return Ok((s, false));
+    };
+    env.warn(
+        Level::Warning,
+        1366,
+        SqlError::IncorrectValue {
+            kind: "string",
+            value: printable_bytes(&s.as_bytes()[bad..]),
+            db: at.db.into(),
+            table: at.table.into(),
+            column: col.name.clone(),
+            row: at.row,
+        }
+        .to_string(),
+    )?;
+    let out = s
+        .chars()
+        .map(|c| if cs.holds(c) { c } else { '?' })
+        .collect();
+    Ok((out, true))
+}
+
+/// Bytes as MariaDB's `convert_to_printable` shows them in a message: at most 6, printable
+/// ASCII as itself and any other byte as `\xNN`, and `...` when more follow.
+pub fn printable_bytes(b: &[u8]) -> String {
+    let mut out = String::new();
+    for &x in b.iter().take(6) {
+        if (0x20..0x7F).contains(&x) {
+            out.push(char::from(x));
+        } else {
+            out.push_str(&format!("\\x{x:02X}"));
+        }
+    }
+    if b.len() > 6 {
+        out.push_str("...");
+    }
+    out
 }
 
 /// A JSON column's CHECK (json_valid(c)) on a value about to be stored: 4025 in every
@@ -168,7 +230,17 @@ pub fn check_json(v: &Value, col: &Column, at: &Target<'_>) -> Result<()> {
 
 /// The collations SHOW COLLATION and information_schema.COLLATIONS list, as MariaDB 10.11
 /// lists them: name, character set, id, default for its character set, sort length.
-pub(crate) const COLLATIONS: [(&str, &str, u16, &str, u8); 5] = [
+pub(crate) const COLLATIONS: [(&str, &str, u16, &str, u8); 15] = [
+    ("latin1_swedish_ci", "latin1", 8, "Yes", 1),
+    ("latin1_bin", "latin1", 47, "", 1),
+    ("latin1_general_ci", "latin1", 48, "", 1),
+    ("latin1_general_cs", "latin1", 49, "", 1),
+    ("ascii_general_ci", "ascii", 11, "Yes", 1),
+    ("ascii_bin", "ascii", 65, "", 1),
+    ("utf8mb3_general_ci", "utf8mb3", 33, "Yes", 1),
+    ("utf8mb3_bin", "utf8mb3", 83, "", 1),
+    ("utf8mb3_unicode_ci", "utf8mb3", 192, "", 8),
+    ("utf8mb3_unicode_520_ci", "utf8mb3", 214, "", 8),
     ("utf8mb4_general_ci", "utf8mb4", 45, "Yes", 1),
     ("utf8mb4_bin", "utf8mb4", 46, "", 1),
     ("utf8mb4_unicode_ci", "utf8mb4", 224, "", 8),
@@ -628,7 +700,7 @@ pub fn coerce(v: Value, col: &Column, at: &Target<'_>, env: &dyn Env) -> Result<
             Ok(Value::Decimal(r))
         }
         ColumnType::Char { max_chars } | ColumnType::VarChar { max_chars } => {
-            let mut s = to_text(v);
+            let (mut s, converted) = in_charset(v, col, at, env)?;
             if col.ty == (ColumnType::Char { max_chars }) {
                 // CHAR is PAD SPACE: trailing spaces are not part of the value.
                 let t = s.trim_end_matches(' ').len();
@@ -637,7 +709,8 @@ pub fn coerce(v: Value, col: &Column, at: &Target<'_>, env: &dyn Env) -> Result<
             if let Some((cut, _)) = s.char_indices().nth(max_chars as usize) {
                 if s[cut..].bytes().all(|b| b == b' ') {
                     truncated(Level::Note)?;
-                } else {
+                } else if !converted {
+                    // MariaDB reports the first of the two: a character converted (1366).
                     too_long()?;
                 }
                 s.truncate(cut);
@@ -645,10 +718,12 @@ pub fn coerce(v: Value, col: &Column, at: &Target<'_>, env: &dyn Env) -> Result<
             Ok(Value::Str(s))
         }
         ColumnType::Text(_) => {
-            let mut s = to_text(v);
+            let (mut s, converted) = in_charset(v, col, at, env)?;
             let max = col.ty.max_bytes();
             if s.len() as u64 > max {
-                too_long()?;
+                if !converted {
+                    too_long()?;
+                }
                 let mut cut = max as usize;
                 while !s.is_char_boundary(cut) {
                     cut -= 1;
@@ -1427,9 +1502,9 @@ mod tests {
     fn every_collation_quire_has_is_listed_with_its_id() {
         for c in Collation::ALL {
             assert!(
-                COLLATIONS
-                    .iter()
-                    .any(|&(name, cs, id, ..)| name == c.name() && cs == "utf8mb4" && id == c.id()),
+                COLLATIONS.iter().any(|&(name, cs, id, ..)| name == c.name()
+                    && cs == c.charset().name()
+                    && id == c.id()),
                 "{c:?}"
             );
         }

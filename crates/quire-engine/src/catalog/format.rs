@@ -21,6 +21,8 @@ pub const VERSION: u8 = 7;
 
 /// The value of a database record (it kept the table record's version 2 when that was 3).
 pub const DATABASE_VERSION: u8 = 2;
+/// A database record with its own default collation: `3, collation code`.
+pub const DATABASE_VERSION_COLLATION: u8 = 3;
 
 /// Column flags in the table record.
 const FLAG_NULLABLE: u8 = 1;

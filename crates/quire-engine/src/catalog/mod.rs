@@ -535,6 +535,8 @@ fn table_key(id: u64) -> Vec<u8> {
 #[derive(Debug, Default, Clone)]
 pub struct Contents {
     pub databases: Vec<String>,
+    /// The databases with their own default collation (record version 3).
+    pub database_collations: Vec<(String, crate::row::Collation)>,
     pub tables: Vec<TableDef>,
     pub views: Vec<ViewDef>,
     pub foreign_keys: Vec<ForeignKeyDef>,
@@ -587,10 +589,22 @@ impl Catalog {
                 Some(&KEY_DATABASE) => {
                     let name = String::from_utf8(e.key[1..].to_vec())
                         .map_err(|_| CatalogError::Corrupt("database name not UTF-8".into()))?;
-                    if e.value != [format::DATABASE_VERSION] {
-                        return Err(CatalogError::Corrupt(format!(
-                            "database `{name}`: bad record"
-                        )));
+                    match e.value.as_slice() {
+                        [format::DATABASE_VERSION] => {}
+                        // An unknown code is corruption, never a silent server default.
+                        &[format::DATABASE_VERSION_COLLATION, code] => {
+                            let coll = crate::row::Collation::from_code(code).ok_or_else(|| {
+                                CatalogError::Corrupt(format!(
+                                    "database `{name}`: unknown collation code {code}"
+                                ))
+                            })?;
+                            c.database_collations.push((name.clone(), coll));
+                        }
+                        _ => {
+                            return Err(CatalogError::Corrupt(format!(
+                                "database `{name}`: bad record"
+                            )))
+                        }
                     }
                     c.databases.push(name);
                 }
@@ -645,11 +659,34 @@ impl Catalog {
         Ok(c)
     }
 
-    pub fn insert_database<S: BTreeStore + ?Sized>(&self, s: &S, name: &str) -> Result<Lsn> {
+    /// A database's record: version 2 without a collation of its own (what every Quire
+    /// reads), version 3 and the collation's code with one.
+    pub fn insert_database<S: BTreeStore + ?Sized>(
+        &self,
+        s: &S,
+        name: &str,
+        collation: Option<crate::row::Collation>,
+    ) -> Result<Lsn> {
         check_name(name)?;
-        Ok(self
-            .tree
-            .insert(s, &db_key(name), &[format::DATABASE_VERSION])?)
+        let value = match collation {
+            None => vec![format::DATABASE_VERSION],
+            Some(c) => vec![format::DATABASE_VERSION_COLLATION, c.code()],
+        };
+        Ok(self.tree.insert(s, &db_key(name), &value)?)
+    }
+
+    /// ALTER DATABASE's new default collation: the record replaced (one mtr).
+    pub fn update_database<S: BTreeStore + ?Sized>(
+        &self,
+        s: &S,
+        name: &str,
+        collation: Option<crate::row::Collation>,
+    ) -> Result<Lsn> {
+        let value = match collation {
+            None => vec![format::DATABASE_VERSION],
+            Some(c) => vec![format::DATABASE_VERSION_COLLATION, c.code()],
+        };
+        Ok(self.tree.update(s, &db_key(name), &value)?)
     }
 
     pub fn delete_database<S: BTreeStore + ?Sized>(&self, s: &S, name: &str) -> Result<Lsn> {

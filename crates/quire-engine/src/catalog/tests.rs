@@ -677,6 +677,37 @@ fn a_kept_table_collation_round_trips_as_version_7_and_unknown_codes_are_corrupt
 }
 
 #[test]
+fn a_database_keeps_its_own_collation_across_a_restart() {
+    use crate::row::Collation;
+    let dir = tempfile::tempdir().expect("tmp");
+    {
+        let db =
+            crate::table::Db::open(dir.path(), crate::config::Config::default()).expect("open");
+        db.create_database("plain").expect("plain");
+        db.create_database_with_collation("old", Some(Collation::Latin1SwedishCi))
+            .expect("old");
+        assert_eq!(
+            db.database_collation("old"),
+            Some(Collation::Latin1SwedishCi)
+        );
+        db.shutdown().expect("shutdown");
+    }
+    let db = crate::table::Db::open(dir.path(), crate::config::Config::default()).expect("reopen");
+    assert_eq!(
+        db.database_collation("plain"),
+        None,
+        "version 2: the server's"
+    );
+    assert_eq!(
+        db.database_collation("old"),
+        Some(Collation::Latin1SwedishCi)
+    );
+    db.drop_database("old").expect("drop");
+    assert_eq!(db.database_collation("old"), None);
+    db.shutdown().expect("shutdown");
+}
+
+#[test]
 fn column_collation_codes_read_back_and_unknown_ones_are_corrupt() {
     use crate::row::Collation;
     let mut t = sample();
@@ -699,7 +730,18 @@ fn column_collation_codes_read_back_and_unknown_ones_are_corrupt() {
         .find(|&k| a[k] != b[k])
         .expect("one byte differs");
     assert_eq!((a[at], b[at]), (2, 3));
+    // Codes 4..13 are the utf8mb3, latin1 and ascii collations (added, never renumbered);
+    // 14 is no collation yet.
+    for (code, c) in [
+        (4, Collation::Utf8mb3GeneralCi),
+        (8, Collation::Latin1SwedishCi),
+        (13, Collation::AsciiBin),
+    ] {
+        let mut ok = a.clone();
+        ok[at] = code;
+        assert_eq!(decode_table(&ok).expect("decode").columns[i].collation, c);
+    }
     let mut bad = a.clone();
-    bad[at] = 4;
+    bad[at] = 14;
     assert!(decode_table(&bad).is_err());
 }

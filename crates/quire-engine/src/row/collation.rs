@@ -23,6 +23,9 @@
 use std::cmp::Ordering;
 use std::sync::OnceLock;
 
+use super::byte_charset_table::{
+    ASCII_GENERAL_CI, LATIN1_GENERAL_CI, LATIN1_GENERAL_CS, LATIN1_SWEDISH_CI, LATIN1_TO_UNICODE,
+};
 use super::general_ci_table::GENERAL_CI_EXCEPTIONS;
 use super::uca::{self, UcaTable, MAX_WEIGHTS};
 
@@ -38,6 +41,133 @@ const HIGH_LONG: u8 = 0x80;
 /// Space runs shorter than this fit the high token's marker byte (`0xFF - run`).
 const HIGH_SHORT_RUNS: u32 = 0x7F;
 
+/// A character set: the characters a string column can hold. Values stay UTF-8 in the
+/// executor and the engine; a column of a narrower set holds only its characters
+/// (docs/collations.md, "Character sets").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Charset {
+    /// All of Unicode, up to 4 bytes a character.
+    Utf8mb4,
+    /// The BMP (U+0000..U+FFFF), up to 3 bytes a character (`utf8` in MariaDB 10.11).
+    Utf8mb3,
+    /// MariaDB's latin1: cp1252, whose five holes are the C1 controls of the same number.
+    Latin1,
+    /// US ASCII: U+0000..U+007F.
+    Ascii,
+}
+
+impl Charset {
+    /// The character sets in SHOW CHARACTER SET's order (MariaDB's: by their default
+    /// collation's id).
+    pub const ALL: [Charset; 4] = [
+        Charset::Latin1,
+        Charset::Ascii,
+        Charset::Utf8mb3,
+        Charset::Utf8mb4,
+    ];
+
+    /// MariaDB's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Charset::Utf8mb4 => "utf8mb4",
+            Charset::Utf8mb3 => "utf8mb3",
+            Charset::Latin1 => "latin1",
+            Charset::Ascii => "ascii",
+        }
+    }
+
+    /// The character set named `name` (any case; `utf8` is utf8mb3, as in MariaDB 10.11).
+    pub fn from_name(name: &str) -> Option<Charset> {
+        if name.eq_ignore_ascii_case("utf8") {
+            return Some(Charset::Utf8mb3);
+        }
+        Charset::ALL
+            .into_iter()
+            .find(|c| c.name().eq_ignore_ascii_case(name))
+    }
+
+    /// SHOW CHARACTER SET's description.
+    pub fn description(self) -> &'static str {
+        match self {
+            Charset::Utf8mb4 | Charset::Utf8mb3 => "UTF-8 Unicode",
+            Charset::Latin1 => "cp1252 West European",
+            Charset::Ascii => "US ASCII",
+        }
+    }
+
+    /// The most bytes a character takes in this set (`Maxlen`, CHARACTER_OCTET_LENGTH).
+    pub fn max_bytes(self) -> u32 {
+        match self {
+            Charset::Utf8mb4 => 4,
+            Charset::Utf8mb3 => 3,
+            Charset::Latin1 | Charset::Ascii => 1,
+        }
+    }
+
+    /// The collation a column of this set gets when it names none.
+    pub fn default_collation(self) -> Collation {
+        match self {
+            Charset::Utf8mb4 => Collation::Utf8mb4GeneralCi,
+            Charset::Utf8mb3 => Collation::Utf8mb3GeneralCi,
+            Charset::Latin1 => Collation::Latin1SwedishCi,
+            Charset::Ascii => Collation::AsciiGeneralCi,
+        }
+    }
+
+    /// Whether the set holds `c`.
+    pub fn holds(self, c: char) -> bool {
+        match self {
+            Charset::Utf8mb4 => true,
+            Charset::Utf8mb3 => u32::from(c) <= 0xFFFF,
+            Charset::Latin1 => latin1_byte(c).is_some(),
+            Charset::Ascii => c.is_ascii(),
+        }
+    }
+
+    /// `s` in this set's bytes (what LENGTH and HEX count), a character it does not hold as
+    /// `?` (as MariaDB converts it).
+    pub fn encode(self, s: &str) -> Vec<u8> {
+        match self {
+            Charset::Utf8mb4 | Charset::Utf8mb3 => s.as_bytes().to_vec(),
+            Charset::Latin1 => s.chars().map(|c| latin1_byte(c).unwrap_or(b'?')).collect(),
+            Charset::Ascii => s
+                .chars()
+                .map(|c| if c.is_ascii() { c as u8 } else { b'?' })
+                .collect(),
+        }
+    }
+
+    /// latin1 bytes as text (every byte is a latin1 character).
+    pub fn latin1_text(b: &[u8]) -> String {
+        b.iter()
+            .map(|&x| char::from_u32(u32::from(LATIN1_TO_UNICODE[usize::from(x)])).unwrap_or('?'))
+            .collect()
+    }
+
+    /// The length of `s` in this set's bytes.
+    pub fn byte_len(self, s: &str) -> usize {
+        match self {
+            Charset::Utf8mb4 | Charset::Utf8mb3 => s.len(),
+            Charset::Latin1 | Charset::Ascii => s.chars().count(),
+        }
+    }
+}
+
+/// The latin1 byte of `c`, if latin1 holds it.
+pub fn latin1_byte(c: char) -> Option<u8> {
+    let cp = u32::from(c);
+    match u8::try_from(cp) {
+        // 0x80..0x9F are cp1252's letters and signs, apart from its five holes.
+        Ok(b)
+            if !(0x80..=0x9F).contains(&b)
+                || u32::from(LATIN1_TO_UNICODE[usize::from(b)]) == cp =>
+        {
+            Some(b)
+        }
+        _ => (0x80u8..=0x9F).find(|&b| u32::from(LATIN1_TO_UNICODE[usize::from(b)]) == cp),
+    }
+}
+
 /// The collation of a string column.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Collation {
@@ -51,14 +181,37 @@ pub enum Collation {
     Utf8mb4UnicodeCi,
     /// `utf8mb4_unicode_520_ci`: UCA 5.2.0, primary level.
     Utf8mb4Unicode520Ci,
+    /// The utf8mb3 collations compare as their utf8mb4 twins (on the BMP, all they hold).
+    Utf8mb3GeneralCi,
+    Utf8mb3Bin,
+    Utf8mb3UnicodeCi,
+    Utf8mb3Unicode520Ci,
+    /// The latin1 and ascii collations weigh a character by its byte, through the weights
+    /// measured from MariaDB (`byte_charset_table.rs`).
+    Latin1SwedishCi,
+    Latin1Bin,
+    Latin1GeneralCi,
+    Latin1GeneralCs,
+    AsciiGeneralCi,
+    AsciiBin,
 }
 
 impl Collation {
-    pub const ALL: [Collation; 4] = [
+    pub const ALL: [Collation; 14] = [
         Collation::Utf8mb4GeneralCi,
         Collation::Utf8mb4Bin,
         Collation::Utf8mb4UnicodeCi,
         Collation::Utf8mb4Unicode520Ci,
+        Collation::Utf8mb3GeneralCi,
+        Collation::Utf8mb3Bin,
+        Collation::Utf8mb3UnicodeCi,
+        Collation::Utf8mb3Unicode520Ci,
+        Collation::Latin1SwedishCi,
+        Collation::Latin1Bin,
+        Collation::Latin1GeneralCi,
+        Collation::Latin1GeneralCs,
+        Collation::AsciiGeneralCi,
+        Collation::AsciiBin,
     ];
 
     /// MariaDB's name.
@@ -68,6 +221,16 @@ impl Collation {
             Collation::Utf8mb4GeneralCi => "utf8mb4_general_ci",
             Collation::Utf8mb4UnicodeCi => "utf8mb4_unicode_ci",
             Collation::Utf8mb4Unicode520Ci => "utf8mb4_unicode_520_ci",
+            Collation::Utf8mb3GeneralCi => "utf8mb3_general_ci",
+            Collation::Utf8mb3Bin => "utf8mb3_bin",
+            Collation::Utf8mb3UnicodeCi => "utf8mb3_unicode_ci",
+            Collation::Utf8mb3Unicode520Ci => "utf8mb3_unicode_520_ci",
+            Collation::Latin1SwedishCi => "latin1_swedish_ci",
+            Collation::Latin1Bin => "latin1_bin",
+            Collation::Latin1GeneralCi => "latin1_general_ci",
+            Collation::Latin1GeneralCs => "latin1_general_cs",
+            Collation::AsciiGeneralCi => "ascii_general_ci",
+            Collation::AsciiBin => "ascii_bin",
         }
     }
 
@@ -78,14 +241,27 @@ impl Collation {
             Collation::Utf8mb4Bin => 46,
             Collation::Utf8mb4UnicodeCi => 224,
             Collation::Utf8mb4Unicode520Ci => 246,
+            Collation::Utf8mb3GeneralCi => 33,
+            Collation::Utf8mb3Bin => 83,
+            Collation::Utf8mb3UnicodeCi => 192,
+            Collation::Utf8mb3Unicode520Ci => 214,
+            Collation::Latin1SwedishCi => 8,
+            Collation::Latin1Bin => 47,
+            Collation::Latin1GeneralCi => 48,
+            Collation::Latin1GeneralCs => 49,
+            Collation::AsciiGeneralCi => 11,
+            Collation::AsciiBin => 65,
         }
     }
 
-    /// The collation named `name` (any case), if Quire has it.
+    /// The collation named `name` (any case; `utf8_…` names the utf8mb3 one), if Quire has it.
     pub fn from_name(name: &str) -> Option<Collation> {
-        Collation::ALL
-            .into_iter()
-            .find(|c| c.name().eq_ignore_ascii_case(name))
+        let lower = name.to_ascii_lowercase();
+        let name = match lower.strip_prefix("utf8_") {
+            Some(rest) => format!("utf8mb3_{rest}"),
+            None => lower,
+        };
+        Collation::ALL.into_iter().find(|c| c.name() == name)
     }
 
     /// The collation with MariaDB id `id`, if Quire has it.
@@ -93,13 +269,23 @@ impl Collation {
         Collation::ALL.into_iter().find(|c| c.id() == id)
     }
 
-    /// The catalog's code for this collation (docs/catalog.md).
+    /// The catalog's code for this collation (docs/catalog.md). Codes are only ever added.
     pub fn code(self) -> u8 {
         match self {
             Collation::Utf8mb4Bin => 0,
             Collation::Utf8mb4GeneralCi => 1,
             Collation::Utf8mb4UnicodeCi => 2,
             Collation::Utf8mb4Unicode520Ci => 3,
+            Collation::Utf8mb3GeneralCi => 4,
+            Collation::Utf8mb3Bin => 5,
+            Collation::Utf8mb3UnicodeCi => 6,
+            Collation::Utf8mb3Unicode520Ci => 7,
+            Collation::Latin1SwedishCi => 8,
+            Collation::Latin1Bin => 9,
+            Collation::Latin1GeneralCi => 10,
+            Collation::Latin1GeneralCs => 11,
+            Collation::AsciiGeneralCi => 12,
+            Collation::AsciiBin => 13,
         }
     }
 
@@ -107,23 +293,101 @@ impl Collation {
         Collation::ALL.into_iter().find(|c| c.code() == code)
     }
 
-    /// Whether letters compare without case (all but utf8mb4_bin).
+    /// The character set of the collation.
+    pub fn charset(self) -> Charset {
+        match self {
+            Collation::Utf8mb4Bin
+            | Collation::Utf8mb4GeneralCi
+            | Collation::Utf8mb4UnicodeCi
+            | Collation::Utf8mb4Unicode520Ci => Charset::Utf8mb4,
+            Collation::Utf8mb3GeneralCi
+            | Collation::Utf8mb3Bin
+            | Collation::Utf8mb3UnicodeCi
+            | Collation::Utf8mb3Unicode520Ci => Charset::Utf8mb3,
+            Collation::Latin1SwedishCi
+            | Collation::Latin1Bin
+            | Collation::Latin1GeneralCi
+            | Collation::Latin1GeneralCs => Charset::Latin1,
+            Collation::AsciiGeneralCi | Collation::AsciiBin => Charset::Ascii,
+        }
+    }
+
+    /// The utf8mb4 collation that compares as this one does on the BMP (a utf8mb3
+    /// collation's twin; the collation itself otherwise).
+    pub fn utf8mb4_twin(self) -> Collation {
+        match self {
+            Collation::Utf8mb3GeneralCi => Collation::Utf8mb4GeneralCi,
+            Collation::Utf8mb3Bin => Collation::Utf8mb4Bin,
+            Collation::Utf8mb3UnicodeCi => Collation::Utf8mb4UnicodeCi,
+            Collation::Utf8mb3Unicode520Ci => Collation::Utf8mb4Unicode520Ci,
+            other => other,
+        }
+    }
+
+    /// Whether the collation is its character set's `_bin` one (the BINARY column flag).
+    pub fn is_bin(self) -> bool {
+        matches!(
+            self,
+            Collation::Utf8mb4Bin
+                | Collation::Utf8mb3Bin
+                | Collation::Latin1Bin
+                | Collation::AsciiBin
+        )
+    }
+
+    /// Whether letters compare without case.
     pub fn is_ci(self) -> bool {
-        self != Collation::Utf8mb4Bin
+        !self.is_bin() && self != Collation::Latin1GeneralCs
+    }
+
+    /// The measured weight of each byte, for a one-byte character set's collation that has
+    /// a table (the `_bin` ones weigh the byte).
+    fn byte_weights(self) -> Option<&'static [u8]> {
+        match self {
+            Collation::Latin1SwedishCi => Some(&LATIN1_SWEDISH_CI),
+            Collation::Latin1GeneralCi => Some(&LATIN1_GENERAL_CI),
+            Collation::Latin1GeneralCs => Some(&LATIN1_GENERAL_CS),
+            Collation::AsciiGeneralCi => Some(&ASCII_GENERAL_CI),
+            _ => None,
+        }
+    }
+
+    /// The weight of `c` in a one-byte character set's collation: its byte's weight plus
+    /// one (invariant 3: no weight is 0, and MariaDB weighs byte 0 as 0); a character the set
+    /// does not hold (only a value compared, never one stored) weighs above all of them,
+    /// by code point.
+    fn byte_weight(self, c: char) -> u32 {
+        let byte = match self.charset() {
+            Charset::Ascii => c.is_ascii().then_some(c as u8),
+            _ => latin1_byte(c),
+        };
+        match byte {
+            Some(b) => match self.byte_weights() {
+                Some(t) => u32::from(t[usize::from(b)]) + 1,
+                None => u32::from(b) + 1,
+            },
+            None => 0x100 + u32::from(c).min(0x10_FEFF),
+        }
+    }
+
+    /// Whether the collation weighs a character by its byte (latin1, ascii).
+    fn is_byte(self) -> bool {
+        matches!(self.charset(), Charset::Latin1 | Charset::Ascii)
     }
 
     /// The UCA table of a UCA collation.
     fn uca(self) -> Option<&'static UcaTable> {
-        match self {
+        match self.utf8mb4_twin() {
             Collation::Utf8mb4UnicodeCi => Some(uca::unicode_ci()),
             Collation::Utf8mb4Unicode520Ci => Some(uca::unicode_520_ci()),
-            Collation::Utf8mb4Bin | Collation::Utf8mb4GeneralCi => None,
+            _ => None,
         }
     }
 
     /// The one weight of a character in a collation that has one per character.
     fn single_weight(self, c: char) -> u32 {
-        match self {
+        match self.utf8mb4_twin() {
+            this if this.is_byte() => this.byte_weight(c),
             Collation::Utf8mb4GeneralCi => match u16::try_from(u32::from(c)) {
                 Ok(bmp) => u32::from(general_ci_weights()[usize::from(bmp)]),
                 Err(_) => 0xFFFD,
@@ -152,7 +416,11 @@ impl Collation {
 
     /// The weight of a space (what pads the shorter string).
     fn space(self) -> u32 {
-        self.uca().map_or(SPACE, |t| u32::from(t.space))
+        match self.uca() {
+            Some(t) => u32::from(t.space),
+            None if self.is_byte() => self.byte_weight(' '),
+            None => SPACE,
+        }
     }
 
     /// Calls `f` with the weights of `s`, in order, until it returns `Some`.
@@ -174,7 +442,8 @@ impl Collation {
 
     /// Compares two strings (PAD SPACE).
     pub fn cmp(self, a: &str, b: &str) -> Ordering {
-        match self {
+        let this = self.utf8mb4_twin();
+        match this {
             Collation::Utf8mb4Bin => {
                 // Code point order is UTF-8 byte order: only the padding needs care.
                 let n = a.len().min(b.len());
@@ -182,20 +451,20 @@ impl Collation {
                     Ordering::Equal => {}
                     o => return o,
                 }
-                pad_cmp(&a[n..], &b[n..], self)
+                pad_cmp(&a[n..], &b[n..], this)
             }
-            Collation::Utf8mb4GeneralCi => cmp_weights(
-                a.chars().map(|c| self.single_weight(c)),
-                b.chars().map(|c| self.single_weight(c)),
-                SPACE,
-            ),
-            Collation::Utf8mb4UnicodeCi | Collation::Utf8mb4Unicode520Ci => match self.uca() {
+            _ => match this.uca() {
                 Some(t) => cmp_weights(
                     a.chars().flat_map(|c| t.weights(c)),
                     b.chars().flat_map(|c| t.weights(c)),
                     u32::from(t.space),
                 ),
-                None => Ordering::Equal,
+                // general_ci and the one-byte sets: one weight a character.
+                None => cmp_weights(
+                    a.chars().map(|c| this.single_weight(c)),
+                    b.chars().map(|c| this.single_weight(c)),
+                    this.space(),
+                ),
             },
         }
     }
@@ -224,7 +493,7 @@ impl Collation {
         out.reserve(2 * s.len() + 1);
         let space = self.space();
         let mut spaces = 0u32;
-        if self.uca().is_some() {
+        if self.uca().is_some() || self.is_byte() {
             self.weights_of(s, |w| {
                 push_token(w, space, &mut spaces, out);
                 None::<()>
@@ -233,8 +502,9 @@ impl Collation {
             // One weight a character: read ASCII bytes without decoding UTF-8, and look
             // general_ci's table up once (DISTINCT and GROUP BY make a key per row and
             // string column; this loop was 15 % of oltp_read_only's instructions).
-            let table = (self == Collation::Utf8mb4GeneralCi).then(general_ci_weights);
-            let plain = plain_ascii_weights(self);
+            let table =
+                (self.utf8mb4_twin() == Collation::Utf8mb4GeneralCi).then(general_ci_weights);
+            let plain = plain_ascii_weights(self.utf8mb4_twin());
             let b = s.as_bytes();
             let mut i = 0;
             while i < b.len() {
@@ -665,6 +935,132 @@ mod tests {
         .prop_map(|v| v.into_iter().collect())
     }
 
+    /// `HEX(WEIGHT_STRING(CONVERT(s USING latin1) COLLATE c))` from MariaDB 10.11.19, for
+    /// s = 'Aa äÅæ€ŸÿßÐðþ_1' (the ascii ones for 'Aa~z\t').
+    const BYTE_WEIGHT_SAMPLES: [(Collation, &str, &str); 6] = [
+        (
+            Collation::Latin1SwedishCi,
+            "Aa äÅæ€ŸÿßÐðþ_1",
+            "4141205C5B5C809FFFDF4444DE5F31",
+        ),
+        (
+            Collation::Latin1GeneralCi,
+            "Aa äÅæ€ŸÿßÐðþ_1",
+            "4141204B4D4FC0DFAE975959B1B731",
+        ),
+        (
+            Collation::Latin1GeneralCs,
+            "Aa äÅæ€ŸÿßÐðþ_1",
+            "4142204C4D50C0DFAE97595AB2B731",
+        ),
+        (
+            Collation::Latin1Bin,
+            "Aa äÅæ€ŸÿßÐðþ_1",
+            "416120E4C5E6809FFFDFD0F0FE5F31",
+        ),
+        (Collation::AsciiGeneralCi, "Aa~z\t", "41417E5A09"),
+        (Collation::AsciiBin, "Aa~z\t", "41617E7A09"),
+    ];
+
+    #[test]
+    fn byte_collation_weights_match_mariadb_samples() {
+        for (c, s, want) in BYTE_WEIGHT_SAMPLES {
+            // Quire's weights are the byte's plus one (invariant 3).
+            let got: String = s
+                .chars()
+                .map(|ch| format!("{:02X}", c.single_weight(ch) - 1))
+                .collect();
+            assert_eq!(got, want, "{c:?}");
+        }
+    }
+
+    #[test]
+    fn latin1_orders_as_mariadb_does() {
+        let sw = Collation::Latin1SwedishCi;
+        // Measured in tests/sql/charsets.test: ü weighs as y, ð as d, ä as æ; å ä ö after z.
+        assert!(sw.eq("ü", "Y"));
+        assert!(sw.eq("ð", "d"));
+        assert!(sw.eq("ä", "Æ"));
+        assert_eq!(sw.cmp("z", "å"), Ordering::Less);
+        assert_eq!(sw.cmp("å", "ä"), Ordering::Less);
+        assert!(sw.eq("b", "b  "), "PAD SPACE");
+        // latin1_bin: by the cp1252 byte, so € (0x80) < Ÿ (0x9F) < ä (0xE4).
+        let bin = Collation::Latin1Bin;
+        assert_eq!(bin.cmp("€", "Ÿ"), Ordering::Less);
+        assert_eq!(bin.cmp("Ÿ", "ä"), Ordering::Less);
+        assert_eq!(bin.cmp("Z", "a"), Ordering::Less);
+        assert!(!Collation::Latin1GeneralCs.eq("a", "A"));
+        assert!(Collation::Latin1GeneralCi.eq("a", "A"));
+        // utf8mb3 compares as its utf8mb4 twin.
+        assert!(
+            Collation::Utf8mb3GeneralCi.eq("Straße", "STRASSE")
+                == Collation::Utf8mb4GeneralCi.eq("Straße", "STRASSE")
+        );
+        assert!(Collation::Utf8mb3UnicodeCi.eq("Straße", "STRASSE"));
+        assert!(!Collation::Utf8mb3Bin.eq("a", "A"));
+    }
+
+    #[test]
+    fn charsets_hold_and_encode_their_characters() {
+        assert!(Charset::Utf8mb3.holds('\u{FFFF}') && !Charset::Utf8mb3.holds('😀'));
+        assert!(Charset::Latin1.holds('€') && Charset::Latin1.holds('\u{81}'));
+        assert!(!Charset::Latin1.holds('\u{80}'), "0x80 is € in cp1252");
+        assert!(!Charset::Latin1.holds('日') && !Charset::Ascii.holds('é'));
+        assert_eq!(Charset::Latin1.encode("€é日"), [0x80, 0xE9, b'?']);
+        assert_eq!(Charset::latin1_text(&[0x80, 0xE9, 0x81]), "€é\u{81}");
+        for b in 0..=255u8 {
+            let c = Charset::latin1_text(&[b]);
+            assert_eq!(
+                Charset::Latin1.encode(&c),
+                [b],
+                "latin1 round-trips byte {b:#x}"
+            );
+        }
+    }
+
+    /// Strings over latin1's tricky characters (the cp1252 letters of 0x80..0x9F, the ones
+    /// that fold together, a tab and a space), a character latin1 lacks, and any.
+    fn latin1_string() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        prop::collection::vec(
+            prop_oneof![
+                Just(' '),
+                Just('\t'),
+                Just('\0'),
+                Just('a'),
+                Just('A'),
+                Just('ä'),
+                Just('æ'),
+                Just('ü'),
+                Just('y'),
+                Just('€'),
+                Just('Ÿ'),
+                Just('\u{81}'),
+                Just('ÿ'),
+                Just('日'),
+                (0u8..=255).prop_map(|b| Charset::latin1_text(&[b]).chars().next().unwrap_or('a')),
+                any::<char>(),
+            ],
+            0..10,
+        )
+        .prop_map(|v| v.into_iter().collect())
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 2000, ..Default::default() })]
+
+        /// Invariants 1 and 2 for the one-byte sets' collations and utf8mb3's.
+        #[test]
+        fn byte_and_utf8mb3_sort_keys_order_as_cmp(a in latin1_string(), b in latin1_string()) {
+            for c in Collation::ALL.into_iter().filter(|c| c.charset() != Charset::Utf8mb4) {
+                let (ka, kb) = (key(c, &a), key(c, &b));
+                proptest::prop_assert_eq!(ka.cmp(&kb), c.cmp(&a, &b), "{:?}: {:?} vs {:?}", c, a, b);
+                proptest::prop_assert!(ka == kb || !(ka.starts_with(&kb) || kb.starts_with(&ka)));
+                proptest::prop_assert_eq!(Collation::sort_key_len(|i| ka.get(i).copied()), Some(ka.len()));
+            }
+        }
+    }
+
     #[test]
     fn names_and_ids_round_trip() {
         assert_eq!(Collation::from_id(224), Some(Collation::Utf8mb4UnicodeCi));
@@ -673,10 +1069,19 @@ mod tests {
             Some(Collation::Utf8mb4Unicode520Ci)
         );
         assert_eq!(
-            Collation::from_code(4),
+            Collation::from_code(14),
             None,
             "an unknown catalog code is no collation"
         );
+        assert_eq!(
+            Collation::from_name("UTF8_unicode_ci"),
+            Some(Collation::Utf8mb3UnicodeCi),
+            "utf8_ names are utf8mb3's"
+        );
+        assert_eq!(Charset::from_name("utf8"), Some(Charset::Utf8mb3));
+        // Codes are the catalog's: never renumbered (docs/catalog.md).
+        let codes: Vec<u8> = Collation::ALL.iter().map(|c| c.code()).collect();
+        assert_eq!(codes, [1, 0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]);
         for c in Collation::ALL {
             assert_eq!(Collation::from_name(&c.name().to_uppercase()), Some(c));
             assert_eq!(Collation::from_id(c.id()), Some(c));

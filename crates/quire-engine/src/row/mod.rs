@@ -24,6 +24,7 @@
 //!    record kinds: MVCC and purge read it in place without the schema. In a secondary record
 //!    it is what lets visibility and purge skip the clustered index (lesson 4).
 
+mod byte_charset_table;
 mod collation;
 mod external;
 mod general_ci_table;
@@ -38,7 +39,7 @@ mod value;
 #[cfg(test)]
 mod tests;
 
-pub use collation::Collation;
+pub use collation::{latin1_byte, Charset, Collation};
 pub use external::{read_blob_part, write_blob_part, ExternRef, BLOB_PART_HEADER, EXTERN_REF_SIZE};
 pub use key::{KeyLayout, KeyPart};
 pub use record::{RecordFields, RowLayout, Stored, SysFields};

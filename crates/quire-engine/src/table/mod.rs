@@ -499,6 +499,9 @@ struct TableState {
 #[derive(Default)]
 struct State {
     databases: BTreeSet<String>,
+    /// A database's own default collation (`CREATE DATABASE … CHARACTER SET`); absent: the
+    /// server's.
+    db_collations: BTreeMap<String, crate::row::Collation>,
     /// (db, table) → table id
     names: BTreeMap<(String, String), u64>,
     tables: crate::hash::Map<u64, Arc<TableState>>,
@@ -823,6 +826,7 @@ impl Db {
         let fks = std::mem::take(&mut contents.foreign_keys);
         let mut state = State {
             databases: contents.databases.into_iter().collect(),
+            db_collations: contents.database_collations.into_iter().collect(),
             next_table_id: 1,
             ..State::default()
         };
@@ -1048,15 +1052,59 @@ impl DbInner {
     }
 
     pub fn create_database(&self, name: &str) -> Result<()> {
+        self.create_database_with_collation(name, None)
+    }
+
+    /// CREATE DATABASE with its own default collation (`None`: the server's), which the
+    /// catalog keeps (docs/catalog.md, SYS_DATABASES).
+    pub fn create_database_with_collation(
+        &self,
+        name: &str,
+        collation: Option<crate::row::Collation>,
+    ) -> Result<()> {
         let _ddl = self.ddl.lock();
         catalog::check_name(name)?;
         if self.state.read().databases.contains(name) {
             return Err(DbError::DatabaseExists(name.into()));
         }
-        let lsn = self.catalog.insert_database(&self.engine, name)?;
+        let lsn = self
+            .catalog
+            .insert_database(&self.engine, name, collation)?;
         self.durable(lsn);
-        self.state.write().databases.insert(name.into());
+        let mut st = self.state.write();
+        st.databases.insert(name.into());
+        if let Some(c) = collation {
+            st.db_collations.insert(name.into(), c);
+        }
         Ok(())
+    }
+
+    /// ALTER DATABASE … CHARACTER SET / COLLATE: the database's default for tables created
+    /// later (`None`: the server's); its tables keep theirs. One durable record update.
+    pub fn alter_database_collation(
+        &self,
+        name: &str,
+        collation: Option<crate::row::Collation>,
+    ) -> Result<()> {
+        let _ddl = self.ddl.lock();
+        if !self.state.read().databases.contains(name) {
+            return Err(DbError::NoSuchDatabase(name.into()));
+        }
+        let lsn = self
+            .catalog
+            .update_database(&self.engine, name, collation)?;
+        self.durable(lsn);
+        let mut st = self.state.write();
+        match collation {
+            Some(c) => st.db_collations.insert(name.into(), c),
+            None => st.db_collations.remove(name),
+        };
+        Ok(())
+    }
+
+    /// A database's own default collation; `None`: the server's (or no such database).
+    pub fn database_collation(&self, name: &str) -> Option<crate::row::Collation> {
+        self.state.read().db_collations.get(name).copied()
     }
 
     /// Drops a database and its tables: atomic per table, not as a whole (docs/catalog.md).
@@ -1070,7 +1118,9 @@ impl DbInner {
         let _ddl = self.ddl.lock();
         let lsn = self.catalog.delete_database(&self.engine, name)?;
         self.durable(lsn);
-        self.state.write().databases.remove(name);
+        let mut st = self.state.write();
+        st.databases.remove(name);
+        st.db_collations.remove(name);
         Ok(())
     }
 

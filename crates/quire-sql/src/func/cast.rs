@@ -310,6 +310,11 @@ pub fn eval(to: CastTo, args: Vec<Value>, env: &dyn Env) -> Result<Value> {
                 _ => Value::Str(s),
             }
         }
+        CastTo::Bytes(cs) => match v {
+            Value::Str(s) => Value::Bytes(cs.encode(&s)),
+            Value::Bytes(b) => Value::Bytes(b),
+            other => Value::Bytes(display(&other).into_bytes()),
+        },
         CastTo::Utf8mb4 => match v {
             Value::Bytes(b) => Value::Str(String::from_utf8_lossy(&b).into_owned()),
             other => Value::Str(types::to_text(other)),

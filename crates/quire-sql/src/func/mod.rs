@@ -256,6 +256,9 @@ pub enum CastTo {
     Time(u8),
     /// `CONVERT(x USING utf8mb4)`.
     Utf8mb4,
+    /// A string's bytes in a one-byte character set: what LENGTH, OCTET_LENGTH, BIT_LENGTH
+    /// and HEX of a latin1 or ascii column count (the binder adds it, `bind_function`).
+    Bytes(quire_engine::row::Charset),
 }
 
 /// A function that is not in `expr.rs`'s small set: its kind and argument counts.

@@ -3,7 +3,7 @@
 //! s)`, `POSITION(x IN y)`, `CAST`, `CONVERT`, `EXTRACT`, `DATE '…'`, `REGEXP`, `d +
 //! INTERVAL n unit`, the bit operators).
 
-use quire_engine::row::{Column, Value};
+use quire_engine::row::{Collation, Column, Value};
 use sqlparser::ast::{self as sql, BinaryOperator, DataType, DateTimeField, UnaryOperator};
 
 use super::{by_name, cast, json::JsonFn, CastTo, MathFn, StrFn, TimeFn, TrimSide, Unit};
@@ -314,8 +314,39 @@ impl Binder<'_> {
     }
 
     /// A call of a function `expr.rs` does not know, its arguments still unbound.
+    /// LENGTH, OCTET_LENGTH, BIT_LENGTH and HEX of a column of a one-byte character set
+    /// (latin1, ascii) count and show its bytes in that set, as MariaDB does ('é' is one
+    /// byte, E9); `None` for anything else. Only a bare column is looked at, so binding it
+    /// twice is harmless.
+    pub(crate) fn of_column_bytes(&mut self, name: &str, arg: &sql::Expr) -> Result<Option<Expr>> {
+        if !matches!(
+            arg,
+            sql::Expr::Identifier(_) | sql::Expr::CompoundIdentifier(_)
+        ) {
+            return Ok(None);
+        }
+        let a = self.bind(arg)?;
+        let (c, k) = crate::bind::derive_collation(&a, self.columns(), self.conn.coll);
+        let cs = c.charset();
+        if k == crate::bind::Coercibility::Numeric || cs.max_bytes() != 1 {
+            return Ok(None);
+        }
+        let bytes = Expr::Func(Func::Cast(CastTo::Bytes(cs)), vec![a]);
+        let f = match name {
+            "hex" => Func::Str(StrFn::Hex, Collation::Utf8mb4GeneralCi),
+            "bit_length" => Func::Str(StrFn::BitLength, Collation::Utf8mb4GeneralCi),
+            _ => Func::Length,
+        };
+        Ok(Some(Expr::Func(f, vec![bytes])))
+    }
+
     pub(crate) fn bind_function(&mut self, name: &str, args: &[&sql::Expr]) -> Result<Expr> {
         let n = args.len();
+        if let ([arg], "bit_length" | "hex") = (args, name) {
+            if let Some(e) = self.of_column_bytes(name, arg)? {
+                return Ok(e);
+            }
+        }
         let interval = |e: &sql::Expr| match e {
             sql::Expr::Interval(iv) => Some(iv.clone()),
             _ => None,

@@ -1451,5 +1451,6 @@ fn cast_ty(to: CastTo, a: Ty, maybe_negative: bool) -> Ty {
         CastTo::DateTime(fsp) => datetime_ty(fsp),
         CastTo::Time(fsp) => time_ty(fsp),
         CastTo::Utf8mb4 => Ty::string(if a.binary { a.len } else { a.char_len() }),
+        CastTo::Bytes(_) => Ty::bytes(a.char_len()),
     }
 }

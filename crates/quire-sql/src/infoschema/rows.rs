@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use quire_engine::catalog::TableDef;
-use quire_engine::row::{Column, ColumnType, IntWidth, LobSize, Value};
+use quire_engine::row::{Collation, Column, ColumnType, IntWidth, LobSize, Value};
 
 use super::InfoTable;
 use crate::error::Result;
@@ -59,15 +59,17 @@ pub(crate) fn rows(t: InfoTable, inst: &Instance<'_>, sv: &SessVars) -> Result<V
         InfoTable::Schemata => {
             for d in &dbs {
                 let is = super::is_schema(d);
+                let c = if is {
+                    Collation::Utf8mb3GeneralCi
+                } else {
+                    db.database_collation(d)
+                        .unwrap_or(Collation::Utf8mb4GeneralCi)
+                };
                 out.push(vec![
                     s(DEF),
                     s(d.clone()),
-                    s(if is { "utf8mb3" } else { "utf8mb4" }),
-                    s(if is {
-                        "utf8mb3_general_ci"
-                    } else {
-                        "utf8mb4_general_ci"
-                    }),
+                    s(c.charset().name()),
+                    s(c.name()),
                     Value::Null,
                     s(""),
                 ]);
@@ -487,12 +489,14 @@ pub(crate) fn rows(t: InfoTable, inst: &Instance<'_>, sv: &SessVars) -> Result<V
             ]);
         }
         InfoTable::CharacterSets => {
-            out.push(vec![
-                s("utf8mb4"),
-                s("utf8mb4_general_ci"),
-                s("UTF-8 Unicode"),
-                Value::Int(4),
-            ]);
+            for cs in quire_engine::row::Charset::ALL {
+                out.push(vec![
+                    s(cs.name()),
+                    s(cs.default_collation().name()),
+                    s(cs.description()),
+                    Value::Int(i64::from(cs.max_bytes())),
+                ]);
+            }
             out.push(vec![
                 s("binary"),
                 s("binary"),
@@ -656,7 +660,11 @@ fn column_row(
     let data_type = ty.split(['(', ' ']).next().unwrap_or_default().to_string();
     let (char_max, octet_max): (Option<u64>, Option<u64>) = match c.ty {
         ColumnType::Char { max_chars } | ColumnType::VarChar { max_chars } => {
-            let m = if system { 3 } else { 4 };
+            let m = if system {
+                3
+            } else {
+                u64::from(c.collation.charset().max_bytes())
+            };
             (Some(u64::from(max_chars)), Some(u64::from(max_chars) * m))
         }
         ColumnType::Binary { len } => (Some(u64::from(len)), Some(u64::from(len))),
@@ -667,7 +675,10 @@ fn column_row(
         }
         ColumnType::Enum { .. } | ColumnType::Set { .. } => {
             let n = u64::from(crate::types::members_max_chars(c));
-            (Some(n), Some(n * 4))
+            (
+                Some(n),
+                Some(n * u64::from(c.collation.charset().max_bytes())),
+            )
         }
         _ => (None, None),
     };
@@ -706,7 +717,10 @@ fn column_row(
         if system {
             ("utf8mb3".to_string(), "utf8mb3_general_ci".to_string())
         } else {
-            ("utf8mb4".to_string(), c.collation.name().to_string())
+            (
+                c.collation.charset().name().to_string(),
+                c.collation.name().to_string(),
+            )
         }
     } else {
         (String::new(), String::new())

@@ -764,7 +764,8 @@ fn value_of(f: &Field, charset: FileCharset) -> Value {
                 Ok(s) => Value::Str(s.to_string()),
                 Err(_) => Value::Bytes(b.clone()),
             },
-            FileCharset::Latin1 => Value::Str(b.iter().map(|&c| char::from(c)).collect()),
+            // MariaDB's latin1 is cp1252: 0x80 is €.
+            FileCharset::Latin1 => Value::Str(quire_engine::row::Charset::latin1_text(b)),
             FileCharset::Binary => Value::Bytes(b.clone()),
         },
     }
