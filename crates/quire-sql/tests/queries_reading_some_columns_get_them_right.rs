@@ -9,16 +9,12 @@
 // SqlError is what the session returns; the tests pass it on as is.
 #![allow(clippy::result_large_err)]
 
+mod common;
+
+use common::run;
 use quire_engine::config::Config;
 use quire_engine::table::Db;
-use quire_sql::{CollectSink, Session, Value};
-
-fn run(s: &mut Session<'_>, sql: &str) -> Vec<Vec<Value>> {
-    let mut c = CollectSink::default();
-    s.query(sql, &mut c)
-        .unwrap_or_else(|e| panic!("{sql}: {e}"));
-    c.rows
-}
+use quire_sql::{Session, Value};
 
 fn text(v: &Value) -> String {
     match v {

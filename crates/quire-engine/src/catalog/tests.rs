@@ -677,37 +677,6 @@ fn a_kept_table_collation_round_trips_as_version_7_and_unknown_codes_are_corrupt
 }
 
 #[test]
-fn a_database_keeps_its_own_collation_across_a_restart() {
-    use crate::row::Collation;
-    let dir = tempfile::tempdir().expect("tmp");
-    {
-        let db =
-            crate::table::Db::open(dir.path(), crate::config::Config::default()).expect("open");
-        db.create_database("plain").expect("plain");
-        db.create_database_with_collation("old", Some(Collation::Latin1SwedishCi))
-            .expect("old");
-        assert_eq!(
-            db.database_collation("old"),
-            Some(Collation::Latin1SwedishCi)
-        );
-        db.shutdown().expect("shutdown");
-    }
-    let db = crate::table::Db::open(dir.path(), crate::config::Config::default()).expect("reopen");
-    assert_eq!(
-        db.database_collation("plain"),
-        None,
-        "version 2: the server's"
-    );
-    assert_eq!(
-        db.database_collation("old"),
-        Some(Collation::Latin1SwedishCi)
-    );
-    db.drop_database("old").expect("drop");
-    assert_eq!(db.database_collation("old"), None);
-    db.shutdown().expect("shutdown");
-}
-
-#[test]
 fn column_collation_codes_read_back_and_unknown_ones_are_corrupt() {
     use crate::row::Collation;
     let mut t = sample();
