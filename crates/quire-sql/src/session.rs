@@ -899,12 +899,13 @@ impl<'d> Session<'d> {
         if uses_tables(text) {
             self.sv.diag.get_mut().start_using_tables();
         }
-        if let Some(shape) = crate::shape::insert_values(text) {
+        let escapes = !conn.mode.has(crate::diag::SqlMode::NO_BACKSLASH_ESCAPES);
+        if let Some(shape) = crate::shape::insert_values(text, escapes) {
             if let Some(p) = self.shape_plan(&shape.text, gen, conn) {
                 return self.run_planned(&p, text, gen, conn, &shape.values, sink);
             }
         }
-        if let Some((shape, arity)) = crate::shape::insert_rows(text) {
+        if let Some((shape, arity)) = crate::shape::insert_rows(text, escapes) {
             let rows = shape.values.len() / arity.max(1);
             if let Some(p) = self
                 .shape_plan(&shape.text, gen, conn)

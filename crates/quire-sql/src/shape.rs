@@ -16,11 +16,15 @@
 //!
 //! ```text
 //! INSERT [IGNORE] [INTO] name[.name] [(name, …)] VALUE[S] (lit, …)[, (lit, …)]…
-//! lit: 'text without backslashes' | digits[.digits] | -digits | NULL
+//! lit: 'text' | digits[.digits] | -digits | NULL
 //! ```
 //!
+//! A backslash in a string is read as MariaDB's escapes `\0 \' \" \b \n \r \t \Z \\`
+//! (what mariadb-dump writes) unless NO_BACKSLASH_ESCAPES; any other escape (`\%`, `\_`,
+//! `\x`), or a backslash under NO_BACKSLASH_ESCAPES, is left to the full parser.
+//!
 //! Not taken (the full parser reads them): comments, double-quoted text (its meaning
-//! depends on ANSI_QUOTES), backslashes in strings (NO_BACKSLASH_ESCAPES), introducers,
+//! depends on ANSI_QUOTES), introducers,
 //! hexadecimal and bit literals, exponents, expressions, DEFAULT, ON DUPLICATE KEY UPDATE,
 //! SET, SELECT, RETURNING.
 //!
@@ -46,28 +50,30 @@ pub(crate) struct Shape {
 }
 
 /// The shape of `text` if it is an INSERT of literal rows the scanner reads (module doc).
-pub(crate) fn insert_values(text: &str) -> Option<Shape> {
+/// `escapes`: backslashes are escapes (sql_mode without NO_BACKSLASH_ESCAPES).
+pub(crate) fn insert_values(text: &str, escapes: bool) -> Option<Shape> {
     if text.len() > MAX_TEXT {
         return None;
     }
-    scan(text, false).map(|(shape, _)| shape)
+    scan(text, false, escapes).map(|(shape, _)| shape)
 }
 
 /// A long INSERT of literal rows: the shape of its first row alone, every literal's value
 /// (row after row), and the arity of its rows (all the same, or not taken).
-pub(crate) fn insert_rows(text: &str) -> Option<(Shape, usize)> {
+pub(crate) fn insert_rows(text: &str, escapes: bool) -> Option<(Shape, usize)> {
     if text.len() <= MAX_TEXT {
         return None;
     }
-    scan(text, true)
+    scan(text, true, escapes)
 }
 
 /// Reads `text` (module doc). `first_row_only`: the shape stops after the first row, and
 /// every row must have its arity (returned with the shape; 0 otherwise).
-fn scan(text: &str, first_row_only: bool) -> Option<(Shape, usize)> {
+fn scan(text: &str, first_row_only: bool, escapes: bool) -> Option<(Shape, usize)> {
     let mut s = Scanner {
         b: text.as_bytes(),
         at: 0,
+        escapes,
     };
     s.keyword("insert")?;
     let _ = s.keyword("ignore");
@@ -141,6 +147,8 @@ fn scan(text: &str, first_row_only: bool) -> Option<(Shape, usize)> {
 struct Scanner<'t> {
     b: &'t [u8],
     at: usize,
+    /// Backslashes in strings are escapes.
+    escapes: bool,
 }
 
 impl Scanner<'_> {
@@ -203,14 +211,36 @@ impl Scanner<'_> {
                 let mut text = Vec::new();
                 let mut i = self.at + 1;
                 loop {
-                    // Up to the next quote at once: the text between is taken as it is.
-                    let run = self.b.get(i..)?.iter().position(|&c| c == b'\'')?;
-                    let piece = &self.b[i..i + run];
-                    if piece.contains(&b'\\') {
-                        return None;
-                    }
-                    text.extend_from_slice(piece);
+                    // Up to the next quote or backslash at once: the text between is taken
+                    // as it is.
+                    let run = self
+                        .b
+                        .get(i..)?
+                        .iter()
+                        .position(|&c| c == b'\'' || c == b'\\')?;
+                    text.extend_from_slice(&self.b[i..i + run]);
                     i += run;
+                    if self.b[i] == b'\\' {
+                        if !self.escapes {
+                            return None;
+                        }
+                        text.push(match self.b.get(i + 1)? {
+                            b'0' => 0,
+                            b'\'' => b'\'',
+                            b'"' => b'"',
+                            b'b' => 8,
+                            b'n' => b'\n',
+                            b'r' => b'\r',
+                            b't' => b'\t',
+                            b'Z' => 26,
+                            b'\\' => b'\\',
+                            // `\%` and `\_` keep their backslash, others lose it: the full
+                            // parser's business.
+                            _ => return None,
+                        });
+                        i += 2;
+                        continue;
+                    }
                     if self.b.get(i + 1) != Some(&b'\'') {
                         break;
                     }
@@ -280,7 +310,7 @@ mod tests {
     use super::*;
 
     fn shape(t: &str) -> Option<(String, Vec<Value>)> {
-        insert_values(t).map(|s| (s.text, s.values))
+        insert_values(t, true).map(|s| (s.text, s.values))
     }
 
     #[test]
@@ -288,7 +318,7 @@ mod tests {
         let row = |i: usize| format!("({i}, 'v{i}', NULL)");
         let body: Vec<String> = (0..2000).map(row).collect();
         let text = format!("INSERT INTO `t` (a, b, c) VALUES {}", body.join(",\n"));
-        let (s, arity) = insert_rows(&text).expect("taken");
+        let (s, arity) = insert_rows(&text, true).expect("taken");
         assert_eq!(s.text, "INSERT INTO `t` (a, b, c) VALUES (?, ?, ?)");
         assert_eq!(arity, 3);
         assert_eq!(s.values.len(), 6000);
@@ -298,11 +328,11 @@ mod tests {
         );
         // Short texts keep the whole shape; rows of another arity, or anything after the
         // rows, are not taken.
-        assert!(insert_rows("INSERT INTO t VALUES (1)").is_none());
+        assert!(insert_rows("INSERT INTO t VALUES (1)", true).is_none());
         let ragged = format!("{text}, (1, 2)");
-        assert!(insert_rows(&ragged).is_none());
+        assert!(insert_rows(&ragged, true).is_none());
         let trailing = format!("{text} ON DUPLICATE KEY UPDATE a = 1");
-        assert!(insert_rows(&trailing).is_none());
+        assert!(insert_rows(&trailing, true).is_none());
     }
 
     #[test]
@@ -350,7 +380,10 @@ mod tests {
             "INSERT INTO t VALUES (1) ON DUPLICATE KEY UPDATE a = 2",
             "INSERT INTO t VALUES (1 + 1)",
             "INSERT INTO t VALUES (DEFAULT)",
-            "INSERT INTO t VALUES ('a\\'b')",
+            "INSERT INTO t VALUES ('a\\%b')",
+            "INSERT INTO t VALUES ('a\\_b')",
+            "INSERT INTO t VALUES ('a\\xb')",
+            "INSERT INTO t VALUES ('a\\')",
             "INSERT INTO t VALUES (\"a\")",
             "INSERT INTO t VALUES ('a' 'b')",
             "INSERT INTO t VALUES (1e5)",
@@ -377,6 +410,13 @@ mod tests {
         ] {
             assert_eq!(shape(t), None, "{t}");
         }
+        // mariadb-dump's escapes are read, unless NO_BACKSLASH_ESCAPES.
+        let t = "INSERT INTO t VALUES ('it\\'s\\n\\\\')";
+        assert_eq!(
+            shape(t).map(|(_, v)| v),
+            Some(vec![Value::Str("it's\n\\".into())])
+        );
+        assert_eq!(insert_values(t, false), None);
         assert_eq!(
             shape(&format!(
                 "INSERT INTO t VALUES ('{}')",
@@ -393,7 +433,7 @@ mod tests {
             "insert into t value (NULL)",
             "INSERT t VALUES (-3, 4.25, 'é ü')",
         ] {
-            let s = insert_values(t).expect("taken");
+            let s = insert_values(t, true).expect("taken");
             let p = crate::parse::parse_prepared(&s.text, Default::default()).expect("parses");
             assert_eq!(p.params.len(), s.values.len(), "{t}");
         }
@@ -411,6 +451,24 @@ mod tests {
             Just("null".to_string()),
             "[a-zA-Z0-9 ,()'é€😀\t\n_%-]{0,30}"
                 .prop_map(|s| format!("'{}'", s.replace('\'', "''"))),
+            // mariadb-dump's escapes.
+            proptest::collection::vec(
+                prop_oneof![
+                    "[a-z é€]{1,3}",
+                    Just("\\0".to_string()),
+                    Just("\\'".to_string()),
+                    Just("\\\"".to_string()),
+                    Just("\\b".to_string()),
+                    Just("\\n".to_string()),
+                    Just("\\r".to_string()),
+                    Just("\\t".to_string()),
+                    Just("\\Z".to_string()),
+                    Just("\\\\".to_string()),
+                    Just("''".to_string()),
+                ],
+                0..8,
+            )
+            .prop_map(|parts| format!("'{}'", parts.concat())),
         ]
     }
 
@@ -427,7 +485,7 @@ mod tests {
                 "INSERT INTO t VALUES {}",
                 rows.iter().map(|r| format!("({})", r.join(", "))).collect::<Vec<_>>().join(", ")
             );
-            let Some(s) = insert_values(&text) else { panic!("not taken: {text}") };
+            let Some(s) = insert_values(&text, true) else { panic!("not taken: {text}") };
             let (stmt, _) = crate::parse::parse_one(&text).expect("parses");
             let sql::Statement::Insert(ins) = stmt else { panic!("not an insert") };
             let source = ins.source.expect("values");
