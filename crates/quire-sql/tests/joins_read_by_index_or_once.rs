@@ -7,7 +7,8 @@
 // SqlError is what the session returns; the tests pass it on as is.
 #![allow(clippy::result_large_err)]
 
-use quire_engine::config::Config;
+mod common;
+
 use quire_engine::table::Db;
 use quire_sql::{CollectSink, Instance, Session, SqlError, Value};
 
@@ -59,18 +60,6 @@ fn ints(rows: &[Vec<Value>]) -> Vec<Vec<i64>> {
         .collect()
 }
 
-fn small_config() -> Config {
-    let mut c = Config::default();
-    for (k, v) in [
-        ("innodb_buffer_pool_size", "64M"),
-        ("innodb_log_file_size", "32M"),
-        ("innodb_flush_log_at_trx_commit", "2"),
-    ] {
-        c.set(k, v).expect("setting");
-    }
-    c
-}
-
 /// The parent of child `i`.
 fn parent(i: i64) -> i64 {
     if i <= 3 {
@@ -85,7 +74,7 @@ fn parent(i: i64) -> i64 {
 /// rows 1..=3 point at parents 500..502 that do not exist).
 fn with_tables(f: impl FnOnce(&Instance<'_>, &mut Session<'_>)) {
     let dir = tempfile::tempdir().expect("tmp");
-    let db = Db::open(dir.path(), small_config()).expect("open");
+    let db = Db::open(dir.path(), common::small_config()).expect("open");
     {
         let inst = Instance::new(&db);
         let mut s = inst.session("root", "localhost");

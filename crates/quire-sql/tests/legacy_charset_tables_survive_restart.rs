@@ -5,19 +5,14 @@
 
 use quire_engine::config::Config;
 use quire_engine::table::Db;
-use quire_sql::{CollectSink, Instance, Session, SqlError, Value};
+mod common;
 
-fn run(s: &mut Session<'_>, sql: &str) -> Vec<Vec<Value>> {
-    let mut c = CollectSink::default();
-    s.query(sql, &mut c)
-        .unwrap_or_else(|e| panic!("{sql}: {e}"));
-    c.rows
-}
+use common::{run, try_run};
+use quire_sql::{Instance, Session, SqlError, Value};
 
 /// The error `sql` fails with, if it fails.
 fn error_of(s: &mut Session<'_>, sql: &str) -> Option<SqlError> {
-    let mut c = CollectSink::default();
-    s.query(sql, &mut c).err()
+    try_run(s, sql).err()
 }
 
 /// What the tables hold and how they answer, read the same before and after the restart.

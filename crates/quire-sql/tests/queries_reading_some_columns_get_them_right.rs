@@ -12,7 +12,6 @@
 mod common;
 
 use common::run;
-use quire_engine::config::Config;
 use quire_engine::table::Db;
 use quire_sql::{Session, Value};
 
@@ -63,18 +62,6 @@ impl Row {
     }
 }
 
-fn config() -> Config {
-    let mut c = Config::default();
-    for (k, v) in [
-        ("innodb_buffer_pool_size", "64M"),
-        ("innodb_log_file_size", "32M"),
-        ("innodb_flush_log_at_trx_commit", "2"),
-    ] {
-        c.set(k, v).expect("setting");
-    }
-    c
-}
-
 fn whole_table(s: &mut Session<'_>) -> Vec<Vec<String>> {
     texts(&run(s, "SELECT id, a, b, c, d FROM t ORDER BY id"))
 }
@@ -82,7 +69,7 @@ fn whole_table(s: &mut Session<'_>) -> Vec<Vec<String>> {
 #[test]
 fn queries_reading_some_columns_see_them_and_writes_keep_the_rest() {
     let dir = tempfile::tempdir().expect("tmp");
-    let db = Db::open(dir.path(), config()).expect("open");
+    let db = Db::open(dir.path(), common::small_config()).expect("open");
     {
         let inst = quire_sql::Instance::new(&db);
         let mut s = inst.session("root", "localhost");

@@ -6,7 +6,8 @@
 // SqlError is what the session returns; the tests pass it on as is.
 #![allow(clippy::result_large_err)]
 
-use quire_engine::config::Config;
+mod common;
+
 use quire_engine::table::Db;
 use quire_sql::{CollectSink, Instance, Session, SqlError, Value};
 
@@ -45,22 +46,10 @@ fn explain(s: &mut Session<'_>, sql: &str) -> Vec<[String; 3]> {
         .collect()
 }
 
-fn small_config() -> Config {
-    let mut c = Config::default();
-    for (k, v) in [
-        ("innodb_buffer_pool_size", "64M"),
-        ("innodb_log_file_size", "32M"),
-        ("innodb_flush_log_at_trx_commit", "2"),
-    ] {
-        c.set(k, v).expect("setting");
-    }
-    c
-}
-
 /// `big` (1000 rows, k = id % 50) and `small` (20 rows, v = id * 3).
 fn with_tables(f: impl FnOnce(&Instance<'_>, &mut Session<'_>)) {
     let dir = tempfile::tempdir().expect("tmp");
-    let db = Db::open(dir.path(), small_config()).expect("open");
+    let db = Db::open(dir.path(), common::small_config()).expect("open");
     {
         let inst = Instance::new(&db);
         let mut s = inst.session("root", "localhost");

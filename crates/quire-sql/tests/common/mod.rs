@@ -32,6 +32,19 @@ pub fn sim_config(pool_pages: u64, log_bytes: u64, purge: bool) -> Config {
     c
 }
 
+/// A small engine on the real file system: a 64 MiB pool, a 32 MiB redo log, flush 2.
+pub fn small_config() -> Config {
+    let mut c = Config::default();
+    for (k, v) in [
+        ("innodb_buffer_pool_size", "64M"),
+        ("innodb_log_file_size", "32M"),
+        ("innodb_flush_log_at_trx_commit", "2"),
+    ] {
+        c.set(k, v).expect("setting");
+    }
+    c
+}
+
 /// Opens (creating or recovering) the data directory of `vfs`.
 pub fn open(vfs: &SimVfs, config: Config) -> Result<Db, DbError> {
     Db::open_with(
