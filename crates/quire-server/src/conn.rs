@@ -278,7 +278,6 @@ const DRAIN_PAUSE: std::time::Duration = std::time::Duration::from_millis(500);
 /// the client has not read yet, or fails its write: it would report "server has gone
 /// away" in place of the error.
 fn drain_refused(io: &mut PacketIo<Stream>) {
-    use std::io::Read;
     let deadline = std::time::Instant::now() + DRAIN_REFUSED;
     let mut buf = vec![0u8; 64 << 10];
     loop {
@@ -287,7 +286,7 @@ fn drain_refused(io: &mut PacketIo<Stream>) {
         if wait.is_zero() || io.stream().set_read_timeout(Some(wait)).is_err() {
             return;
         }
-        match io.stream_mut().read(&mut buf) {
+        match io.discard_input(&mut buf) {
             Ok(0) | Err(_) => return,
             Ok(_) => {}
         }

@@ -139,6 +139,18 @@ impl<S: Read + Write> PacketIo<S> {
         &mut self.stream
     }
 
+    /// Reads and drops what the peer still sends, read-ahead first, for a connection that
+    /// refused a message and is about to close (the rest of that message is never framed).
+    /// `Ok(0)` at the end of the stream, as `Read::read`.
+    pub fn discard_input(&mut self, scratch: &mut [u8]) -> io::Result<usize> {
+        let buffered = self.rend - self.rstart;
+        (self.rstart, self.rend) = (0, 0);
+        if buffered > 0 {
+            return Ok(buffered);
+        }
+        self.stream.read(scratch)
+    }
+
     /// The next command starts a new exchange (invariant 2).
     pub fn reset_seq(&mut self) {
         self.seq = 0;
@@ -311,6 +323,30 @@ mod tests {
                 max: 1000
             })
         ));
+    }
+
+    #[test]
+    fn a_refused_message_is_discarded_read_ahead_first_then_from_the_stream() {
+        // The header of a 2000-byte message and the first bytes of its body arrive together.
+        let mut input = vec![0xd0, 0x07, 0x00, 0];
+        input.extend(vec![9u8; 2000]);
+        let mut r = io(input, 1000);
+        r.read_ahead();
+        assert!(matches!(
+            r.read_message(),
+            Err(FrameError::TooLarge { len: 2000, .. })
+        ));
+        let mut scratch = [0u8; 512];
+        let mut dropped = 0;
+        loop {
+            match r.discard_input(&mut scratch).unwrap() {
+                0 => break,
+                n => dropped += n,
+            }
+        }
+        assert_eq!(dropped, 2000);
+        // Nothing is left buffered: the stream may be handed out.
+        let _ = r.stream_mut();
     }
 
     #[test]

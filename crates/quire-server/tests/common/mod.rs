@@ -26,7 +26,7 @@ pub struct TestServer {
     pub addr: SocketAddr,
     shutdown: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
-    _dir: tempfile::TempDir,
+    _dir: Option<tempfile::TempDir>,
 }
 
 /// A small engine: tests start several servers at once on a shared machine.
@@ -66,7 +66,7 @@ impl TestServer {
             addr,
             shutdown,
             thread: Some(thread),
-            _dir: dir,
+            _dir: Some(dir),
         }
     }
 
@@ -92,7 +92,7 @@ impl TestServer {
             addr: "127.0.0.1:9".parse().unwrap(),
             shutdown,
             thread: Some(thread),
-            _dir: dir,
+            _dir: Some(dir),
         }
     }
 
@@ -120,6 +120,12 @@ impl Drop for TestServer {
             self.stop_inner();
         } else {
             self.shutdown.store(true, Ordering::Release);
+            // The server thread is still running: removing its files under it would make
+            // the engine abort the whole test binary on its next write (quire_io::fatal),
+            // and the failing test's message would be lost with it.
+            if let Some(dir) = self._dir.take() {
+                let _ = dir.keep();
+            }
         }
     }
 }
