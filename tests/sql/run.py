@@ -20,10 +20,12 @@ Format (blocks separated by blank lines; `#` starts a comment line):
     statement error CODE            ... must fail with MySQL error CODE
                                     (`statement ok` may end with ---- then `affected N`
                                     and `info TEXT`: the OK packet's counts and message)
-    query [rowsort] [types]         the rows, tab-separated, NULL for NULL, after ----
+    query [rowsort] [types] [names] the rows, tab-separated, NULL for NULL, after ----
                                     (a row that is one empty string is written (empty));
                                     with `types`, a first line `types: ...` gives each
-                                    column's wire type, length and decimals (see col_type)
+                                    column's wire type, length and decimals (see col_type);
+                                    with `names`, a line `names: ...` the columns' names
+                                    (tab-separated, escaped as values are)
 
 Each file runs in a fresh database named after it. The last line printed is
 "N passed, N failed".
@@ -155,6 +157,7 @@ def run_block(conns, state, b, args):
     if kind == "query":
         sort = "rowsort" in head[1:]
         types = "types" in head[1:]
+        names = "names" in head[1:]
         try:
             i = b.index("----")
         except ValueError:
@@ -167,13 +170,16 @@ def run_block(conns, state, b, args):
                 rows = ["\t".join(text(v) for v in r) or "(empty)" for r in cur.fetchall()]
                 if sort:
                     rows = sorted(rows)
+                if names:
+                    rows.insert(0, "names: " + "\t".join(text(f.name) for f in cur._result.fields))
                 if types:
                     rows.insert(0, "types: " + " ".join(col_type(f) for f in cur._result.fields))
         except pymysql.err.MySQLError as e:
             rows = ["error %d: %s" % (e.args[0], e.args[1] if len(e.args) > 1 else "")]
         if sort:
-            # Recorded rows are sorted already; the `types:` line stays first.
-            want = want[:1] + sorted(want[1:]) if types else sorted(want)
+            # Recorded rows are sorted already; the `types:` and `names:` lines stay first.
+            head_lines = int(types) + int(names)
+            want = want[:head_lines] + sorted(want[head_lines:])
         rec = b[:i] + ["----"] + rows
         if rows != want:
             return "rows differ:\n  want %r\n  got  %r" % (want, rows), rec

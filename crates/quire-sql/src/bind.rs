@@ -1810,8 +1810,16 @@ pub fn expr_name(e: &sql::Expr) -> String {
                 .join(".")
         }
         sql::Expr::CompoundIdentifier(p) => p.last().map(|i| i.value.clone()).unwrap_or_default(),
+        sql::Expr::Prefixed { value, .. } if matches!(**value, sql::Expr::Value(_)) => {
+            expr_name(value)
+        }
+        sql::Expr::Nested(inner) => expr_name(inner),
+        // A string is named by its value, leading spaces left out (without a warning, as
+        // MariaDB 10.11 does).
         sql::Expr::Value(v) => match &v.value {
-            sql::Value::SingleQuotedString(s) | sql::Value::DoubleQuotedString(s) => s.clone(),
+            sql::Value::SingleQuotedString(s)
+            | sql::Value::DoubleQuotedString(s)
+            | sql::Value::NationalStringLiteral(s) => s.trim_start().to_string(),
             other => other.to_string(),
         },
         other => other.to_string(),

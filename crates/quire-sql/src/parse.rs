@@ -105,6 +105,235 @@ fn check_nesting(tokens: &[TokenWithSpan]) -> Result<()> {
     Ok(())
 }
 
+/// The longest name MariaDB gives a select item from its text, in bytes.
+const MAX_ITEM_NAME: usize = 255;
+
+/// Words that end a select item's text at its own nesting level.
+const AFTER_ITEM: &[&str] = &[
+    "FROM",
+    "INTO",
+    "WHERE",
+    "GROUP",
+    "HAVING",
+    "ORDER",
+    "LIMIT",
+    "UNION",
+    "EXCEPT",
+    "INTERSECT",
+    "MINUS",
+    "WINDOW",
+    "FOR",
+    "LOCK",
+    "PROCEDURE",
+    "OFFSET",
+    "FETCH",
+    "RETURNING",
+    "ON",
+];
+
+/// Words a select list's first item follows.
+const BEFORE_ITEM: &[&str] = &[
+    "SELECT",
+    "DISTINCT",
+    "DISTINCTROW",
+    "ALL",
+    "HIGH_PRIORITY",
+    "STRAIGHT_JOIN",
+    "SQL_SMALL_RESULT",
+    "SQL_BIG_RESULT",
+    "SQL_BUFFER_RESULT",
+    "SQL_NO_CACHE",
+    "SQL_CACHE",
+    "SQL_CALC_FOUND_ROWS",
+];
+
+/// Whether MariaDB names an unaliased select item by its text: all but columns (named by
+/// the column) and string literals (by their value), which `bind::expr_name` names.
+fn named_by_text(e: &sqlparser::ast::Expr) -> bool {
+    use sqlparser::ast::{Expr, Value};
+    match e {
+        Expr::Identifier(_) | Expr::CompoundIdentifier(_) => false,
+        // `_utf8mb4'x'`: by the string's value; `(a)`: by the column.
+        Expr::Prefixed { value, .. } | Expr::Nested(value) => named_by_text(value),
+        Expr::Value(v) => !matches!(
+            v.value,
+            Value::SingleQuotedString(_)
+                | Value::DoubleQuotedString(_)
+                | Value::NationalStringLiteral(_)
+        ),
+        _ => true,
+    }
+}
+
+/// MariaDB names a select item without an alias by its text as written (`a+1`,
+/// `COUNT( * )`, `concat('a','b')`) where printing the parsed expression would say
+/// `a + 1`, `COUNT(*)`, `concat('a', 'b')`. Each such item of every SELECT in `stmts` is
+/// given that text as its alias: from its first token to its last, comments and all, cut
+/// at 255 bytes. An alias is what the
+/// name is in MariaDB too: a view or CREATE TABLE … SELECT names its column so, and
+/// ``ORDER BY `a+1` `` finds the item.
+///
+/// sqlparser's spans give where an expression starts but not always where it ends (a
+/// call's closing parenthesis, `IS NULL`, a CASE's END are left out), so the item's
+/// extent is read from the tokens: back from the span's start to the `SELECT`, modifier
+/// or comma before it, and on to the comma, closing parenthesis or clause word after it
+/// at its own nesting level. Where the span is missing, the item keeps its printed name.
+fn name_select_items(text: &str, stmts: &mut [Statement]) {
+    use sqlparser::ast::{Query, SelectItem, SetExpr, VisitMut, VisitorMut};
+    use std::ops::ControlFlow;
+
+    struct Namer<'t> {
+        text: &'t str,
+        /// The text's tokens, read the first time an item needs them.
+        tokens: Option<Vec<TokenWithSpan>>,
+        line_starts: Vec<usize>,
+    }
+
+    impl Namer<'_> {
+        fn body(&mut self, body: &mut SetExpr) {
+            match body {
+                SetExpr::Select(s) => {
+                    for item in &mut s.projection {
+                        let name = match item {
+                            SelectItem::UnnamedExpr(e) if named_by_text(e) => self.item_text(e),
+                            _ => None,
+                        };
+                        let Some(name) = name else { continue };
+                        let placeholder = SelectItem::Wildcard(Default::default());
+                        if let SelectItem::UnnamedExpr(expr) = std::mem::replace(item, placeholder)
+                        {
+                            *item = SelectItem::ExprWithAlias {
+                                expr,
+                                alias: sqlparser::ast::Ident::with_quote('`', name),
+                            };
+                        }
+                    }
+                }
+                SetExpr::SetOperation { left, right, .. } => {
+                    self.body(left);
+                    self.body(right);
+                }
+                // Nested queries are visited on their own.
+                _ => {}
+            }
+        }
+
+        /// The byte offset of a tokenizer location (1-based line and column, in chars).
+        fn offset(&self, l: sqlparser::tokenizer::Location) -> Option<usize> {
+            let line = usize::try_from(l.line).ok()?.checked_sub(1)?;
+            let start = *self.line_starts.get(line)?;
+            let col = usize::try_from(l.column).ok()?.checked_sub(1)?;
+            let rest = self.text.get(start..)?;
+            if rest.as_bytes().get(..col).is_some_and(|p| p.is_ascii()) {
+                return Some(start + col);
+            }
+            rest.char_indices()
+                .map(|(b, _)| b)
+                .chain(std::iter::once(rest.len()))
+                .nth(col)
+                .map(|b| start + b)
+        }
+
+        fn item_text(&mut self, e: &sqlparser::ast::Expr) -> Option<String> {
+            use sqlparser::ast::Spanned;
+            let span = e.span();
+            if span.start.line == 0 {
+                return None;
+            }
+            if self.tokens.is_none() {
+                let dialect = MySqlDialect {};
+                self.tokens = Tokenizer::new(&dialect, self.text)
+                    .tokenize_with_location()
+                    .ok();
+            }
+            let toks = self.tokens.as_deref()?;
+            let at = |t: &TokenWithSpan| (t.span.start.line, t.span.start.column);
+            let key = (span.start.line, span.start.column);
+            let i = toks.partition_point(|t| at(t) < key);
+            if toks.get(i).map(at) != Some(key) {
+                return None;
+            }
+            let word_in = |t: &Token, list: &[&str]| match t {
+                Token::Word(w) if w.quote_style.is_none() => {
+                    list.iter().any(|k| w.value.eq_ignore_ascii_case(k))
+                }
+                _ => false,
+            };
+            let blank = |t: &Token| matches!(t, Token::Whitespace(_));
+            // Back to the start of the item: an opening parenthesis not closed before the
+            // span (`(1+2)`, `CAST(x …`) or a prefix (`- a`, `NOT a`) is the item's.
+            let mut first = i;
+            let mut depth = 0i64;
+            for k in (0..i).rev() {
+                let t = &toks[k].token;
+                if blank(t) {
+                    continue;
+                }
+                match t {
+                    Token::RParen => depth += 1,
+                    // Opened by the item itself: what is before it is outside.
+                    Token::LParen if depth == 0 => {}
+                    Token::LParen => depth -= 1,
+                    Token::Comma if depth == 0 => break,
+                    _ if depth == 0 && word_in(t, BEFORE_ITEM) => break,
+                    _ => {}
+                }
+                first = k;
+            }
+            // On to its end.
+            let mut last = i;
+            let mut depth = 0i64;
+            for (k, tw) in toks.iter().enumerate().skip(first) {
+                let t = &tw.token;
+                match t {
+                    Token::LParen => depth += 1,
+                    Token::RParen if depth == 0 => break,
+                    Token::RParen => depth -= 1,
+                    Token::Comma | Token::SemiColon | Token::EOF if depth == 0 => break,
+                    Token::EOF => break,
+                    _ if depth == 0 && word_in(t, AFTER_ITEM) => break,
+                    _ => {}
+                }
+                if !blank(t) {
+                    last = k;
+                }
+            }
+            let (a, b) = (
+                self.offset(toks[first].span.start)?,
+                self.offset(toks[last].span.end)?,
+            );
+            let mut name = self.text.get(a..b)?.to_string();
+            if name.len() > MAX_ITEM_NAME {
+                let mut cut = MAX_ITEM_NAME;
+                while !name.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                name.truncate(cut);
+            }
+            (!name.is_empty()).then_some(name)
+        }
+    }
+
+    impl VisitorMut for Namer<'_> {
+        type Break = ();
+        fn pre_visit_query(&mut self, q: &mut Query) -> ControlFlow<()> {
+            self.body(&mut q.body);
+            ControlFlow::Continue(())
+        }
+    }
+
+    let mut namer = Namer {
+        text,
+        tokens: None,
+        line_starts: std::iter::once(0)
+            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+            .collect(),
+    };
+    for s in stmts {
+        let _ = s.visit(&mut namer);
+    }
+}
+
 fn parse_all(text: &str) -> Result<Vec<Statement>> {
     let dialect = MySqlDialect {};
     let tokens = Tokenizer::new(&dialect, text)
@@ -120,6 +349,10 @@ fn parse_all(text: &str) -> Result<Vec<Statement>> {
             tokens,
         ))))
         .parse_statements()
+        .map(|mut stmts| {
+            name_select_items(text, &mut stmts);
+            stmts
+        })
         .map_err(|e| parse_error(text, e))
 }
 
@@ -1295,6 +1528,48 @@ mod tests {
             parse_one("UPDATE ignore SET a = 1"),
             Err(SqlError::Parse { .. })
         ));
+    }
+
+    #[test]
+    fn unaliased_items_are_named_by_their_text_as_written() {
+        let names = |text: &str| -> Vec<String> {
+            let (stmt, _) = parse_one(text).unwrap();
+            let Statement::Query(q) = stmt else {
+                panic!("{text}")
+            };
+            let sqlparser::ast::SetExpr::Select(s) = &*q.body else {
+                panic!("{text}")
+            };
+            s.projection
+                .iter()
+                .map(|i| match i {
+                    sqlparser::ast::SelectItem::ExprWithAlias { alias, .. } => alias.value.clone(),
+                    other => format!("unnamed {other}"),
+                })
+                .collect()
+        };
+        assert_eq!(
+            names("SELECT a  +  1, COUNT( * ),concat('é','b') x, a, 'z', (a), ((a+1)) FROM t"),
+            [
+                "a  +  1",
+                "COUNT( * )",
+                "x",
+                "unnamed a",
+                "unnamed 'z'",
+                "unnamed (a)",
+                "((a+1))"
+            ]
+        );
+        assert_eq!(
+            names("SELECT DISTINCT CASE WHEN a THEN 1 END, a IS NULL\n, - a FROM t WHERE 1"),
+            ["CASE WHEN a THEN 1 END", "a IS NULL", "- a"]
+        );
+        assert_eq!(
+            names("SELECT (SELECT b+1 FROM u), CAST(a AS CHAR), 1 -- c\n + 2 FROM t FOR UPDATE"),
+            ["(SELECT b+1 FROM u)", "CAST(a AS CHAR)", "1 -- c\n + 2"]
+        );
+        let long = format!("SELECT {}", vec!["1"; 200].join("+"));
+        assert_eq!(names(&long)[0].len(), MAX_ITEM_NAME);
     }
 
     #[test]

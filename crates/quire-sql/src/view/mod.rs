@@ -297,82 +297,6 @@ pub fn parse(text: &str) -> Option<Result<ViewStmt>> {
     Some(Ok(v))
 }
 
-/// The text of `span` in `text` (sqlparser counts lines and characters from 1).
-fn slice(text: &str, span: sqlparser::tokenizer::Span) -> Option<&str> {
-    let offset = |l: sqlparser::tokenizer::Location| -> Option<usize> {
-        if l.line == 0 || l.column == 0 {
-            return None;
-        }
-        let mut at = 0;
-        for (n, line) in text.split_inclusive('\n').enumerate() {
-            if n as u64 + 1 == l.line {
-                let col = usize::try_from(l.column - 1).ok()?;
-                return Some(at + line.char_indices().nth(col).map_or(line.len(), |(b, _)| b));
-            }
-            at += line.len();
-        }
-        None
-    };
-    let (mut a, mut b) = (offset(span.start)?, offset(span.end)?);
-    let bytes = text.as_bytes();
-    // sqlparser's spans leave out a call's closing parenthesis and a nested expression's
-    // own parentheses: take them back.
-    let open = |x: &str| x.matches('(').count() as i64 - x.matches(')').count() as i64;
-    while open(text.get(a..b)?) > 0 && bytes.get(b) == Some(&b')') {
-        b += 1;
-    }
-    // `COUNT(*)`: the span ends at the name.
-    if bytes.get(b) == Some(&b'(') {
-        let mut depth = 0i64;
-        for (k, &c) in bytes.iter().enumerate().skip(b) {
-            depth += match c {
-                b'(' => 1,
-                b')' => -1,
-                _ => 0,
-            };
-            if depth == 0 {
-                b = k + 1;
-                break;
-            }
-        }
-    }
-    while a > 0 && bytes.get(a - 1) == Some(&b'(') && bytes.get(b) == Some(&b')') {
-        a -= 1;
-        b += 1;
-    }
-    text.get(a..b)
-}
-
-/// The names MariaDB gives the first SELECT's unaliased expressions: their text as
-/// written (`a+1`, where Quire's printing would say `a + 1`). `None` where the bound name
-/// is MariaDB's already (columns, literals, aliases) or the list has a `*`.
-fn written_names(text: &str, q: &sql::Query) -> Vec<Option<String>> {
-    use sqlparser::ast::Spanned;
-    let mut body = &*q.body;
-    while let sql::SetExpr::SetOperation { left, .. } = body {
-        body = left;
-    }
-    let sql::SetExpr::Select(s) = body else {
-        return Vec::new();
-    };
-    let mut out = Vec::new();
-    for it in &s.projection {
-        match it {
-            sql::SelectItem::UnnamedExpr(
-                e @ (sql::Expr::BinaryOp { .. }
-                | sql::Expr::UnaryOp { .. }
-                | sql::Expr::Function(_)
-                | sql::Expr::Nested(_)),
-            ) => out.push(slice(text, e.span()).map(|t| t.trim().to_string())),
-            sql::SelectItem::Wildcard(_) | sql::SelectItem::QualifiedWildcard(..) => {
-                return Vec::new()
-            }
-            _ => out.push(None),
-        }
-    }
-    out
-}
-
 /// The catalog as the printer sees it: tables' and views' columns, derived tables'
 /// result columns.
 struct PrintCatalog<'c, 'a> {
@@ -638,19 +562,9 @@ impl Session<'_> {
                 v.name
             )));
         }
+        // Unaliased items are named by their text as written already (`parse`).
         let names: Vec<String> = if v.columns.is_empty() {
-            let written = written_names(&v.select, &q);
-            plan.columns
-                .iter()
-                .enumerate()
-                .map(|(i, c)| {
-                    written
-                        .get(i)
-                        .cloned()
-                        .flatten()
-                        .unwrap_or_else(|| c.name.clone())
-                })
-                .collect()
+            plan.columns.iter().map(|c| c.name.clone()).collect()
         } else {
             if v.columns.len() != plan.columns.len() {
                 return Err(SqlError::ViewColumnCount);
