@@ -33,6 +33,7 @@ TA = "CREATE TABLE t (id INT AUTO_INCREMENT PRIMARY KEY, s VARCHAR(20), n DECIMA
 TU = "CREATE TABLE t (a INT PRIMARY KEY, u INT, UNIQUE KEY u (u), v VARCHAR(10))"
 TL = "CREATE TABLE t (a INT PRIMARY KEY, s VARCHAR(10)) DEFAULT CHARSET=latin1"
 TU3 = "CREATE TABLE t (a INT PRIMARY KEY, s VARCHAR(10)) DEFAULT CHARSET=utf8"
+TI = "CREATE TABLE t (a INT, b INT)"
 
 L = "LOAD DATA LOCAL INFILE '{f}'"
 
@@ -93,6 +94,9 @@ CASES = [
      L + " INTO TABLE t CHARACTER SET latin1", None),
     ("into utf8mb3 columns: above the BMP is ?", TU3, "1\ta😀b\n2\t中文\n".encode(),
      L + " INTO TABLE t CHARACTER SET utf8mb4", ""),
+    # PyMySQL's own test: a line ending with the field terminator has no extra field.
+    ("a trailing field terminator is no extra field", TI, b"1,2,\n3,4,5\n6,7,,\n8,9, \n,8,\n",
+     L + " INTO TABLE t FIELDS TERMINATED BY ','", ""),
 ]
 
 

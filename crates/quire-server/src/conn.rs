@@ -293,6 +293,13 @@ fn drain_refused(io: &mut PacketIo<Stream>) {
     }
 }
 
+/// Whether `sql` is a KILL statement (COM_PROCESS_KILL is run as one).
+fn is_kill(sql: &str) -> bool {
+    let t = quire_sql::dispatch::skip_leading_comments(sql);
+    t.get(..4).is_some_and(|w| w.eq_ignore_ascii_case("kill"))
+        && t[4..].starts_with(|c: char| c.is_ascii_whitespace())
+}
+
 /// The status flags of OK and EOF packets.
 pub fn session_status(session: &Session<'_>) -> u16 {
     let mut s = 0;
@@ -301,6 +308,9 @@ pub fn session_status(session: &Session<'_>) -> u16 {
     }
     if session.in_transaction() {
         s |= status::IN_TRANS;
+    }
+    if !session.backslash_escapes() {
+        s |= status::NO_BACKSLASH_ESCAPES;
     }
     s
 }
@@ -670,6 +680,12 @@ impl Conn<'_> {
             .with_local_files(local_files);
         let r = self.session.query(sql, &mut sink);
         let ok = r.is_ok();
+        if ok && is_kill(sql) {
+            // The victim's socket is shut before the killer hears OK, as in MariaDB: a
+            // client that kills a connection and then uses it gets an error at once,
+            // rather than whatever the accept loop's next round leaves time for.
+            crate::listener::close_killed(self.shared);
+        }
         let (rows_sent, affected) = (sink.rows(), affected_rows(&r));
         finish_statement(&self.session, r, sink, more && ok)?;
         self.slow_log(&timer.finish(&self.io, sql, rows_sent, affected));

@@ -222,9 +222,12 @@ pub fn code_of(e: &SqlError) -> Option<(u16, &'static str)> {
         LockWaitTimeout => (1205, "HY000"),
         Deadlock => (1213, "40001"),
         Interrupted => (1317, "70100"),
+        StatementTimeout => (1969, "70100"),
         NoSuchThread(_) => (1094, "HY000"),
         ActiveTransaction => (1192, "HY000"),
         NoSuchFunction(_) => (1305, "42000"),
+        NoSuchRoutine { .. } => (1305, "42000"),
+        NoSuchTrigger => (1360, "HY000"),
         WrongParamCount(_) => (1582, "42000"),
         DifferentColumnCount => (1222, "21000"),
         TooManyRows => (1172, "42000"),
@@ -515,9 +518,15 @@ mod tests {
             LockWaitTimeout,
             Deadlock,
             Interrupted,
+            StatementTimeout,
             NoSuchThread(1),
             ActiveTransaction,
             NoSuchFunction(s()),
+            NoSuchRoutine {
+                kind: "PROCEDURE",
+                name: s(),
+            },
+            NoSuchTrigger,
             WrongParamCount(s()),
             DifferentColumnCount,
             TooManyRows,
@@ -693,6 +702,7 @@ mod tests {
         check(SqlError::LockWaitTimeout, 1205, "HY000");
         check(SqlError::NotPreparable, 1295, "HY000");
         check(SqlError::Interrupted, 1317, "70100");
+        check(SqlError::StatementTimeout, 1969, "70100");
         assert!(to_wire(&SqlError::Sink(SinkError("gone".into()))).is_none());
     }
 }

@@ -40,3 +40,6 @@ pub mod tls;
 
 pub use handshake::SERVER_VERSION;
 pub use listener::{serve, serve_on, Listeners, ServerConfig};
+/// Whether a variable shows what Quire is (`@@read_only`, `@@server_id`, …) and takes no
+/// start-up value: `quire serve` passes over an option file's with a warning.
+pub use quire_sql::is_fixed_variable;

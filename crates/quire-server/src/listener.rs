@@ -99,8 +99,9 @@ impl ServerConfig {
         if let Some(d) = self.wait_timeout {
             v.push(("wait_timeout", d.as_secs().to_string()));
         }
-        if let Some(port) = self.bind.as_deref().and_then(|b| b.rsplit_once(':')) {
-            v.push(("port", port.1.to_string()));
+        if let Some((host, port)) = self.bind.as_deref().and_then(|b| b.rsplit_once(':')) {
+            v.push(("port", port.to_string()));
+            v.push(("bind_address", host.trim_matches(['[', ']']).to_string()));
         }
         if let Some(path) = &self.socket {
             v.push(("socket", path.display().to_string()));
@@ -214,6 +215,14 @@ impl ServerConfig {
             "ssl_key" => self.ssl_key = Some(PathBuf::from(value.trim())),
             "ssl_ca" => self.ssl_ca = Some(PathBuf::from(value.trim())),
             "log_error" => self.log_error = Some(PathBuf::from(value.trim())),
+            // What Quire is (`@@read_only`, `@@server_id`, …): not a setting. Asked for on
+            // the command line, the start stops saying so (an option file's is a warning:
+            // `quire serve`).
+            _ if quire_sql::is_fixed_variable(&n) => {
+                return Err(format!(
+                    "{n} shows what Quire is and cannot be set (docs/sql.md, \"System variables\")"
+                ))
+            }
             // The engine's settings are the engine's (the caller's next stop).
             _ if quire_sql::is_server_variable(&n)
                 && !quire_engine::config::Config::NAMES.contains(&n.as_str()) =>
@@ -576,7 +585,20 @@ impl<'d> Shared<'d> {
     pub fn new(db: &'d Db, cfg: &ServerConfig) -> io::Result<Shared<'d>> {
         let instance = Instance::new(db);
         instance.set_error_codes(|e| crate::errors::code_of(e).map(|(code, _)| code));
-        for (name, value) in cfg.variables() {
+        let mut shown = cfg.variables();
+        // Paths as MariaDB shows them: the data directory absolute and with its slash, the
+        // base directory the one the binary is in.
+        let dir = db.engine().dir();
+        let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+        shown.push(("datadir", format!("{}/", dir.display())));
+        if let Some(base) = std::env::current_exe()
+            .ok()
+            .and_then(|p| p.parent().map(|d| d.display().to_string()))
+        {
+            shown.push(("basedir", format!("{base}/")));
+        }
+        shown.push(("tmpdir", std::env::temp_dir().display().to_string()));
+        for (name, value) in shown {
             if let Err(e) = instance.set_global(name, &value) {
                 tracing::warn!("{name}={value} is not shown in SHOW VARIABLES: {e}");
             }
@@ -774,7 +796,8 @@ fn connection_thread(stream: Stream, shared: &Shared<'_>, conn_id: u64, host: St
 ///
 /// Also a connection whose handshake is past `connect_timeout`: its thread sits in a read
 /// that the client keeps alive a byte at a time, or in a TLS handshake that stalls.
-fn close_killed(shared: &Shared<'_>) {
+pub(crate) fn close_killed(shared: &Shared<'_>) {
+    shared.instance.expire_statements();
     for info in shared.instance.sessions() {
         if info.kill_requested() == kill::CONNECTION {
             if let Some(s) = shared.conns.lock().get(&info.id) {

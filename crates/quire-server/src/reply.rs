@@ -9,6 +9,9 @@ pub mod status {
     pub const AUTOCOMMIT: u16 = 0x0002;
     /// Another result of the same multi-statement COM_QUERY follows.
     pub const MORE_RESULTS_EXISTS: u16 = 0x0008;
+    /// sql_mode has NO_BACKSLASH_ESCAPES: a client that quotes values itself (PyMySQL,
+    /// mysqlclient's `escape_string`) doubles quotes instead of backslashing them.
+    pub const NO_BACKSLASH_ESCAPES: u16 = 0x0200;
 }
 
 pub fn put_lenenc_int(buf: &mut Vec<u8>, n: u64) {

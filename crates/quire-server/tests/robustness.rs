@@ -272,3 +272,114 @@ fn kill_query_ends_a_long_sleep_at_once_with_1317() {
     assert!(matches!(sleeper.ping(), Reply::Ok { .. }));
     server.stop();
 }
+
+#[test]
+fn max_statement_time_stops_a_statement_with_1969_and_the_session_goes_on() {
+    let server = TestServer::start();
+    let mut c = server.connect();
+    assert_eq!(
+        c.rows("SELECT @@max_statement_time, @@GLOBAL.max_statement_time"),
+        [["0.000000", "0.000000"]]
+    );
+    assert!(matches!(
+        c.query("SET SESSION max_statement_time = 0.3"),
+        Reply::Ok { .. }
+    ));
+    let start = Instant::now();
+    let reply = c.query("SELECT SLEEP(5)");
+    assert_eq!(reply.err_code(), Some(1969), "{reply:?}");
+    assert!(
+        start.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        start.elapsed()
+    );
+    // The next statement runs, with the limit still on and not yet reached.
+    assert_eq!(c.rows("SELECT SLEEP(0.05)"), [["0"]]);
+    assert_eq!(
+        c.rows("SHOW GLOBAL STATUS LIKE 'Max_statement_time_exceeded'"),
+        [["Max_statement_time_exceeded", "1"]]
+    );
+
+    // A row-lock wait ends with 1969 too, and only the statement is undone.
+    let mut other = server.connect();
+    for sql in [
+        "CREATE DATABASE d",
+        "CREATE TABLE d.t (id INT PRIMARY KEY, v INT)",
+        "INSERT INTO d.t VALUES (1, 0), (2, 0)",
+        "BEGIN",
+        "UPDATE d.t SET v = 1 WHERE id = 1",
+    ] {
+        assert!(matches!(other.query(sql), Reply::Ok { .. }), "{sql}");
+    }
+    for sql in ["BEGIN", "UPDATE d.t SET v = 2 WHERE id = 2"] {
+        assert!(matches!(c.query(sql), Reply::Ok { .. }), "{sql}");
+    }
+    let start = Instant::now();
+    let reply = c.query("UPDATE d.t SET v = 2 WHERE id = 1");
+    assert_eq!(reply.err_code(), Some(1969), "{reply:?}");
+    assert!(
+        start.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        start.elapsed()
+    );
+    assert!(matches!(c.query("COMMIT"), Reply::Ok { .. }));
+    assert!(matches!(other.query("COMMIT"), Reply::Ok { .. }));
+    assert_eq!(
+        other.rows("SELECT id, v FROM d.t ORDER BY id"),
+        [["1", "1"], ["2", "2"]]
+    );
+
+    // SET STATEMENT lifts the session's limit for one statement, then it is back.
+    assert_eq!(
+        c.rows("SET STATEMENT max_statement_time = 0 FOR SELECT SLEEP(0.6)"),
+        [["0"]]
+    );
+    assert_eq!(c.rows("SELECT @@max_statement_time"), [["0.300000"]]);
+    // 0: no limit again; SET STATEMENT sets one for one statement.
+    assert!(matches!(
+        c.query("SET SESSION max_statement_time = 0"),
+        Reply::Ok { .. }
+    ));
+    assert_eq!(c.rows("SELECT SLEEP(0.5)"), [["0"]]);
+    let reply = c.query("SET STATEMENT max_statement_time = 0.2 FOR SELECT SLEEP(3)");
+    assert_eq!(reply.err_code(), Some(1969), "{reply:?}");
+    assert_eq!(c.rows("SELECT @@max_statement_time"), [["0.000000"]]);
+    assert_eq!(
+        c.rows("SHOW GLOBAL STATUS LIKE 'Max_statement_time_exceeded'"),
+        [["Max_statement_time_exceeded", "3"]]
+    );
+    server.stop();
+}
+
+#[test]
+fn a_killed_idle_connection_is_closed_before_the_killer_hears_ok() {
+    let server = TestServer::start();
+    for _ in 0..20 {
+        let mut victim = server.connect();
+        let id = victim.conn_id;
+        let mut killer = server.connect();
+        // COM_PROCESS_KILL, as PyMySQL's `kill()` sends it, and the statement.
+        let reply = if id.is_multiple_of(2) {
+            let mut cmd = vec![0x0c];
+            cmd.extend_from_slice(&id.to_le_bytes());
+            Reply::parse(&killer.command(&cmd))
+        } else {
+            killer.query(&format!("KILL {id}"))
+        };
+        assert!(matches!(reply, Reply::Ok { .. }), "{reply:?}");
+        // At once, not after the accept loop's next round: the socket is shut already.
+        victim
+            .io
+            .stream()
+            .set_read_timeout(Some(Duration::from_secs(5)))
+            .unwrap();
+        victim.send(b"\x03SELECT 1");
+        let start = Instant::now();
+        assert!(
+            victim.io.read_message().is_err(),
+            "the killed connection answered"
+        );
+        assert!(start.elapsed() < Duration::from_secs(2));
+    }
+    server.stop();
+}

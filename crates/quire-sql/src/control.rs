@@ -1451,6 +1451,9 @@ pub(crate) fn var_text(name: &str, v: &Value) -> String {
     match v {
         Value::Int(0) if boolean => "OFF".into(),
         Value::Int(1) if boolean => "ON".into(),
+        // A read-only boolean (`vars::READ_ONLY_BOOLS`) keeps its text.
+        Value::Str(s) if boolean && s == "0" => "OFF".into(),
+        Value::Str(s) if boolean && s == "1" => "ON".into(),
         other => types::display(other),
     }
 }

@@ -390,6 +390,46 @@ pub fn split_statements(s: &str, backslash_escapes: bool) -> Vec<&str> {
     out
 }
 
+/// MariaDB's `SET STATEMENT a = 1, b = 'x' FOR statement`: the assignment list and the
+/// statement (`None` for any other text, or with no `FOR` after the list). The list ends at
+/// the first `FOR` word outside quotes and parentheses.
+pub fn split_set_statement(s: &str) -> Option<(&str, &str)> {
+    let t = s.trim_start();
+    let word = |t: &str, w: &str| {
+        t.get(..w.len()).is_some_and(|x| x.eq_ignore_ascii_case(w))
+            && t[w.len()..].starts_with(|c: char| c.is_ascii_whitespace())
+    };
+    if !word(t, "set") {
+        return None;
+    }
+    let t = t[3..].trim_start();
+    if !word(t, "statement") {
+        return None;
+    }
+    let list = t[9..].trim_start();
+    let b = list.as_bytes();
+    let (mut depth, mut i) = (0usize, 0);
+    while i < b.len() {
+        match b[i] {
+            b'\'' | b'"' | b'`' => i = quoted_end(b, i),
+            b'(' => depth += 1,
+            b')' => depth = depth.saturating_sub(1),
+            c if depth == 0
+                && c.eq_ignore_ascii_case(&b'f')
+                && i > 0
+                && (b[i - 1].is_ascii_whitespace() || matches!(b[i - 1], b')' | b'\'' | b'"'))
+                && word(&list[i..], "for") =>
+            {
+                let stmt = list[i + 3..].trim();
+                return (!stmt.is_empty()).then(|| (list[..i].trim(), stmt));
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
 /// Splits `s` at its top-level commas (outside quotes and parentheses) into trimmed items;
 /// `None` on an unterminated quote.
 pub fn split_list(s: &str) -> Option<Vec<&str>> {
@@ -515,6 +555,31 @@ pub fn strip_lock_in_share_mode(sql: &str) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn set_statement_is_split_at_the_first_for_outside_quotes_and_parentheses() {
+        assert_eq!(
+            split_set_statement("SET STATEMENT sql_mode = '' FOR INSERT INTO t VALUES (1)"),
+            Some(("sql_mode = ''", "INSERT INTO t VALUES (1)"))
+        );
+        assert_eq!(
+            split_set_statement(
+                "  set\tstatement a = 'for x', b = (SELECT 1 for) for\nselect 'for'"
+            ),
+            Some(("a = 'for x', b = (SELECT 1 for)", "select 'for'"))
+        );
+        assert_eq!(
+            split_set_statement("SET STATEMENT max_statement_time=1 FOR"),
+            None
+        );
+        assert_eq!(split_set_statement("SET STATEMENT a = 1 SELECT 1"), None);
+        assert_eq!(split_set_statement("SET sql_mode = '' FOR x"), None);
+        assert_eq!(split_set_statement("SET STATEMENTS = 1 FOR x"), None);
+        assert_eq!(
+            split_set_statement("SET STATEMENT a = before FOR SELECT 1"),
+            Some(("a = before", "SELECT 1"))
+        );
+    }
 
     #[test]
     fn multi_statements_split_only_at_semicolons_outside_quotes_and_comments() {

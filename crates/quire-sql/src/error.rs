@@ -375,6 +375,9 @@ pub enum SqlError {
     /// 1317
     #[error("Query execution was interrupted")]
     Interrupted,
+    /// 1969: the statement ran past max_statement_time.
+    #[error("Query execution was interrupted (max_statement_time exceeded)")]
+    StatementTimeout,
     /// 1094
     #[error("Unknown thread id: {0}")]
     NoSuchThread(u64),
@@ -384,6 +387,13 @@ pub enum SqlError {
     /// 1305 for functions
     #[error("FUNCTION {0} does not exist")]
     NoSuchFunction(String),
+    /// 1305 for DROP PROCEDURE / DROP FUNCTION: `kind` PROCEDURE or FUNCTION, `name`
+    /// `db.name`.
+    #[error("{kind} {name} does not exist")]
+    NoSuchRoutine { kind: &'static str, name: String },
+    /// 1360: DROP TRIGGER of a trigger that does not exist (Quire has none).
+    #[error("Trigger does not exist")]
+    NoSuchTrigger,
     /// 1582 / 1583
     #[error("Incorrect parameter count in the call to native function '{0}'")]
     WrongParamCount(String),

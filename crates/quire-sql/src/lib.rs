@@ -70,3 +70,9 @@ pub use users::bootstrap as bootstrap_accounts;
 pub fn is_server_variable(name: &str) -> bool {
     vars::find(&name.to_ascii_lowercase()).is_some()
 }
+
+/// Whether `name` is one of the variables that show what Quire is (`@@datadir`,
+/// `@@read_only`, …) and take no start-up value (`vars::FIXED`).
+pub fn is_fixed_variable(name: &str) -> bool {
+    vars::FIXED.contains(&name.to_ascii_lowercase().as_str())
+}

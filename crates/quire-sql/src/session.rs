@@ -63,6 +63,9 @@ pub mod kill {
     pub const NONE: u8 = 0;
     pub const QUERY: u8 = 1;
     pub const CONNECTION: u8 = 2;
+    /// The statement ran past max_statement_time (`Instance::expire_statements`): it stops
+    /// as under KILL QUERY, and fails with 1969 rather than 1317.
+    pub const TIMEOUT: u8 = 3;
 }
 
 /// What SHOW PROCESSLIST shows of a session, and how KILL reaches it.
@@ -81,6 +84,9 @@ pub struct SessionInfo {
     pub since: Mutex<Instant>,
     /// [`kill`] flags.
     pub killed: AtomicU8,
+    /// When the running statement has to have ended (max_statement_time); `None`: no limit,
+    /// or no statement.
+    deadline: Mutex<Option<Instant>>,
     /// Set with `killed`: ends a lock wait the session is in (the engine polls it).
     pub interrupt: Arc<AtomicBool>,
     /// The connection's TLS version and cipher (SHOW STATUS's Ssl_version, Ssl_cipher);
@@ -155,7 +161,10 @@ impl SessionInfo {
 
     /// A new statement starts: an earlier KILL QUERY no longer applies.
     pub(crate) fn clear_kill(&self) {
-        if self.killed.load(Ordering::Acquire) == kill::QUERY {
+        if matches!(
+            self.killed.load(Ordering::Acquire),
+            kill::QUERY | kill::TIMEOUT
+        ) {
             self.killed.store(kill::NONE, Ordering::Release);
         }
         if self.killed.load(Ordering::Acquire) == kill::NONE {
@@ -335,6 +344,7 @@ impl<'d> Instance<'d> {
             since: Mutex::new(Instant::now()),
             trx: Mutex::new(None),
             killed: AtomicU8::new(kill::NONE),
+            deadline: Mutex::new(None),
             interrupt: Arc::new(AtomicBool::new(false)),
             tls: Mutex::new(None),
             progress: AtomicU32::new(0),
@@ -359,6 +369,34 @@ impl<'d> Instance<'d> {
     /// Sessions registered now (SHOW PROCESSLIST).
     pub fn sessions(&self) -> Vec<Arc<SessionInfo>> {
         self.sessions.lock().values().cloned().collect()
+    }
+
+    /// Stops the statements that have run past their max_statement_time, as KILL QUERY
+    /// stops one (`kill::TIMEOUT`: they fail with 1969). The server calls this every few
+    /// tens of milliseconds, so a statement ends that much after its limit at most (and,
+    /// as in MariaDB, at its next row or lock wait). A session killed otherwise already is
+    /// left as it is.
+    pub fn expire_statements(&self) {
+        let now = Instant::now();
+        for s in self.sessions.lock().values() {
+            let mut deadline = s.deadline.lock();
+            if !matches!(*deadline, Some(d) if d <= now) {
+                continue;
+            }
+            *deadline = None;
+            let timed_out = s
+                .killed
+                .compare_exchange(
+                    kill::NONE,
+                    kill::TIMEOUT,
+                    Ordering::AcqRel,
+                    Ordering::Acquire,
+                )
+                .is_ok();
+            if timed_out {
+                s.interrupt.store(true, Ordering::Release);
+            }
+        }
     }
 
     /// A global variable's value as the server needs it (`max_connections`,
@@ -634,6 +672,8 @@ pub struct Session<'d> {
     /// are the rows it matched, not those it changed (MariaDB's `client_capabilities`).
     /// SQLAlchemy asks, and takes fewer affected rows than it updated for a lost row.
     pub(crate) client_found_rows: bool,
+    /// The running statement has a max_statement_time deadline to take back at its end.
+    timer_armed: bool,
 }
 
 /// What decides whether a statement goes to the slow query log, read from the session's
@@ -717,6 +757,7 @@ impl<'d> Session<'d> {
             last_examined: 0,
             last_full_scan: false,
             client_found_rows: false,
+            timer_armed: false,
         }
     }
 
@@ -790,6 +831,7 @@ impl<'d> Session<'d> {
             since: Mutex::new(*old.since.lock()),
             trx: Mutex::new(None),
             killed: AtomicU8::new(kill::NONE),
+            deadline: Mutex::new(None),
             interrupt: Arc::new(AtomicBool::new(false)),
             tls: Mutex::new(old.tls.lock().clone()),
             progress: AtomicU32::new(0),
@@ -838,10 +880,136 @@ impl<'d> Session<'d> {
         }
         crate::status::count_statement(&self.inst.com, &self.sv.status, text);
         let examined = crate::status::mark();
-        let r = self.query_text(text, sink);
+        self.arm_statement_timer();
+        let r = match crate::dispatch::split_set_statement(text) {
+            Some((list, stmt)) => self.set_statement_for(list, stmt, sink),
+            None => self.query_text(text, sink),
+        };
+        let r = self.end_statement_timer(r);
         self.note_examined(examined);
         self.after_statement(&r);
         r
+    }
+
+    /// MariaDB's `SET STATEMENT list FOR stmt`: the list's session variables hold for
+    /// `stmt` only. Each is then set back to what the session had (its old session value,
+    /// or DEFAULT where it had none), through SET itself so that what SET keeps beside the
+    /// value (the parsed sql_mode, the connection's character set) follows; also when the
+    /// statement fails.
+    fn set_statement_for(
+        &mut self,
+        list: &str,
+        stmt: &str,
+        sink: &mut dyn RowSink,
+    ) -> Result<Outcome> {
+        let bad = || SqlError::Parse {
+            near: list.chars().take(80).collect(),
+            line: 1,
+        };
+        let mut saved = Vec::new();
+        for item in crate::dispatch::split_list(list).ok_or_else(bad)? {
+            let name = item
+                .split(['=', ':'])
+                .next()
+                .unwrap_or("")
+                .trim()
+                .trim_matches('`')
+                .to_ascii_lowercase();
+            // Session variables by their plain names only (no @user variables, no scope).
+            if name.is_empty() || name.contains(['@', '.', ' ']) {
+                return Err(bad());
+            }
+            let old = self.sv.vars.get(crate::vars::canonical(&name)).cloned();
+            saved.push((name, old));
+        }
+        // A list that fails part way is undone as well.
+        let r = match self.query_text(&format!("SET SESSION {list}"), sink) {
+            Ok(_) => {
+                // The list may have set max_statement_time itself.
+                self.arm_statement_timer();
+                self.query_text(stmt, sink)
+            }
+            Err(e) => Err(e),
+        };
+        let escapes = !self
+            .sv
+            .conn()
+            .mode
+            .has(crate::diag::SqlMode::NO_BACKSLASH_ESCAPES);
+        for (name, old) in saved.into_iter().rev() {
+            let value = match old {
+                None => "DEFAULT".to_string(),
+                Some(Value::Int(i)) => i.to_string(),
+                Some(Value::UInt(u)) => u.to_string(),
+                Some(Value::Double(d)) => d.to_string(),
+                Some(v) => {
+                    let t = crate::types::display(&v);
+                    if t.parse::<f64>().is_ok() {
+                        t
+                    } else {
+                        let t = if escapes { t.replace('\\', "\\\\") } else { t };
+                        format!("'{}'", t.replace('\'', "''"))
+                    }
+                }
+            };
+            if let Err(e) = self.query_text(&format!("SET SESSION {name} = {value}"), sink) {
+                tracing::warn!(variable = %name, error = %e, "SET STATEMENT could not restore a variable");
+            }
+        }
+        r
+    }
+
+    /// max_statement_time (seconds, the session's value or the global one; 0: no limit)
+    /// starts counting for the statement about to run.
+    fn arm_statement_timer(&mut self) {
+        let limit = match self.sv.vars.get("max_statement_time").cloned().or_else(|| {
+            self.inst
+                .globals
+                .read()
+                .values
+                .get("max_statement_time")
+                .cloned()
+        }) {
+            Some(Value::Double(d)) => d,
+            Some(Value::Str(s)) => s.parse::<f64>().unwrap_or(0.0),
+            Some(Value::Int(i)) => i as f64,
+            Some(Value::UInt(u)) => u as f64,
+            _ => 0.0,
+        };
+        match std::time::Duration::try_from_secs_f64(limit)
+            .ok()
+            .filter(|d| !d.is_zero())
+        {
+            Some(d) => {
+                *self.info.deadline.lock() = Some(Instant::now() + d);
+                self.timer_armed = true;
+            }
+            // `SET STATEMENT max_statement_time = 0 FOR …` under a global limit.
+            None if self.timer_armed => {
+                *self.info.deadline.lock() = None;
+                self.timer_armed = false;
+            }
+            None => {}
+        }
+    }
+
+    /// The statement ended: its limit no longer applies, and if the limit is what stopped
+    /// it, it failed with 1969 (MariaDB's ER_STATEMENT_TIMEOUT), not 1317.
+    fn end_statement_timer(&mut self, r: Result<Outcome>) -> Result<Outcome> {
+        if std::mem::take(&mut self.timer_armed) {
+            *self.info.deadline.lock() = None;
+        }
+        match r {
+            Err(SqlError::Interrupted) if self.info.kill_requested() == kill::TIMEOUT => {
+                self.info.clear_kill();
+                crate::status::ServerCounters::add(
+                    &self.inst.counters.max_statement_time_exceeded,
+                    1,
+                );
+                Err(SqlError::StatementTimeout)
+            }
+            r => r,
+        }
     }
 
     /// Counts a command the server handles without a statement (`Com_stmt_send_long_data`,
@@ -1249,7 +1417,9 @@ impl<'d> Session<'d> {
             self.count_com(name);
         }
         let examined = crate::status::mark();
+        self.arm_statement_timer();
         let r = self.run_kept(&k, params, sink);
+        let r = self.end_statement_timer(r);
         self.note_examined(examined);
         self.after_statement(&r);
         r

@@ -198,6 +198,8 @@ pub struct ServerCounters {
     pub connections: AtomicU64,
     pub max_used_connections: AtomicU64,
     pub slow_queries: AtomicU64,
+    /// Statements stopped by max_statement_time (1969).
+    pub max_statement_time_exceeded: AtomicU64,
     /// Rows read from tables by statements (`Innodb_rows_read`): the sum of their
     /// `Rows_examined`.
     pub rows_read: AtomicU64,
@@ -209,7 +211,7 @@ impl ServerCounters {
     }
 
     /// Every counter under its MariaDB status name.
-    pub(crate) fn all(&self) -> [(&'static str, u64); 8] {
+    pub(crate) fn all(&self) -> [(&'static str, u64); 9] {
         let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
         [
             ("Aborted_clients", get(&self.aborted_clients)),
@@ -218,6 +220,10 @@ impl ServerCounters {
             ("Bytes_sent", get(&self.bytes_sent)),
             ("Connections", get(&self.connections)),
             ("Innodb_rows_read", get(&self.rows_read)),
+            (
+                "Max_statement_time_exceeded",
+                get(&self.max_statement_time_exceeded),
+            ),
             ("Max_used_connections", get(&self.max_used_connections)),
             ("Slow_queries", get(&self.slow_queries)),
         ]

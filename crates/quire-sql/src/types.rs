@@ -10,6 +10,7 @@ use quire_engine::row::{
 use crate::diag::Level;
 use crate::error::{Result, SqlError};
 use crate::expr::Env;
+use crate::func::datetime::Tail;
 use crate::meta::{charset, flags, ColumnMeta, FieldType};
 
 /// The wire type and display length of a column type.
@@ -966,24 +967,21 @@ pub fn coerce(v: Value, col: &Column, at: &Target<'_>, env: &dyn Env) -> Result<
                 Ok(Value::Date(dt.date))
             }
             Value::Int(0) | Value::UInt(0) => Ok(Value::Date(zero_date())),
-            ref other => {
-                let text = to_text(other.clone());
-                match parse_datetime(&text) {
-                    Some(dt) => {
-                        if dt.hour != 0 || dt.minute != 0 || dt.second != 0 || dt.micros != 0 {
-                            truncated(Level::Note)?;
-                        }
-                        Ok(Value::Date(dt.date))
-                    }
-                    None if zero_date_text(&text) && !no_zero_date(env) => {
-                        Ok(Value::Date(zero_date()))
-                    }
-                    None => {
+            ref other => match read_temporal(other, env, false) {
+                Read::Date(dt, tail) => {
+                    if tail == Tail::Garbage {
                         bad_time("date", other)?;
-                        Ok(Value::Date(zero_date()))
                     }
+                    if dt.hour != 0 || dt.minute != 0 || dt.second != 0 || dt.micros != 0 {
+                        truncated(Level::Note)?;
+                    }
+                    Ok(Value::Date(dt.date))
                 }
-            }
+                Read::Bad => {
+                    bad_time("date", other)?;
+                    Ok(Value::Date(zero_date()))
+                }
+            },
         },
         ColumnType::DateTime { fsp } | ColumnType::Timestamp { fsp } => {
             let zero = DateTime::new(zero_date(), 0, 0, 0, 0);
@@ -995,11 +993,17 @@ pub fn coerce(v: Value, col: &Column, at: &Target<'_>, env: &dyn Env) -> Result<
                 }
                 Value::Int(0) | Value::UInt(0) => zero,
                 other => {
-                    let text = to_text(other.clone());
-                    match parse_datetime(&text) {
-                        Some(dt) => dt,
-                        None if zero_date_text(&text) && !no_zero_date(env) => zero,
-                        None => {
+                    let timestamp = matches!(col.ty, ColumnType::Timestamp { .. });
+                    match read_temporal(other, env, timestamp) {
+                        Read::Date(dt, tail) => {
+                            match tail {
+                                Tail::Garbage => bad_time("datetime", other)?,
+                                Tail::Fraction => truncated(Level::Note)?,
+                                Tail::Clean => {}
+                            }
+                            dt
+                        }
+                        Read::Bad => {
                             bad_time("datetime", other)?;
                             zero
                         }
@@ -1036,37 +1040,57 @@ fn zero_date() -> Date {
     Date::ZERO
 }
 
-/// The zero date written out: `0000-00-00`, with or without a zero time and a zero
-/// fraction (`'0000-00-00 00:00:00'`, the DEFAULT of many schemas, WordPress's among them).
-/// `parse_datetime` refuses it (it is no day); storing it is right unless NO_ZERO_DATE.
-fn zero_date_text(s: &str) -> bool {
-    let zeros = |x: &str, sep: char, n: usize| {
-        x.split(sep).count() == n
-            && x.split(sep)
-                .all(|p| !p.is_empty() && p.bytes().all(|b| b == b'0'))
+/// A string or number stored into a DATE, DATETIME or TIMESTAMP column, as MariaDB reads
+/// it (`str_to_datetime`, `number_to_datetime`: any punctuation between the fields,
+/// `20200115`, two-digit years, `T` before the time, `func::datetime::parse_full`).
+enum Read {
+    /// A date (what follows it, if anything: `Tail`).
+    Date(DateTime, Tail),
+    /// No date at all, or one sql_mode refuses: the zero date with 1292 (strict) or 1265.
+    Bad,
+}
+
+/// [`Read`] of `v`: the zero date unless NO_ZERO_DATE; a date with a zero month or day
+/// (`2020-00-15`) unless NO_ZERO_IN_DATE, and never for a TIMESTAMP (`timestamp`), whose
+/// range has no such day.
+fn read_temporal(v: &Value, env: &dyn Env, timestamp: bool) -> Read {
+    let read = match v {
+        Value::Int(_) | Value::UInt(_) | Value::Decimal(_) | Value::Double(_) => {
+            crate::func::datetime::number_as_datetime(v).map(|dt| (dt, Tail::Clean))
+        }
+        other => {
+            crate::func::datetime::parse_full(&to_text(other.clone())).map(|(t, tail)| (t.dt, tail))
+        }
     };
-    let s = s.trim();
-    let (date, time) = match s.split_once([' ', 'T']) {
-        Some((d, t)) => (d, Some(t.trim())),
-        None => (s, None),
+    let Some((dt, tail)) = read else {
+        return Read::Bad;
     };
-    zeros(date, '-', 3)
-        && time.is_none_or(|t| {
-            let (hms, frac) = t.split_once('.').unwrap_or((t, "0"));
-            zeros(hms, ':', 3) && !frac.is_empty() && frac.bytes().all(|b| b == b'0')
-        })
+    let d = dt.date;
+    if d == Date::ZERO {
+        if no_zero_date(env) {
+            return Read::Bad;
+        }
+    } else if (d.month == 0 || d.day == 0) && (timestamp || sql_mode_has(env, "NO_ZERO_IN_DATE")) {
+        return Read::Bad;
+    }
+    Read::Date(dt, tail)
 }
 
 /// Whether the session's sql_mode has NO_ZERO_DATE (TRADITIONAL sets it): then the zero
 /// date is a bad date (1292 in strict mode). An environment without a session (a column's
 /// DEFAULT checked at CREATE TABLE) answers no.
 fn no_zero_date(env: &dyn Env) -> bool {
+    sql_mode_has(env, "NO_ZERO_DATE")
+}
+
+/// Whether the session's sql_mode has `mode` (TRADITIONAL's are spelled out in it).
+fn sql_mode_has(env: &dyn Env, mode: &str) -> bool {
     matches!(
         env.session(&crate::expr::SessionFn::SysVar {
             name: "sql_mode".into(),
             global: false,
         }),
-        Ok(Value::Str(m)) if m.split(',').any(|w| w.eq_ignore_ascii_case("NO_ZERO_DATE"))
+        Ok(Value::Str(m)) if m.split(',').any(|w| w.eq_ignore_ascii_case(mode))
     )
 }
 

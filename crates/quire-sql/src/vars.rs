@@ -254,7 +254,17 @@ pub static VARS: &[Var] = &[
         },
         "151",
     ),
-    v("max_execution_time", Scope::Both, INT, "0"),
+    // Seconds a statement may run before it is stopped with 1969 (0: no limit); enforced by
+    // the server (`Instance::expire_statements`).
+    v(
+        "max_statement_time",
+        Scope::Both,
+        Kind::Double {
+            min: 0.0,
+            max: 31_536_000.0,
+        },
+        "0",
+    ),
     v(
         "min_examined_row_limit",
         Scope::Both,
@@ -396,6 +406,120 @@ pub static VARS: &[Var] = &[
         },
         "28800",
     ),
+    // What tools and drivers read to learn about the server (mysqld_exporter, mysqltuner,
+    // go-sql-driver's tests, replication checks), fixed at what Quire is: set by the
+    // server where it knows better (`socket`, `datadir`, `bind_address`), MariaDB 10.11's
+    // values otherwise. None of them changes a result, so none can be SET (1238).
+    v("back_log", Scope::Global, Kind::ReadOnly, "80"),
+    v("basedir", Scope::Global, Kind::ReadOnly, ""),
+    v("bind_address", Scope::Global, Kind::ReadOnly, ""),
+    v("binlog_format", Scope::Global, Kind::ReadOnly, "MIXED"),
+    v(
+        "character_set_filesystem",
+        Scope::Global,
+        Kind::ReadOnly,
+        "binary",
+    ),
+    v("datadir", Scope::Global, Kind::ReadOnly, ""),
+    v(
+        "default_tmp_storage_engine",
+        Scope::Global,
+        Kind::ReadOnly,
+        "",
+    ),
+    v("default_week_format", Scope::Global, Kind::ReadOnly, "0"),
+    v(
+        "div_precision_increment",
+        Scope::Global,
+        Kind::ReadOnly,
+        "4",
+    ),
+    v("event_scheduler", Scope::Global, Kind::ReadOnly, "OFF"),
+    v("general_log", Scope::Global, Kind::ReadOnly, "0"),
+    v("have_query_cache", Scope::Global, Kind::ReadOnly, "NO"),
+    v(
+        "innodb_autoinc_lock_mode",
+        Scope::Global,
+        Kind::ReadOnly,
+        "1",
+    ),
+    v(
+        "innodb_default_row_format",
+        Scope::Global,
+        Kind::ReadOnly,
+        "dynamic",
+    ),
+    v("innodb_file_per_table", Scope::Global, Kind::ReadOnly, "1"),
+    v("innodb_strict_mode", Scope::Global, Kind::ReadOnly, "1"),
+    v("log_bin", Scope::Global, Kind::ReadOnly, "0"),
+    v(
+        "log_bin_trust_function_creators",
+        Scope::Global,
+        Kind::ReadOnly,
+        "0",
+    ),
+    v("lower_case_file_system", Scope::Global, Kind::ReadOnly, "0"),
+    v("max_connect_errors", Scope::Global, Kind::ReadOnly, "100"),
+    v("old_passwords", Scope::Global, Kind::ReadOnly, "0"),
+    v("read_only", Scope::Global, Kind::ReadOnly, "0"),
+    v("server_id", Scope::Global, Kind::ReadOnly, "1"),
+    v("skip_name_resolve", Scope::Global, Kind::ReadOnly, "0"),
+    v("skip_networking", Scope::Global, Kind::ReadOnly, "0"),
+    v("socket", Scope::Global, Kind::ReadOnly, ""),
+    v("tcp_nodelay", Scope::Global, Kind::ReadOnly, "1"),
+    v("tmpdir", Scope::Global, Kind::ReadOnly, "/tmp"),
+];
+
+/// The informational variables above: what Quire is, not a setting. A start-up value for
+/// one (`--set`, an option file) is not taken (the server says it ignores it), so that
+/// `read_only=ON` in a my.cnf never shows a server that is not read-only as one.
+pub const FIXED: &[&str] = &[
+    "back_log",
+    "basedir",
+    "bind_address",
+    "binlog_format",
+    "character_set_filesystem",
+    "datadir",
+    "default_tmp_storage_engine",
+    "default_week_format",
+    "div_precision_increment",
+    "event_scheduler",
+    "general_log",
+    "have_query_cache",
+    "innodb_autoinc_lock_mode",
+    "innodb_default_row_format",
+    "innodb_file_per_table",
+    "innodb_strict_mode",
+    "log_bin",
+    "log_bin_trust_function_creators",
+    "lower_case_file_system",
+    "max_connect_errors",
+    "old_passwords",
+    "read_only",
+    "server_id",
+    "skip_name_resolve",
+    "skip_networking",
+    "socket",
+    "tcp_nodelay",
+    "tmpdir",
+];
+
+/// The read-only variables above that are booleans: 0 / 1 to `@@name`, OFF / ON in SHOW
+/// VARIABLES, as MariaDB shows them.
+const READ_ONLY_BOOLS: &[&str] = &[
+    "explicit_defaults_for_timestamp",
+    "general_log",
+    "innodb_file_per_table",
+    "innodb_strict_mode",
+    "log_bin",
+    "log_bin_trust_function_creators",
+    "lower_case_file_system",
+    "old_passwords",
+    "performance_schema",
+    "read_only",
+    "skip_name_resolve",
+    "skip_networking",
+    "tcp_nodelay",
 ];
 
 /// `log_slow_filter`'s members, in MariaDB 10.11's order (its bitmask's bits).
@@ -818,7 +942,7 @@ pub fn var_type(name: &str) -> VarType {
     match name {
         "warning_count" | "error_count" | "last_insert_id" | "identity" | "in_transaction"
         | "pseudo_thread_id" | "thread_id" => return VarType::Unsigned,
-        "performance_schema" => return VarType::Bool,
+        n if READ_ONLY_BOOLS.contains(&n) => return VarType::Bool,
         _ => {}
     }
     if let Some(v) = find(name) {
@@ -894,6 +1018,7 @@ fn engine_setting_value(name: &str, text: String) -> Value {
 /// Whether variable `name` is a boolean (shown as ON/OFF by SHOW VARIABLES).
 pub fn is_bool(name: &str) -> bool {
     find(name).is_some_and(|d| d.kind == Kind::Bool)
+        || READ_ONLY_BOOLS.contains(&name)
         || matches!(
             name,
             "innodb_doublewrite"

@@ -31,14 +31,14 @@ struct Cli {
 enum Cmd {
     /// Serve the MySQL wire protocol on a data directory.
     Serve {
-        /// The data directory [default: ./quire-data].
-        #[arg(long)]
+        /// The data directory [default: ./quire-data]. `--datadir` too, as mariadbd spells it.
+        #[arg(long, alias = "datadir")]
         data_dir: Option<PathBuf>,
         /// [default: 3307]
         #[arg(long)]
         port: Option<u16>,
-        /// The address to listen on [default: 127.0.0.1].
-        #[arg(long)]
+        /// The address to listen on [default: 127.0.0.1]. `--bind-address` too.
+        #[arg(long, alias = "bind-address")]
         bind: Option<String>,
         /// A my.cnf-style option file: its [mysqld], [server], [mariadb] and [quire] groups
         /// (port, bind-address, socket, datadir and any setting); the command line wins.
@@ -58,7 +58,7 @@ enum Cmd {
     },
     /// Check a data directory offline; exits 0 only if everything is clean.
     Check {
-        #[arg(long, default_value = "./quire-data")]
+        #[arg(long, alias = "datadir", default_value = "./quire-data")]
         data_dir: PathBuf,
         /// When the only problems are leaked pages (wasted space a crash can leave), free
         /// them. Nothing else is changed; damage is reported and left alone.

@@ -130,6 +130,13 @@ fn merge_option_file(opts: &mut Options) -> Result<(), String> {
             "bind_address" => bind = Some(o.value.clone()),
             "socket" => socket = Some(PathBuf::from(&o.value)),
             "datadir" => data_dir = Some(PathBuf::from(&o.value)),
+            // A MariaDB my.cnf's server_id, log_bin, skip_name_resolve, …: what Quire is,
+            // not a setting; said and passed over, as an unknown setting is.
+            name if quire_server::is_fixed_variable(name) => {
+                if !o.loose {
+                    eprintln!("quire serve: {at}: '{name}' is fixed in Quire (shown by @@{name}); ignored");
+                }
+            }
             name => {
                 // Tried alone: unknown and bad values are told apart, and named.
                 let item = format!("{name}={}", o.value);

@@ -47,7 +47,9 @@ const KEY_FOREIGN: u8 = 4;
 pub enum CatalogError {
     #[error("corrupt catalog record: {0}")]
     Corrupt(String),
-    #[error("bad name '{0}': use 1 to 64 characters of A-Z a-z 0-9 _ $")]
+    #[error(
+        "bad name '{0}': use 1 to 64 characters other than NUL and '.', not ending in a space"
+    )]
     BadName(String),
     #[error(transparent)]
     BTree(#[from] BTreeError),
@@ -61,13 +63,16 @@ pub enum CatalogError {
 
 pub type Result<T> = std::result::Result<T, CatalogError>;
 
-/// Checks a database, table or index name (docs/catalog.md, "Names").
+/// Checks a database, table or index name (docs/catalog.md, "Names"): 1 to 64 characters
+/// of the Basic Multilingual Plane, no NUL and no `.` (the space name's separator), not
+/// ending in a space.
 pub fn check_name(name: &str) -> Result<()> {
     let ok = !name.is_empty()
         && name.chars().count() <= NAME_MAX
+        && !name.ends_with(' ')
         && name
             .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$');
+            .all(|c| c != '\0' && c != '.' && u32::from(c) <= 0xFFFF);
     if ok {
         Ok(())
     } else {
@@ -75,9 +80,41 @@ pub fn check_name(name: &str) -> Result<()> {
     }
 }
 
-/// The space (file stem) of a table: `<db>.<table>`; `.` never occurs in a name.
+/// The longest space name, in bytes: with `.qsp` it is a file name, at most 255 bytes.
+pub const SPACE_NAME_MAX: usize = 240;
+
+/// The space (file stem) of a table: `<db>.<table>`, each name encoded for the file system
+/// (docs/catalog.md, "Names"): `A-Z a-z 0-9 _ $` as themselves, any other character as `@`
+/// and four hex digits. One-to-one, and never `.` or `/` inside a part.
 pub fn space_name(db: &str, table: &str) -> String {
-    format!("{db}.{table}")
+    let mut s = String::with_capacity(db.len() + table.len() + 1);
+    encode_file_name(db, &mut s);
+    s.push('.');
+    encode_file_name(table, &mut s);
+    s
+}
+
+fn encode_file_name(name: &str, out: &mut String) {
+    use std::fmt::Write;
+    for c in name.chars() {
+        if c.is_ascii_alphanumeric() || c == '_' || c == '$' {
+            out.push(c);
+        } else {
+            // Infallible: writing to a String.
+            let _ = write!(out, "@{:04x}", u32::from(c));
+        }
+    }
+}
+
+/// Checks the names of a table to create or rename (to): each a valid name, and their space
+/// name short enough to be a file name.
+pub fn check_table_names(db: &str, table: &str) -> Result<()> {
+    check_name(db)?;
+    check_name(table)?;
+    if space_name(db, table).len() > SPACE_NAME_MAX {
+        return Err(CatalogError::BadName(table.to_string()));
+    }
+    Ok(())
 }
 
 /// A CHECK constraint (docs/catalog.md, "Check constraints"): the engine keeps its name,

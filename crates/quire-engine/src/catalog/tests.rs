@@ -82,10 +82,31 @@ fn decoding_a_damaged_table_record_is_an_error_never_a_panic() {
 
 #[test]
 fn names_are_restricted_so_space_names_are_unique() {
-    assert!(check_name("a_b$9").is_ok());
-    for bad in ["", "a.b", "a/b", "a b", &"x".repeat(65)] {
+    for ok in [
+        "a_b$9",
+        "my-app",
+        "a b",
+        "a/b",
+        "heiße",
+        "日本語",
+        "@0041",
+        &"x".repeat(64),
+    ] {
+        assert!(check_name(ok).is_ok(), "{ok:?}");
+    }
+    for bad in ["", "a.b", "a ", "a\0b", "a😀", &"x".repeat(65)] {
         assert!(check_name(bad).is_err(), "{bad:?}");
     }
+    // The names that were the only valid ones keep their files.
+    assert_eq!(space_name("shop", "orders_2$"), "shop.orders_2$");
+    assert_eq!(space_name("my-app", "heiße"), "my@002dapp.hei@00dfe");
+    assert_eq!(space_name("a", "b/c"), "a.b@002fc");
+    // One-to-one: a name that looks like an encoding is itself encoded.
+    assert_ne!(space_name("a", "@002d"), space_name("a", "-"));
+    // A file name is at most 255 bytes.
+    let long = "é".repeat(64);
+    assert!(check_table_names("d", &long).is_err());
+    assert!(check_table_names("d", &"x".repeat(64)).is_ok());
 }
 
 #[test]

@@ -286,7 +286,28 @@ fn decimal_rescales_exactly_and_rejects_rounding() {
 fn the_zero_date_is_stored_and_packs_below_every_date() {
     let d = Column::new("d", ColumnType::Date);
     d.canonical(&Value::Date(Date::ZERO)).expect("zero date");
-    assert!(d.canonical(&Value::Date(Date::new(2024, 0, 1))).is_err());
+    // A zero month or day is a value (MariaDB stores it unless NO_ZERO_IN_DATE); a month
+    // past 12 or a day past the month's last is not.
+    for ok in [
+        Date::new(2024, 0, 1),
+        Date::new(2024, 2, 0),
+        Date::new(2024, 0, 31),
+    ] {
+        d.canonical(&Value::Date(ok)).expect("zero part");
+        assert_eq!(Date::unpack(ok.packed()).expect("unpacks"), ok);
+    }
+    for bad in [
+        Date::new(2024, 13, 1),
+        Date::new(2023, 2, 29),
+        Date::new(2024, 1, 32),
+    ] {
+        assert!(d.canonical(&Value::Date(bad)).is_err(), "{bad:?}");
+    }
+    assert!(Date::new(2024, 0, 1).packed() < Date::new(2024, 1, 1).packed());
+    let in_range_but_no_day = Value::DateTime(DateTime::new(Date::new(2020, 0, 15), 0, 0, 0, 0));
+    assert!(Column::new("t", ColumnType::Timestamp { fsp: 0 })
+        .canonical(&in_range_but_no_day)
+        .is_err());
     assert!(Date::ZERO.packed() < Date::new(0, 1, 1).packed());
     assert_eq!(
         Date::unpack(Date::ZERO.packed()).expect("unpacks"),

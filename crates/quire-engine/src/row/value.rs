@@ -659,7 +659,8 @@ impl Column {
                 dt.check(fsp).map_err(bad)?;
                 // The zero timestamp (0000-00-00 00:00:00) is MariaDB's too.
                 let zero = *dt == DateTime::new(Date::ZERO, 0, 0, 0, 0);
-                if !zero && (*dt < TIMESTAMP_MIN || *dt > TIMESTAMP_MAX) {
+                if !zero && (dt.date.has_zero_part() || *dt < TIMESTAMP_MIN || *dt > TIMESTAMP_MAX)
+                {
                     return Err(bad(ValueError::OutOfRange));
                 }
                 Ok(Cow::Borrowed(v))
@@ -781,18 +782,24 @@ impl Date {
         day: 0,
     };
 
+    /// The zero date, and a date with a zero month or day (`2020-00-15`, which MariaDB
+    /// stores in a DATE or DATETIME unless sql_mode has NO_ZERO_IN_DATE), are values; a
+    /// month past 12 or a day past its month's last is not.
     fn check(self) -> Result<(), ValueError> {
-        if self == Date::ZERO {
-            return Ok(());
-        }
-        if self.year > 9999
-            || !(1..=12).contains(&self.month)
-            || self.day == 0
-            || self.day > days_in_month(self.year, self.month)
-        {
+        let day_fits = self.day <= 31
+            && (self.month == 0
+                || self.day == 0
+                || self.day <= days_in_month(self.year, self.month));
+        if self.year > 9999 || self.month > 12 || !day_fits {
             return Err(ValueError::InvalidDate);
         }
         Ok(())
+    }
+
+    /// A zero month or day in a date that is not the zero date (`2020-00-15`): no day of
+    /// the calendar, so no TIMESTAMP.
+    pub fn has_zero_part(self) -> bool {
+        self != Date::ZERO && (self.month == 0 || self.day == 0)
     }
     /// `year<<9 | month<<5 | day`: order-preserving, 23 bits.
     pub(crate) fn packed(self) -> u32 {

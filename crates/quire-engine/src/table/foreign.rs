@@ -561,7 +561,7 @@ impl<'d> Transaction<'d> {
         let handle = Table {
             db: self.db,
             id: c.def.id,
-            name: format!("{}.{}", c.def.db, c.def.name),
+            name: c.full_name.clone(),
             read_columns: None,
         };
         for key in keys {

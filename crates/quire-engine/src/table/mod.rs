@@ -468,6 +468,9 @@ impl TableState {
 /// One version of a table's definition with its open trees. DDL replaces it.
 struct TableState {
     def: TableDef,
+    /// `db.name`, what handles on this version name the table by (made once here: a
+    /// statement opens a handle per table, and formatting it each time showed in profiles).
+    full_name: Arc<str>,
     layout: RowLayout,
     clustered: BTree,
     indexes: Vec<Index>,
@@ -667,6 +670,7 @@ fn open_state(
         }
     };
     Ok(Arc::new(TableState {
+        full_name: Arc::from(format!("{}.{}", def.db, def.name)),
         def,
         layout,
         clustered,
@@ -1142,7 +1146,7 @@ impl DbInner {
         Ok(Table {
             db: self,
             id: t.def.id,
-            name: format!("{db}.{name}"),
+            name: t.full_name.clone(),
             read_columns: None,
         })
     }
@@ -1165,7 +1169,7 @@ impl DbInner {
         mut fks: Vec<ForeignKeyDef>,
     ) -> Result<Table<'_>> {
         let _ddl = self.ddl.lock();
-        catalog::check_name(name)?;
+        catalog::check_table_names(db, name)?;
         {
             let st = self.state.read();
             if !st.databases.contains(db) {
@@ -1267,7 +1271,7 @@ impl DbInner {
     /// space; open completes a rename a crash interrupted.
     pub fn rename_table(&self, db: &str, name: &str, to_db: &str, to: &str) -> Result<()> {
         let _ddl = self.ddl.lock();
-        catalog::check_name(to)?;
+        catalog::check_table_names(to_db, to)?;
         let t = self.lookup(db, name)?;
         {
             let st = self.state.read();
@@ -1541,7 +1545,7 @@ impl DbInner {
 pub struct Table<'d> {
     db: &'d DbInner,
     id: u64,
-    name: String,
+    name: Arc<str>,
     /// The columns the reads of this handle decode (`Table::reading_only`); the others
     /// come back NULL. `None`: every column.
     read_columns: Option<Arc<[bool]>>,
@@ -1573,9 +1577,7 @@ impl<'d> Table<'d> {
 
     /// The table's own name, without its database (names hold no '.': catalog rule).
     pub fn table_name(&self) -> &str {
-        self.name
-            .split_once('.')
-            .map_or(self.name.as_str(), |(_, t)| t)
+        self.name.split_once('.').map_or(&*self.name, |(_, t)| t)
     }
 
     fn state(&self) -> Result<Arc<TableState>> {
@@ -1585,7 +1587,7 @@ impl<'d> Table<'d> {
             .tables
             .get(&self.id)
             .cloned()
-            .ok_or_else(|| DbError::NoSuchTable(self.name.clone()))
+            .ok_or_else(|| DbError::NoSuchTable(self.name.to_string()))
     }
 
     /// Runs `f` on the current definition with the table's DML lock shared (no DDL runs
@@ -1602,7 +1604,7 @@ impl<'d> Table<'d> {
             .iter()
             .find(|i| i.def.name == index)
             .ok_or_else(|| DbError::NoSuchIndex {
-                table: self.name.clone(),
+                table: self.name.to_string(),
                 index: index.into(),
             })
     }
@@ -1640,7 +1642,7 @@ impl<'d> Table<'d> {
 
     fn pk_key(&self, t: &TableState, pk: &[Value]) -> Result<Vec<u8>> {
         if t.layout.has_row_id() {
-            return Err(DbError::NoPrimaryKey(self.name.clone()));
+            return Err(DbError::NoPrimaryKey(self.name.to_string()));
         }
         if pk.len() != t.def.primary_key.len() {
             return Err(RowError::WrongColumnCount {
@@ -1926,7 +1928,7 @@ impl<'d> Table<'d> {
             .iter()
             .position(|i| i.def.name == index)
             .ok_or_else(|| DbError::NoSuchIndex {
-                table: self.name.clone(),
+                table: self.name.to_string(),
                 index: index.into(),
             })?;
         let ix = &t.indexes[pos];

@@ -27,6 +27,9 @@ pub enum MiscFn {
     MakeSet,
     ExportSet,
     Password,
+    /// ED25519_PASSWORD(pw): the value `IDENTIFIED VIA ed25519 USING '…'` takes (MariaDB's
+    /// auth_ed25519 plugin adds it as a UDF; Quire has the plugin built in, and so this).
+    Ed25519Password,
     UuidShort,
     ConvertTz,
 }
@@ -46,6 +49,7 @@ impl MiscFn {
             "make_set" => (MiscFn::MakeSet, 2, usize::MAX),
             "export_set" => (MiscFn::ExportSet, 3, 5),
             "password" => (MiscFn::Password, 1, 1),
+            "ed25519_password" => (MiscFn::Ed25519Password, 1, 1),
             "uuid_short" => (MiscFn::UuidShort, 0, 0),
             "convert_tz" => (MiscFn::ConvertTz, 3, 3),
             _ => return None,
@@ -187,6 +191,7 @@ pub fn eval(f: MiscFn, args: Vec<Value>, env: &dyn Env) -> Result<Value> {
                 .collect();
             Value::Str(parts.join(&sep))
         }
+        MiscFn::Ed25519Password => Value::Bytes(crate::acl::ed25519_hash(&text(a(0))).into_bytes()),
         MiscFn::Password => {
             // MariaDB: PASSWORD(NULL) is '' too.
             let pw = match a(0) {

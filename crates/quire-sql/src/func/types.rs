@@ -855,6 +855,8 @@ fn func(f: Func, args: &[Expr], cols: &[Column], aggs: &[AggCall]) -> Ty {
                     Ty::string(64 * word + 63 * sep)
                 }
                 MiscFn::Password => Ty::string(41),
+                // 43 characters of base64 (a 32-byte key), a binary string as the UDF's.
+                MiscFn::Ed25519Password => Ty::bytes(43),
                 MiscFn::UuidShort => Ty::unsigned_int(21),
                 MiscFn::ConvertTz => {
                     let dec = args.first().map_or(0, |e| temporal_dec(e, arg(0)));

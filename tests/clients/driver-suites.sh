@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# The drivers' own test suites against a running server: what their maintainers run against
+# MySQL and MariaDB, run against Quire. Not in CI (minutes each, and they fetch the suites);
+# the last results are in docs/clients.md.
+#
+#   bash tests/clients/driver-suites.sh PORT [go]...
+#
+# go: go-sql-driver/mysql (the version tests/clients/go uses), its `go test` from the module
+#     the Go module proxy serves (test files included), in a private copy, against database
+#     `gotest` (made here) as root without a password.
+#
+# Prints each suite's failing tests and its summary line; exits 1 if a suite failed.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+port=${1:?usage: driver-suites.sh PORT [go]...}
+shift
+suites=("$@")
+[ ${#suites[@]} -eq 0 ] && suites=(go)
+host=${CLIENTS_HOST:-127.0.0.1}
+status=0
+
+sql() {
+  mariadb -h "$host" -P "$port" -u root -e "$1"
+}
+
+run_go() {
+  local version dir log
+  version=$(awk '/go-sql-driver\/mysql/ {print $2; exit}' "$here/go/go.mod")
+  (cd "$here/go" && go mod download "github.com/go-sql-driver/mysql@$version") || return 1
+  dir=$(mktemp -d)
+  cp -r "$(go env GOMODCACHE)/github.com/go-sql-driver/mysql@$version/." "$dir"
+  chmod -R u+w "$dir"
+  sql "DROP DATABASE IF EXISTS gotest; CREATE DATABASE gotest" || return 1
+  log=$(mktemp)
+  (cd "$dir" && MYSQL_TEST_ADDR="$host:$port" MYSQL_TEST_USER=root MYSQL_TEST_PASS= \
+    MYSQL_TEST_DBNAME=gotest go test -count=1 -v . >"$log" 2>&1)
+  local rc=$?
+  grep -E '^--- FAIL' "$log" || true
+  echo "go-sql-driver/mysql $version: $(grep -c '^--- PASS' "$log") passed, $(grep -c '^--- FAIL' "$log") failed, $(grep -c '^--- SKIP' "$log") skipped (log: $log)"
+  rm -rf "$dir"
+  return $rc
+}
+
+for s in "${suites[@]}"; do
+  case $s in
+  go) run_go || status=1 ;;
+  *) echo "unknown suite $s" >&2; exit 2 ;;
+  esac
+done
+exit $status
