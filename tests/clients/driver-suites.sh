@@ -23,9 +23,14 @@ sql() {
   mariadb -h "$host" -P "$port" -u root -e "$1"
 }
 
+# TestConnectorReturnsTimeout dials 1.1.1.1 and wants a timeout: on a machine without a route
+# out the dial fails at once, and the driver's logger dereferences a nil connection, which
+# panics and ends the whole test binary. Nothing of it is about the server.
+GO_SKIP=${GO_SKIP:-TestConnectorReturnsTimeout}
+
 run_go() {
   local version dir log
-  version=$(awk '/go-sql-driver\/mysql/ {print $2; exit}' "$here/go/go.mod")
+  version=$(grep -o 'go-sql-driver/mysql v[0-9.]*' "$here/go/go.mod" | head -1 | awk '{print $2}')
   (cd "$here/go" && go mod download "github.com/go-sql-driver/mysql@$version") || return 1
   dir=$(mktemp -d)
   cp -r "$(go env GOMODCACHE)/github.com/go-sql-driver/mysql@$version/." "$dir"
@@ -33,7 +38,7 @@ run_go() {
   sql "DROP DATABASE IF EXISTS gotest; CREATE DATABASE gotest" || return 1
   log=$(mktemp)
   (cd "$dir" && MYSQL_TEST_ADDR="$host:$port" MYSQL_TEST_USER=root MYSQL_TEST_PASS= \
-    MYSQL_TEST_DBNAME=gotest go test -count=1 -v . >"$log" 2>&1)
+    MYSQL_TEST_DBNAME=gotest go test -count=1 -v -skip "$GO_SKIP" . >"$log" 2>&1)
   local rc=$?
   grep -E '^--- FAIL' "$log" || true
   echo "go-sql-driver/mysql $version: $(grep -c '^--- PASS' "$log") passed, $(grep -c '^--- FAIL' "$log") failed, $(grep -c '^--- SKIP' "$log") skipped (log: $log)"

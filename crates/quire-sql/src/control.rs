@@ -194,7 +194,10 @@ impl<'d> Session<'d> {
                 if toks.len() > 2 || (toks.len() == 2 && !toks[1].is("work")) {
                     return Err(syntax(text));
                 }
-                self.begin(false)?;
+                // A session whose transactions are READ ONLY (`tx_read_only`, SET SESSION
+                // TRANSACTION READ ONLY) begins read-only ones.
+                let read_only = self.var_bool("tx_read_only");
+                self.begin(read_only)?;
                 ok
             }
             "start" => {
@@ -208,7 +211,9 @@ impl<'d> Session<'d> {
                         _ => None,
                     })
                     .collect();
-                let read_only = rest.windows(2).any(|p| p == ["read", "only"]);
+                let read_only = rest.windows(2).any(|p| p == ["read", "only"])
+                    || (!rest.windows(2).any(|p| p == ["read", "write"])
+                        && self.var_bool("tx_read_only"));
                 let consistent = rest.windows(2).any(|p| p == ["consistent", "snapshot"]);
                 self.begin(read_only)?;
                 if consistent && self.isolation() == quire_engine::trx::Isolation::RepeatableRead {

@@ -891,6 +891,20 @@ impl<'d> Session<'d> {
         r
     }
 
+    /// DDL in a read-only transaction, or in a session whose transactions are read-only
+    /// (SET SESSION TRANSACTION READ ONLY): 1792, as MariaDB (temporary tables too). The
+    /// first word is looked at first, so other statements pay no variable lookup.
+    fn refuses_ddl_read_only(&self, text: &str) -> bool {
+        let first = text.split_whitespace().next().unwrap_or("");
+        let ddl = ["create", "drop", "alter", "rename", "truncate"]
+            .iter()
+            .any(|w| first.eq_ignore_ascii_case(w));
+        if !ddl {
+            return false;
+        }
+        self.read_only || (!self.explicit && self.var_bool("tx_read_only"))
+    }
+
     /// MariaDB's `SET STATEMENT list FOR stmt`: the list's session variables hold for
     /// `stmt` only. Each is then set back to what the session had (its old session value,
     /// or DEFAULT where it had none), through SET itself so that what SET keeps beside the
@@ -1035,6 +1049,9 @@ impl<'d> Session<'d> {
     }
 
     pub(crate) fn query_text(&mut self, text: &str, sink: &mut dyn RowSink) -> Result<Outcome> {
+        if self.refuses_ddl_read_only(text) {
+            return Err(SqlError::ReadOnlyTransaction);
+        }
         if !self.sv.acct.bypass {
             // An account statement reads and writes the system tables whole; that is not
             // the client's statement using no index (log_queries_not_using_indexes).

@@ -603,7 +603,20 @@ fn column_meta_at(input: &Input, scope: &Scope, c: usize) -> Option<ColumnMeta> 
                     &seq_column(),
                     flags::PRI_KEY,
                 )),
-                crate::plan::join::Member::Derived(d) => d.plan.columns.get(local).cloned(),
+                // As MariaDB names it: the derived table's alias as its table (and as its
+                // original table where the column came from one), the inner item's name as
+                // its original name. Drivers read `table` to qualify names (go-sql-driver's
+                // columnsWithAlias).
+                crate::plan::join::Member::Derived(d) => {
+                    d.plan.columns.get(local).cloned().map(|mut m| {
+                        if !m.org_table.is_empty() {
+                            m.org_table = st.alias.clone();
+                        }
+                        m.table = st.alias.clone();
+                        m.org_name = m.name.clone();
+                        m
+                    })
+                }
             }
         }
         Input::Dual | Input::Seq { .. } => None,
