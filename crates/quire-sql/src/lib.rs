@@ -72,7 +72,7 @@ pub fn is_server_variable(name: &str) -> bool {
 }
 
 /// Whether `name` is one of the variables that show what Quire is (`@@datadir`,
-/// `@@read_only`, …) and take no start-up value (`vars::FIXED`).
+/// `@@read_only`, …) and take no start-up value (`vars::INFORMATIONAL`).
 pub fn is_fixed_variable(name: &str) -> bool {
-    vars::FIXED.contains(&name.to_ascii_lowercase().as_str())
+    vars::is_fixed(name)
 }

@@ -406,10 +406,16 @@ pub static VARS: &[Var] = &[
         },
         "28800",
     ),
-    // What tools and drivers read to learn about the server (mysqld_exporter, mysqltuner,
-    // go-sql-driver's tests, replication checks), fixed at what Quire is: set by the
-    // server where it knows better (`socket`, `datadir`, `bind_address`), MariaDB 10.11's
-    // values otherwise. None of them changes a result, so none can be SET (1238).
+];
+
+/// What tools and drivers read to learn about the server (mysqld_exporter, mysqltuner,
+/// go-sql-driver's tests, replication checks), fixed at what Quire is: set by the server
+/// where it knows better (`socket`, `datadir`, `bind_address`), MariaDB 10.11's values
+/// otherwise. None of them changes a result, so none can be SET (1238); and a start-up
+/// value for one (`--set`, an option file) is not taken (`is_fixed`), so that
+/// `read_only=ON` in a my.cnf never shows a server that is not read-only as one. Read with
+/// [`VARS`] everywhere (`all_vars`).
+pub static INFORMATIONAL: &[Var] = &[
     v("back_log", Scope::Global, Kind::ReadOnly, "80"),
     v("basedir", Scope::Global, Kind::ReadOnly, ""),
     v("bind_address", Scope::Global, Kind::ReadOnly, ""),
@@ -470,39 +476,17 @@ pub static VARS: &[Var] = &[
     v("tmpdir", Scope::Global, Kind::ReadOnly, "/tmp"),
 ];
 
-/// The informational variables above: what Quire is, not a setting. A start-up value for
-/// one (`--set`, an option file) is not taken (the server says it ignores it), so that
-/// `read_only=ON` in a my.cnf never shows a server that is not read-only as one.
-pub const FIXED: &[&str] = &[
-    "back_log",
-    "basedir",
-    "bind_address",
-    "binlog_format",
-    "character_set_filesystem",
-    "datadir",
-    "default_tmp_storage_engine",
-    "default_week_format",
-    "div_precision_increment",
-    "event_scheduler",
-    "general_log",
-    "have_query_cache",
-    "innodb_autoinc_lock_mode",
-    "innodb_default_row_format",
-    "innodb_file_per_table",
-    "innodb_strict_mode",
-    "log_bin",
-    "log_bin_trust_function_creators",
-    "lower_case_file_system",
-    "max_connect_errors",
-    "old_passwords",
-    "read_only",
-    "server_id",
-    "skip_name_resolve",
-    "skip_networking",
-    "socket",
-    "tcp_nodelay",
-    "tmpdir",
-];
+/// Every server variable: [`VARS`], then [`INFORMATIONAL`].
+fn all_vars() -> impl Iterator<Item = &'static Var> {
+    VARS.iter().chain(INFORMATIONAL)
+}
+
+/// Whether `name` is one of [`INFORMATIONAL`].
+pub fn is_fixed(name: &str) -> bool {
+    INFORMATIONAL
+        .iter()
+        .any(|v| v.name.eq_ignore_ascii_case(name))
+}
 
 /// The read-only variables above that are booleans: 0 / 1 to `@@name`, OFF / ON in SHOW
 /// VARIABLES, as MariaDB shows them.
@@ -901,7 +885,7 @@ fn by_name(name: &str) -> Option<&'static (&'static Var, Value)> {
     > = std::sync::OnceLock::new();
     INDEX
         .get_or_init(|| {
-            VARS.iter()
+            all_vars()
                 .map(|v| (v.name, (v, parse_default(v))))
                 .collect()
         })
@@ -1039,8 +1023,7 @@ pub(crate) fn global_u64(inst: &Instance<'_>, name: &str) -> Option<u64> {
 
 /// Every variable name with its global value, sorted (SHOW GLOBAL VARIABLES).
 pub fn all_globals(inst: &Instance<'_>) -> Vec<(String, Value)> {
-    let mut out: Vec<(String, Value)> = VARS
-        .iter()
+    let mut out: Vec<(String, Value)> = all_vars()
         .filter_map(|v| global(inst, v.name).map(|x| (v.name.to_string(), x)))
         .collect();
     for (n, v) in inst.db.settings().list() {

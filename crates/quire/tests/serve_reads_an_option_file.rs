@@ -62,7 +62,7 @@ fn the_option_file_configures_the_server_and_warns_of_unknown_settings() {
             "[mysqld]\nport = 1\ndatadir = {}\nsocket = {}\nkey_buffer_size = 16M\n\
              loose-innodb_file_per_table = 1\ninnodb-buffer-pool-size = 8M\n\
              innodb_log_file_size = 8M\n[quire]\ninnodb_flush_method = fsync\n\
-             sql_mode = STRICT_ALL_TABLES\n",
+             sql_mode = STRICT_ALL_TABLES\nserver-id = 3\n",
             data.display(),
             sock.display()
         ),
@@ -92,6 +92,12 @@ fn the_option_file_configures_the_server_and_warns_of_unknown_settings() {
         .collect();
     assert_eq!(warned.len(), 1, "{seen:?}");
     assert!(warned[0].contains("my.cnf:5") && warned[0].contains("key_buffer_size"));
+    // A MariaDB my.cnf's server-id: what Quire is, said and passed over.
+    assert!(
+        seen.iter()
+            .any(|l| l.contains("my.cnf:12") && l.contains("'server_id' is fixed")),
+        "{seen:?}"
+    );
     assert!(data.join("redo.log").exists(), "the file's datadir is used");
     assert!(sock.exists(), "the file's socket is used");
     // SAFETY: sending a signal to our own child.
