@@ -421,3 +421,22 @@ fn kill_query_stops_a_join_at_its_next_row() {
         });
     });
 }
+
+#[test]
+fn a_derived_tables_columns_are_named_by_its_alias() {
+    with_tables(|_, s| {
+        // As MariaDB: `table` is the derived table's alias (drivers qualify names with it),
+        // and a column read from a table keeps the alias as its original table too.
+        let p = s
+            .prepare("SELECT * FROM (SELECT id AS one, 1 AS lit FROM p) AS A")
+            .expect("prepare");
+        let c = &p.columns;
+        assert_eq!((c[0].table.as_str(), c[0].org_table.as_str()), ("A", "A"));
+        assert_eq!((c[0].name.as_str(), c[0].org_name.as_str()), ("one", "one"));
+        assert_eq!((c[1].table.as_str(), c[1].org_table.as_str()), ("A", ""));
+        let p = s
+            .prepare("SELECT f.x FROM (SELECT 1 AS x) f JOIN p ON p.id = f.x")
+            .expect("prepare");
+        assert_eq!(p.columns[0].table, "f");
+    });
+}
