@@ -382,9 +382,7 @@ impl<'d> Session<'d> {
         subqueries: bool,
         f: impl FnOnce(&mut Transaction<'d>, &ExecEnv<'_>) -> Result<R>,
     ) -> Result<R> {
-        // An explicit transaction is read-only as it began; a statement of its own follows
-        // the session's `tx_read_only` (SET SESSION TRANSACTION READ ONLY).
-        if writes && (self.read_only || (!self.explicit && self.var_bool("tx_read_only"))) {
+        if writes && self.writes_refused() {
             return Err(SqlError::ReadOnlyTransaction);
         }
         if self.trx.is_none() {

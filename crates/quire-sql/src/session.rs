@@ -779,11 +779,7 @@ impl<'d> Session<'d> {
     /// `long_query_time` in microseconds: a statement slower than this is slow. Read at
     /// the end of every statement, so it is one lookup, apart from the other settings.
     pub fn long_query_us(&self) -> u64 {
-        let long = match self.var("long_query_time") {
-            Some(Value::Str(t)) => t.parse::<f64>().unwrap_or(10.0),
-            Some(Value::Double(d)) => d,
-            _ => 10.0,
-        };
+        let long = self.var_f64("long_query_time").unwrap_or(10.0);
         (long * 1e6) as u64
     }
 
@@ -899,10 +895,7 @@ impl<'d> Session<'d> {
         let ddl = ["create", "drop", "alter", "rename", "truncate"]
             .iter()
             .any(|w| first.eq_ignore_ascii_case(w));
-        if !ddl {
-            return false;
-        }
-        self.read_only || (!self.explicit && self.var_bool("tx_read_only"))
+        ddl && self.writes_refused()
     }
 
     /// MariaDB's `SET STATEMENT list FOR stmt`: the list's session variables hold for
@@ -976,20 +969,7 @@ impl<'d> Session<'d> {
     /// max_statement_time (seconds, the session's value or the global one; 0: no limit)
     /// starts counting for the statement about to run.
     fn arm_statement_timer(&mut self) {
-        let limit = match self.sv.vars.get("max_statement_time").cloned().or_else(|| {
-            self.inst
-                .globals
-                .read()
-                .values
-                .get("max_statement_time")
-                .cloned()
-        }) {
-            Some(Value::Double(d)) => d,
-            Some(Value::Str(s)) => s.parse::<f64>().unwrap_or(0.0),
-            Some(Value::Int(i)) => i as f64,
-            Some(Value::UInt(u)) => u as f64,
-            _ => 0.0,
-        };
+        let limit = self.var_f64("max_statement_time").unwrap_or(0.0);
         match std::time::Duration::try_from_secs_f64(limit)
             .ok()
             .filter(|d| !d.is_zero())
@@ -1628,6 +1608,25 @@ impl<'d> Session<'d> {
             .get(crate::vars::canonical(name))
             .cloned()
             .or_else(|| crate::vars::global(self.inst, name))
+    }
+
+    /// A fractional variable's value (`long_query_time`, `max_statement_time`: kept as
+    /// text with six decimals, or a number).
+    pub(crate) fn var_f64(&self, name: &str) -> Option<f64> {
+        match self.var(name)? {
+            Value::Str(t) => t.parse::<f64>().ok(),
+            Value::Double(d) => Some(d),
+            Value::Int(i) => Some(i as f64),
+            Value::UInt(u) => Some(u as f64),
+            _ => None,
+        }
+    }
+
+    /// The session may not write now: inside a read-only transaction, or outside an
+    /// explicit transaction in a session whose transactions are read-only (`tx_read_only`,
+    /// SET SESSION TRANSACTION READ ONLY). Writes and DDL are 1792 then.
+    pub(crate) fn writes_refused(&self) -> bool {
+        self.read_only || (!self.explicit && self.var_bool("tx_read_only"))
     }
 
     pub(crate) fn var_bool(&self, name: &str) -> bool {
