@@ -980,8 +980,21 @@ impl<'d> Session<'d> {
         // so adds mixed with drops or instant changes go through a rebuild, which is
         // atomic (invariant 1).
         let mixed = !added.is_empty() && (!dropped.is_empty() || w.meta);
-        let rebuild =
-            w.rebuild || w.copy.is_some() || (clash && !added.is_empty()) || temp || mixed;
+        // Several indexes added together are built online by an online rebuild (below),
+        // unless the statement asks for ALGORITHM=NOCOPY/INSTANT or a blocking lock.
+        let several = added.len() > 1
+            && w.lock != LockReq::Blocking
+            && !matches!(w.algorithm, Some(Alg::NoCopy | Alg::Instant | Alg::Copy))
+            && edb != TEMP_DB
+            && rename_to.is_none()
+            && self.locked.is_none()
+            && mdl.is_some();
+        let rebuild = w.rebuild
+            || w.copy.is_some()
+            || (clash && !added.is_empty())
+            || temp
+            || mixed
+            || several;
         let need = if w.copy.is_some() {
             Alg::Copy
         } else if rebuild {
@@ -1014,27 +1027,67 @@ impl<'d> Session<'d> {
                 });
             }
         }
-        // One new index and nothing else is built online (docs/online-ddl.md): DML goes on
-        // while it is built, under the upgradable metadata lock. Under LOCK TABLES the
+        // New indexes and nothing else are built online (docs/online-ddl.md): DML goes on
+        // while they are built, under the upgradable metadata lock. Under LOCK TABLES the
         // session holds the table already, and a RENAME takes a second name: in place, as
         // before.
         let copy_asked = w.algorithm == Some(Alg::Copy);
         let online = need == Alg::NoCopy
             && !copy_asked
-            && added.len() == 1
+            && !added.is_empty()
+            && dropped.is_empty()
             && w.lock != LockReq::Blocking
             && rename_to.is_none()
             && self.locked.is_none()
             && mdl.is_some();
         // Dropping an index only changes the catalog: any lock will do.
         let drops_only = need == Alg::NoCopy && added.is_empty();
-        if w.lock == LockReq::None && need > Alg::Instant && !online && !drops_only {
-            // Quire logs concurrent changes only while it builds one index alone: every
-            // other change but an instant one excludes writers (the metadata lock).
+        // A rebuild in place runs online too when the rows keep their clustered key
+        // (docs/online-ddl.md, "Table rebuilds"); otherwise it excludes writers throughout.
+        // An AUTO_INCREMENT column added, or made one: the copy numbers the rows, which
+        // the log's replays would not keep.
+        let added_auto = spec
+            .auto_increment
+            .is_some_and(|a| match w.cols.get(a).and_then(|c| c.src) {
+                None => true,
+                src => src != def.auto_increment,
+            });
+        let same_key = keeps_clustered_key(&def, &w, &spec);
+        let online_rebuild = need == Alg::Inplace
+            && !copy_asked
+            && w.lock != LockReq::Blocking
+            && rename_to.is_none()
+            && self.locked.is_none()
+            && mdl.is_some()
+            && edb != TEMP_DB
+            && same_key
+            && !added_auto
+            && !w.check_added;
+        if w.lock == LockReq::None
+            && need > Alg::Instant
+            && !online
+            && !drops_only
+            && !online_rebuild
+        {
+            // MariaDB checks an added constraint by a copy, and names no reason (1845).
+            if w.check_added && w.copy.is_none() {
+                return Err(SqlError::AlterAlgorithmNotSupported {
+                    what: "LOCK=NONE".into(),
+                    try_: "LOCK=SHARED".into(),
+                });
+            }
+            // Every other change but an instant one excludes writers (the metadata lock).
             let reason = match w.copy {
                 Some(r) => r.to_string(),
-                None if rebuild => "Quire does not log concurrent changes during a rebuild".into(),
-                None => "Quire builds only one index at a time online".into(),
+                // MariaDB's reason (ER_ALTER_OPERATION_NOT_SUPPORTED_REASON_AUTOINC).
+                None if rebuild && added_auto => {
+                    "Adding an auto-increment column requires a lock".into()
+                }
+                None if rebuild && !same_key => {
+                    "Quire does not log concurrent changes during a rebuild that changes the primary key".into()
+                }
+                None if rebuild => "Quire does not log concurrent changes during this rebuild".into(),
+                None => "Quire does not log concurrent changes for this operation".into(),
             };
             return Err(SqlError::AlterNotSupported {
                 what: "LOCK=NONE".into(),
@@ -1046,16 +1099,33 @@ impl<'d> Session<'d> {
         self.check_foreign_key_indexes(edb, etable, &def, &w)?;
         let copy = copy_asked || need == Alg::Copy;
         let mut records = 0;
-        if let (true, Some(x)) = (online, mdl) {
-            let ix = spec
-                .indexes
-                .iter()
-                .find(|i| i.name == added[0].name)
-                .cloned()
-                .ok_or_else(|| SqlError::Unsupported("index".into()))?;
-            self.add_index_online(edb, etable, ix, x)?;
+        let mut mdl = mdl;
+        if let (true, Some(x)) = (online, mdl.as_deref_mut()) {
+            // One after the other (several only under ALGORITHM=NOCOPY; otherwise they go
+            // through an online rebuild); a build that fails drops the ones before it.
+            let mut done: Vec<String> = Vec::new();
+            for a in &added {
+                let ix = spec
+                    .indexes
+                    .iter()
+                    .find(|i| i.name == a.name)
+                    .cloned()
+                    .ok_or_else(|| SqlError::Unsupported("index".into()))?;
+                if let Err(e) = self.add_index_online(edb, etable, ix, x) {
+                    for d in &done {
+                        let _ = self.inst.db.drop_index(edb, etable, d);
+                    }
+                    return Err(e);
+                }
+                done.push(a.name.clone());
+            }
         } else if rebuild || copy {
-            records = self.rebuild(db, table, edb, etable, &def, &w, spec)?;
+            let online = if online_rebuild && !copy {
+                mdl.as_deref_mut()
+            } else {
+                None
+            };
+            records = self.rebuild(db, table, edb, etable, &def, &w, spec, online)?;
         } else {
             // Instant and in-place changes: drops, names and defaults; or adds alone (an
             // add that fails undoes the adds before it).
@@ -1650,6 +1720,8 @@ impl<'d> Session<'d> {
     // Each argument is a separate input of the copy (names, old and new definitions, the
     // column map, the mode); a struct would only rename them.
     #[allow(clippy::too_many_arguments)]
+    /// With `online` (the exclusive metadata lock, held) the copy runs online
+    /// (`rebuild_online`).
     fn rebuild(
         &mut self,
         db: &str,
@@ -1659,6 +1731,7 @@ impl<'d> Session<'d> {
         old: &TableDef,
         w: &Work,
         spec: TableSpec,
+        online: Option<&mut crate::mdl::Exclusive<'d>>,
     ) -> Result<u64> {
         let strict = self.sv.mode.strict();
         // Each added column's value: its DEFAULT evaluated once, or NULL / the implicit
@@ -1762,12 +1835,15 @@ impl<'d> Session<'d> {
             Ok(out)
         };
         let started = std::time::Instant::now();
-        let r = self
-            .inst
-            .db
-            .rebuild_table(edb, etable, spec, next, &mut convert, &mut |rows| {
-                tracing::info!(table = %format!("{db}.{table}"), rows, "ALTER TABLE copying");
-            });
+        let r = match online {
+            Some(x) => self.rebuild_online(edb, etable, spec, next, &mut convert, x),
+            None => self
+                .inst
+                .db
+                .rebuild_table(edb, etable, spec, next, &mut convert, &mut |rows| {
+                    tracing::info!(table = %format!("{db}.{table}"), rows, "ALTER TABLE copying");
+                }),
+        };
         let rebuilt = r.map_err(|e| match e {
             SqlError::Engine(DbError::DuplicateKey { index, entry }) => SqlError::DuplicateKey {
                 value: entry,
@@ -1783,6 +1859,73 @@ impl<'d> Session<'d> {
             "ALTER TABLE rebuilt the table"
         );
         Ok(rebuilt.rows)
+    }
+
+    /// Rebuilds `db`.`table` online (docs/online-ddl.md, "Table rebuilds"), as
+    /// `add_index_online` builds an index: with the exclusive metadata lock `x` held on
+    /// entry the rebuild starts; the lock is downgraded while the rows are copied and the
+    /// log of concurrent changes is applied, then upgraded again (waiting for the
+    /// transactions open on the table) for the last part of the log and the switch.
+    /// Progress goes to SHOW PROCESSLIST; KILL stops it, leaving the table as it was.
+    fn rebuild_online(
+        &self,
+        db: &str,
+        table: &str,
+        spec: TableSpec,
+        auto_increment: Option<u64>,
+        convert: &mut dyn FnMut(Vec<Value>) -> Result<Vec<Value>>,
+        x: &mut crate::mdl::Exclusive<'d>,
+    ) -> Result<quire_engine::table::Rebuilt> {
+        use std::sync::atomic::Ordering;
+        let opts = quire_engine::table::OnlineOptions {
+            log_max_size: self.inst.db.settings().online_alter_log_max_size,
+            ..Default::default()
+        };
+        // The row count the scan is measured against (an estimate: rows change meanwhile).
+        let estimate = self
+            .inst
+            .db
+            .table(db, table)
+            .and_then(|t| t.statistics())
+            .map(|s| s.rows.max(1))
+            .unwrap_or(1);
+        let mut b = self
+            .inst
+            .db
+            .begin_online_rebuild(db, table, spec, auto_increment, opts)?;
+        x.downgrade();
+        self.info.set_state(ONLINE_STATE);
+        let info = self.info.clone();
+        // Progress: the copy up to 90% by the estimate, the log caught up 95%.
+        let mut progress = |n: u64| {
+            let p = (n.min(estimate) * 90_000 / estimate) as u32;
+            info.progress.store(p, Ordering::Relaxed);
+            !info.interrupt.load(Ordering::Acquire)
+        };
+        b.scan(convert, &mut progress)?;
+        self.info.progress.store(90_000, Ordering::Relaxed);
+        b.catch_up(convert)?;
+        self.info.progress.store(95_000, Ordering::Relaxed);
+        let secs = self.mdl_timeout();
+        let timeout = move || secs;
+        let info = self.info.clone();
+        let waiting = |on: bool| {
+            info.set_state(if on {
+                crate::run::MDL_WAIT_STATE
+            } else {
+                ONLINE_STATE
+            })
+        };
+        let wait = crate::mdl::Wait {
+            timeout: &timeout,
+            interrupt: &info.interrupt,
+            waiting: &waiting,
+        };
+        x.upgrade(&wait)?;
+        self.info.set_state(COMMIT_STATE);
+        let r = b.finish(convert)?;
+        self.info.progress.store(0, Ordering::Relaxed);
+        Ok(r)
     }
 
     /// An added column's DEFAULT (the catalog's text) as a value.
@@ -2001,6 +2144,19 @@ fn instant_definition(
         }
     }
     def
+}
+
+/// Whether the rebuilt table `spec` keeps the clustered key of `old` (so the rebuild can
+/// run online): each primary-key column is the old one at its place, unconverted, or
+/// both tables are clustered on DB_ROW_ID.
+fn keeps_clustered_key(old: &TableDef, w: &Work, spec: &TableSpec) -> bool {
+    old.primary_key.len() == spec.primary_key.len()
+        && old
+            .primary_key
+            .iter()
+            .zip(&spec.primary_key)
+            .all(|(&o, &n)| w.cols.get(n).is_some_and(|c| c.src == Some(o) && !c.convert))
+        && quire_engine::table::same_clustered_key(old, &spec.columns, &spec.primary_key)
 }
 
 fn index_error(e: DbError) -> SqlError {

@@ -62,47 +62,9 @@ impl DbInner {
         let _ddl = self.ddl.lock();
         let t = self.lookup(db, name)?;
         let _x = t.dml.write();
-        let mut def = t.def.clone();
-        def.columns = spec.columns;
-        // Every copied record holds every column: nothing is instant any more.
-        for c in &mut def.columns {
-            c.instant = None;
-        }
-        def.dropped.clear();
-        def.slot_order.clear();
-        def.primary_key = spec.primary_key;
-        def.auto_increment = spec.auto_increment;
-        def.comment = spec.comment;
-        def.checks = spec.checks;
-        def.collation = spec.collation;
-        // Every index of the new space gets a number the old space never used, so a page
-        // of either names one index only (index ids are `table id << 16 | number`).
-        def.indexes = Vec::new();
         // Invariant 3: a view that sees this id was made after the copy began.
         let mark = self.trx.reserve_id();
-        def.rebuilt_at = mark;
-        for ix in spec.indexes {
-            def.indexes.push(IndexDef {
-                name: ix.name,
-                unique: ix.unique,
-                index_no: def.next_index_no,
-                root: CATALOG_ROOT,
-                columns: ix.columns,
-                usable_from: mark,
-                comment: ix.comment,
-            });
-            def.next_index_no = def.next_index_no.checked_add(1).ok_or_else(|| {
-                DbError::Catalog(catalog::CatalogError::Corrupt(format!(
-                    "{db}.{name}: index numbers exhausted"
-                )))
-            })?;
-        }
-        // Validate before touching any file (a temporary table's names are the engine's).
-        if super::is_temp_space(&def.space_name) {
-            def.validate_schema().map_err(DbError::from)?;
-        } else {
-            def.validate().map_err(DbError::from)?;
-        }
+        let mut def = rebuilt_def(&t.def, spec, mark)?;
         // `~` never occurs in a name: the temporary name collides with no table.
         let tmp = format!("{}~alter", def.space_name);
         def.space = self.engine.create_space(&tmp).map_err(DbError::from)?;
@@ -136,19 +98,8 @@ impl DbInner {
         self.engine
             .rename_space(&tmp, &def.space_name)
             .map_err(DbError::from)?;
-        let had_auto = t.def.auto_increment.is_some();
         let state = open_state(&self.engine, def, Some(&t))?;
-        if state.def.auto_increment.is_some() {
-            let floor = if had_auto {
-                state.autoinc.load(Ordering::Relaxed)
-            } else {
-                1
-            };
-            let next = floor
-                .max(largest_auto.saturating_add(1))
-                .max(auto_increment.unwrap_or(0));
-            state.autoinc.store(next, Ordering::Relaxed);
-        }
+        set_rebuilt_autoinc(&t, &state, largest_auto, auto_increment);
         self.state.write().tables.insert(state.def.id, state);
         tracing::info!(table = %format!("{db}.{name}"), rows, "table rebuilt");
         Ok(Rebuilt { rows })
@@ -401,9 +352,82 @@ impl DbInner {
     }
 }
 
+/// AUTO_INCREMENT of a rebuilt table `new` (old state `old`): the largest of the old
+/// counter, the largest value copied + 1 and ALTER's `AUTO_INCREMENT = n`.
+pub(super) fn set_rebuilt_autoinc(
+    old: &super::TableState,
+    new: &super::TableState,
+    largest_auto: u64,
+    auto_increment: Option<u64>,
+) {
+    if new.def.auto_increment.is_none() {
+        return;
+    }
+    let floor = if old.def.auto_increment.is_some() {
+        new.autoinc.load(Ordering::Relaxed)
+    } else {
+        1
+    };
+    let next = floor
+        .max(largest_auto.saturating_add(1))
+        .max(auto_increment.unwrap_or(0));
+    new.autoinc.store(next, Ordering::Relaxed);
+}
+
+/// The definition a rebuild of the table of `old` gives it: `spec`'s columns, keys and
+/// indexes (each index under a number the old space never used, usable from `mark`), the
+/// rebuild mark `mark`, nothing instant or dropped; validated, no file touched yet.
+pub(super) fn rebuilt_def(
+    old: &catalog::TableDef,
+    spec: TableSpec,
+    mark: TrxId,
+) -> Result<catalog::TableDef> {
+    let mut def = old.clone();
+    def.columns = spec.columns;
+    // Every copied record holds every column: nothing is instant any more.
+    for c in &mut def.columns {
+        c.instant = None;
+    }
+    def.dropped.clear();
+    def.slot_order.clear();
+    def.primary_key = spec.primary_key;
+    def.auto_increment = spec.auto_increment;
+    def.comment = spec.comment;
+    def.checks = spec.checks;
+    def.collation = spec.collation;
+    // Every index of the new space gets a number the old space never used, so a page of
+    // either names one index only (index ids are `table id << 16 | number`).
+    def.indexes = Vec::new();
+    def.rebuilt_at = mark;
+    for ix in spec.indexes {
+        def.indexes.push(IndexDef {
+            name: ix.name,
+            unique: ix.unique,
+            index_no: def.next_index_no,
+            root: CATALOG_ROOT,
+            columns: ix.columns,
+            usable_from: mark,
+            comment: ix.comment,
+        });
+        def.next_index_no = def.next_index_no.checked_add(1).ok_or_else(|| {
+            DbError::Catalog(catalog::CatalogError::Corrupt(format!(
+                "{}.{}: index numbers exhausted",
+                old.db, old.name
+            )))
+        })?;
+    }
+    // Validate before touching any file (a temporary table's names are the engine's).
+    if super::is_temp_space(&def.space_name) {
+        def.validate_schema().map_err(DbError::from)?;
+    } else {
+        def.validate().map_err(DbError::from)?;
+    }
+    Ok(def)
+}
+
 /// An AUTO_INCREMENT column's value as the counter counts it (negative values never
 /// raise it).
-fn auto_value(v: &Value) -> Option<u64> {
+pub(super) fn auto_value(v: &Value) -> Option<u64> {
     match v {
         Value::Int(i) => u64::try_from(*i).ok(),
         Value::UInt(u) => Some(*u),

@@ -77,16 +77,20 @@ struct LogInner {
     state: LogState,
 }
 
-/// The changes made to a table while one of its indexes is built online.
+/// The changes made to a table while one of its indexes is built online, or while it is
+/// rebuilt online (`online_rebuild.rs`).
 pub(super) struct RowLog {
-    layout: SecondaryLayout,
+    /// The new index's layout: each record lists the entry keys of the versions. `None`
+    /// for a rebuild, whose records are the clustered key alone (the new table is keyed
+    /// the same way, so the key is all the log application needs).
+    layout: Option<SecondaryLayout>,
     max_size: u64,
     mem_bound: usize,
     inner: Mutex<LogInner>,
 }
 
 impl RowLog {
-    fn new(layout: SecondaryLayout, opts: OnlineOptions) -> Self {
+    pub(super) fn new(layout: Option<SecondaryLayout>, opts: OnlineOptions) -> Self {
         RowLog {
             layout,
             max_size: opts.log_max_size,
@@ -160,7 +164,7 @@ impl RowLog {
     }
 
     /// Everything logged so far (the file's bytes, then memory's), leaving the log empty.
-    fn drain(&self, index: &str) -> Result<Vec<u8>> {
+    pub(super) fn drain(&self, index: &str) -> Result<Vec<u8>> {
         let mut g = self.inner.lock();
         match &g.state {
             LogState::Recording => {}
@@ -194,16 +198,16 @@ impl RowLog {
         Ok(out)
     }
 
-    fn spilled(&self) -> u64 {
+    pub(super) fn spilled(&self) -> u64 {
         self.inner.lock().spilled
     }
 }
 
 /// Clustered key → the entry keys logged for its row.
-type Pending = BTreeMap<Vec<u8>, BTreeSet<Vec<u8>>>;
+pub(super) type Pending = BTreeMap<Vec<u8>, BTreeSet<Vec<u8>>>;
 
 /// Reads log records from `bytes` into `into`.
-fn parse_into(bytes: &[u8], into: &mut Pending) -> Result<()> {
+pub(super) fn parse_into(bytes: &[u8], into: &mut Pending) -> Result<()> {
     let bad = || DbError::OnlineLogFailed("a malformed online index log record".into());
     let mut p = bytes;
     let take = |p: &mut &[u8], n: usize| -> Result<Vec<u8>> {
@@ -242,11 +246,16 @@ impl DbInner {
     /// the new index cannot encode fails the build, not the change.
     pub(super) fn log_change(&self, t: &TableState, key: &[u8], versions: &[&[Value]]) {
         let Some(log) = t.row_log() else { return };
+        let Some(layout) = &log.layout else {
+            // A rebuild: the key is the record (`RowLog::layout`).
+            log.append(key, &[]);
+            return;
+        };
         let r = (|| -> Result<Vec<Vec<u8>>> {
             let row_id = rowid::row_id_of_key(&t.layout, key)?;
             let mut out = Vec::with_capacity(versions.len());
             for row in versions {
-                out.push(entry_key(&log.layout, &self.limits, row, row_id)?);
+                out.push(entry_key(layout, &self.limits, row, row_id)?);
             }
             Ok(out)
         })();
@@ -289,7 +298,7 @@ impl DbInner {
         def.next_index_no += 1;
         let layout = def.index_layout(&t.layout, &ix)?;
         let (tree, _) = BTree::create(&self.engine, def.space, def.index_id(&ix))?;
-        let log = Arc::new(RowLog::new(layout.clone(), opts));
+        let log = Arc::new(RowLog::new(Some(layout.clone()), opts));
         {
             let _x = t.dml.write();
             t.online.store(Some(log.clone()));
@@ -313,7 +322,7 @@ impl DbInner {
 }
 
 /// The entry key of `row` in an index of layout `layout`.
-fn entry_key(
+pub(super) fn entry_key(
     layout: &SecondaryLayout,
     limits: &crate::row::RowLimits,
     row: &[Value],
@@ -322,6 +331,29 @@ fn entry_key(
     let mut rec = Vec::new();
     layout.encode(row, row_id, TrxId(0), limits, &mut rec)?;
     Ok(secondary::key(&rec)?.to_vec())
+}
+
+/// The newest version of clustered record `key` of `t`: (row, DB_TRX_ID, delete-marked).
+/// Its off-page values are read under the chain lock, with the record read again under it
+/// (rollback and purge free a version's chains holding it exclusively).
+pub(super) fn newest(
+    engine: &crate::engine::Engine,
+    t: &TableState,
+    key: &[u8],
+) -> Result<Option<(Vec<Value>, TrxId, bool)>> {
+    let Some(cur) = t.clustered.get(engine, key)? else {
+        return Ok(None);
+    };
+    if !record::has_external(&cur.value)? {
+        let row = blob::decode_row(engine, &t.layout, &cur.value)?;
+        return Ok(Some((row, record::trx_id(&cur.value)?, cur.delete_marked)));
+    }
+    let _c = t.chains.read();
+    let Some(cur) = t.clustered.get(engine, key)? else {
+        return Ok(None);
+    };
+    let row = blob::decode_row(engine, &t.layout, &cur.value)?;
+    Ok(Some((row, record::trx_id(&cur.value)?, cur.delete_marked)))
 }
 
 /// An index being built online ([`DbInner::begin_online_index`]). Dropping it before
@@ -351,21 +383,7 @@ impl OnlineIndex<'_> {
     /// off-page values are read under the chain lock, with the record read again under it
     /// (rollback and purge free a version's chains holding it exclusively).
     fn newest(&self, key: &[u8]) -> Result<Option<(Vec<Value>, TrxId, bool)>> {
-        let engine = &self.db.engine;
-        let t = &self.t;
-        let Some(cur) = t.clustered.get(engine, key)? else {
-            return Ok(None);
-        };
-        if !record::has_external(&cur.value)? {
-            let row = blob::decode_row(engine, &t.layout, &cur.value)?;
-            return Ok(Some((row, record::trx_id(&cur.value)?, cur.delete_marked)));
-        }
-        let _c = t.chains.read();
-        let Some(cur) = t.clustered.get(engine, key)? else {
-            return Ok(None);
-        };
-        let row = blob::decode_row(engine, &t.layout, &cur.value)?;
-        Ok(Some((row, record::trx_id(&cur.value)?, cur.delete_marked)))
+        newest(&self.db.engine, &self.t, key)
     }
 
     /// Puts the entry of `row` into the new tree. A UNIQUE conflict with another live
