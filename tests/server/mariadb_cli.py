@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The mariadb command-line client against a running server, in batch mode and
 interactively under tmux: create a table, insert, query, a transaction that commits and
-one that rolls back, a duplicate key and a lock wait timeout with their error codes.
+one that rolls back, a duplicate key and a lock wait timeout with their error codes, and
+`--safe-updates` (its SET at connect, 1175 for an unkeyed DELETE or UPDATE).
 
     python3 tests/server/mariadb_cli.py --port 3307
 
@@ -54,6 +55,36 @@ def batch(args):
     out = (r.stdout + r.stderr).splitlines()
     missing = [l for l in BATCH_EXPECT if l not in out]
     return ["batch: missing line %r; got:\n%s" % (l, "\n".join(out)) for l in missing]
+
+
+SAFE_UPDATES = """
+SELECT @@sql_safe_updates, @@sql_select_limit, @@max_join_size;
+DELETE FROM items;
+UPDATE items SET qty = 0;
+DELETE FROM items WHERE id = 99;
+SELECT COUNT(*) AS n FROM items;
+"""
+
+SAFE_UPDATES_EXPECT = [
+    "@@sql_safe_updates\t@@sql_select_limit\t@@max_join_size",
+    "1\t1000\t1000000",
+    "ERROR 1175 (HY000) at line 3: You are using safe update mode and you tried to update a "
+    "table without a WHERE that uses a KEY column",
+    "ERROR 1175 (HY000) at line 4: You are using safe update mode and you tried to update a "
+    "table without a WHERE that uses a KEY column",
+    "n",
+    "2",
+]
+
+
+def safe_updates(args):
+    # --safe-updates (-U) sends SET SQL_SAFE_UPDATES=1,SQL_SELECT_LIMIT=1000,
+    # MAX_JOIN_SIZE=1000000 at connect: the session must start, and refuse an unkeyed
+    # DELETE or UPDATE with 1175 while a keyed one runs.
+    r = mariadb(args, SAFE_UPDATES, ["--safe-updates", "--force", "cli"])
+    out = (r.stdout + r.stderr).splitlines()
+    missing = [l for l in SAFE_UPDATES_EXPECT if l not in out]
+    return ["safe updates: missing line %r; got:\n%s" % (l, "\n".join(out)) for l in missing]
 
 
 def lock_wait(args):
@@ -114,7 +145,8 @@ def main():
     ap.add_argument("--port", type=int, default=3307)
     args = ap.parse_args()
     passed = failed = 0
-    for name, f in [("batch", batch), ("lock wait timeout", lock_wait), ("interactive", interactive)]:
+    for name, f in [("batch", batch), ("safe updates", safe_updates), ("lock wait timeout", lock_wait),
+                    ("interactive", interactive)]:
         errs = f(args)
         if errs:
             failed += 1

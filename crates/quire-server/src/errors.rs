@@ -231,6 +231,7 @@ pub fn code_of(e: &SqlError) -> Option<(u16, &'static str)> {
         WrongParamCount(_) => (1582, "42000"),
         DifferentColumnCount => (1222, "21000"),
         TooManyRows => (1172, "42000"),
+        UpdateWithoutKeyInSafeMode => (1175, "HY000"),
         UnknownTimeZone(_) => (1298, "HY000"),
         OperandColumns(_) => (1241, "21000"),
         IllegalParameterTypes { .. } => (4078, "HY000"),
@@ -530,6 +531,7 @@ mod tests {
             WrongParamCount(s()),
             DifferentColumnCount,
             TooManyRows,
+            UpdateWithoutKeyInSafeMode,
             UnknownTimeZone(s()),
             OperandColumns(1),
             IllegalParameterTypes {

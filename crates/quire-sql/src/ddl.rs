@@ -2021,6 +2021,17 @@ impl<'d> Session<'d> {
             sql::Expr::Identifier(i) if i.quote_style.is_none() && !i.value.starts_with('@') => {
                 if i.value.eq_ignore_ascii_case("default") {
                     match crate::vars::find(&var) {
+                        // Typed as SET takes a value of its kind: a boolean's "0" is no
+                        // ON/OFF word (1231), a row count refuses strings (1232).
+                        Some(d)
+                            if matches!(
+                                d.kind,
+                                crate::vars::Kind::Rows { .. } | crate::vars::Kind::Bool
+                            ) =>
+                        {
+                            crate::vars::default_value(&var)
+                                .unwrap_or_else(|| Value::Str(d.default.into()))
+                        }
                         Some(d) => Value::Str(d.default.into()),
                         // An engine setting's default is its value in a default Config.
                         None => match Config::default().get(&var) {
@@ -2112,15 +2123,18 @@ impl<'d> Session<'d> {
                 );
             }
         }
-        if let (crate::vars::Kind::Int { .. }, Some(a), Value::Int(n)) = (def.kind, asked, &v) {
-            if a != i128::from(*n) {
-                // normalize clamped it: MariaDB says so.
-                self.warn_now(
-                    Level::Warning,
-                    1292,
-                    format!("Truncated incorrect {var} value: '{shown}'"),
-                );
-            }
+        let clamped = match (def.kind, asked, &v) {
+            (crate::vars::Kind::Int { .. }, Some(a), Value::Int(n)) => a != i128::from(*n),
+            (crate::vars::Kind::Rows { .. }, Some(a), Value::UInt(n)) => a != i128::from(*n),
+            _ => false,
+        };
+        if clamped {
+            // normalize clamped it: MariaDB says so.
+            self.warn_now(
+                Level::Warning,
+                1292,
+                format!("Truncated incorrect {var} value: '{shown}'"),
+            );
         }
         // An alias (log_slow_query_time, …) sets the variable it names.
         let key = def.name.to_string();
@@ -2147,6 +2161,7 @@ impl<'d> Session<'d> {
             if let Some((other, ov)) = crate::vars::linked(&key, &v, filter.as_ref()) {
                 self.sv.vars.insert(other.to_string(), ov);
             }
+            self.sv.cache_var(&key, &v);
             self.sv.vars.insert(key, v);
         }
         Ok(())

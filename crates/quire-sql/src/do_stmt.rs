@@ -104,14 +104,25 @@ impl Session<'_> {
     /// Runs a planned DO (invariant 2).
     pub(crate) fn run_do(&mut self, items: &[SelectPlan], params: &[Value]) -> Result<Outcome> {
         let found_rows = self.sv.found_rows;
+        // DO is no SELECT to sql_select_limit: its expressions are evaluated even under
+        // `sql_select_limit = 0` (as MariaDB), so the limit is off while they run.
+        let select_limit = std::mem::replace(&mut self.sv.select_limit, u64::MAX);
+        let mut failed = None;
         for s in items {
             let one = Planned::Select(s.clone());
             if let Err(e) = self.execute_plan(&one, params, &mut Discard) {
                 match self.inst.error_code(&e) {
                     Some(code) if swallowed(&e) => self.warn_now(Level::Error, code, e.to_string()),
-                    _ => return Err(e),
+                    _ => {
+                        failed = Some(e);
+                        break;
+                    }
                 }
             }
+        }
+        self.sv.select_limit = select_limit;
+        if let Some(e) = failed {
+            return Err(e);
         }
         // DO returns no rows: FOUND_ROWS() is the statement's before it.
         self.sv.found_rows = found_rows;

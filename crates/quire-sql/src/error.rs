@@ -406,6 +406,12 @@ pub enum SqlError {
     /// 1172: `SELECT … INTO @x` found more than one row.
     #[error("Result consisted of more than one row")]
     TooManyRows,
+    /// 1175: under `sql_safe_updates`, an UPDATE or DELETE that would read its table(s)
+    /// without a key (`run.rs`, `Session::refuse_unsafe`).
+    #[error(
+        "You are using safe update mode and you tried to update a table without a WHERE that uses a KEY column"
+    )]
+    UpdateWithoutKeyInSafeMode,
     /// 1241
     #[error("Operand should contain {0} column(s)")]
     OperandColumns(usize),

@@ -1362,11 +1362,24 @@ pub fn select<'d>(
     env: &dyn Env,
     sink: &mut dyn RowSink,
 ) -> Result<u64> {
+    select_limited(plan, tables, txn, env, sink, None)
+}
+
+/// [`select`] with `default_limit` as its LIMIT when it has none: a statement's top-level
+/// SELECT under `sql_select_limit` (its plan, kept in caches, is not changed for it).
+pub fn select_limited<'d>(
+    plan: &SelectPlan,
+    tables: &[Table<'d>],
+    txn: &mut Txn<'_, 'd>,
+    env: &dyn Env,
+    sink: &mut dyn RowSink,
+    default_limit: Option<u64>,
+) -> Result<u64> {
     let mut lazy = LazyHeader {
         sink,
         columns: Some(&plan.columns),
     };
-    let n = select_rows_into(plan, tables, txn, env, &mut lazy)?;
+    let n = select_rows_into(plan, tables, txn, env, &mut lazy, default_limit)?;
     lazy.header()?;
     Ok(n)
 }
@@ -1377,9 +1390,13 @@ fn select_rows_into<'d>(
     txn: &mut Txn<'_, 'd>,
     env: &dyn Env,
     sink: &mut dyn RowSink,
+    default_limit: Option<u64>,
 ) -> Result<u64> {
     let offset = limit_value(&plan.offset, env, "OFFSET")?.unwrap_or(0);
-    let limit = limit_value(&plan.limit, env, "LIMIT")?;
+    let limit = match &plan.limit {
+        Some(_) => limit_value(&plan.limit, env, "LIMIT")?,
+        None => default_limit,
+    };
     let mut p = Pipeline {
         plan,
         env,

@@ -21,7 +21,7 @@ use crate::diag::{Level, SqlMode};
 use crate::dispatch::LockWait;
 use crate::error::{Result, SqlError};
 use crate::exec::{self, Txn};
-use crate::expr::{Env, Row, SessionFn};
+use crate::expr::{Env, Expr, Row, SessionFn};
 use crate::meta::RowSink;
 use crate::session::{Instance, Outcome, SessVars, Session};
 use crate::stmt::{InsertSource, Planned};
@@ -572,8 +572,15 @@ impl<'d> Session<'d> {
         sink: &mut dyn RowSink,
     ) -> Result<Outcome> {
         let sq = p.has_subqueries();
+        if self.sv.safe_updates {
+            self.refuse_unsafe(p, params)?;
+        }
         match p {
             Planned::Select(s) => {
+                // sql_select_limit: the LIMIT of a statement's SELECT that has none (its
+                // subqueries, derived tables and INSERT … SELECT's rows are not this plan).
+                let top = (s.limit.is_none() && self.sv.select_limit != u64::MAX)
+                    .then_some(self.sv.select_limit);
                 let opened = self.open_tables(&s.source)?;
                 let tables = opened.as_slice();
                 let iso = self.isolation();
@@ -594,7 +601,7 @@ impl<'d> Session<'d> {
                     };
                     let env = ExecEnv::new(params, &self.sv, self.inst, true, false);
                     env.subq.set_view(snap.clone());
-                    exec::select(s, tables, &mut Txn::Snapshot(snap), &env, sink)?
+                    exec::select_limited(s, tables, &mut Txn::Snapshot(snap), &env, sink, top)?
                 } else if self.trx.is_none() && s.lock.is_none() && self.autocommit() {
                     let env = ExecEnv::new(params, &self.sv, self.inst, false, false);
                     // One table reads in one engine call, on a view of its own; a join,
@@ -608,7 +615,7 @@ impl<'d> Session<'d> {
                     } else {
                         Txn::None
                     };
-                    exec::select(s, tables, &mut txn, &env, sink)?
+                    exec::select_limited(s, tables, &mut txn, &env, sink, top)?
                 } else {
                     self.in_statement_with(params, false, false, sq, |tx, env| {
                         // `WAIT n` / `NOWAIT` / `SKIP LOCKED` hold for this statement only
@@ -620,7 +627,7 @@ impl<'d> Session<'d> {
                             }
                             LockWait::SkipLocked => tx.set_skip_locked(true),
                         }
-                        let r = exec::select(s, tables, &mut Txn::Some(tx), env, sink);
+                        let r = exec::select_limited(s, tables, &mut Txn::Some(tx), env, sink, top);
                         tx.set_skip_locked(false);
                         r
                     })?
@@ -927,6 +934,80 @@ impl<'d> Session<'d> {
             Planned::Do(items) => self.run_do(items, params),
         }
     }
+}
+
+impl Session<'_> {
+    /// `sql_safe_updates`: 1175 for an UPDATE or DELETE that would read its table without a
+    /// key, as MariaDB 10.11 decides it (`mysql_update`, `mysql_delete`, and for several
+    /// tables the join's `error_if_full_join`), on Quire's plan:
+    /// - UPDATE: refused unless it has a LIMIT, or its access reads key ranges, or its
+    ///   WHERE is a constant that is not true (MariaDB's "impossible WHERE" updates
+    ///   nothing and is allowed);
+    /// - DELETE: refused when it has no WHERE or a constant one, LIMIT or not (MariaDB
+    ///   checks that first); otherwise as UPDATE;
+    /// - multi-table UPDATE and DELETE: refused if any table of the join is read whole,
+    ///   the changed ones or not.
+    ///
+    /// MariaDB's range optimizer and cost model decide "uses a key" there; Quire's
+    /// rule-based access paths decide it here (docs/sql.md, "System variables and SET
+    /// GLOBAL", lists where the two differ).
+    fn refuse_unsafe(&self, p: &Planned, params: &[Value]) -> Result<()> {
+        let refused = Err(SqlError::UpdateWithoutKeyInSafeMode);
+        let constant = |f: &Option<Expr>| {
+            f.as_ref()
+                .is_none_or(|e| e.is_constant() && !names_subquery(e))
+        };
+        match p {
+            Planned::Update(up) => {
+                if up.limit.is_some() || !up.access.ranges.is_empty() {
+                    return Ok(());
+                }
+                if let Some(f) = up.filter.as_ref().filter(|_| constant(&up.filter)) {
+                    let env =
+                        ExecEnv::new(params, &self.sv, self.inst, self.in_transaction(), false);
+                    let v = f.eval(
+                        &Row {
+                            values: &[],
+                            aggs: &[],
+                        },
+                        &env,
+                    )?;
+                    if crate::expr::condition(&v, &env)? != Some(true) {
+                        return Ok(());
+                    }
+                }
+                refused
+            }
+            Planned::Delete(dp) => {
+                if constant(&dp.filter) {
+                    return refused;
+                }
+                if dp.limit.is_some() || !dp.access.ranges.is_empty() {
+                    return Ok(());
+                }
+                refused
+            }
+            Planned::UpdateJoin(mp) | Planned::DeleteJoin(mp) => {
+                let whole = match &mp.select.source {
+                    exec::Source::Join(j) => j.steps.iter().any(|st| st.access.ranges.is_empty()),
+                    _ => mp.select.access.ranges.is_empty(),
+                };
+                if whole {
+                    return refused;
+                }
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Whether `e` evaluates a subquery: MariaDB's DELETE does not take such a WHERE as a
+/// constant one (`WHERE id = (SELECT MAX(id) FROM u)` reads a key).
+fn names_subquery(e: &Expr) -> bool {
+    let mut found = false;
+    e.walk(&mut |x| found |= matches!(x, Expr::Sub(..)));
+    found
 }
 
 /// Whether `e` refuses one row of an UPDATE IGNORE or DELETE IGNORE, which then leaves

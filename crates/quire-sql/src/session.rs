@@ -438,9 +438,11 @@ pub fn startup_value(name: &str, value: &str) -> Result<(String, Value)> {
     if def.kind == crate::vars::Kind::ReadOnly {
         return Ok((name, Value::Str(value.into())));
     }
-    let v = match value.parse::<i64>() {
-        Ok(i) => Value::Int(i),
-        Err(_) => Value::Str(value.into()),
+    let v = match (value.parse::<i64>(), value.parse::<u64>()) {
+        (Ok(i), _) => Value::Int(i),
+        // Past i64: `sql_select_limit`'s and `max_join_size`'s maximum.
+        (_, Ok(u)) => Value::UInt(u),
+        _ => Value::Str(value.into()),
     };
     let v = match name.as_str() {
         // Kept canonical: sessions start from it.
@@ -518,6 +520,94 @@ fn uses_tables(text: &str) -> bool {
     }
 }
 
+/// Whether `text` is a SHOW (or DESCRIBE of a table) that MariaDB runs as a SELECT on an
+/// information_schema table, so that `sql_select_limit` applies to it: SHOW TABLES,
+/// VARIABLES, STATUS, COLUMNS, INDEX, … but not SHOW CREATE, WARNINGS, PROCESSLIST or
+/// GRANTS, nor EXPLAIN (`DESCRIBE SELECT …`).
+fn show_from_information_schema(text: &str) -> bool {
+    let mut words = text
+        .split(|c: char| c.is_whitespace() || c == '(' || c == '`')
+        .filter(|w| !w.is_empty())
+        .map(str::to_ascii_lowercase);
+    match words.next().as_deref() {
+        Some("show") => {
+            let word = words.find(|w| {
+                !matches!(
+                    w.as_str(),
+                    "full" | "global" | "session" | "local" | "extended" | "storage"
+                )
+            });
+            matches!(
+                word.as_deref(),
+                Some(
+                    "databases"
+                        | "schemas"
+                        | "tables"
+                        | "table"
+                        | "open"
+                        | "columns"
+                        | "fields"
+                        | "index"
+                        | "indexes"
+                        | "keys"
+                        | "variables"
+                        | "status"
+                        | "collation"
+                        | "character"
+                        | "charset"
+                        | "engines"
+                        | "plugins"
+                        | "triggers"
+                        | "events"
+                        | "procedure"
+                        | "function"
+                )
+            )
+        }
+        Some("describe" | "desc") => !matches!(
+            words.next().as_deref(),
+            None | Some(
+                "select"
+                    | "insert"
+                    | "replace"
+                    | "update"
+                    | "delete"
+                    | "with"
+                    | "format"
+                    | "extended"
+                    | "partitions"
+                    | "analyze"
+            )
+        ),
+        _ => false,
+    }
+}
+
+/// Passes on the first `left` rows of a result set (a SHOW under `sql_select_limit`).
+struct LimitSink<'a> {
+    sink: &'a mut dyn RowSink,
+    left: u64,
+}
+
+impl RowSink for LimitSink<'_> {
+    fn columns(
+        &mut self,
+        cols: &[crate::meta::ColumnMeta],
+    ) -> std::result::Result<(), crate::meta::SinkError> {
+        self.sink.columns(cols)
+    }
+    fn row(&mut self, row: &[Value]) -> std::result::Result<(), crate::meta::SinkError> {
+        if self.left == 0 {
+            return Ok(());
+        }
+        self.left -= 1;
+        self.sink.row(row)
+    }
+    fn local_infile(&mut self, name: &str) -> Option<Box<dyn std::io::Read + '_>> {
+        self.sink.local_infile(name)
+    }
+}
+
 /// Whether `text` may name a user variable (an `@` that is not part of `@@`) or call
 /// GROUP_CONCAT: its binding depends on session state beyond the plan cache's key. (Such
 /// text inside a string literal counts too: that statement is only planned again each
@@ -591,6 +681,12 @@ pub(crate) struct SessVars {
     pub mode: SqlMode,
     /// `collation_connection`: string literals and parameters compare in it.
     pub coll: quire_engine::row::Collation,
+    /// `sql_safe_updates` in force (its value is in `vars` too): read by every UPDATE and
+    /// DELETE, so kept here rather than looked up.
+    pub safe_updates: bool,
+    /// `sql_select_limit` in force (in `vars` too); `u64::MAX`: none. Read by every
+    /// SELECT.
+    pub select_limit: u64,
     /// User variables (`@name`, lower-cased), each with what it holds; they live as long as
     /// the session (MariaDB's `user_vars`). Assigned while a statement evaluates
     /// (`@x := e` in a select list), so borrowed mutably through `&self` (`Env`).
@@ -601,7 +697,30 @@ pub(crate) struct SessVars {
     pub status: crate::status::SessionCounters,
 }
 
+/// A boolean variable's value as the session caches it.
+pub(crate) fn cached_on(v: &Value) -> bool {
+    matches!(v, Value::Int(1) | Value::UInt(1))
+}
+
+/// A `Kind::Rows` variable's value as the session caches it (`u64::MAX`: no limit).
+pub(crate) fn cached_rows(v: &Value) -> u64 {
+    match v {
+        Value::UInt(u) => *u,
+        Value::Int(i) => u64::try_from(*i).unwrap_or(0),
+        _ => u64::MAX,
+    }
+}
+
 impl SessVars {
+    /// A session variable was set to `v`: the copies kept in fields follow.
+    pub(crate) fn cache_var(&mut self, name: &str, v: &Value) {
+        match name {
+            "sql_safe_updates" => self.safe_updates = cached_on(v),
+            "sql_select_limit" => self.select_limit = cached_rows(v),
+            _ => {}
+        }
+    }
+
     /// `max_error_count`: how many conditions SHOW WARNINGS keeps.
     pub(crate) fn max_error_count(&self, inst: &Instance<'_>) -> usize {
         let v = match self.vars.get("max_error_count") {
@@ -703,16 +822,24 @@ impl<'d> Session<'d> {
         // So are slow_query_log and log_slow_filter (with log_queries_not_using_indexes, its
         // member), and time_zone (a session's TIMESTAMPs must not change meaning under it):
         // a later SET GLOBAL does not reach sessions already open.
+        // And the variables of `mariadb --safe-updates` (MariaDB copies every session
+        // variable at connect), two of them cached below.
         for name in [
             "slow_query_log",
             "log_slow_filter",
             "log_queries_not_using_indexes",
             "time_zone",
+            "sql_safe_updates",
+            "sql_select_limit",
+            "max_join_size",
+            "sql_big_selects",
         ] {
             if let Some(v) = crate::vars::global(inst, name) {
                 vars.insert(name.to_string(), v);
             }
         }
+        let safe_updates = vars.get("sql_safe_updates").is_some_and(cached_on);
+        let select_limit = vars.get("sql_select_limit").map_or(u64::MAX, cached_rows);
         let coll = match crate::vars::global(inst, "collation_connection") {
             Some(Value::Str(t)) => quire_engine::row::Collation::from_name(&t)
                 .unwrap_or(crate::bind::LITERAL_COLLATION),
@@ -733,6 +860,8 @@ impl<'d> Session<'d> {
                 diag: RefCell::new(Diagnostics::default()),
                 mode,
                 coll,
+                safe_updates,
+                select_limit,
                 user_vars: RefCell::new(HashMap::new()),
                 acct: Default::default(),
                 status: Default::default(),
@@ -879,6 +1008,15 @@ impl<'d> Session<'d> {
         self.arm_statement_timer();
         let r = match crate::dispatch::split_set_statement(text) {
             Some((list, stmt)) => self.set_statement_for(list, stmt, sink),
+            // MariaDB answers these SHOWs with a SELECT on information_schema, which
+            // sql_select_limit cuts as any other.
+            None if self.sv.select_limit != u64::MAX && show_from_information_schema(text) => {
+                let mut cut = LimitSink {
+                    sink,
+                    left: self.sv.select_limit,
+                };
+                self.query_text(text, &mut cut)
+            }
             None => self.query_text(text, sink),
         };
         let r = self.end_statement_timer(r);

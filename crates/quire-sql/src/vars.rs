@@ -32,6 +32,12 @@ pub enum Kind {
         max: f64,
     },
     Bool,
+    /// An unsigned 64-bit count up to 18446744073709551615 (MariaDB's `ha_rows`
+    /// variables: `sql_select_limit`, `max_join_size`), whose maximum means "no limit";
+    /// below `min` it is clamped with warning 1292, as MariaDB does.
+    Rows {
+        min: u64,
+    },
     Str,
     /// A MariaDB SET-typed variable: a comma-separated list of `members` (any case, kept in
     /// the members' order, lower-cased as MariaDB shows them unless they are upper-case
@@ -59,11 +65,6 @@ const fn v(name: &'static str, scope: Scope, kind: Kind, default: &'static str) 
         default,
     }
 }
-
-const INT: Kind = Kind::Int {
-    min: 0,
-    max: i64::MAX,
-};
 
 /// The server's variables (sorted by name), beside the engine's.
 pub static VARS: &[Var] = &[
@@ -254,6 +255,15 @@ pub static VARS: &[Var] = &[
         },
         "151",
     ),
+    // Accepted and shown as MariaDB's; Quire does not refuse a SELECT past it (1104 needs
+    // row estimates for every plan, which single-table reads do not have: docs/sql.md,
+    // "System variables and SET GLOBAL"). Setting it sets sql_big_selects (`linked`).
+    v(
+        "max_join_size",
+        Scope::Both,
+        Kind::Rows { min: 1 },
+        "18446744073709551615",
+    ),
     // Seconds a statement may run before it is stopped with 1969 (0: no limit); enforced by
     // the server (`Instance::expire_statements`).
     v(
@@ -354,6 +364,9 @@ pub static VARS: &[Var] = &[
         "quire-slow.log",
     ),
     v("sql_auto_is_null", Scope::Both, Kind::Bool, "0"),
+    // ON while max_join_size is at its maximum; no SELECT is refused either way (see
+    // max_join_size).
+    v("sql_big_selects", Scope::Both, Kind::Bool, "1"),
     // 0: notes are not recorded (SessVars::raise); mariadb-dump sets it.
     v("sql_notes", Scope::Both, Kind::Bool, "1"),
     v(
@@ -364,7 +377,17 @@ pub static VARS: &[Var] = &[
     ),
     // mariadb-dump sets it to 1; SHOW CREATE always quotes names (0 changes nothing).
     v("sql_quote_show_create", Scope::Both, Kind::Bool, "1"),
-    v("sql_select_limit", Scope::Both, INT, "18446744073709551615"),
+    // ON: an UPDATE or DELETE that reads no key and has no LIMIT is 1175 (`run.rs`,
+    // `Session::refuse_unsafe`); the session caches it (`SessVars::safe_updates`).
+    v("sql_safe_updates", Scope::Both, Kind::Bool, "0"),
+    // The LIMIT of a top-level SELECT (and of the SHOW statements MariaDB answers from
+    // information_schema) that has none; cached as `SessVars::select_limit`.
+    v(
+        "sql_select_limit",
+        Scope::Both,
+        Kind::Rows { min: 0 },
+        "18446744073709551615",
+    ),
     v("storage_engine", Scope::Both, Kind::Str, "InnoDB"),
     v("system_time_zone", Scope::Global, Kind::ReadOnly, "UTC"),
     v("time_zone", Scope::Both, Kind::Str, "SYSTEM"),
@@ -563,6 +586,12 @@ pub fn linked(name: &str, v: &Value, filter: Option<&Value>) -> Option<(&'static
         "log_slow_filter" => {
             let on = set_has(v, "not_using_index");
             Some(("log_queries_not_using_indexes", Value::Int(i64::from(on))))
+        }
+        // MariaDB's `fix_max_join_size`: big selects are allowed exactly while there is no
+        // limit (`SET max_join_size = DEFAULT` turns them back on).
+        "max_join_size" => {
+            let unlimited = matches!(v, Value::UInt(u64::MAX));
+            Some(("sql_big_selects", Value::Int(i64::from(unlimited))))
         }
         _ => None,
     }
@@ -906,8 +935,18 @@ fn parse_default(v: &Var) -> Value {
             .map(Value::Int)
             .or_else(|_| v.default.parse::<u64>().map(Value::UInt))
             .unwrap_or_else(|_| Value::Str(v.default.into())),
+        Kind::Rows { .. } => v
+            .default
+            .parse::<u64>()
+            .map_or_else(|_| Value::Str(v.default.into()), Value::UInt),
         _ => Value::Str(v.default.into()),
     }
+}
+
+/// A server variable's default as SET takes a value (`SET x = DEFAULT`): typed, so that a
+/// variable that refuses strings (`sql_select_limit`, 1232) takes its own default.
+pub fn default_value(name: &str) -> Option<Value> {
+    by_name(canonical(name)).map(|(_, d)| d.clone())
 }
 
 /// How `@@name` reads, as MariaDB types its result column: integers as BIGINT UNSIGNED,
@@ -931,7 +970,7 @@ pub fn var_type(name: &str) -> VarType {
     }
     if let Some(v) = find(name) {
         return match v.kind {
-            Kind::Int { .. } => VarType::Unsigned,
+            Kind::Int { .. } | Kind::Rows { .. } => VarType::Unsigned,
             Kind::Bool => VarType::Bool,
             Kind::Double { .. } => VarType::Double,
             Kind::Str | Kind::Set { .. } => VarType::Text,
@@ -1117,6 +1156,17 @@ pub fn normalize(name: &str, v: &Value) -> Result<Value> {
             };
             // MySQL clamps an out-of-range integer (with a warning).
             Ok(Value::Int(n.clamp(min, max)))
+        }
+        Some(Kind::Rows { min }) => {
+            // As MariaDB's `ha_rows` variables take a value: a negative one is below the
+            // minimum (clamped, the caller warns); a decimal or a string is 1232; past
+            // the maximum (only a DECIMAL literal can be) is 1232 too.
+            let n = match v {
+                Value::Int(i) => u64::try_from(*i).unwrap_or(0),
+                Value::UInt(u) => *u,
+                _ => return Err(SqlError::WrongTypeForVariable(name.into())),
+            };
+            Ok(Value::UInt(n.max(min)))
         }
         Some(Kind::Double { min, max }) => {
             let x = match v {
