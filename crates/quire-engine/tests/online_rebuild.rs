@@ -213,7 +213,7 @@ fn changes_during_the_scan_and_catch_up_reach_the_rebuilt_table() {
     let mut rng = StdRng::seed_from_u64(7);
     let mut next = 2000;
     let mut b = db
-        .begin_online_rebuild("d", "t", new_spec(false), None, OnlineOptions::default())
+        .begin_online_rebuild("d", "t", new_spec(false), true, None, OnlineOptions::default())
         .expect("begin");
     for _ in 0..50 {
         change(&db, &mut rng, &mut next);
@@ -261,7 +261,7 @@ fn a_log_past_its_memory_bound_spills_and_is_applied_whole() {
         ..OnlineOptions::default()
     };
     let mut b = db
-        .begin_online_rebuild("d", "t", new_spec(false), None, opts)
+        .begin_online_rebuild("d", "t", new_spec(false), true, None, opts)
         .expect("begin");
     b.scan(&mut convert, &mut |n| {
         if n % 3 == 0 {
@@ -285,7 +285,7 @@ fn a_log_past_its_max_size_fails_the_rebuild_and_keeps_the_table() {
         ..OnlineOptions::default()
     };
     let mut b = db
-        .begin_online_rebuild("d", "t", new_spec(false), None, opts)
+        .begin_online_rebuild("d", "t", new_spec(false), true, None, opts)
         .expect("begin");
     let t = db.table("d", "t").expect("t");
     b.scan(&mut convert, &mut |n| {
@@ -341,7 +341,7 @@ fn an_uncommitted_row_that_does_not_convert_waits_and_a_committed_one_fails_the_
     // A bad version made during the scan by a transaction that rolls back before the end:
     // deferred, then copied as it was.
     let mut b = db
-        .begin_online_rebuild("d", "t", new_spec(false), None, OnlineOptions::default())
+        .begin_online_rebuild("d", "t", new_spec(false), true, None, OnlineOptions::default())
         .expect("begin");
     let mut tx = Some(db.begin(Isolation::RepeatableRead).expect("begin"));
     b.scan(&mut convert, &mut |n| {
@@ -371,7 +371,7 @@ fn an_uncommitted_row_that_does_not_convert_waits_and_a_committed_one_fails_the_
     // once, and the table as it was.
     let before = rows(&db, "u");
     let mut b = db
-        .begin_online_rebuild("d", "u", new_spec(false), None, OnlineOptions::default())
+        .begin_online_rebuild("d", "u", new_spec(false), true, None, OnlineOptions::default())
         .expect("begin");
     let u = db.table("d", "u").expect("u");
     let mut read = 0;
@@ -408,7 +408,7 @@ fn a_unique_conflict_settled_during_the_rebuild_is_no_duplicate_and_one_left_is_
             .expect("insert");
     }
     let mut b = db
-        .begin_online_rebuild("d", "t", new_spec(true), None, OnlineOptions::default())
+        .begin_online_rebuild("d", "t", new_spec(true), true, None, OnlineOptions::default())
         .expect("begin");
     b.scan(&mut convert, &mut |n| {
         if n == 10 {
@@ -444,7 +444,7 @@ fn a_unique_conflict_settled_during_the_rebuild_is_no_duplicate_and_one_left_is_
             .expect("insert");
     }
     let mut b = db
-        .begin_online_rebuild("d", "u", new_spec(true), None, OnlineOptions::default())
+        .begin_online_rebuild("d", "u", new_spec(true), true, None, OnlineOptions::default())
         .expect("begin");
     b.scan(&mut convert, &mut |n| {
         if n == 50 {
@@ -476,7 +476,7 @@ fn an_abandoned_rebuild_leaves_the_table_as_it_was() {
     let t = db.table("d", "t").expect("t");
     {
         let mut b = db
-            .begin_online_rebuild("d", "t", new_spec(false), None, OnlineOptions::default())
+            .begin_online_rebuild("d", "t", new_spec(false), true, None, OnlineOptions::default())
             .expect("begin");
         let r = b.scan(&mut convert, &mut |n| n < 100);
         assert!(matches!(r, Err(DbError::Interrupted)), "{r:?}");
@@ -491,15 +491,135 @@ fn an_abandoned_rebuild_leaves_the_table_as_it_was() {
 }
 
 #[test]
-fn a_rebuild_that_changes_the_clustered_key_is_not_done_online() {
+fn a_table_losing_its_primary_key_is_not_rebuilt_online() {
     let dir = tempfile::tempdir().expect("dir");
     let db = setup(dir.path(), 10);
     let mut spec = new_spec(false);
-    spec.primary_key = vec![0, 1];
+    spec.primary_key = vec![];
     let refused = db
-        .begin_online_rebuild("d", "t", spec, None, OnlineOptions::default())
+        .begin_online_rebuild("d", "t", spec, false, None, OnlineOptions::default())
         .is_err();
-    assert!(refused, "a new primary key online");
+    assert!(refused, "a primary key dropped online");
+    assert_no_alter_file(dir.path());
+    db.shutdown().expect("shutdown");
+}
+
+/// The new table keyed on (v, k): the primary key changes.
+fn rekeyed_spec() -> TableSpec {
+    let mut spec = new_spec(false);
+    spec.primary_key = vec![2, 0];
+    spec
+}
+
+#[test]
+fn a_new_primary_key_is_built_online_through_the_key_map() {
+    let dir = tempfile::tempdir().expect("dir");
+    let db = setup(dir.path(), 2000);
+    let mut rng = StdRng::seed_from_u64(17);
+    let mut next = 2000;
+    let mut b = db
+        .begin_online_rebuild("d", "t", rekeyed_spec(), false, None, OnlineOptions::default())
+        .expect("begin");
+    for _ in 0..50 {
+        change(&db, &mut rng, &mut next);
+    }
+    b.scan(&mut convert, &mut |n| {
+        if n % 10 == 0 {
+            change(&db, &mut rng, &mut next);
+        }
+        true
+    })
+    .expect("scan");
+    for _ in 0..200 {
+        change(&db, &mut rng, &mut next);
+    }
+    b.catch_up(&mut convert).expect("catch up");
+    for _ in 0..100 {
+        change(&db, &mut rng, &mut next);
+    }
+    b.finish(&mut convert).expect("finish");
+    assert_rebuilt_matches(&db);
+    let t = db.table("d", "t").expect("t");
+    assert_eq!(t.definition().expect("def").primary_key, vec![2, 0]);
+    // Keyed by (v, k) now.
+    let want = rows(&db, "u");
+    let (k, (v, _)) = want.iter().next().expect("a row");
+    assert!(t.get(&[Value::Int(*v), Value::Int(*k)]).expect("get").is_some());
+    db.shutdown().expect("shutdown");
+    // The key map's pages went back to the space: check finds nothing leaked.
+    let db = Db::open(dir.path(), config()).expect("reopen");
+    assert_rebuilt_matches(&db);
+    db.shutdown().expect("shutdown");
+}
+
+#[test]
+fn a_duplicate_new_primary_key_settled_during_the_rebuild_is_none_and_one_left_is_1062() {
+    let dir = tempfile::tempdir().expect("dir");
+    let db = Db::open(dir.path(), config()).expect("open");
+    db.create_database("d").expect("db");
+    // The new primary key: v alone.
+    let mut spec = new_spec(false);
+    spec.primary_key = vec![2];
+    for name in ["t", "u"] {
+        db.create_table("d", name, old_spec()).expect("table");
+        let t = db.table("d", name).expect("t");
+        for k in 0..100 {
+            t.insert(vec![Value::Int(k), Value::Int(k), Value::Null])
+                .expect("insert");
+        }
+    }
+    let t = db.table("d", "t").expect("t");
+    let mut b = db
+        .begin_online_rebuild("d", "t", spec.clone(), false, None, OnlineOptions::default())
+        .expect("begin");
+    b.scan(&mut convert, &mut |n| {
+        if n == 10 {
+            // Row 5's v goes to row 90 after the scan copied row 5 and before it reaches
+            // row 90: the scan meets v = 5 twice, and the log settles it.
+            t.update(
+                &[Value::Int(5)],
+                vec![Value::Int(5), Value::Int(1000), Value::Null],
+            )
+            .expect("move away");
+            t.update(
+                &[Value::Int(90)],
+                vec![Value::Int(90), Value::Int(5), Value::Null],
+            )
+            .expect("move in");
+        }
+        true
+    })
+    .expect("scan");
+    b.finish(&mut convert).expect("finish");
+    let row = t.get(&[Value::Int(5)]).expect("get").expect("v = 5");
+    assert_eq!(row[0], Value::Int(90));
+    let problems = db.check().expect("check");
+    assert!(problems.is_empty(), "{problems:?}");
+    // A duplicate made during the rebuild and left there: 1062 on PRIMARY at the end.
+    let u = db.table("d", "u").expect("u");
+    let mut b = db
+        .begin_online_rebuild("d", "u", spec, false, None, OnlineOptions::default())
+        .expect("begin");
+    b.scan(&mut convert, &mut |n| {
+        if n == 50 {
+            u.insert(vec![Value::Int(500), Value::Int(7), Value::Null])
+                .expect("a duplicate v");
+        }
+        true
+    })
+    .expect("scan");
+    b.catch_up(&mut convert).expect("catch up defers the conflict");
+    match b.finish(&mut convert) {
+        Err(DbError::DuplicateKey { index, entry }) => {
+            assert_eq!(index, "PRIMARY");
+            assert_eq!(entry, "7");
+        }
+        other => panic!("expected 1062, got {other:?}"),
+    }
+    assert_eq!(rows(&db, "u").len(), 101);
+    assert_eq!(u.definition().expect("def").primary_key, vec![0]);
+    let problems = db.check().expect("check");
+    assert!(problems.is_empty(), "{problems:?}");
     assert_no_alter_file(dir.path());
     db.shutdown().expect("shutdown");
 }
@@ -510,7 +630,7 @@ fn a_read_view_from_before_the_switch_is_refused_and_a_later_one_sees_every_row(
     let db = setup(dir.path(), 50);
     let t = db.table("d", "t").expect("t");
     let mut b = db
-        .begin_online_rebuild("d", "t", new_spec(false), None, OnlineOptions::default())
+        .begin_online_rebuild("d", "t", new_spec(false), true, None, OnlineOptions::default())
         .expect("begin");
     b.scan(&mut convert, &mut |_| true).expect("scan");
     // A view made during the rebuild, after the copy: the new table's rows would show it
@@ -607,7 +727,7 @@ fn concurrent_writers_never_wait_for_the_copy_and_the_table_is_exact() {
         }
         let stopper = StopOnDrop(&stop);
         let mut b = db
-            .begin_online_rebuild("d", "t", new_spec(false), None, OnlineOptions::default())
+            .begin_online_rebuild("d", "t", new_spec(false), true, None, OnlineOptions::default())
             .expect("begin");
         // Halfway through the copy, the rebuild waits until the writers have made 100
         // changes: they would never get there if it excluded them.

@@ -117,7 +117,7 @@ fn scripted(db: &Db, i: i64, rows: &mut Rows) -> bool {
 /// the change in flight would have made).
 const FINISHED: u32 = 1000;
 
-fn workload(db: &Db, alive: &dyn Fn() -> bool) -> (u32, Rows, Rows) {
+fn workload(db: &Db, alive: &dyn Fn() -> bool, keyed_alike: bool) -> (u32, Rows, Rows) {
     let mut rows = Rows::new();
     let setup = db.create_database("d").is_ok()
         && db.create_table("d", "t", spec()).is_ok()
@@ -134,7 +134,7 @@ fn workload(db: &Db, alive: &dyn Fn() -> bool) -> (u32, Rows, Rows) {
     }
     let mut acked = 1;
     let mut in_flight = rows.clone();
-    let Ok(mut b) = db.begin_online_rebuild("d", "t", new_spec(), None, OnlineOptions::default())
+    let Ok(mut b) = db.begin_online_rebuild("d", "t", new_spec(), keyed_alike, None, OnlineOptions::default())
     else {
         return (acked, rows, in_flight);
     };
@@ -246,11 +246,12 @@ fn check(img: &SimVfs, acked: u32, rows: &Rows, in_flight: &Rows, what: &str) {
     db.shutdown().expect("shutdown");
 }
 
-#[test]
-fn an_online_rebuild_is_atomic_at_every_crash_point() {
+/// Every crash point of one rebuild; `keyed_alike: false` makes it keep a key map (the
+/// path of a primary-key change) in the new space.
+fn every_crash_point(keyed_alike: bool) {
     let vfs = SimVfs::new(43);
     let db = open(&vfs).expect("open");
-    let (acked, rows, _) = workload(&db, &|| true);
+    let (acked, rows, _) = workload(&db, &|| true, keyed_alike);
     assert_eq!(acked, FINISHED);
     assert_eq!(table_rows(&db), rows);
     db.kill();
@@ -264,7 +265,7 @@ fn an_online_rebuild_is_atomic_at_every_crash_point() {
         vfs.set_crash_point(point);
         let (acked, rows, in_flight) = match open(&vfs) {
             Ok(db) => {
-                let r = workload(&db, &|| !vfs.is_frozen());
+                let r = workload(&db, &|| !vfs.is_frozen(), keyed_alike);
                 db.kill();
                 r
             }
@@ -288,4 +289,14 @@ fn an_online_rebuild_is_atomic_at_every_crash_point() {
         "{total} I/O steps; crashes mid-rebuild {}, after it {}",
         seen.0, seen.1
     );
+}
+
+#[test]
+fn an_online_rebuild_is_atomic_at_every_crash_point() {
+    every_crash_point(true);
+}
+
+#[test]
+fn an_online_rebuild_with_a_key_map_is_atomic_at_every_crash_point() {
+    every_crash_point(false);
 }

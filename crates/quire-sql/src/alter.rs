@@ -1042,8 +1042,8 @@ impl<'d> Session<'d> {
             && mdl.is_some();
         // Dropping an index only changes the catalog: any lock will do.
         let drops_only = need == Alg::NoCopy && added.is_empty();
-        // A rebuild in place runs online too when the rows keep their clustered key
-        // (docs/online-ddl.md, "Table rebuilds"); otherwise it excludes writers throughout.
+        // A rebuild in place runs online too (docs/online-ddl.md, "Table rebuilds"), but
+        // for the cases below; they exclude writers throughout.
         // An AUTO_INCREMENT column added, or made one: the copy numbers the rows, which
         // the log's replays would not keep.
         let added_auto = spec
@@ -1052,7 +1052,6 @@ impl<'d> Session<'d> {
                 None => true,
                 src => src != def.auto_increment,
             });
-        let same_key = keeps_clustered_key(&def, &w, &spec);
         let online_rebuild = need == Alg::Inplace
             && !copy_asked
             && w.lock != LockReq::Blocking
@@ -1060,7 +1059,6 @@ impl<'d> Session<'d> {
             && self.locked.is_none()
             && mdl.is_some()
             && edb != TEMP_DB
-            && same_key
             && !added_auto
             && !w.check_added;
         if w.lock == LockReq::None
@@ -1082,9 +1080,6 @@ impl<'d> Session<'d> {
                 // MariaDB's reason (ER_ALTER_OPERATION_NOT_SUPPORTED_REASON_AUTOINC).
                 None if rebuild && added_auto => {
                     "Adding an auto-increment column requires a lock".into()
-                }
-                None if rebuild && !same_key => {
-                    "Quire does not log concurrent changes during a rebuild that changes the primary key".into()
                 }
                 None if rebuild => "Quire does not log concurrent changes during this rebuild".into(),
                 None => "Quire does not log concurrent changes for this operation".into(),
@@ -1836,7 +1831,10 @@ impl<'d> Session<'d> {
         };
         let started = std::time::Instant::now();
         let r = match online {
-            Some(x) => self.rebuild_online(edb, etable, spec, next, &mut convert, x),
+            Some(x) => {
+                let alike = keyed_alike(old, w, &spec);
+                self.rebuild_online(edb, etable, (spec, alike), next, &mut convert, x)
+            }
             None => self
                 .inst
                 .db
@@ -1871,7 +1869,7 @@ impl<'d> Session<'d> {
         &self,
         db: &str,
         table: &str,
-        spec: TableSpec,
+        (spec, keyed_alike): (TableSpec, bool),
         auto_increment: Option<u64>,
         convert: &mut dyn FnMut(Vec<Value>) -> Result<Vec<Value>>,
         x: &mut crate::mdl::Exclusive<'d>,
@@ -1892,7 +1890,7 @@ impl<'d> Session<'d> {
         let mut b = self
             .inst
             .db
-            .begin_online_rebuild(db, table, spec, auto_increment, opts)?;
+            .begin_online_rebuild(db, table, spec, keyed_alike, auto_increment, opts)?;
         x.downgrade();
         self.info.set_state(ONLINE_STATE);
         let info = self.info.clone();
@@ -2146,17 +2144,16 @@ fn instant_definition(
     def
 }
 
-/// Whether the rebuilt table `spec` keeps the clustered key of `old` (so the rebuild can
-/// run online): each primary-key column is the old one at its place, unconverted, or
-/// both tables are clustered on DB_ROW_ID.
-fn keeps_clustered_key(old: &TableDef, w: &Work, spec: &TableSpec) -> bool {
+/// Whether each primary-key column of the rebuilt table `spec` is the old one at its
+/// place, unconverted (the online rebuild then needs no key map), or both tables are
+/// clustered on DB_ROW_ID.
+fn keyed_alike(old: &TableDef, w: &Work, spec: &TableSpec) -> bool {
     old.primary_key.len() == spec.primary_key.len()
         && old
             .primary_key
             .iter()
             .zip(&spec.primary_key)
             .all(|(&o, &n)| w.cols.get(n).is_some_and(|c| c.src == Some(o) && !c.convert))
-        && quire_engine::table::same_clustered_key(old, &spec.columns, &spec.primary_key)
 }
 
 fn index_error(e: DbError) -> SqlError {

@@ -1,5 +1,5 @@
 //! ALTER TABLE operations that rebuild the table (a column added with an index, NULL-ability,
-//! FORCE, several indexes at once), with LOCK=NONE or no LOCK, let other sessions read and
+//! FORCE, several indexes at once, a new primary key), with LOCK=NONE or no LOCK, let other sessions read and
 //! write the table while it is copied, keep every change they make, and wait at the end only
 //! for the transactions open on the table (docs/online-ddl.md, "Table rebuilds").
 
@@ -193,11 +193,12 @@ fn writers_keep_going_during_online_rebuilds_and_lose_nothing() {
             let count = |s: &mut Session<'_>| int(&ok(s, "SELECT COUNT(*) FROM t")[0][0]);
             let before = count(&mut a);
             // A column with an index (a rebuild), NULL-ability, several indexes at once,
-            // and FORCE: each online.
+            // FORCE and a new primary key: each online.
             ok(&mut a, "ALTER TABLE t ADD COLUMN w INT NOT NULL DEFAULT 1, ADD INDEX by_v (v), LOCK=NONE");
             ok(&mut a, "ALTER TABLE t MODIFY u INT NOT NULL");
             ok(&mut a, "ALTER TABLE t ADD UNIQUE INDEX by_u (u), ADD INDEX by_vu (v, u), LOCK=NONE");
             ok(&mut a, "ALTER TABLE t FORCE, LOCK=NONE");
+            ok(&mut a, "ALTER TABLE t DROP PRIMARY KEY, ADD PRIMARY KEY (u, id), LOCK=NONE");
             let during = (count(&mut a) - before) as usize;
             stop.store(true, Ordering::Release);
             let acked = writers

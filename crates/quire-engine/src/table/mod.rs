@@ -135,7 +135,7 @@ pub use temp::{is_temp_space, TEMP_DB};
 
 pub use alter::Rebuilt;
 pub use online::{OnlineIndex, OnlineOptions};
-pub use online_rebuild::{same_clustered_key, OnlineRebuild};
+pub use online_rebuild::OnlineRebuild;
 pub use rowid::RowHandle;
 pub use scan::IndexRows;
 pub use settings::SetError;

@@ -12,10 +12,13 @@
 //! metadata lock).
 //!
 //! Invariants:
-//! 1. The new table is keyed exactly as the old one: the same primary-key columns with
-//!    the same types and collations, or both on DB_ROW_ID (kept). A row's clustered key is
-//!    therefore the same bytes in both, and a logged key names the row in both; every row
-//!    put into the new table is checked to have it.
+//! 1. A logged key is the row's clustered key in the old table. When the new table is keyed
+//!    the same way (the same primary-key columns, types and collations, or both on
+//!    DB_ROW_ID, kept) it names the row in both, and every row put is checked to have it.
+//!    When the primary key changes, a **key map** (a B-tree in the new space that no record
+//!    names, old key → new key, written with every row put and removed with it) finds the
+//!    new table's row of an old key; it is freed before the switch. A rebuild from a
+//!    primary key to DB_ROW_ID is not done online (MariaDB copies for it too).
 //! 2. The log is registered under the table's `dml` lock held exclusively, and every call
 //!    that changes a clustered record appends its key after the change and before it
 //!    releases its shared `dml` lock: every change is in the records the scan reads or in
@@ -45,7 +48,7 @@ use parking_lot::MutexGuard;
 use super::alter::{auto_value, rebuilt_def, set_rebuilt_autoinc, Rebuilt};
 use super::online::{self, newest, parse_into, Pending, RowLog};
 use super::{blob, open_state, rowid, txn, DbError, DbInner, TableSpec, TableState};
-use crate::btree::Direction;
+use crate::btree::{BTree, Direction};
 use crate::catalog::{self, TableDef};
 use crate::row::{record, Column, RollPtr, RowId, TrxId, Value};
 
@@ -68,15 +71,19 @@ enum Put {
 impl DbInner {
     /// Starts an online rebuild of `db`.`name` with the schema `spec` (module doc): the new
     /// space and trees, and the row log registered with DML excluded for that instant. The
-    /// DDL mutex is held until the rebuild ends. The new table must be keyed as the old
-    /// one (invariant 1; otherwise `CatalogError::Corrupt`, a caller's bug: use
-    /// [`DbInner::rebuild_table`]). `auto_increment` is ALTER's `AUTO_INCREMENT = n`. The
+    /// DDL mutex is held until the rebuild ends. `keyed_alike` says each primary-key column
+    /// of `spec` is the old one at its place, unconverted (the caller knows which column
+    /// is which); otherwise, or when the types differ, the rebuild keeps a key map
+    /// (invariant 1); a table that loses its primary key (to DB_ROW_ID) is refused with
+    /// `CatalogError::Corrupt`, a caller's bug: use [`DbInner::rebuild_table`].
+    /// `auto_increment` is ALTER's `AUTO_INCREMENT = n`. The
     /// caller keeps no transaction that changed the table open across this call.
     pub fn begin_online_rebuild(
         &self,
         db: &str,
         name: &str,
         spec: TableSpec,
+        keyed_alike: bool,
         auto_increment: Option<u64>,
         opts: online::OnlineOptions,
     ) -> super::Result<OnlineRebuild<'_>> {
@@ -92,17 +99,32 @@ impl DbInner {
         }
         // The mark is reserved at the end (invariant 5).
         let mut def = rebuilt_def(&t.def, spec, TrxId(0))?;
-        if !same_clustered_key(&t.def, &def.columns, &def.primary_key) {
-            return Err(refuse("would change the clustered key"));
+        let same_key =
+            keyed_alike && same_clustered_key(&t.def, &def.columns, &def.primary_key);
+        if def.primary_key.is_empty() && !t.def.primary_key.is_empty() {
+            return Err(refuse("from a primary key to DB_ROW_ID"));
+        }
+        // The key map's index number: never used by an index of the table (invariant 1).
+        let map_no = def.next_index_no;
+        if !same_key {
+            def.next_index_no = def.next_index_no.checked_add(1).ok_or_else(|| {
+                refuse("has no index number left for its key map")
+            })?;
         }
         // `~` never occurs in a name: the temporary name collides with no table.
         let tmp = format!("{}~alter", def.space_name);
         def.space = self.engine.create_space(&tmp)?;
-        let new = (|| -> super::Result<Arc<TableState>> {
+        let new = (|| -> super::Result<(Arc<TableState>, Option<BTree>)> {
             self.create_trees(&mut def)?;
-            open_state(&self.engine, def, Some(&t))
+            let map = if same_key {
+                None
+            } else {
+                let id = def.id << 16 | u64::from(map_no);
+                Some(BTree::create(&self.engine, def.space, id)?.0)
+            };
+            Ok((open_state(&self.engine, def, Some(&t))?, map))
         })();
-        let new = match new {
+        let (new, map) = match new {
             Ok(n) => n,
             Err(e) => {
                 let _ = self.engine.delete_space(&tmp);
@@ -123,6 +145,7 @@ impl DbInner {
             new,
             tmp,
             log,
+            map,
             auto_increment,
             deferred: BTreeSet::new(),
             largest_auto: 0,
@@ -134,9 +157,9 @@ impl DbInner {
 
 /// Whether a table of columns `columns` and primary key `primary_key` is keyed as the table
 /// `old` (invariant 1): the same number of primary-key columns, each of the same type,
-/// collation and NULL-ability as the old one at its place, or both on DB_ROW_ID. The caller
-/// also knows that each is the old column, unconverted.
-pub fn same_clustered_key(old: &TableDef, columns: &[Column], primary_key: &[usize]) -> bool {
+/// collation and NULL-ability as the old one at its place, or both on DB_ROW_ID (each
+/// row's key is then checked to be the same bytes: `put`).
+fn same_clustered_key(old: &TableDef, columns: &[Column], primary_key: &[usize]) -> bool {
     old.primary_key.len() == primary_key.len()
         && old.primary_key.iter().zip(primary_key).all(|(&o, &n)| {
             match (old.columns.get(o), columns.get(n)) {
@@ -164,6 +187,8 @@ pub struct OnlineRebuild<'d> {
     /// The new space's name until the switch.
     tmp: String,
     log: Arc<RowLog>,
+    /// Old clustered key → new clustered key, when the primary key changes (invariant 1).
+    map: Option<BTree>,
     auto_increment: Option<u64>,
     /// Keys whose rows a conversion error or a UNIQUE conflict put off (invariant 3).
     deferred: BTreeSet<Vec<u8>>,
@@ -183,10 +208,22 @@ impl OnlineRebuild<'_> {
 
     /// Removes the row with clustered key `key` from the new table, if it has one: its
     /// secondary entries, then the record and its chains.
-    fn remove(&mut self, key: &[u8]) -> super::Result<()> {
+    fn remove(&mut self, old_key: &[u8]) -> super::Result<()> {
         let db = self.db;
         let engine = &db.engine;
         let new = self.new.clone();
+        let mapped;
+        let key: &[u8] = match &self.map {
+            None => old_key,
+            Some(m) => {
+                let Some(e) = m.get(engine, old_key)? else {
+                    return Ok(());
+                };
+                m.delete(engine, old_key)?;
+                mapped = e.value;
+                &mapped
+            }
+        };
         let Some(cur) = new.clustered.get(engine, key)? else {
             return Ok(());
         };
@@ -232,18 +269,35 @@ impl OnlineRebuild<'_> {
             .into_iter()
             .map(|v| v.into_owned())
             .collect();
-        let row_id: Option<RowId> = rowid::row_id_of_key(&self.t.layout, key)?;
-        // Invariant 1, checked on every row: the conversion kept the key's values.
+        // Both on DB_ROW_ID: the row keeps its id (`begin` refuses a new DB_ROW_ID).
+        let row_id: Option<RowId> = if new.layout.has_row_id() {
+            rowid::row_id_of_key(&self.t.layout, key)?
+        } else {
+            None
+        };
         let mut k = Vec::new();
         new.layout
             .encode_key(&row, row_id, &db.limits, &mut k)
             .map_err(DbError::from)?;
-        if k != key {
-            return Err(DbError::Catalog(catalog::CatalogError::Corrupt(format!(
-                "{}: an online rebuild changed a row's clustered key",
-                self.name
-            )))
-            .into());
+        match &self.map {
+            // Invariant 1, checked on every row: the conversion kept the key's values.
+            None if k != key => {
+                return Err(DbError::Catalog(catalog::CatalogError::Corrupt(format!(
+                    "{}: an online rebuild changed a row's clustered key",
+                    self.name
+                )))
+                .into());
+            }
+            None => {}
+            // A new primary key may meet another row's, which may be stale: as UNIQUE.
+            Some(_) => {
+                if new.clustered.get(engine, &k)?.is_some() {
+                    if !last {
+                        return Ok(Put::Deferred);
+                    }
+                    return Err(new.duplicate_primary(&row).into());
+                }
+            }
         }
         // Every UNIQUE check before any write: a deferred row leaves nothing behind.
         for ix in new.indexes.iter().filter(|ix| ix.def.unique) {
@@ -267,6 +321,9 @@ impl OnlineRebuild<'_> {
         };
         for ix in &new.indexes {
             db.index_insert(ix, &new.def.columns, &row, row_id, TrxId(0), false)?;
+        }
+        if let Some(m) = &self.map {
+            m.insert(engine, key, &k).map_err(DbError::from)?;
         }
         if let Some(c) = new.def.auto_increment {
             if let Some(v) = row.get(c).and_then(auto_value) {
@@ -392,6 +449,10 @@ impl OnlineRebuild<'_> {
             _ => return Err(DbError::NoSuchTable(self.name.clone()).into()),
         }
         self.apply_round(convert, true)?;
+        // The key map's pages go back to the new space before the record names it.
+        if let Some(m) = self.map.take() {
+            m.drop_tree(&db.engine).map_err(DbError::from)?;
+        }
         let mark = db.trx.reserve_id();
         let mut def = self.new.def.clone();
         def.rebuilt_at = mark;
