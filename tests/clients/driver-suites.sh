@@ -3,16 +3,21 @@
 # MySQL and MariaDB, run against Quire. Not in CI (minutes each, and they fetch the suites);
 # the last results are in docs/clients.md.
 #
-#   bash tests/clients/driver-suites.sh PORT [go]...
+#   bash tests/clients/driver-suites.sh PORT [go] [node]...
 #
 # go: go-sql-driver/mysql (the version tests/clients/go uses), its `go test` from the module
 #     the Go module proxy serves (test files included), in a private copy, against database
 #     `gotest` (made here) as root without a password.
+# node: mysql2 (Node), its own suite (`npx poku`: unit tests, then integration tests against
+#     the server) in a private copy of its repository: MYSQL2_DIR names a checkout to copy
+#     (the published npm package has no tests), else the tag of the version
+#     tests/clients/node uses is cloned from GitHub. Database `test` (made here), root
+#     without a password. Needs node and npm (npm ci fetches its dev dependencies).
 #
 # Prints each suite's failing tests and its summary line; exits 1 if a suite failed.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-port=${1:?usage: driver-suites.sh PORT [go]...}
+port=${1:?usage: driver-suites.sh PORT [go] [node]...}
 shift
 suites=("$@")
 [ ${#suites[@]} -eq 0 ] && suites=(go)
@@ -46,9 +51,37 @@ run_go() {
   return $rc
 }
 
+run_node() {
+  local version dir log rc
+  version=$(grep -o '"mysql2": *"[^"]*"' "$here/node/package.json" | grep -o '[0-9][0-9.]*')
+  dir=$(mktemp -d)
+  if [ -n "${MYSQL2_DIR:-}" ]; then
+    # A checkout or an extracted archive of the repository (not the npm package).
+    cp -r "$MYSQL2_DIR/." "$dir"
+    rm -rf "$dir/node_modules"
+  else
+    git clone -q --depth 1 --branch "v$version" https://github.com/sidorares/node-mysql2 "$dir" ||
+      { echo "node: could not clone mysql2 v$version; set MYSQL2_DIR" >&2; return 1; }
+  fi
+  [ -f "$dir/poku.config.js" ] || { echo "node: $dir has no poku.config.js (not mysql2's repository?)" >&2; return 1; }
+  (cd "$dir" && npm ci --no-audit --no-fund >/dev/null 2>&1) || { echo "node: npm ci failed in $dir" >&2; return 1; }
+  sql "CREATE DATABASE IF NOT EXISTS test" || return 1
+  log=$(mktemp)
+  # The suite reads MYSQL_HOST, MYSQL_PORT, MYSQL_USER, MYSQL_DATABASE (test/common.test.mts);
+  # its password is only read under CI.
+  (cd "$dir" && MYSQL_HOST="$host" MYSQL_PORT="$port" MYSQL_USER=root MYSQL_DATABASE=test \
+    timeout 1800 npx poku 2>&1 | sed 's/\x1b\[[0-9;]*m//g' >"$log")
+  rc=$?
+  grep -E '^ *FAIL ' "$log" | grep -v '›' || true
+  echo "mysql2 $(node -p "require('$dir/package.json').version") (repository $(git -C "$dir" rev-parse --short HEAD 2>/dev/null || echo "copy of $MYSQL2_DIR")): files $(grep -E 'PASS ›' "$log" | tail -1 | tr -s ' ') (log: $log)"
+  rm -rf "$dir"
+  return $rc
+}
+
 for s in "${suites[@]}"; do
   case $s in
   go) run_go || status=1 ;;
+  node) run_node || status=1 ;;
   *) echo "unknown suite $s" >&2; exit 2 ;;
   esac
 done

@@ -19,7 +19,8 @@ Format (blocks separated by blank lines; `#` starts a comment line):
     statement ok                    the next line(s) must succeed
     statement error CODE            ... must fail with MySQL error CODE
                                     (`statement ok` may end with ---- then `affected N`
-                                    and `info TEXT`: the OK packet's counts and message)
+                                    and `info TEXT`: the OK packet's counts and message,
+                                    and `insert_id N` if given: its insert id)
     query [rowsort] [types] [names] the rows, tab-separated, NULL for NULL, after ----
                                     (a row that is one empty string is written (empty));
                                     with `types`, a first line `types: ...` gives each
@@ -140,6 +141,9 @@ def run_block(conns, state, b, args):
                 if isinstance(msg, (bytes, bytearray)):
                     msg = msg.decode("utf-8", "replace")
                 ok_got = ["affected %d" % cur.rowcount, "info %s" % (msg or "")]
+                # The insert id only where the expectation asks for it (most blocks do not).
+                if any(w.startswith("insert_id ") for w in ok_want):
+                    ok_got.append("insert_id %d" % c._result.insert_id)
             got = "ok"
         except pymysql.err.MySQLError as e:
             got = "error %d" % e.args[0]

@@ -13,7 +13,7 @@ use crate::conn::{affected_rows, finish_statement, CmdResult, Conn, StatementTim
 use crate::errors::proto;
 use crate::reply::{eof_packet, Reader};
 use crate::resultset::{column_definition, ResultSink, RowFormat};
-use crate::stmt_params::{decode_params, parse_header, ParamType};
+use crate::stmt_params::{bound_types, decode_params, parse_header, ParamType};
 
 /// What the connection remembers of one prepared statement.
 #[derive(Debug, Default, Clone)]
@@ -126,6 +126,7 @@ impl Conn<'_> {
         let params = decode_params(&mut r, count, &mut state.types, &state.long_data);
         // Long data is for one execution (MySQL clears it after each).
         state.clear_long_data();
+        let types = bound_types(&state.types);
         let params = match params {
             // A latin1 client's string parameters are latin1 text (the charset module).
             Ok(p) if client == WireCharset::Latin1 => latin1_params(p, &state.types),
@@ -141,7 +142,7 @@ impl Conn<'_> {
         let cs = self.results_charset();
         let mut sink =
             ResultSink::new(&mut self.io, RowFormat::Binary, deprecate_eof).with_charset(cs);
-        let result = self.session.execute(id, &params, &mut sink);
+        let result = self.session.execute_typed(id, &params, &types, &mut sink);
         let (rows_sent, affected) = (sink.rows(), affected_rows(&result));
         finish_statement(&self.session, result, sink, false)?;
         // The text is built only for a statement that goes to the log.

@@ -10,7 +10,7 @@
 //! is the data accumulated for it.
 
 use quire_engine::row::{Date, DateTime, Time};
-use quire_sql::Value;
+use quire_sql::{FieldType, Value};
 
 use crate::reply::{Malformed, Reader};
 use crate::resultset::decimal_from_text;
@@ -31,6 +31,27 @@ pub struct ExecuteHeader {
     pub stmt_id: u32,
     /// CURSOR_TYPE_* (cursors are not opened: the result is sent whole, see docs).
     pub flags: u8,
+}
+
+/// The parameters' bound types as the SQL layer types a result column that is a bare
+/// `?` by them (`quire_sql::param_types`): the type byte as a field type, VARCHAR for the
+/// ones it leaves as planned.
+pub fn bound_types(types: &[ParamType]) -> Vec<quire_sql::param_types::ParamType> {
+    types
+        .iter()
+        .map(|t| quire_sql::param_types::ParamType {
+            ty: match t.ty {
+                1 => FieldType::Tiny,
+                2 => FieldType::Short,
+                3 => FieldType::Long,
+                8 => FieldType::LongLong,
+                5 => FieldType::Double,
+                12 => FieldType::DateTime,
+                _ => FieldType::VarString,
+            },
+            unsigned: t.unsigned,
+        })
+        .collect()
 }
 
 pub fn parse_header(r: &mut Reader<'_>) -> Result<ExecuteHeader, Malformed> {

@@ -66,6 +66,60 @@ fn prepared_select_with_a_parameter_returns_a_binary_row() {
     assert_eq!(Reply::parse(&c.command(&exec)).err_code(), Some(1243));
 }
 
+/// (type, length, flags, decimals) of a column definition whose names are short.
+fn column_shape(def: &[u8]) -> (u8, u32, u16, u8) {
+    let mut i = 0;
+    for _ in 0..6 {
+        i += 1 + usize::from(def[i]);
+    }
+    let f = &def[i + 1..];
+    (
+        f[6],
+        u32::from_le_bytes([f[2], f[3], f[4], f[5]]),
+        u16::from_le_bytes([f[7], f[8]]),
+        f[9],
+    )
+}
+
+/// A result column that is a bare `?` has the type the parameter was bound with, as
+/// MariaDB sends it (mysql2 reads `SELECT ? AS v` with 1.25 bound as a number then).
+#[test]
+fn a_bare_parameter_column_has_the_bound_type() {
+    let server = TestServer::start();
+    let mut c = server.connect();
+    let ok = c.command(b"\x16SELECT ? AS d, ? AS t, ? AS s, ? AS n, 1 AS k");
+    answered(&ok, "prepared statements");
+    let id = u32::from_le_bytes([ok[1], ok[2], ok[3], ok[4]]);
+    let ncols = u16::from_le_bytes([ok[5], ok[6]]);
+    let nparams = u16::from_le_bytes([ok[7], ok[8]]);
+    for _ in 0..(u32::from(ncols) + u32::from(nparams)) {
+        c.io.read_message().unwrap();
+    }
+    // DOUBLE 1.25, unsigned TINY 1, VARCHAR 'x', NULL (bit 3 of the NULL bitmap).
+    let mut exec = vec![0x17];
+    exec.extend_from_slice(&id.to_le_bytes());
+    exec.push(0);
+    exec.extend_from_slice(&1u32.to_le_bytes());
+    exec.extend_from_slice(&[0b1000, 1, 5, 0, 1, 0x80, 15, 0, 6, 0]);
+    exec.extend_from_slice(&1.25f64.to_le_bytes());
+    exec.extend_from_slice(&[1, 1, b'x']);
+    let first = c.command(&exec);
+    answered(&first, "execute");
+    let rs = c.read_result_set(&first);
+    let types: Vec<_> = rs.columns.iter().map(|d| column_shape(d)).collect();
+    assert_eq!(types[0], (5, 23, 129, 31), "DOUBLE");
+    assert_eq!(types[1], (1, 4, 161, 0), "unsigned TINY");
+    // A string and a NULL keep the planned column; so does an expression.
+    assert_eq!(types[2].0, 253);
+    assert_eq!(types[3].0, 253);
+    assert_eq!(types[4].0, 3);
+    // The row: header, NULL bitmap (column 3 is bit 5), the double's 8 bytes, the tiny's 1.
+    let row = &rs.rows[0];
+    assert_eq!(&row[..2], &[0x00, 0b10_0000]);
+    assert_eq!(&row[2..10], &1.25f64.to_le_bytes());
+    assert_eq!(row[10], 1);
+}
+
 #[test]
 fn server_settings_show_in_the_variables() {
     let server = TestServer::start_with(quire_server::ServerConfig {

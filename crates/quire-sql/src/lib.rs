@@ -36,6 +36,7 @@ mod mdl;
 pub mod meta;
 mod objects;
 mod on_update;
+pub mod param_types;
 pub mod parse;
 pub mod plan;
 mod prepare;

@@ -1388,6 +1388,18 @@ pub(crate) fn insert_rows<'d>(
             .and_then(|c| row.get(c))
             .and_then(exec::int_value)
     };
+    // The OK packet's insert id of a row whose AUTO_INCREMENT value was given: MariaDB's
+    // `next_number_field->val_int()` as an unsigned 64-bit number, so a negative value
+    // given is sent as 2^64 - n (drivers read it back as the negative number), where
+    // `auto_of` (what the counter may move past) ignores it.
+    let reported_auto = |row: &[Value]| {
+        def.auto_increment
+            .and_then(|c| row.get(c))
+            .and_then(|v| match v {
+                Value::Int(i) => Some(*i as u64),
+                v => exec::int_value(v),
+            })
+    };
     let mut batch = crate::upsert::AutoIncBatch::default();
     let (shown_db, shown_table) = ip.table.shown();
     let checks = crate::check::bind(def, shown_table)?;
@@ -1447,7 +1459,7 @@ pub(crate) fn insert_rows<'d>(
                     let stored = local(stored);
                     k.affected += 1;
                     k.copied += 1;
-                    k.last_auto = auto_of(&stored);
+                    k.last_auto = reported_auto(&stored);
                     k.last_inserted_auto = k.last_auto;
                     if generated && k.first_id.is_none() {
                         k.first_id = auto_of(&stored);
@@ -1481,7 +1493,7 @@ pub(crate) fn insert_rows<'d>(
                             k.affected += 2;
                             k.dups += 1;
                             k.copied += 1;
-                            k.last_auto = auto_of(&new);
+                            k.last_auto = reported_auto(&new);
                             if let Some(kept) = keep.as_deref_mut() {
                                 kept.push(new);
                             }
@@ -1524,7 +1536,7 @@ pub(crate) fn insert_rows<'d>(
         };
         k.affected += 1;
         k.copied += 1;
-        k.last_auto = auto_of(&stored);
+        k.last_auto = reported_auto(&stored);
         k.last_inserted_auto = k.last_auto;
         if generated && k.first_id.is_none() {
             k.first_id = auto_of(&stored);

@@ -1519,6 +1519,18 @@ impl<'d> Session<'d> {
         params: &[Value],
         sink: &mut dyn RowSink,
     ) -> Result<Outcome> {
+        self.execute_typed(id, params, &[], sink)
+    }
+
+    /// [`Session::execute`] with the types the client bound the parameters with: a result
+    /// column that is a bare parameter is sent with its type (`param_types.rs`).
+    pub fn execute_typed(
+        &mut self,
+        id: u32,
+        params: &[Value],
+        types: &[crate::param_types::ParamType],
+        sink: &mut dyn RowSink,
+    ) -> Result<Outcome> {
         self.inst.questions.fetch_add(1, Ordering::Relaxed);
         crate::status::SessionCounters::bump(&self.sv.status.questions, 1);
         self.info.clear_kill();
@@ -1553,7 +1565,20 @@ impl<'d> Session<'d> {
         }
         let examined = crate::status::mark();
         self.arm_statement_timer();
-        let r = self.run_kept(&k, params, sink);
+        let retype: Vec<_> = k
+            .planned
+            .as_deref()
+            .map(crate::param_types::bare_params)
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|(c, i)| Some((c, *types.get(i)?, params.get(i)?.clone())))
+            .collect();
+        let r = if retype.is_empty() {
+            self.run_kept(&k, params, sink)
+        } else {
+            let mut typed = crate::param_types::Retyped { sink, cols: retype };
+            self.run_kept(&k, params, &mut typed)
+        };
         let r = self.end_statement_timer(r);
         self.note_examined(examined);
         self.after_statement(&r);

@@ -435,13 +435,13 @@ impl Session<'_> {
                 Some(d) => d.clone(),
                 None => self.sv.db.clone().ok_or(SqlError::NoDatabaseSelected)?,
             };
-            let t = self.open_table(&db, &st.table)?;
-            cols = t
-                .definition()?
-                .columns
-                .iter()
-                .map(|c| c.name.clone())
-                .collect();
+            // A temporary table of the session hides a base table of its name (temp.rs,
+            // invariant 2): its columns are the ones to load.
+            let def = match self.temp_def(&db, &st.table) {
+                Some((def, _)) => def,
+                None => self.open_table(&db, &st.table)?.definition()?,
+            };
+            cols = def.columns.iter().map(|c| c.name.clone()).collect();
         }
         let nfield_cols = cols.len();
         for (c, _) in &st.sets {
