@@ -59,8 +59,7 @@ fn new_spec(unique_w: bool) -> TableSpec {
         vec![0],
     );
     let ix = IndexSpec::new("by_w", vec![1]);
-    spec.indexes
-        .push(if unique_w { ix.unique() } else { ix });
+    spec.indexes.push(if unique_w { ix.unique() } else { ix });
     spec.indexes.push(IndexSpec::new("by_v", vec![2]));
     spec
 }
@@ -134,7 +133,10 @@ fn assert_rebuilt_matches(db: &Db) {
         .map(|k| (*k, got.get(k).map(|r| r.0), want.get(k).map(|r| r.0)))
         .take(20)
         .collect();
-    assert!(differ.is_empty(), "rebuilt (k, v) against the shadow's: {differ:?}");
+    assert!(
+        differ.is_empty(),
+        "rebuilt (k, v) against the shadow's: {differ:?}"
+    );
     let t = db.table("d", "t").expect("t");
     for ix in ["by_w", "by_v"] {
         let n = t
@@ -167,7 +169,10 @@ fn change(db: &Db, rng: &mut StdRng, next: &mut i64) {
                 .insert(widen(wide, vec![Value::Int(*next), Value::Int(v), s]))
                 .map(|_| ()),
             1..=3 => t
-                .update(&[Value::Int(k)], widen(wide, vec![Value::Int(k), Value::Int(v), s]))
+                .update(
+                    &[Value::Int(k)],
+                    widen(wide, vec![Value::Int(k), Value::Int(v), s]),
+                )
                 .map(|_| ()),
             4 => t.delete(&[Value::Int(k)]).map(|_| ()),
             5 => t
@@ -181,11 +186,17 @@ fn change(db: &Db, rng: &mut StdRng, next: &mut i64) {
                 let _ = tx.update(
                     &t,
                     &[Value::Int(k)],
-                    widen(wide, vec![Value::Int(k), Value::Int(-13), Value::Str("x".repeat(3000))]),
+                    widen(
+                        wide,
+                        vec![Value::Int(k), Value::Int(-13), Value::Str("x".repeat(3000))],
+                    ),
                 );
                 let _ = tx.insert(
                     &t,
-                    widen(wide, vec![Value::Int(*next + 1_000_000), Value::Int(-13), Value::Null]),
+                    widen(
+                        wide,
+                        vec![Value::Int(*next + 1_000_000), Value::Int(-13), Value::Null],
+                    ),
                 );
                 let _ = tx.delete(&t, &[Value::Int((k + 1) % *next)]);
                 tx.rollback()
@@ -213,7 +224,14 @@ fn changes_during_the_scan_and_catch_up_reach_the_rebuilt_table() {
     let mut rng = StdRng::seed_from_u64(7);
     let mut next = 2000;
     let mut b = db
-        .begin_online_rebuild("d", "t", new_spec(false), true, None, OnlineOptions::default())
+        .begin_online_rebuild(
+            "d",
+            "t",
+            new_spec(false),
+            true,
+            None,
+            OnlineOptions::default(),
+        )
         .expect("begin");
     for _ in 0..50 {
         change(&db, &mut rng, &mut next);
@@ -244,7 +262,12 @@ fn changes_during_the_scan_and_catch_up_reach_the_rebuilt_table() {
     let db = Db::open(dir.path(), config()).expect("reopen");
     assert_rebuilt_matches(&db);
     assert_eq!(
-        db.table("d", "t").expect("t").definition().expect("def").columns.len(),
+        db.table("d", "t")
+            .expect("t")
+            .definition()
+            .expect("def")
+            .columns
+            .len(),
         4
     );
     db.shutdown().expect("shutdown");
@@ -292,7 +315,11 @@ fn a_log_past_its_max_size_fails_the_rebuild_and_keeps_the_table() {
         // DML goes on while the log is too big: it never fails for the rebuild's sake.
         t.update(
             &[Value::Int(n as i64 % 200)],
-            vec![Value::Int(n as i64 % 200), Value::Int(n as i64), Value::Null],
+            vec![
+                Value::Int(n as i64 % 200),
+                Value::Int(n as i64),
+                Value::Null,
+            ],
         )
         .expect("update during the rebuild");
         true
@@ -341,7 +368,14 @@ fn an_uncommitted_row_that_does_not_convert_waits_and_a_committed_one_fails_the_
     // A bad version made during the scan by a transaction that rolls back before the end:
     // deferred, then copied as it was.
     let mut b = db
-        .begin_online_rebuild("d", "t", new_spec(false), true, None, OnlineOptions::default())
+        .begin_online_rebuild(
+            "d",
+            "t",
+            new_spec(false),
+            true,
+            None,
+            OnlineOptions::default(),
+        )
         .expect("begin");
     let mut tx = Some(db.begin(Isolation::RepeatableRead).expect("begin"));
     b.scan(&mut convert, &mut |n| {
@@ -371,7 +405,14 @@ fn an_uncommitted_row_that_does_not_convert_waits_and_a_committed_one_fails_the_
     // once, and the table as it was.
     let before = rows(&db, "u");
     let mut b = db
-        .begin_online_rebuild("d", "u", new_spec(false), true, None, OnlineOptions::default())
+        .begin_online_rebuild(
+            "d",
+            "u",
+            new_spec(false),
+            true,
+            None,
+            OnlineOptions::default(),
+        )
         .expect("begin");
     let u = db.table("d", "u").expect("u");
     let mut read = 0;
@@ -408,7 +449,14 @@ fn a_unique_conflict_settled_during_the_rebuild_is_no_duplicate_and_one_left_is_
             .expect("insert");
     }
     let mut b = db
-        .begin_online_rebuild("d", "t", new_spec(true), true, None, OnlineOptions::default())
+        .begin_online_rebuild(
+            "d",
+            "t",
+            new_spec(true),
+            true,
+            None,
+            OnlineOptions::default(),
+        )
         .expect("begin");
     b.scan(&mut convert, &mut |n| {
         if n == 10 {
@@ -444,7 +492,14 @@ fn a_unique_conflict_settled_during_the_rebuild_is_no_duplicate_and_one_left_is_
             .expect("insert");
     }
     let mut b = db
-        .begin_online_rebuild("d", "u", new_spec(true), true, None, OnlineOptions::default())
+        .begin_online_rebuild(
+            "d",
+            "u",
+            new_spec(true),
+            true,
+            None,
+            OnlineOptions::default(),
+        )
         .expect("begin");
     b.scan(&mut convert, &mut |n| {
         if n == 50 {
@@ -454,7 +509,8 @@ fn a_unique_conflict_settled_during_the_rebuild_is_no_duplicate_and_one_left_is_
         true
     })
     .expect("scan");
-    b.catch_up(&mut convert).expect("catch up defers the conflict");
+    b.catch_up(&mut convert)
+        .expect("catch up defers the conflict");
     match b.finish(&mut convert) {
         Err(DbError::DuplicateKey { index, entry }) => {
             assert_eq!(index, "by_w");
@@ -476,7 +532,14 @@ fn an_abandoned_rebuild_leaves_the_table_as_it_was() {
     let t = db.table("d", "t").expect("t");
     {
         let mut b = db
-            .begin_online_rebuild("d", "t", new_spec(false), true, None, OnlineOptions::default())
+            .begin_online_rebuild(
+                "d",
+                "t",
+                new_spec(false),
+                true,
+                None,
+                OnlineOptions::default(),
+            )
             .expect("begin");
         let r = b.scan(&mut convert, &mut |n| n < 100);
         assert!(matches!(r, Err(DbError::Interrupted)), "{r:?}");
@@ -518,7 +581,14 @@ fn a_new_primary_key_is_built_online_through_the_key_map() {
     let mut rng = StdRng::seed_from_u64(17);
     let mut next = 2000;
     let mut b = db
-        .begin_online_rebuild("d", "t", rekeyed_spec(), false, None, OnlineOptions::default())
+        .begin_online_rebuild(
+            "d",
+            "t",
+            rekeyed_spec(),
+            false,
+            None,
+            OnlineOptions::default(),
+        )
         .expect("begin");
     for _ in 0..50 {
         change(&db, &mut rng, &mut next);
@@ -544,7 +614,10 @@ fn a_new_primary_key_is_built_online_through_the_key_map() {
     // Keyed by (v, k) now.
     let want = rows(&db, "u");
     let (k, (v, _)) = want.iter().next().expect("a row");
-    assert!(t.get(&[Value::Int(*v), Value::Int(*k)]).expect("get").is_some());
+    assert!(t
+        .get(&[Value::Int(*v), Value::Int(*k)])
+        .expect("get")
+        .is_some());
     db.shutdown().expect("shutdown");
     // The key map's pages went back to the space: check finds nothing leaked.
     let db = Db::open(dir.path(), config()).expect("reopen");
@@ -570,7 +643,14 @@ fn a_duplicate_new_primary_key_settled_during_the_rebuild_is_none_and_one_left_i
     }
     let t = db.table("d", "t").expect("t");
     let mut b = db
-        .begin_online_rebuild("d", "t", spec.clone(), false, None, OnlineOptions::default())
+        .begin_online_rebuild(
+            "d",
+            "t",
+            spec.clone(),
+            false,
+            None,
+            OnlineOptions::default(),
+        )
         .expect("begin");
     b.scan(&mut convert, &mut |n| {
         if n == 10 {
@@ -608,7 +688,8 @@ fn a_duplicate_new_primary_key_settled_during_the_rebuild_is_none_and_one_left_i
         true
     })
     .expect("scan");
-    b.catch_up(&mut convert).expect("catch up defers the conflict");
+    b.catch_up(&mut convert)
+        .expect("catch up defers the conflict");
     match b.finish(&mut convert) {
         Err(DbError::DuplicateKey { index, entry }) => {
             assert_eq!(index, "PRIMARY");
@@ -630,7 +711,14 @@ fn a_read_view_from_before_the_switch_is_refused_and_a_later_one_sees_every_row(
     let db = setup(dir.path(), 50);
     let t = db.table("d", "t").expect("t");
     let mut b = db
-        .begin_online_rebuild("d", "t", new_spec(false), true, None, OnlineOptions::default())
+        .begin_online_rebuild(
+            "d",
+            "t",
+            new_spec(false),
+            true,
+            None,
+            OnlineOptions::default(),
+        )
         .expect("begin");
     b.scan(&mut convert, &mut |_| true).expect("scan");
     // A view made during the rebuild, after the copy: the new table's rows would show it
@@ -650,7 +738,10 @@ fn a_read_view_from_before_the_switch_is_refused_and_a_later_one_sees_every_row(
     }
     drop(old_view);
     let mut new_view = db.begin(Isolation::RepeatableRead).expect("begin");
-    let row = new_view.get(&t, &[Value::Int(1)]).expect("read").expect("row");
+    let row = new_view
+        .get(&t, &[Value::Int(1)])
+        .expect("read")
+        .expect("row");
     assert_eq!(row[2], Value::Int(6));
     new_view.commit().expect("commit");
     db.shutdown().expect("shutdown");
@@ -681,15 +772,22 @@ fn concurrent_writers_never_wait_for_the_copy_and_the_table_is_exact() {
             handles.push(s.spawn(move || {
                 let mut rng = StdRng::seed_from_u64(100 + w as u64);
                 let t = db.table("d", "t").expect("t");
-                let mut model: BTreeMap<i64, i64> =
-                    (0..4000).filter(|k| k % 3 == w).map(|k| (k, k % 50)).collect();
+                let mut model: BTreeMap<i64, i64> = (0..4000)
+                    .filter(|k| k % 3 == w)
+                    .map(|k| (k, k % 50))
+                    .collect();
                 // After the switch the table has the new schema: rows get four columns.
                 let mut wide = false;
                 while !stop.load(Ordering::Acquire) {
                     let k = rng.gen_range(0..1500i64) * 3 + w;
                     let v = rng.gen_range(0..50);
                     let row = if wide {
-                        vec![Value::Int(k), Value::Int(v * 10), Value::Int(v), Value::Null]
+                        vec![
+                            Value::Int(k),
+                            Value::Int(v * 10),
+                            Value::Int(v),
+                            Value::Null,
+                        ]
                     } else {
                         vec![Value::Int(k), Value::Int(v), Value::Null]
                     };
@@ -727,7 +825,14 @@ fn concurrent_writers_never_wait_for_the_copy_and_the_table_is_exact() {
         }
         let stopper = StopOnDrop(&stop);
         let mut b = db
-            .begin_online_rebuild("d", "t", new_spec(false), true, None, OnlineOptions::default())
+            .begin_online_rebuild(
+                "d",
+                "t",
+                new_spec(false),
+                true,
+                None,
+                OnlineOptions::default(),
+            )
             .expect("begin");
         // Halfway through the copy, the rebuild waits until the writers have made 100
         // changes: they would never get there if it excluded them.
@@ -761,7 +866,10 @@ fn concurrent_writers_never_wait_for_the_copy_and_the_table_is_exact() {
             .collect::<Vec<_>>()
     });
     let want: BTreeMap<i64, i64> = models.into_iter().flatten().collect();
-    let got: BTreeMap<i64, i64> = rows(&db, "t").into_iter().map(|(k, (v, _))| (k, v)).collect();
+    let got: BTreeMap<i64, i64> = rows(&db, "t")
+        .into_iter()
+        .map(|(k, (v, _))| (k, v))
+        .collect();
     assert_eq!(got, want);
     let problems = db.check().expect("check");
     assert!(problems.is_empty(), "{problems:?}");

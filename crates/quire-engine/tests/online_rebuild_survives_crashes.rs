@@ -37,7 +37,10 @@ fn int() -> ColumnType {
 }
 
 fn spec() -> TableSpec {
-    TableSpec::new(vec![Column::new("k", int()), Column::new("v", int())], vec![0])
+    TableSpec::new(
+        vec![Column::new("k", int()), Column::new("v", int())],
+        vec![0],
+    )
 }
 
 /// The rebuilt table: (k, v, w) with w = v * 10 and an index on it.
@@ -134,8 +137,14 @@ fn workload(db: &Db, alive: &dyn Fn() -> bool, keyed_alike: bool) -> (u32, Rows,
     }
     let mut acked = 1;
     let mut in_flight = rows.clone();
-    let Ok(mut b) = db.begin_online_rebuild("d", "t", new_spec(), keyed_alike, None, OnlineOptions::default())
-    else {
+    let Ok(mut b) = db.begin_online_rebuild(
+        "d",
+        "t",
+        new_spec(),
+        keyed_alike,
+        None,
+        OnlineOptions::default(),
+    ) else {
         return (acked, rows, in_flight);
     };
     let mut i = 0;

@@ -1046,12 +1046,12 @@ impl<'d> Session<'d> {
         // for the cases below; they exclude writers throughout.
         // An AUTO_INCREMENT column added, or made one: the copy numbers the rows, which
         // the log's replays would not keep.
-        let added_auto = spec
-            .auto_increment
-            .is_some_and(|a| match w.cols.get(a).and_then(|c| c.src) {
-                None => true,
-                src => src != def.auto_increment,
-            });
+        let added_auto =
+            spec.auto_increment
+                .is_some_and(|a| match w.cols.get(a).and_then(|c| c.src) {
+                    None => true,
+                    src => src != def.auto_increment,
+                });
         let online_rebuild = need == Alg::Inplace
             && !copy_asked
             && w.lock != LockReq::Blocking
@@ -1081,7 +1081,9 @@ impl<'d> Session<'d> {
                 None if rebuild && added_auto => {
                     "Adding an auto-increment column requires a lock".into()
                 }
-                None if rebuild => "Quire does not log concurrent changes during this rebuild".into(),
+                None if rebuild => {
+                    "Quire does not log concurrent changes during this rebuild".into()
+                }
                 None => "Quire does not log concurrent changes for this operation".into(),
             };
             return Err(SqlError::AlterNotSupported {
@@ -1116,7 +1118,7 @@ impl<'d> Session<'d> {
             }
         } else if rebuild || copy {
             let online = if online_rebuild && !copy {
-                mdl.as_deref_mut()
+                mdl
             } else {
                 None
             };
@@ -1835,12 +1837,16 @@ impl<'d> Session<'d> {
                 let alike = keyed_alike(old, w, &spec);
                 self.rebuild_online(edb, etable, (spec, alike), next, &mut convert, x)
             }
-            None => self
-                .inst
-                .db
-                .rebuild_table(edb, etable, spec, next, &mut convert, &mut |rows| {
+            None => self.inst.db.rebuild_table(
+                edb,
+                etable,
+                spec,
+                next,
+                &mut convert,
+                &mut |rows| {
                     tracing::info!(table = %format!("{db}.{table}"), rows, "ALTER TABLE copying");
-                }),
+                },
+            ),
         };
         let rebuilt = r.map_err(|e| match e {
             SqlError::Engine(DbError::DuplicateKey { index, entry }) => SqlError::DuplicateKey {
@@ -1887,10 +1893,14 @@ impl<'d> Session<'d> {
             .and_then(|t| t.statistics())
             .map(|s| s.rows.max(1))
             .unwrap_or(1);
-        let mut b = self
-            .inst
-            .db
-            .begin_online_rebuild(db, table, spec, keyed_alike, auto_increment, opts)?;
+        let mut b = self.inst.db.begin_online_rebuild(
+            db,
+            table,
+            spec,
+            keyed_alike,
+            auto_increment,
+            opts,
+        )?;
         x.downgrade();
         self.info.set_state(ONLINE_STATE);
         let info = self.info.clone();
@@ -2153,7 +2163,11 @@ fn keyed_alike(old: &TableDef, w: &Work, spec: &TableSpec) -> bool {
             .primary_key
             .iter()
             .zip(&spec.primary_key)
-            .all(|(&o, &n)| w.cols.get(n).is_some_and(|c| c.src == Some(o) && !c.convert))
+            .all(|(&o, &n)| {
+                w.cols
+                    .get(n)
+                    .is_some_and(|c| c.src == Some(o) && !c.convert)
+            })
 }
 
 fn index_error(e: DbError) -> SqlError {

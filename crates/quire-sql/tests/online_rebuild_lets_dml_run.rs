@@ -102,9 +102,15 @@ fn a_transaction_runs_while_the_table_is_rebuilt_and_the_alter_waits_for_its_com
             }
             // A transaction reads and writes the table meanwhile.
             ok(&mut s, "START TRANSACTION");
-            ok(&mut s, "INSERT INTO t (id, v, u) VALUES (1000001, 7, 1000001)");
+            ok(
+                &mut s,
+                "INSERT INTO t (id, v, u) VALUES (1000001, 7, 1000001)",
+            );
             ok(&mut s, "UPDATE t SET v = 4242 WHERE id = 5");
-            ok(&mut s, &format!("UPDATE t SET v = 4343 WHERE id = {}", ROWS - 1));
+            ok(
+                &mut s,
+                &format!("UPDATE t SET v = 4343 WHERE id = {}", ROWS - 1),
+            );
             ok(&mut s, "DELETE FROM t WHERE id = 6");
             assert_eq!(
                 ok(&mut s, "SELECT COUNT(*) FROM t WHERE id > 1000000"),
@@ -121,7 +127,10 @@ fn a_transaction_runs_while_the_table_is_rebuilt_and_the_alter_waits_for_its_com
             r.unwrap_or_else(|e| panic!("ALTER: {e}"));
         });
         assert_eq!(
-            ok(&mut s, "SELECT id, w FROM t FORCE INDEX (by_v) WHERE v = 4242"),
+            ok(
+                &mut s,
+                "SELECT id, w FROM t FORCE INDEX (by_v) WHERE v = 4242"
+            ),
             vec![vec![Value::Int(5), Value::Int(3)]]
         );
         assert_eq!(
@@ -170,7 +179,10 @@ fn writers_keep_going_during_online_rebuilds_and_lose_nothing() {
                             k += 1;
                             ok(
                                 &mut s,
-                                &format!("INSERT INTO t (id, v, u) VALUES ({id}, {}, {id})", k % 100),
+                                &format!(
+                                    "INSERT INTO t (id, v, u) VALUES ({id}, {}, {id})",
+                                    k % 100
+                                ),
                             );
                             acked.push(id);
                             let target = (k * 37) % ROWS + 1;
@@ -194,11 +206,20 @@ fn writers_keep_going_during_online_rebuilds_and_lose_nothing() {
             let before = count(&mut a);
             // A column with an index (a rebuild), NULL-ability, several indexes at once,
             // FORCE and a new primary key: each online.
-            ok(&mut a, "ALTER TABLE t ADD COLUMN w INT NOT NULL DEFAULT 1, ADD INDEX by_v (v), LOCK=NONE");
+            ok(
+                &mut a,
+                "ALTER TABLE t ADD COLUMN w INT NOT NULL DEFAULT 1, ADD INDEX by_v (v), LOCK=NONE",
+            );
             ok(&mut a, "ALTER TABLE t MODIFY u INT NOT NULL");
-            ok(&mut a, "ALTER TABLE t ADD UNIQUE INDEX by_u (u), ADD INDEX by_vu (v, u), LOCK=NONE");
+            ok(
+                &mut a,
+                "ALTER TABLE t ADD UNIQUE INDEX by_u (u), ADD INDEX by_vu (v, u), LOCK=NONE",
+            );
             ok(&mut a, "ALTER TABLE t FORCE, LOCK=NONE");
-            ok(&mut a, "ALTER TABLE t DROP PRIMARY KEY, ADD PRIMARY KEY (u, id), LOCK=NONE");
+            ok(
+                &mut a,
+                "ALTER TABLE t DROP PRIMARY KEY, ADD PRIMARY KEY (u, id), LOCK=NONE",
+            );
             let during = (count(&mut a) - before) as usize;
             stop.store(true, Ordering::Release);
             let acked = writers

@@ -99,17 +99,17 @@ impl DbInner {
         }
         // The mark is reserved at the end (invariant 5).
         let mut def = rebuilt_def(&t.def, spec, TrxId(0))?;
-        let same_key =
-            keyed_alike && same_clustered_key(&t.def, &def.columns, &def.primary_key);
+        let same_key = keyed_alike && same_clustered_key(&t.def, &def.columns, &def.primary_key);
         if def.primary_key.is_empty() && !t.def.primary_key.is_empty() {
             return Err(refuse("from a primary key to DB_ROW_ID"));
         }
         // The key map's index number: never used by an index of the table (invariant 1).
         let map_no = def.next_index_no;
         if !same_key {
-            def.next_index_no = def.next_index_no.checked_add(1).ok_or_else(|| {
-                refuse("has no index number left for its key map")
-            })?;
+            def.next_index_no = def
+                .next_index_no
+                .checked_add(1)
+                .ok_or_else(|| refuse("has no index number left for its key map"))?;
         }
         // `~` never occurs in a name: the temporary name collides with no table.
         let tmp = format!("{}~alter", def.space_name);
@@ -279,25 +279,26 @@ impl OnlineRebuild<'_> {
         new.layout
             .encode_key(&row, row_id, &db.limits, &mut k)
             .map_err(DbError::from)?;
-        match &self.map {
-            // Invariant 1, checked on every row: the conversion kept the key's values.
-            None if k != key => {
-                return Err(DbError::Catalog(catalog::CatalogError::Corrupt(format!(
-                    "{}: an online rebuild changed a row's clustered key",
-                    self.name
-                )))
-                .into());
+        // Invariant 1, checked on every row: the conversion kept the key's values.
+        if self.map.is_none() && k != key {
+            return Err(DbError::Catalog(catalog::CatalogError::Corrupt(format!(
+                "{}: an online rebuild changed a row's clustered key",
+                self.name
+            )))
+            .into());
+        }
+        // A new primary key may meet another row's, which may be stale: as UNIQUE.
+        let taken = self.map.is_some()
+            && new
+                .clustered
+                .get(engine, &k)
+                .map_err(DbError::from)?
+                .is_some();
+        if taken {
+            if !last {
+                return Ok(Put::Deferred);
             }
-            None => {}
-            // A new primary key may meet another row's, which may be stale: as UNIQUE.
-            Some(_) => {
-                if new.clustered.get(engine, &k)?.is_some() {
-                    if !last {
-                        return Ok(Put::Deferred);
-                    }
-                    return Err(new.duplicate_primary(&row).into());
-                }
-            }
+            return Err(new.duplicate_primary(&row).into());
         }
         // Every UNIQUE check before any write: a deferred row leaves nothing behind.
         for ix in new.indexes.iter().filter(|ix| ix.def.unique) {
