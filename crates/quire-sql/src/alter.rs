@@ -1117,11 +1117,7 @@ impl<'d> Session<'d> {
                 done.push(a.name.clone());
             }
         } else if rebuild || copy {
-            let online = if online_rebuild && !copy {
-                mdl
-            } else {
-                None
-            };
+            let online = if online_rebuild && !copy { mdl } else { None };
             records = self.rebuild(db, table, edb, etable, &def, &w, spec, online)?;
         } else {
             // Instant and in-place changes: drops, names and defaults; or adds alone (an
