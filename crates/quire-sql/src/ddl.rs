@@ -923,7 +923,7 @@ impl<'d> Session<'d> {
         probe.nullable = true;
         // A default that does not convert exactly is 1067, as in strict mode (`Quiet` would
         // let 'abc' on an INT column through as 0).
-        types::coerce(
+        let v = types::coerce(
             v,
             &probe,
             &types::Target {
@@ -935,7 +935,24 @@ impl<'d> Session<'d> {
             },
             &DefaultEnv(crate::tz::Zone::of_session(&self.sv, self.inst)),
         )
-        .map_err(|_| invalid())
+        .map_err(|_| invalid())?;
+        // MariaDB refuses a zero date as a DEFAULT under NO_ZERO_DATE, and a zero month or
+        // day under NO_ZERO_IN_DATE, strict or not (1067).
+        let date = match &v {
+            Value::Date(d) => Some(*d),
+            Value::DateTime(dt) => Some(dt.date),
+            _ => None,
+        };
+        if let Some(d) = date {
+            let mode = self.sv.mode;
+            let zero = d.year == 0 && d.month == 0 && d.day == 0;
+            if (zero && mode.has(SqlMode::NO_ZERO_DATE))
+                || (!zero && (d.month == 0 || d.day == 0) && mode.has(SqlMode::NO_ZERO_IN_DATE))
+            {
+                return Err(invalid());
+            }
+        }
+        Ok(v)
     }
 
     /// A COMMENT of a `kind` ("table", "field" or "index") checked against MariaDB's limit:

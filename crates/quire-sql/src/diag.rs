@@ -167,6 +167,8 @@ impl SqlMode {
     pub const NO_BACKSLASH_ESCAPES: u64 = Self::bit(20);
     pub const STRICT_TRANS_TABLES: u64 = Self::bit(21);
     pub const STRICT_ALL_TABLES: u64 = Self::bit(22);
+    pub const NO_ZERO_IN_DATE: u64 = Self::bit(23);
+    pub const NO_ZERO_DATE: u64 = Self::bit(24);
     pub const ERROR_FOR_DIVISION_BY_ZERO: u64 = Self::bit(26);
 
     /// The modes that change how a statement is parsed or bound: a plan made under other
@@ -290,6 +292,22 @@ impl fmt::Display for SqlMode {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_named_bits_are_the_names_positions() {
+        for (bit, name) in [
+            (SqlMode::STRICT_TRANS_TABLES, "STRICT_TRANS_TABLES"),
+            (SqlMode::STRICT_ALL_TABLES, "STRICT_ALL_TABLES"),
+            (SqlMode::NO_ZERO_IN_DATE, "NO_ZERO_IN_DATE"),
+            (SqlMode::NO_ZERO_DATE, "NO_ZERO_DATE"),
+            (
+                SqlMode::ERROR_FOR_DIVISION_BY_ZERO,
+                "ERROR_FOR_DIVISION_BY_ZERO",
+            ),
+        ] {
+            assert_eq!(SqlMode::NAMES[bit.trailing_zeros() as usize], name);
+        }
+    }
 
     #[test]
     fn sql_mode_reads_back_in_mariadbs_order_with_combinations_expanded() {

@@ -1472,16 +1472,21 @@ pub fn eval(f: TimeFn, args: Vec<Value>, env: &dyn Env) -> Result<Value> {
                 },
             }
         }
-        TimeFn::UnixTimestamp(_) if args.is_empty() => {
+        TimeFn::UnixTimestamp(..) if args.is_empty() => {
             int(statement_us(env)?.div_euclid(1_000_000))
         }
-        TimeFn::UnixTimestamp(scale) => {
+        TimeFn::UnixTimestamp(scale, timestamp) => {
             let v = a(0);
             let Some(t) = date_of(&v, Zeros::Allowed) else {
                 return Ok(Value::Null);
             };
-            if is_zero_date(&t.dt.date) {
+            // A TIMESTAMP column's zero value is the epoch's 0; any other zero date, or a
+            // date with a zero month or day, has no time: NULL (MariaDB 10.11).
+            if is_zero_date(&t.dt.date) && timestamp {
                 return Ok(int(0));
+            }
+            if has_zero_part(&t.dt.date) {
+                return Ok(Value::Null);
             }
             // The value is a local time of the session's zone.
             let us = to_unix_us(&env.time_zone().to_utc(t.dt));

@@ -200,7 +200,9 @@ pub enum TimeFn {
     StrToDate,
     /// `UNIX_TIMESTAMP([d])`: with the fractional digits of `d`'s type (the binder sets
     /// them), a DECIMAL of that scale, else a BIGINT.
-    UnixTimestamp(u8),
+    /// UNIX_TIMESTAMP: the result's decimals, and whether the argument is a TIMESTAMP
+    /// column (whose zero value is 0; any other zero date is NULL, as MariaDB's).
+    UnixTimestamp(u8, bool),
     FromUnixtime,
     MakeDate,
     ToDays,
@@ -401,7 +403,7 @@ pub fn by_name(name: &str) -> Option<(crate::expr::Func, usize, usize)> {
         "datediff" => (t(TimeFn::DateDiff), 2, 2),
         "date_format" => (t(TimeFn::DateFormat), 2, 3),
         "str_to_date" => (t(TimeFn::StrToDate), 2, 2),
-        "unix_timestamp" => (t(TimeFn::UnixTimestamp(0)), 0, 1),
+        "unix_timestamp" => (t(TimeFn::UnixTimestamp(0, false)), 0, 1),
         "from_unixtime" => (t(TimeFn::FromUnixtime), 1, 2),
         "makedate" => (t(TimeFn::MakeDate), 2, 2),
         "to_days" => (t(TimeFn::ToDays), 1, 1),

@@ -517,10 +517,12 @@ impl Binder<'_> {
                 let dec = super::types::time_dec(&bound[0], t);
                 Expr::Func(Func::Time(TimeFn::TimeToSec(dec)), bound)
             }
-            Func::Time(TimeFn::UnixTimestamp(_)) if !bound.is_empty() => {
+            Func::Time(TimeFn::UnixTimestamp(..)) if !bound.is_empty() => {
                 let t = super::types::infer(&bound[0], self.cols(), &[]);
                 let dec = super::types::temporal_dec(&bound[0], t);
-                Expr::Func(Func::Time(TimeFn::UnixTimestamp(dec)), bound)
+                let ts = matches!(bound[0], Expr::Column(_))
+                    && t.ft == crate::meta::FieldType::Timestamp;
+                Expr::Func(Func::Time(TimeFn::UnixTimestamp(dec, ts)), bound)
             }
             Func::Json(JsonFn::Search(_)) => {
                 // The pattern matches in its own collation.

@@ -1350,7 +1350,7 @@ fn time_fn(f: TimeFn, args: &[Expr], cols: &[Column], aggs: &[AggCall]) -> Ty {
             },
             _ => datetime_ty(6),
         },
-        TimeFn::UnixTimestamp(dec) => {
+        TimeFn::UnixTimestamp(dec, _) => {
             if dec == 0 {
                 Ty::new(FieldType::LongLong, 17, 0)
             } else {
