@@ -305,13 +305,14 @@ impl Doublewrite {
         }
     }
 
-    /// The valid copies of page 0 found at open, by space: the engine uses them to identify a
-    /// space file whose page 0 is too damaged to name its space.
-    pub fn page0_copies(&self) -> Vec<(SpaceId, Vec<u8>)> {
+    /// The valid copies of page 0 found at open whose LSN is at least `checkpoint` (the only
+    /// ones [`Doublewrite::restore`] would restore), by space: recovery uses them to identify
+    /// a space file whose page 0 is too damaged to name its space.
+    pub fn page0_copies(&self, checkpoint: Lsn) -> Vec<(SpaceId, Vec<u8>)> {
         let found = self.found.lock();
         let mut v: Vec<(SpaceId, Vec<u8>)> = found
             .values()
-            .filter(|c| c.id.page_no.0 == 0)
+            .filter(|c| c.id.page_no.0 == 0 && c.lsn >= checkpoint)
             .map(|c| (c.id.space, c.image.to_vec()))
             .collect();
         v.sort_by_key(|(s, _)| *s);

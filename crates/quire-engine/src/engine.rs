@@ -267,72 +267,6 @@ fn page0_never_written(vfs: &dyn Vfs, path: &Path, page_size: PageSize) -> Resul
     Ok(page.iter().all(|&b| b == 0))
 }
 
-/// Matches space files whose page 0 is too damaged to name their space (garbage in its first
-/// sector, left by a torn write in flight at the crash) to a valid page-0 copy in the
-/// doublewrite file of a space no other file claims: the copy whose 512-byte sectors agree
-/// most with the file's page 0. A tie is not guessed; the file stays unidentified and recovery
-/// reports the space as missing. Recovery's restore then repairs page 0 from that copy.
-fn identify_by_doublewrite(
-    vfs: &dyn Vfs,
-    dir: &Path,
-    page_size: PageSize,
-    dblwr: &Doublewrite,
-    files: &mut SpaceFiles,
-    orphans: &mut Vec<PathBuf>,
-) {
-    const SECTOR: usize = 512;
-    let copies: Vec<(SpaceId, Vec<u8>)> = dblwr
-        .page0_copies()
-        .into_iter()
-        .filter(|(s, _)| !files.contains_key(s))
-        .collect();
-    if copies.is_empty() {
-        return;
-    }
-    let ro = OpenOptions {
-        read_only: true,
-        ..OpenOptions::existing()
-    };
-    let mut i = 0;
-    while i < orphans.len() {
-        let path = dir.join(&orphans[i]);
-        let mut page0 = vec![0u8; page_size.bytes()];
-        let read = vfs
-            .open(&path, ro)
-            .and_then(|f| f.read_exact_at(&mut page0, 0));
-        let mut best: Option<(usize, SpaceId)> = None;
-        let mut tie = false;
-        if read.is_ok() {
-            for (space, img) in copies.iter().filter(|(s, _)| !files.contains_key(s)) {
-                let same = page0
-                    .chunks(SECTOR)
-                    .zip(img.chunks(SECTOR))
-                    .filter(|(a, b)| a == b)
-                    .count();
-                match best {
-                    Some((n, _)) if n > same => {}
-                    Some((n, _)) if n == same => tie = true,
-                    _ => {
-                        best = Some((same, *space));
-                        tie = false;
-                    }
-                }
-            }
-        }
-        match best {
-            Some((_, space)) if !tie => {
-                tracing::warn!(
-                    file = %path.display(),
-                    "page 0 does not name its space; the doublewrite buffer's copy of page 0 \
-                     of space {space} matches it best"
-                );
-                files.insert(space, orphans.remove(i));
-            }
-            _ => i += 1,
-        }
-    }
-}
-
 impl Engine {
     /// Opens the data directory `dir`, creating it if it holds no redo log yet, and running
     /// recovery otherwise. Pages are checked as they are read by their checksum and header
@@ -431,16 +365,6 @@ impl Engine {
             spaces.clone(),
             fresh,
         )?);
-        if !fresh {
-            identify_by_doublewrite(
-                vfs.as_ref(),
-                dir,
-                page_size,
-                &dblwr,
-                &mut files,
-                &mut orphans,
-            );
-        }
         let pool = BufferPool::with_writer(bcfg, spaces.clone(), gate.clone(), dblwr.clone())?;
         // Before recovery reads anything: e.g. an index page whose checksum holds but whose
         // slots or records are out of place is refused on the way in (docs/btree.md).
@@ -465,6 +389,7 @@ impl Engine {
                 log_config(&config),
                 page_size,
                 &mut files,
+                &mut orphans,
                 &spaces,
                 &pool,
                 Some(&dblwr),

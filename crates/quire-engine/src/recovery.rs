@@ -25,13 +25,13 @@
 //!    crash the log's tail may be in the OS page cache only, and a power loss during
 //!    recovery must not keep a page change whose redo it loses (half a mini-transaction).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
-use quire_io::Vfs;
+use quire_io::{OpenOptions, Vfs};
 
 use crate::buffer::{BufferError, BufferPool};
 use crate::doublewrite::Doublewrite;
@@ -329,8 +329,10 @@ fn group(
 }
 
 /// Runs recovery on the data directory `dir`. `files` holds the spaces found on disk (id →
-/// relative path); recovery adds the ones FILE_CREATE names, opens them all into `spaces`
-/// and applies the redo through `pool`. Returns the log, ready for appends.
+/// relative path) and `orphans` the space files whose page 0 does not name their space;
+/// recovery adds the spaces FILE_CREATE names and the orphans a doublewrite copy of page 0
+/// identifies (taking them out of `orphans`), opens them all into `spaces` and applies the
+/// redo through `pool`. Returns the log, ready for appends.
 #[allow(clippy::too_many_arguments)]
 pub fn recover(
     vfs: &Arc<dyn Vfs>,
@@ -338,6 +340,7 @@ pub fn recover(
     log_config: LogConfig,
     page_size: PageSize,
     files: &mut SpaceFiles,
+    orphans: &mut Vec<PathBuf>,
     spaces: &Spaces,
     pool: &BufferPool,
     dblwr: Option<&Doublewrite>,
@@ -516,6 +519,34 @@ pub fn recover(
             _ => {}
         }
     }
+    // Space files whose page 0 is too damaged to name their space (garbage over its
+    // first sector, from a write in flight at the crash). A file the log names is that
+    // space's file, and is left to the file step below: only the others are matched to a
+    // doublewrite copy of page 0, and only to a copy of a space that neither a file nor the
+    // log accounts for. Done here, once the log's names are known, and not before: a page 0
+    // whose first write skipped the doublewrite (PAGE_INIT in the FILE_CREATE mtr) has no
+    // copy, and matching its file to another space's copy made the file step find its name
+    // taken and create it again ("file exists"; docs/recovery.md, step 4).
+    if let Some(d) = dblwr {
+        let in_log = InLog {
+            spaces: history.keys().copied().collect(),
+            names: history
+                .values()
+                .flat_map(|h| h.names.iter().map(PathBuf::from))
+                .collect(),
+        };
+        identify_by_doublewrite(
+            vfs.as_ref(),
+            dir,
+            page_size,
+            d,
+            stats.checkpoint_lsn,
+            &in_log,
+            files,
+            orphans,
+        );
+    }
+
     // A name may be reused by another space (dropped `a`, then a new `a`): never touch a file
     // under a name that another live space ends up with, or that page 0 identifies as another
     // space's.
@@ -760,6 +791,89 @@ struct Span {
     space: SpaceId,
     first: crate::page::PageNo,
     pages: u32,
+}
+
+/// The spaces the redo log's file records mention, and every file name they give them.
+struct InLog {
+    spaces: HashSet<SpaceId>,
+    names: HashSet<PathBuf>,
+}
+
+/// Matches space files whose page 0 is too damaged to name their space (garbage in its first
+/// sector, left by a write in flight at the crash) to a valid page-0 copy in the doublewrite
+/// file, by elimination: only files the redo log does not name, and only copies (with an LSN
+/// of at least the checkpoint, the ones restore uses) of spaces that no file on disk claims
+/// and that the log does not mention (`in_log`).
+/// Of those, the copy with the most 512-byte sectors equal to the file's page 0 wins (sectors
+/// of zeros, which every page 0 has, do not count); a tie is not guessed, and a copy names at
+/// most one file. An unmatched file stays an orphan (`Engine::open` then reports it as
+/// damaged or removes it if it was never written). Recovery's restore then repairs page 0
+/// from the copy.
+#[allow(clippy::too_many_arguments)]
+fn identify_by_doublewrite(
+    vfs: &dyn Vfs,
+    dir: &Path,
+    page_size: PageSize,
+    dblwr: &Doublewrite,
+    checkpoint: Lsn,
+    in_log: &InLog,
+    files: &mut SpaceFiles,
+    orphans: &mut Vec<PathBuf>,
+) {
+    const SECTOR: usize = 512;
+    let mut copies: Vec<(SpaceId, Vec<u8>)> = dblwr
+        .page0_copies(checkpoint)
+        .into_iter()
+        .filter(|(s, _)| !files.contains_key(s) && !in_log.spaces.contains(s))
+        .collect();
+    let ro = OpenOptions {
+        read_only: true,
+        ..OpenOptions::existing()
+    };
+    let mut i = 0;
+    while i < orphans.len() && !copies.is_empty() {
+        if in_log.names.contains(&orphans[i]) {
+            // The log names this file: the file step knows whose it is.
+            i += 1;
+            continue;
+        }
+        let path = dir.join(&orphans[i]);
+        let mut page0 = vec![0u8; page_size.bytes()];
+        let read = vfs
+            .open(&path, ro)
+            .and_then(|f| f.read_exact_at(&mut page0, 0));
+        let mut best: Option<(usize, usize)> = None;
+        let mut tie = false;
+        if read.is_ok() {
+            for (c, (_, img)) in copies.iter().enumerate() {
+                let same = page0
+                    .chunks(SECTOR)
+                    .zip(img.chunks(SECTOR))
+                    .filter(|(a, b)| a == b && a.iter().any(|&x| x != 0))
+                    .count();
+                match best {
+                    Some((n, _)) if n > same => {}
+                    Some((n, _)) if n == same => tie = true,
+                    _ => {
+                        best = Some((same, c));
+                        tie = false;
+                    }
+                }
+            }
+        }
+        match best {
+            Some((_, c)) if !tie => {
+                let (space, _) = copies.remove(c);
+                tracing::warn!(
+                    file = %path.display(),
+                    "page 0 does not name its space; the doublewrite buffer's copy of page 0 \
+                     of space {space} matches it best"
+                );
+                files.insert(space, orphans.remove(i));
+            }
+            _ => i += 1,
+        }
+    }
 }
 
 /// Groups the pages to read (sorted by id) into requests of at most `span_max` pages,
