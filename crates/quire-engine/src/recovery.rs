@@ -805,8 +805,8 @@ struct InLog {
 /// of at least the checkpoint, the ones restore uses) of spaces that no file on disk claims
 /// and that the log does not mention (`in_log`).
 /// Of those, the copy with the most 512-byte sectors equal to the file's page 0 wins (sectors
-/// of zeros, which every page 0 has, do not count, and at least one must agree); a tie is
-/// not guessed, and a copy names at most one file. An unmatched file stays an orphan (`Engine::open` then reports it as
+/// of zeros, which every page 0 has, do not count); a tie is not guessed, and a copy names at
+/// most one file. An unmatched file stays an orphan (`Engine::open` then reports it as
 /// damaged or removes it if it was never written). Recovery's restore then repairs page 0
 /// from the copy.
 #[allow(clippy::too_many_arguments)]
@@ -862,8 +862,7 @@ fn identify_by_doublewrite(
             }
         }
         match best {
-            // No agreeing sector is no evidence: the file stays an orphan.
-            Some((n, c)) if !tie && n > 0 => {
+            Some((_, c)) if !tie => {
                 let (space, _) = copies.remove(c);
                 tracing::warn!(
                     file = %path.display(),
