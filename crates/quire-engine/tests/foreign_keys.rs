@@ -184,6 +184,89 @@ fn checks_off_neither_check_nor_cascade() {
         c.insert(vec![Value::Int(31), Value::Int(98)]),
         Err(DbError::NoReferencedRow(_))
     ));
+    // `check` finds the three child rows left without a parent: 10 and 11 (parent 1
+    // deleted without its cascade) and 30 (parent 99 never existed).
+    let problems = db.check().expect("check");
+    assert_eq!(problems.len(), 3, "{problems:?}");
+    for (p, want) in problems.iter().zip(["Int(1)", "Int(1)", "Int(99)"]) {
+        assert!(
+            p.contains("`d`.`c`") && p.contains(&format!("({want}) has no parent row")),
+            "{p}"
+        );
+    }
+}
+
+#[test]
+fn parents_deleted_while_children_are_inserted_never_leave_an_orphan() {
+    for on_delete in [FkAction::Cascade, FkAction::Restrict, FkAction::SetNull] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let db = create(dir.path(), on_delete);
+        let p = db.table("d", "p").expect("p");
+        for i in 3..40 {
+            p.insert(vec![Value::Int(i)]).expect("parent");
+        }
+        let next = std::sync::atomic::AtomicI64::new(1000);
+        std::thread::scope(|s| {
+            for w in 0..2i64 {
+                let (db, next) = (&db, &next);
+                // Children of random parents, some in transactions that also delete.
+                s.spawn(move || {
+                    let c = db.table("d", "c").expect("c");
+                    let p = db.table("d", "p").expect("p");
+                    for i in 0..300i64 {
+                        let pid = (i * 7 + w * 13) % 40 + 1;
+                        let id = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let mut tx = db.begin(Isolation::RepeatableRead).expect("begin");
+                        tx.set_lock_wait_timeout(Duration::from_millis(200));
+                        let r = tx.insert(&c, vec![Value::Int(id), Value::Int(pid)]);
+                        match r {
+                            Ok(_)
+                            | Err(DbError::NoReferencedRow(_))
+                            | Err(DbError::LockWaitTimeout)
+                            | Err(DbError::Deadlock) => {}
+                            Err(e) => panic!("child insert: {e}"),
+                        }
+                        if i % 3 == 0 {
+                            let _ = tx.insert(&p, vec![Value::Int(pid)]);
+                        }
+                        let _ = tx.commit();
+                    }
+                    let _ = p;
+                });
+            }
+            for w in 0..2i64 {
+                let db = &db;
+                // Parents deleted and put back.
+                s.spawn(move || {
+                    let p = db.table("d", "p").expect("p");
+                    for i in 0..300i64 {
+                        let pid = (i * 11 + w * 5) % 40 + 1;
+                        let mut tx = db.begin(Isolation::RepeatableRead).expect("begin");
+                        tx.set_lock_wait_timeout(Duration::from_millis(200));
+                        let r = if i % 4 == 3 {
+                            tx.insert(&p, vec![Value::Int(pid)]).map(|_| ())
+                        } else {
+                            tx.delete(&p, &[Value::Int(pid)]).map(|_| ())
+                        };
+                        match r {
+                            Ok(())
+                            | Err(DbError::RowNotFound)
+                            | Err(DbError::DuplicateKey { .. })
+                            | Err(DbError::RowIsReferenced(_))
+                            | Err(DbError::LockWaitTimeout)
+                            | Err(DbError::Deadlock) => {}
+                            Err(e) => panic!("parent change: {e}"),
+                        }
+                        let _ = tx.commit();
+                    }
+                });
+            }
+        });
+        // Every constraint holds: no child row without its parent.
+        let problems = db.check().expect("check");
+        assert!(problems.is_empty(), "{on_delete:?}: {problems:?}");
+        db.shutdown().expect("shutdown");
+    }
 }
 
 #[test]

@@ -14,13 +14,14 @@
 //!    row referencing it was X-locked and either refused (1451), or changed by the
 //!    action, in the same transaction and engine call: a failing call rolls its cascades
 //!    back with it (`Transaction::statement`), and redo/undo cover them like any change.
-//! 4. With `foreign_key_checks` off nothing is checked and nothing cascades.
+//! 4. With `foreign_key_checks` off nothing is checked and nothing cascades; `Db::check`
+//!    then finds the child rows left without a parent (`check_foreign_keys`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use super::txn::{ReadLock, Transaction};
-use super::{DbError, DbInner, Result, Table, TableState};
+use super::{blob, DbError, DbInner, Result, Table, TableState};
 use crate::btree::Direction;
 use crate::catalog::{FkAction, ForeignKeyDef};
 use crate::row::Value;
@@ -590,4 +591,87 @@ impl<'d> Transaction<'d> {
         }
         Ok(())
     }
+}
+
+/// Child rows named per constraint by [`check_foreign_keys`]; the rest are counted.
+const ORPHANS_SHOWN: usize = 10;
+
+/// `Db::check`'s part for foreign keys (`quire check`): every child row whose constraint
+/// columns are all non-NULL has a parent row with those values, found as the constraint
+/// finds it (the parent's index, its collation). A row written with `foreign_key_checks`
+/// off may have none (invariant 4), and so would a bug: each is a problem. Reads the
+/// newest versions; run with no transaction open (after recovery's rollback), as the rest
+/// of the check.
+pub(super) fn check_foreign_keys(db: &DbInner) -> Result<Vec<String>> {
+    let fks = db.state.read().fks.all();
+    let mut problems = Vec::new();
+    if fks.is_empty() {
+        return Ok(problems);
+    }
+    let mut tx = db.begin_trx(crate::trx::Isolation::ReadCommitted)?;
+    for f in fks {
+        let Some(child) = db.table_by_id(f.child) else {
+            problems.push(format!(
+                "foreign key `{}`: its child table (id {}) does not exist",
+                f.name, f.child
+            ));
+            continue;
+        };
+        let parent = {
+            let st = db.state.read();
+            st.names
+                .get(&(f.parent_db.clone(), f.parent_table.clone()))
+                .copied()
+        }
+        .and_then(|id| db.table_by_id(id));
+        let cols = positions(&child, &f.columns)?;
+        let mut orphans = 0usize;
+        for e in child.clustered.scan(
+            &db.engine,
+            std::ops::Bound::Unbounded,
+            std::ops::Bound::Unbounded,
+            Direction::Forward,
+        ) {
+            let e = e?;
+            if e.delete_marked {
+                continue;
+            }
+            let row = blob::decode_row(&db.engine, &child.layout, &e.value)?;
+            if cols
+                .iter()
+                .any(|&c| matches!(row.get(c), Some(Value::Null) | None))
+            {
+                continue;
+            }
+            let vals: Vec<Value> = cols.iter().map(|&c| row[c].clone()).collect();
+            let found = match &parent {
+                // With checks off a child may name a parent table that does not exist.
+                None => false,
+                Some(p) => {
+                    let pcols = positions(p, &f.parent_columns)?;
+                    tx.fk_rows(p, &pcols, &vals, ReadLock::Shared, |_, _, _| Ok(false))?
+                }
+            };
+            if !found {
+                orphans += 1;
+                if orphans <= ORPHANS_SHOWN {
+                    let shown: Vec<String> = vals.iter().map(|v| format!("{v:?}")).collect();
+                    problems.push(format!(
+                        "foreign key {}: the child row with ({}) has no parent row",
+                        describe(&child, &f),
+                        shown.join(", ")
+                    ));
+                }
+            }
+        }
+        if orphans > ORPHANS_SHOWN {
+            problems.push(format!(
+                "foreign key {}: {} more child rows have no parent row",
+                describe(&child, &f),
+                orphans - ORPHANS_SHOWN
+            ));
+        }
+    }
+    tx.rollback()?;
+    Ok(problems)
 }

@@ -1536,6 +1536,7 @@ impl DbInner {
             problems.extend(check::check_table(self, &t)?);
         }
         problems.extend(check::check_system(self)?);
+        problems.extend(foreign::check_foreign_keys(self)?);
         Ok(problems)
     }
 }
