@@ -27,8 +27,9 @@
 //!    deferred, the new table holds exactly the conversion of K's newest version (nothing
 //!    if it is absent or delete-marked); a deferred key (it met a UNIQUE conflict, or its
 //!    uncommitted version did not convert) has no row in the new table. A committed
-//!    version that does not convert fails the rebuild at once, as InnoDB's scan does. A round removes every logged or
-//!    deferred key's row first, then puts each one's newest version again.
+//!    version that does not convert fails the rebuild at once, as InnoDB's scan does. A
+//!    round removes every logged or deferred key's row first, then puts each one's newest
+//!    version again.
 //! 4. Only the rebuild writes the new space, and no record names it before `finish`'s
 //!    catalog update: a crash before leaves the old table (open deletes the orphan), after
 //!    it the new one (as the blocking rebuild, `alter.rs` invariant 1).
