@@ -655,11 +655,13 @@ pub(super) fn check_foreign_keys(db: &DbInner) -> Result<Vec<String>> {
             if !found {
                 orphans += 1;
                 if orphans <= ORPHANS_SHOWN {
-                    let shown: Vec<String> = vals.iter().map(|v| format!("{v:?}")).collect();
+                    // The values as MySQL prints a key's entry (`7`, `a-1`).
+                    let parts: Vec<(usize, Option<u32>)> =
+                        cols.iter().map(|&c| (c, None)).collect();
                     problems.push(format!(
                         "foreign key {}: the child row with ({}) has no parent row",
                         describe(&child, &f),
-                        shown.join(", ")
+                        super::key_entry(&child.def.columns, &row, &parts)
                     ));
                 }
             }
