@@ -1193,10 +1193,7 @@ impl<'d> Session<'d> {
         x: &mut crate::mdl::Exclusive<'d>,
     ) -> Result<()> {
         use std::sync::atomic::Ordering;
-        let opts = quire_engine::table::OnlineOptions {
-            log_max_size: self.inst.db.settings().online_alter_log_max_size,
-            ..Default::default()
-        };
+        let opts = self.online_options();
         let mut b = self
             .inst
             .db
@@ -1212,6 +1209,24 @@ impl<'d> Session<'d> {
         self.info.progress.store(90_000, Ordering::Relaxed);
         b.catch_up().map_err(index_error)?;
         self.info.progress.store(95_000, Ordering::Relaxed);
+        self.upgrade_to_finish(x)?;
+        b.finish().map_err(index_error)?;
+        self.info.progress.store(0, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// The bounds of an online build's row log (`innodb_online_alter_log_max_size`).
+    fn online_options(&self) -> quire_engine::table::OnlineOptions {
+        quire_engine::table::OnlineOptions {
+            log_max_size: self.inst.db.settings().online_alter_log_max_size,
+            ..Default::default()
+        }
+    }
+
+    /// The end of an online build or rebuild: upgrades the metadata lock `x` back to
+    /// exclusive, waiting (State "Waiting for table metadata lock", `lock_wait_timeout`,
+    /// KILL) for the transactions open on the table, then shows the commit stage.
+    fn upgrade_to_finish(&self, x: &mut crate::mdl::Exclusive<'d>) -> Result<()> {
         let secs = self.mdl_timeout();
         let timeout = move || secs;
         let info = self.info.clone();
@@ -1229,8 +1244,6 @@ impl<'d> Session<'d> {
         };
         x.upgrade(&wait)?;
         self.info.set_state(COMMIT_STATE);
-        b.finish().map_err(index_error)?;
-        self.info.progress.store(0, Ordering::Relaxed);
         Ok(())
     }
 
@@ -1877,10 +1890,7 @@ impl<'d> Session<'d> {
         x: &mut crate::mdl::Exclusive<'d>,
     ) -> Result<quire_engine::table::Rebuilt> {
         use std::sync::atomic::Ordering;
-        let opts = quire_engine::table::OnlineOptions {
-            log_max_size: self.inst.db.settings().online_alter_log_max_size,
-            ..Default::default()
-        };
+        let opts = self.online_options();
         // The row count the scan is measured against (an estimate: rows change meanwhile).
         let estimate = self
             .inst
@@ -1910,23 +1920,7 @@ impl<'d> Session<'d> {
         self.info.progress.store(90_000, Ordering::Relaxed);
         b.catch_up(convert)?;
         self.info.progress.store(95_000, Ordering::Relaxed);
-        let secs = self.mdl_timeout();
-        let timeout = move || secs;
-        let info = self.info.clone();
-        let waiting = |on: bool| {
-            info.set_state(if on {
-                crate::run::MDL_WAIT_STATE
-            } else {
-                ONLINE_STATE
-            })
-        };
-        let wait = crate::mdl::Wait {
-            timeout: &timeout,
-            interrupt: &info.interrupt,
-            waiting: &waiting,
-        };
-        x.upgrade(&wait)?;
-        self.info.set_state(COMMIT_STATE);
+        self.upgrade_to_finish(x)?;
         let r = b.finish(convert)?;
         self.info.progress.store(0, Ordering::Relaxed);
         Ok(r)

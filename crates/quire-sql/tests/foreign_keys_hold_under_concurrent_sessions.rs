@@ -6,36 +6,16 @@
 // SqlError is what the session returns; the tests pass it on as is.
 #![allow(clippy::result_large_err)]
 
+mod common;
+
 use std::sync::atomic::{AtomicI64, Ordering};
 
-use quire_engine::config::Config;
+use common::{run as ok, small_config, try_run as q};
 use quire_engine::table::Db;
-use quire_sql::{CollectSink, Instance, Session, SqlError, Value};
+use quire_sql::{Instance, SqlError, Value};
 
 const PARENTS: i64 = 30;
 const ROUNDS: i64 = 150;
-
-fn q(s: &mut Session<'_>, sql: &str) -> Result<Vec<Vec<Value>>, SqlError> {
-    let mut c = CollectSink::default();
-    s.query(sql, &mut c).map(|_| c.rows)
-}
-
-fn ok(s: &mut Session<'_>, sql: &str) -> Vec<Vec<Value>> {
-    q(s, sql).unwrap_or_else(|e| panic!("{sql}: {e}"))
-}
-
-fn small_config() -> Config {
-    let mut c = Config::default();
-    for (k, v) in [
-        ("innodb_buffer_pool_size", "16M"),
-        ("innodb_log_file_size", "16M"),
-        ("innodb_log_buffer_size", "1M"),
-        ("innodb_flush_log_at_trx_commit", "2"),
-    ] {
-        c.set(k, v).expect("setting");
-    }
-    c
-}
 
 /// The errors a statement of this workload may meet and go on from: no parent (1452), a
 /// parent with children (1451), a duplicate (1062), a lock wait timeout (1205) or a

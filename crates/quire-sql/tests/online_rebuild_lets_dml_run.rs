@@ -6,36 +6,16 @@
 // SqlError is what the session returns; the tests pass it on as is.
 #![allow(clippy::result_large_err)]
 
+mod common;
+
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use quire_engine::config::Config;
+use common::{run as ok, small_config, try_run as q};
 use quire_engine::table::Db;
-use quire_sql::{CollectSink, Instance, Session, SqlError, Value};
+use quire_sql::{Instance, Session, Value};
 
 const ROWS: i64 = 30_000;
-
-fn q(s: &mut Session<'_>, sql: &str) -> Result<Vec<Vec<Value>>, SqlError> {
-    let mut c = CollectSink::default();
-    s.query(sql, &mut c).map(|_| c.rows)
-}
-
-fn ok(s: &mut Session<'_>, sql: &str) -> Vec<Vec<Value>> {
-    q(s, sql).unwrap_or_else(|e| panic!("{sql}: {e}"))
-}
-
-fn small_config() -> Config {
-    let mut c = Config::default();
-    for (k, v) in [
-        ("innodb_buffer_pool_size", "64M"),
-        ("innodb_log_file_size", "64M"),
-        ("innodb_log_buffer_size", "1M"),
-        ("innodb_flush_log_at_trx_commit", "2"),
-    ] {
-        c.set(k, v).expect("setting");
-    }
-    c
-}
 
 fn int(v: &Value) -> i64 {
     match v {
