@@ -53,6 +53,8 @@ while [ $# -gt 0 ]; do
 done
 
 POOL=${POOL:-1073741824}
+# The rows change POOL (the I/O-bound row's is smaller); the seeds run with this one.
+SUITE_POOL=$POOL
 LOG=${LOG:-1073741824}
 WORK=$(mktemp -d /tmp/quire-suite.XXXXXX)
 chmod 755 "$WORK"
@@ -255,7 +257,7 @@ if [ "$rows_on" = 1 ]; then
   } >>"$out"
 fi
 if [ "$seeds_on" = 1 ]; then
-  OUT=$out PLOTS=$plots
+  OUT=$out PLOTS=$plots POOL=$SUITE_POOL
   run_seeds
 fi
 # The data directories take gigabytes; the logs and series stay in WORK.

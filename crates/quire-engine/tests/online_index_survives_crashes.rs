@@ -5,159 +5,41 @@
 
 mod common;
 
-use std::collections::BTreeMap;
 use std::ops::Bound;
-use std::path::Path;
-use std::sync::Arc;
 
+use common::online_ddl::{
+    every_crash_point, open_checked, workload, OnlineDdl, Outcome, Rows, FINISHED,
+};
 use quire_engine::btree::Direction;
-use quire_engine::row::{Column, ColumnType, IntWidth, Value};
-use quire_engine::table::{Db, IndexSpec, OnlineOptions, TableSpec};
-use quire_engine::trx::Isolation;
-use quire_io::sim::{CrashMode, SimVfs};
-use quire_io::Vfs;
+use quire_engine::row::Value;
+use quire_engine::table::{Db, DbError, IndexSpec, OnlineIndex, OnlineOptions};
+use quire_io::sim::SimVfs;
 
-const ROWS: i64 = 40;
+struct Build<'d>(OnlineIndex<'d>);
 
-type Rows = BTreeMap<i64, i64>;
-
-fn open(vfs: &SimVfs) -> Result<Db, quire_engine::table::DbError> {
-    Db::open_with(
-        Arc::new(vfs.clone()) as Arc<dyn Vfs>,
-        Path::new(common::DIR),
-        common::small_config(),
-    )
-}
-
-fn spec() -> TableSpec {
-    let int = ColumnType::Int {
-        width: IntWidth::Int,
-        unsigned: false,
-    };
-    TableSpec::new(vec![Column::new("k", int), Column::new("v", int)], vec![0])
-}
-
-/// The changes made during the build, in order, each with the rows after it.
-fn scripted(db: &Db, i: i64, rows: &mut Rows) -> bool {
-    let Ok(t) = db.table("d", "t") else {
-        return false;
-    };
-    let k = i % ROWS;
-    match i % 5 {
-        0 => {
-            let ok = t
-                .update(&[Value::Int(k)], vec![Value::Int(k), Value::Int(100 + i)])
-                .is_ok();
-            if ok {
-                rows.insert(k, 100 + i);
-            }
-            ok
-        }
-        1 => {
-            let ok = t
-                .insert(vec![Value::Int(1000 + i), Value::Int(i % 3)])
-                .is_ok();
-            if ok {
-                rows.insert(1000 + i, i % 3);
-            }
-            ok
-        }
-        2 => {
-            let ok = t.delete(&[Value::Int(k)]).is_ok();
-            if ok {
-                rows.remove(&k);
-            }
-            ok
-        }
-        3 => {
-            // Rolled back: no change to the rows.
-            let Ok(mut tx) = db.begin(Isolation::RepeatableRead) else {
-                return false;
-            };
-            let _ = tx.update(
-                &t,
-                &[Value::Int(k + 1)],
-                vec![Value::Int(k + 1), Value::Int(-1)],
-            );
-            let _ = tx.insert(&t, vec![Value::Int(5000 + i), Value::Int(-2)]);
-            tx.rollback().is_ok()
-        }
-        _ => db.purge_now().is_ok(),
+impl OnlineDdl for Build<'_> {
+    fn scan(&mut self, progress: &mut dyn FnMut(u64) -> bool) -> Result<(), DbError> {
+        self.0.scan(progress).map(|_| ())
+    }
+    fn catch_up(&mut self) -> Result<(), DbError> {
+        self.0.catch_up()
+    }
+    fn finish(self: Box<Self>) -> Result<(), DbError> {
+        self.0.finish()
     }
 }
 
-/// Steps: 1 the table with its rows; then one per acknowledged change during the build;
-/// `FINISHED` when the build was acknowledged. Returns (steps, rows after them, the rows
-/// the change in flight would have made).
-const FINISHED: u32 = 1000;
-
-fn workload(db: &Db, alive: &dyn Fn() -> bool) -> (u32, Rows, Rows) {
-    let mut rows = Rows::new();
-    let setup = db.create_database("d").is_ok()
-        && db.create_table("d", "t", spec()).is_ok()
-        && (0..ROWS).all(|k| {
-            db.table("d", "t")
-                .and_then(|t| t.insert(vec![Value::Int(k), Value::Int(k % 3)]))
-                .is_ok()
-        });
-    if !setup || !alive() {
-        return (0, rows.clone(), rows);
-    }
-    for k in 0..ROWS {
-        rows.insert(k, k % 3);
-    }
-    let mut acked = 1;
-    let mut in_flight = rows.clone();
-    let Ok(mut b) = db.begin_online_index(
-        "d",
-        "t",
-        IndexSpec::new("by_v", vec![1]),
-        OnlineOptions::default(),
-    ) else {
-        return (acked, rows, in_flight);
-    };
-    let mut i = 0;
-    let mut failed = false;
-    let scan = b.scan(&mut |n| {
-        if failed {
-            return false;
-        }
-        if n % 3 == 0 {
-            let mut next = rows.clone();
-            let ok = scripted(db, i, &mut next);
-            i += 1;
-            in_flight = next.clone();
-            if ok && alive() {
-                rows = next;
-                acked += 1;
-            } else {
-                failed = true;
-            }
-        }
-        true
-    });
-    if scan.is_err() || failed {
-        return (acked, rows, in_flight);
-    }
-    for _ in 0..4 {
-        let mut next = rows.clone();
-        let ok = scripted(db, i, &mut next);
-        i += 1;
-        in_flight = next.clone();
-        if !(ok && alive()) {
-            return (acked, rows, in_flight);
-        }
-        rows = next;
-        acked += 1;
-    }
-    if b.catch_up().is_err() {
-        return (acked, rows.clone(), rows);
-    }
-    in_flight = rows.clone();
-    if b.finish().is_ok() && alive() {
-        acked = FINISHED;
-    }
-    (acked, rows, in_flight)
+fn run(db: &Db, alive: &dyn Fn() -> bool) -> Outcome {
+    workload(db, alive, &|db| {
+        let b = db.begin_online_index(
+            "d",
+            "t",
+            IndexSpec::new("by_v", vec![1]),
+            OnlineOptions::default(),
+        )?;
+        let ddl: Box<dyn OnlineDdl + '_> = Box::new(Build(b));
+        Ok(ddl)
+    })
 }
 
 fn table_rows(db: &Db) -> Rows {
@@ -173,26 +55,14 @@ fn table_rows(db: &Db) -> Rows {
 }
 
 fn check(img: &SimVfs, acked: u32, rows: &Rows, in_flight: &Rows, what: &str) {
-    let db = open(img).unwrap_or_else(|e| panic!("{what}: open: {e}"));
-    let problems: Vec<String> = db
-        .check()
-        .unwrap_or_else(|e| panic!("{what}: check: {e}"))
-        .into_iter()
-        .filter(|p| !p.contains("leaked"))
-        .collect();
-    assert!(problems.is_empty(), "{what}: {problems:?}");
-    if acked == 0 {
-        db.shutdown().expect("shutdown");
+    let leaked = |p: &str| p.contains("leaked");
+    let Some((db, got)) = open_checked(img, acked, rows, in_flight, what, &leaked, &table_rows)
+    else {
         return;
-    }
+    };
     let t = db
         .table("d", "t")
         .unwrap_or_else(|e| panic!("{what}: table: {e}"));
-    let got = table_rows(&db);
-    assert!(
-        got == *rows || got == *in_flight,
-        "{what}: rows {got:?}, acknowledged {rows:?}"
-    );
     let indexes = t.definition().expect("def").indexes;
     if acked == FINISHED {
         assert_eq!(indexes.len(), 1, "{what}: acknowledged index lost");
@@ -215,43 +85,5 @@ fn check(img: &SimVfs, acked: u32, rows: &Rows, in_flight: &Rows, what: &str) {
 
 #[test]
 fn an_online_index_build_is_atomic_at_every_crash_point() {
-    let vfs = SimVfs::new(41);
-    let db = open(&vfs).expect("open");
-    let (acked, rows, _) = workload(&db, &|| true);
-    assert_eq!(acked, FINISHED);
-    assert_eq!(table_rows(&db), rows);
-    db.kill();
-    let total = vfs.op_count();
-    // (crashes mid-build with changes acknowledged, crashes after the build acknowledged)
-    let mut seen = (0, 0);
-    // One point past the last step: the run that crashes after everything.
-    for (point, mode) in (0..=total + 1).flat_map(|p| CrashMode::ALL.map(|m| (p, m))) {
-        let vfs = SimVfs::new(41);
-        vfs.set_crash_point(point);
-        let (acked, rows, in_flight) = match open(&vfs) {
-            Ok(db) => {
-                let r = workload(&db, &|| !vfs.is_frozen());
-                db.kill();
-                r
-            }
-            Err(_) => (0, Rows::new(), Rows::new()),
-        };
-        if acked == FINISHED {
-            seen.1 += 1;
-        } else if acked > 1 {
-            seen.0 += 1;
-        }
-        check(
-            &vfs.crash_with(mode).0,
-            acked,
-            &rows,
-            &in_flight,
-            &format!("point {point}/{total} mode {mode:?} acked {acked}"),
-        );
-    }
-    assert!(seen.0 > 0 && seen.1 > 0, "crash points {total}: {seen:?}");
-    eprintln!(
-        "{total} I/O steps; crashes mid-build {}, after it {}",
-        seen.0, seen.1
-    );
+    every_crash_point(41, &run, &table_rows, &check);
 }

@@ -5,23 +5,17 @@
 // SqlError is what the session returns; the tests pass it on as is.
 #![allow(clippy::result_large_err)]
 
+mod common;
+
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use common::{int, run as ok, try_run as q};
 use quire_engine::config::Config;
 use quire_engine::table::Db;
-use quire_sql::{CollectSink, Instance, Session, SqlError, Value};
+use quire_sql::{Instance, Value};
 
 const ROWS: i64 = 3000;
 const WRITERS: i64 = 2;
-
-fn q(s: &mut Session<'_>, sql: &str) -> Result<Vec<Vec<Value>>, SqlError> {
-    let mut c = CollectSink::default();
-    s.query(sql, &mut c).map(|_| c.rows)
-}
-
-fn ok(s: &mut Session<'_>, sql: &str) -> Vec<Vec<Value>> {
-    q(s, sql).unwrap_or_else(|e| panic!("{sql}: {e}"))
-}
 
 fn small_config() -> Config {
     let mut c = Config::default();
@@ -34,14 +28,6 @@ fn small_config() -> Config {
         c.set(k, v).expect("setting");
     }
     c
-}
-
-fn int(v: &Value) -> i64 {
-    match v {
-        Value::Int(i) => *i,
-        Value::UInt(u) => *u as i64,
-        other => panic!("not an integer: {other:?}"),
-    }
 }
 
 #[test]

@@ -3,21 +3,30 @@
 //! indexes built from the latin1 weights still find, order and refuse the same strings, and
 //! the stored values are still the '?'-converted ones.
 
-use quire_engine::config::Config;
-use quire_engine::table::Db;
 mod common;
 
-use common::{run, try_run};
-use quire_sql::{Instance, Session, SqlError, Value};
+use common::{error_of, run, same_answers_after_restart};
+use quire_sql::{SqlError, Value};
 
-/// The error `sql` fails with, if it fails.
-fn error_of(s: &mut Session<'_>, sql: &str) -> Option<SqlError> {
-    try_run(s, sql).err()
-}
-
-/// What the tables hold and how they answer, read the same before and after the restart.
-fn answers(s: &mut Session<'_>) -> Vec<Vec<Vec<Value>>> {
-    [
+#[test]
+fn latin1_utf8mb3_and_ascii_tables_read_back_the_same_after_a_restart() {
+    let setup = [
+        "CREATE DATABASE a",
+        "CREATE DATABASE b CHARACTER SET latin1 COLLATE latin1_general_cs",
+        "USE a",
+        "CREATE TABLE l (id INT PRIMARY KEY, w VARCHAR(10), code CHAR(3) CHARACTER SET \
+         ascii COLLATE ascii_bin, UNIQUE KEY k (w)) DEFAULT CHARSET=latin1",
+        "CREATE TABLE u (id INT PRIMARY KEY, s VARCHAR(20) COLLATE utf8mb3_bin, KEY k (s)) \
+         DEFAULT CHARSET=utf8",
+        // No string column says this table's default: the catalog keeps it.
+        "CREATE TABLE n (id INT PRIMARY KEY) DEFAULT CHARSET=latin1 COLLATE=latin1_general_cs",
+        "SET sql_mode = ''",
+        "INSERT INTO l VALUES (1, 'ü', 'AB'), (2, 'z', 'é'), (3, 'å', 'x'), (4, '€', NULL), \
+         (5, 'a日', 'y')",
+        "INSERT INTO u VALUES (1, 'b😀'), (2, 'B'), (3, 'ä'), (4, 'a')",
+    ];
+    // What the tables hold and how they answer, read the same before and after.
+    let queries = [
         "SHOW CREATE TABLE l",
         "SHOW CREATE TABLE u",
         "SHOW CREATE TABLE n",
@@ -28,63 +37,8 @@ fn answers(s: &mut Session<'_>) -> Vec<Vec<Vec<Value>>> {
         "SELECT COLUMN_NAME, CHARACTER_SET_NAME, COLLATION_NAME, CHARACTER_OCTET_LENGTH \
          FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = 'a' \
          ORDER BY TABLE_NAME, ORDINAL_POSITION",
-    ]
-    .into_iter()
-    .map(|q| run(s, q))
-    .collect()
-}
-
-#[test]
-fn latin1_utf8mb3_and_ascii_tables_read_back_the_same_after_a_restart() {
-    let dir = tempfile::tempdir().expect("tmp");
-    let before = {
-        let db = Db::open(dir.path(), Config::default()).expect("open");
-        let before = {
-            let inst = Instance::new(&db);
-            let mut s = inst.session("root", "localhost");
-            run(&mut s, "CREATE DATABASE a");
-            run(
-                &mut s,
-                "CREATE DATABASE b CHARACTER SET latin1 COLLATE latin1_general_cs",
-            );
-            run(&mut s, "USE a");
-            run(
-                &mut s,
-                "CREATE TABLE l (id INT PRIMARY KEY, w VARCHAR(10), code CHAR(3) CHARACTER SET \
-                 ascii COLLATE ascii_bin, UNIQUE KEY k (w)) DEFAULT CHARSET=latin1",
-            );
-            run(
-                &mut s,
-                "CREATE TABLE u (id INT PRIMARY KEY, s VARCHAR(20) COLLATE utf8mb3_bin, KEY k (s)) \
-                 DEFAULT CHARSET=utf8",
-            );
-            // No string column says this table's default: the catalog keeps it.
-            run(
-                &mut s,
-                "CREATE TABLE n (id INT PRIMARY KEY) DEFAULT CHARSET=latin1 COLLATE=latin1_general_cs",
-            );
-            run(&mut s, "SET sql_mode = ''");
-            run(
-                &mut s,
-                "INSERT INTO l VALUES (1, 'ü', 'AB'), (2, 'z', 'é'), (3, 'å', 'x'), (4, '€', NULL), \
-                 (5, 'a日', 'y')",
-            );
-            run(
-                &mut s,
-                "INSERT INTO u VALUES (1, 'b😀'), (2, 'B'), (3, 'ä'), (4, 'a')",
-            );
-            answers(&mut s)
-        };
-        db.shutdown().expect("shutdown");
-        before
-    };
-    let db = Db::open(dir.path(), Config::default()).expect("reopen");
-    {
-        let inst = Instance::new(&db);
-        let mut s = inst.session("root", "localhost");
-        run(&mut s, "USE a");
-        let after = answers(&mut s);
-        assert_eq!(before, after);
+    ];
+    same_answers_after_restart(&setup, &["USE a"], &queries, |s, after| {
         // What the answers were, so that the comparison is not of two empty results.
         let ids =
             |rows: &[Vec<Value>]| -> Vec<Value> { rows.iter().map(|r| r[0].clone()).collect() };
@@ -130,31 +84,31 @@ fn latin1_utf8mb3_and_ascii_tables_read_back_the_same_after_a_restart() {
             n.ends_with("DEFAULT CHARSET=latin1 COLLATE=latin1_general_cs"),
             "{n}"
         );
-        run(&mut s, "ALTER TABLE n ADD COLUMN s VARCHAR(5)");
-        run(&mut s, "INSERT INTO n VALUES (1, 'a'), (2, 'A')");
+        run(s, "ALTER TABLE n ADD COLUMN s VARCHAR(5)");
+        run(s, "INSERT INTO n VALUES (1, 'a'), (2, 'A')");
         assert_eq!(
-            run(&mut s, "SELECT id FROM n WHERE s = 'a'"),
+            run(s, "SELECT id FROM n WHERE s = 'a'"),
             vec![vec![Value::Int(1)]],
             "a column added later takes the kept default, case-sensitive"
         );
         // The unique index still refuses what equals a stored string in latin1_swedish_ci.
         assert!(matches!(
-            error_of(&mut s, "INSERT INTO l VALUES (7, 'Y ', NULL)"),
+            error_of(s, "INSERT INTO l VALUES (7, 'Y ', NULL)"),
             Some(SqlError::DuplicateKey { .. })
         ));
-        run(&mut s, "INSERT INTO l VALUES (8, 'x', NULL)");
+        run(s, "INSERT INTO l VALUES (8, 'x', NULL)");
         // The database's default is kept (a version-3 database record) and given to its
         // new tables.
         assert_eq!(
-            run(&mut s, "SHOW CREATE DATABASE b")[0][1],
+            run(s, "SHOW CREATE DATABASE b")[0][1],
             Value::Str(
                 "CREATE DATABASE `b` /*!40100 DEFAULT CHARACTER SET latin1 COLLATE \
-                 latin1_general_cs */"
+                     latin1_general_cs */"
                     .into()
             )
         );
-        run(&mut s, "CREATE TABLE b.t (s VARCHAR(3))");
-        let Value::Str(t) = &run(&mut s, "SHOW CREATE TABLE b.t")[0][1] else {
+        run(s, "CREATE TABLE b.t (s VARCHAR(3))");
+        let Value::Str(t) = &run(s, "SHOW CREATE TABLE b.t")[0][1] else {
             panic!("SHOW CREATE TABLE b.t");
         };
         assert!(
@@ -162,14 +116,13 @@ fn latin1_utf8mb3_and_ascii_tables_read_back_the_same_after_a_restart() {
             "{t}"
         );
         assert_eq!(
-            run(&mut s, "SHOW CREATE DATABASE a")[0][1],
+            run(s, "SHOW CREATE DATABASE a")[0][1],
             Value::Str(
                 "CREATE DATABASE `a` /*!40100 DEFAULT CHARACTER SET utf8mb4 COLLATE \
-                 utf8mb4_general_ci */"
+                     utf8mb4_general_ci */"
                     .into()
             ),
             "a database without its own default keeps the server's"
         );
-    }
-    db.shutdown().expect("shutdown");
+    });
 }

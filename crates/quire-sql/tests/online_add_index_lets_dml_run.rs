@@ -5,24 +5,19 @@
 // SqlError is what the session returns; the tests pass it on as is.
 #![allow(clippy::result_large_err)]
 
+mod common;
+
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use common::{int, load_t, run as ok, state_of, try_run as q};
 use quire_engine::config::Config;
 use quire_engine::table::Db;
-use quire_sql::{CollectSink, Instance, Session, SqlError, Value};
+use quire_sql::{Instance, SqlError, Value};
 
 const ROWS: i64 = 60_000;
 
-fn q(s: &mut Session<'_>, sql: &str) -> Result<Vec<Vec<Value>>, SqlError> {
-    let mut c = CollectSink::default();
-    s.query(sql, &mut c).map(|_| c.rows)
-}
-
-fn ok(s: &mut Session<'_>, sql: &str) -> Vec<Vec<Value>> {
-    q(s, sql).unwrap_or_else(|e| panic!("{sql}: {e}"))
-}
-
+/// A 64 MiB redo log (common's is 32 MiB) with a 1 MiB log buffer.
 fn small_config() -> Config {
     let mut c = Config::default();
     for (k, v) in [
@@ -36,38 +31,6 @@ fn small_config() -> Config {
     c
 }
 
-fn int(v: &Value) -> i64 {
-    match v {
-        Value::Int(i) => *i,
-        Value::UInt(u) => *u as i64,
-        other => panic!("not an integer: {other:?}"),
-    }
-}
-
-fn load(s: &mut Session<'_>) {
-    ok(s, "CREATE DATABASE d");
-    ok(s, "USE d");
-    ok(s, "CREATE TABLE t (id INT PRIMARY KEY, v INT, u INT)");
-    for chunk in (1..=ROWS).collect::<Vec<_>>().chunks(2000) {
-        let values: Vec<String> = chunk
-            .iter()
-            .map(|i| format!("({i}, {}, {i})", i % 100))
-            .collect();
-        ok(s, &format!("INSERT INTO t VALUES {}", values.join(",")));
-    }
-}
-
-/// The state SHOW PROCESSLIST shows for session `id`.
-fn state_of(s: &mut Session<'_>, id: u64) -> Option<String> {
-    ok(s, "SHOW PROCESSLIST").into_iter().find_map(|r| {
-        (int(&r[0]) as u64 == id).then(|| match &r[6] {
-            Value::Str(st) => st.clone(),
-            Value::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
-            _ => String::new(),
-        })
-    })
-}
-
 #[test]
 fn a_transaction_runs_while_the_index_is_built_and_the_alter_waits_for_its_commit() {
     let dir = tempfile::tempdir().expect("tmp");
@@ -75,7 +38,7 @@ fn a_transaction_runs_while_the_index_is_built_and_the_alter_waits_for_its_commi
     {
         let inst = Instance::new(&db);
         let mut s = inst.session("root", "localhost");
-        load(&mut s);
+        load_t(&mut s, ROWS);
         let mut a = inst.session("root", "localhost");
         ok(&mut a, "USE d");
         let alter_id = int(&ok(&mut a, "SELECT CONNECTION_ID()")[0][0]) as u64;
@@ -146,7 +109,7 @@ fn writers_keep_going_during_online_builds_and_lose_nothing() {
     {
         let inst = Instance::new(&db);
         let mut s = inst.session("root", "localhost");
-        load(&mut s);
+        load_t(&mut s, ROWS);
         let stop = AtomicBool::new(false);
         let acked: Vec<i64> = std::thread::scope(|sc| {
             let writers: Vec<_> = (0..2i64)

@@ -11,43 +11,11 @@ mod common;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use common::{run as ok, small_config, try_run as q};
+use common::{int, load_t, run as ok, small_config, state_of, try_run as q};
 use quire_engine::table::Db;
 use quire_sql::{Instance, Session, Value};
 
 const ROWS: i64 = 30_000;
-
-fn int(v: &Value) -> i64 {
-    match v {
-        Value::Int(i) => *i,
-        Value::UInt(u) => *u as i64,
-        other => panic!("not an integer: {other:?}"),
-    }
-}
-
-fn load(s: &mut Session<'_>) {
-    ok(s, "CREATE DATABASE d");
-    ok(s, "USE d");
-    ok(s, "CREATE TABLE t (id INT PRIMARY KEY, v INT, u INT)");
-    for chunk in (1..=ROWS).collect::<Vec<_>>().chunks(2000) {
-        let values: Vec<String> = chunk
-            .iter()
-            .map(|i| format!("({i}, {}, {i})", i % 100))
-            .collect();
-        ok(s, &format!("INSERT INTO t VALUES {}", values.join(",")));
-    }
-}
-
-/// The state SHOW PROCESSLIST shows for session `id`.
-fn state_of(s: &mut Session<'_>, id: u64) -> Option<String> {
-    ok(s, "SHOW PROCESSLIST").into_iter().find_map(|r| {
-        (int(&r[0]) as u64 == id).then(|| match &r[6] {
-            Value::Str(st) => st.clone(),
-            Value::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
-            _ => String::new(),
-        })
-    })
-}
 
 #[test]
 fn a_transaction_runs_while_the_table_is_rebuilt_and_the_alter_waits_for_its_commit() {
@@ -56,7 +24,7 @@ fn a_transaction_runs_while_the_table_is_rebuilt_and_the_alter_waits_for_its_com
     {
         let inst = Instance::new(&db);
         let mut s = inst.session("root", "localhost");
-        load(&mut s);
+        load_t(&mut s, ROWS);
         let mut a = inst.session("root", "localhost");
         ok(&mut a, "USE d");
         let alter_id = int(&ok(&mut a, "SELECT CONNECTION_ID()")[0][0]) as u64;
@@ -143,7 +111,7 @@ fn writers_keep_going_during_online_rebuilds_and_lose_nothing() {
     {
         let inst = Instance::new(&db);
         let mut s = inst.session("root", "localhost");
-        load(&mut s);
+        load_t(&mut s, ROWS);
         let stop = AtomicBool::new(false);
         let (acked, during): (Vec<i64>, usize) = std::thread::scope(|sc| {
             let writers: Vec<_> = (0..2i64)
@@ -239,7 +207,7 @@ fn kill_stops_an_online_rebuild_and_keeps_the_table() {
     {
         let inst = Instance::new(&db);
         let mut s = inst.session("root", "localhost");
-        load(&mut s);
+        load_t(&mut s, ROWS);
         let mut a = inst.session("root", "localhost");
         ok(&mut a, "USE d");
         let alter_id = int(&ok(&mut a, "SELECT CONNECTION_ID()")[0][0]) as u64;

@@ -6,17 +6,9 @@
 
 mod common;
 
-use common::run;
+use common::{int, run};
 use quire_io::sim::SimVfs;
 use quire_sql::{Instance, Session, Value};
-
-fn int(v: &Value) -> i64 {
-    match v {
-        Value::Int(i) => *i,
-        Value::UInt(u) => *u as i64,
-        other => panic!("not an integer: {other:?}"),
-    }
-}
 
 fn table_rows(s: &mut Session<'_>) -> i64 {
     int(&run(

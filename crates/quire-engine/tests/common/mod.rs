@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod online_ddl;
+
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;

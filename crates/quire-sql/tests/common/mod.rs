@@ -1,5 +1,6 @@
-//! What the quire-sql tests on the simulated file system share: a small engine
-//! configuration, opening a data directory in a `SimVfs`, and running SQL in a session.
+//! What the quire-sql tests share: small engine configurations, opening a data directory
+//! in a `SimVfs`, running SQL in a session, the table `d.t` the online-DDL tests load, and
+//! the skeleton of the restart tests.
 
 #![allow(dead_code, clippy::result_large_err)]
 
@@ -10,7 +11,7 @@ use quire_engine::config::Config;
 use quire_engine::table::{Db, DbError};
 use quire_io::sim::SimVfs;
 use quire_io::Vfs;
-use quire_sql::{CollectSink, Session, SqlError, Value};
+use quire_sql::{CollectSink, Instance, Session, SqlError, Value};
 
 /// Where every test keeps its data directory in its `SimVfs`.
 pub const DIR: &str = "/data";
@@ -64,4 +65,85 @@ pub fn try_run(s: &mut Session<'_>, sql: &str) -> Result<Vec<Vec<Value>>, SqlErr
 /// Runs one statement that must succeed.
 pub fn run(s: &mut Session<'_>, sql: &str) -> Vec<Vec<Value>> {
     try_run(s, sql).unwrap_or_else(|e| panic!("{sql}: {e}"))
+}
+
+/// An integer cell.
+pub fn int(v: &Value) -> i64 {
+    match v {
+        Value::Int(i) => *i,
+        Value::UInt(u) => *u as i64,
+        other => panic!("not an integer: {other:?}"),
+    }
+}
+
+/// Database `d` with table `t (id INT PRIMARY KEY, v INT, u INT)` of `rows` rows
+/// (i, i % 100, i), inserted 2000 to a statement; the session is left in `d`.
+pub fn load_t(s: &mut Session<'_>, rows: i64) {
+    run(s, "CREATE DATABASE d");
+    run(s, "USE d");
+    run(s, "CREATE TABLE t (id INT PRIMARY KEY, v INT, u INT)");
+    for chunk in (1..=rows).collect::<Vec<_>>().chunks(2000) {
+        let values: Vec<String> = chunk
+            .iter()
+            .map(|i| format!("({i}, {}, {i})", i % 100))
+            .collect();
+        run(s, &format!("INSERT INTO t VALUES {}", values.join(",")));
+    }
+}
+
+/// The state SHOW PROCESSLIST shows for session `id`.
+pub fn state_of(s: &mut Session<'_>, id: u64) -> Option<String> {
+    run(s, "SHOW PROCESSLIST").into_iter().find_map(|r| {
+        (int(&r[0]) as u64 == id).then(|| match &r[6] {
+            Value::Str(st) => st.clone(),
+            Value::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
+            _ => String::new(),
+        })
+    })
+}
+
+/// The error `sql` fails with, if it fails.
+pub fn error_of(s: &mut Session<'_>, sql: &str) -> Option<SqlError> {
+    try_run(s, sql).err()
+}
+
+/// A restart test's skeleton: in a fresh data directory, runs `setup`, reads `queries`,
+/// shuts down cleanly, reopens, runs `reopen` (e.g. `USE a`) and reads `queries` again;
+/// the two readings must be equal. Then `then` checks what the answers were (so that the
+/// comparison is not of two empty results) and goes on in the reopened session.
+pub fn same_answers_after_restart(
+    setup: &[&str],
+    reopen: &[&str],
+    queries: &[&str],
+    then: impl FnOnce(&mut Session<'_>, &[Vec<Vec<Value>>]),
+) {
+    let dir = tempfile::tempdir().expect("tmp");
+    let answers = |s: &mut Session<'_>| -> Vec<Vec<Vec<Value>>> {
+        queries.iter().map(|q| run(s, q)).collect()
+    };
+    let before = {
+        let db = Db::open(dir.path(), Config::default()).expect("open");
+        let before = {
+            let inst = Instance::new(&db);
+            let mut s = inst.session("root", "localhost");
+            for q in setup {
+                run(&mut s, q);
+            }
+            answers(&mut s)
+        };
+        db.shutdown().expect("shutdown");
+        before
+    };
+    let db = Db::open(dir.path(), Config::default()).expect("reopen");
+    {
+        let inst = Instance::new(&db);
+        let mut s = inst.session("root", "localhost");
+        for q in reopen {
+            run(&mut s, q);
+        }
+        let after = answers(&mut s);
+        assert_eq!(before, after);
+        then(&mut s, &after);
+    }
+    db.shutdown().expect("shutdown");
 }
