@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use quire_engine::btree::Direction;
 use quire_engine::config::Config;
 use quire_engine::row::{Column, ColumnType, IntWidth, LobSize, Value};
-use quire_engine::table::{Db, DbError, IndexSpec, OnlineOptions, TableSpec};
+use quire_engine::table::{Db, DbError, IndexSpec, OnlineOptions, OnlineRebuild, TableSpec};
 use quire_engine::trx::Isolation;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -217,22 +217,26 @@ fn widen(wide: bool, row: Vec<Value>) -> Vec<Value> {
     widened(row)
 }
 
+/// Starts an online rebuild of `d.<table>` to `spec` with the default options.
+fn rebuild<'d>(db: &'d Db, table: &str, spec: TableSpec, keyed_alike: bool) -> OnlineRebuild<'d> {
+    db.begin_online_rebuild(
+        "d",
+        table,
+        spec,
+        keyed_alike,
+        None,
+        OnlineOptions::default(),
+    )
+    .expect("begin")
+}
+
 #[test]
 fn changes_during_the_scan_and_catch_up_reach_the_rebuilt_table() {
     let dir = tempfile::tempdir().expect("dir");
     let db = setup(dir.path(), 2000);
     let mut rng = StdRng::seed_from_u64(7);
     let mut next = 2000;
-    let mut b = db
-        .begin_online_rebuild(
-            "d",
-            "t",
-            new_spec(false),
-            true,
-            None,
-            OnlineOptions::default(),
-        )
-        .expect("begin");
+    let mut b = rebuild(&db, "t", new_spec(false), true);
     for _ in 0..50 {
         change(&db, &mut rng, &mut next);
     }
@@ -367,16 +371,7 @@ fn an_uncommitted_row_that_does_not_convert_waits_and_a_committed_one_fails_the_
     let t = db.table("d", "t").expect("t");
     // A bad version made during the scan by a transaction that rolls back before the end:
     // deferred, then copied as it was.
-    let mut b = db
-        .begin_online_rebuild(
-            "d",
-            "t",
-            new_spec(false),
-            true,
-            None,
-            OnlineOptions::default(),
-        )
-        .expect("begin");
+    let mut b = rebuild(&db, "t", new_spec(false), true);
     let mut tx = Some(db.begin(Isolation::RepeatableRead).expect("begin"));
     b.scan(&mut convert, &mut |n| {
         if n == 100 {
@@ -404,16 +399,7 @@ fn an_uncommitted_row_that_does_not_convert_waits_and_a_committed_one_fails_the_
     // A committed one (in the shadow table, not rebuilt yet): the conversion's error at
     // once, and the table as it was.
     let before = rows(&db, "u");
-    let mut b = db
-        .begin_online_rebuild(
-            "d",
-            "u",
-            new_spec(false),
-            true,
-            None,
-            OnlineOptions::default(),
-        )
-        .expect("begin");
+    let mut b = rebuild(&db, "u", new_spec(false), true);
     let u = db.table("d", "u").expect("u");
     let mut read = 0;
     let r = b.scan(&mut convert, &mut |n| {
@@ -448,16 +434,7 @@ fn a_unique_conflict_settled_during_the_rebuild_is_no_duplicate_and_one_left_is_
         t.insert(vec![Value::Int(k), Value::Int(k), Value::Null])
             .expect("insert");
     }
-    let mut b = db
-        .begin_online_rebuild(
-            "d",
-            "t",
-            new_spec(true),
-            true,
-            None,
-            OnlineOptions::default(),
-        )
-        .expect("begin");
+    let mut b = rebuild(&db, "t", new_spec(true), true);
     b.scan(&mut convert, &mut |n| {
         if n == 10 {
             // Row 5's value goes to row 90 after the scan copied row 5 and before it
@@ -491,16 +468,7 @@ fn a_unique_conflict_settled_during_the_rebuild_is_no_duplicate_and_one_left_is_
         t.insert(vec![Value::Int(k), Value::Int(k), Value::Null])
             .expect("insert");
     }
-    let mut b = db
-        .begin_online_rebuild(
-            "d",
-            "u",
-            new_spec(true),
-            true,
-            None,
-            OnlineOptions::default(),
-        )
-        .expect("begin");
+    let mut b = rebuild(&db, "u", new_spec(true), true);
     b.scan(&mut convert, &mut |n| {
         if n == 50 {
             t.insert(vec![Value::Int(500), Value::Int(7), Value::Null])
@@ -531,16 +499,7 @@ fn an_abandoned_rebuild_leaves_the_table_as_it_was() {
     let db = setup(dir.path(), 300);
     let t = db.table("d", "t").expect("t");
     {
-        let mut b = db
-            .begin_online_rebuild(
-                "d",
-                "t",
-                new_spec(false),
-                true,
-                None,
-                OnlineOptions::default(),
-            )
-            .expect("begin");
+        let mut b = rebuild(&db, "t", new_spec(false), true);
         let r = b.scan(&mut convert, &mut |n| n < 100);
         assert!(matches!(r, Err(DbError::Interrupted)), "{r:?}");
     }
@@ -580,16 +539,7 @@ fn a_new_primary_key_is_built_online_through_the_key_map() {
     let db = setup(dir.path(), 2000);
     let mut rng = StdRng::seed_from_u64(17);
     let mut next = 2000;
-    let mut b = db
-        .begin_online_rebuild(
-            "d",
-            "t",
-            rekeyed_spec(),
-            false,
-            None,
-            OnlineOptions::default(),
-        )
-        .expect("begin");
+    let mut b = rebuild(&db, "t", rekeyed_spec(), false);
     for _ in 0..50 {
         change(&db, &mut rng, &mut next);
     }
@@ -642,16 +592,7 @@ fn a_duplicate_new_primary_key_settled_during_the_rebuild_is_none_and_one_left_i
         }
     }
     let t = db.table("d", "t").expect("t");
-    let mut b = db
-        .begin_online_rebuild(
-            "d",
-            "t",
-            spec.clone(),
-            false,
-            None,
-            OnlineOptions::default(),
-        )
-        .expect("begin");
+    let mut b = rebuild(&db, "t", spec.clone(), false);
     b.scan(&mut convert, &mut |n| {
         if n == 10 {
             // Row 5's v goes to row 90 after the scan copied row 5 and before it reaches
@@ -677,9 +618,7 @@ fn a_duplicate_new_primary_key_settled_during_the_rebuild_is_none_and_one_left_i
     assert!(problems.is_empty(), "{problems:?}");
     // A duplicate made during the rebuild and left there: 1062 on PRIMARY at the end.
     let u = db.table("d", "u").expect("u");
-    let mut b = db
-        .begin_online_rebuild("d", "u", spec, false, None, OnlineOptions::default())
-        .expect("begin");
+    let mut b = rebuild(&db, "u", spec, false);
     b.scan(&mut convert, &mut |n| {
         if n == 50 {
             u.insert(vec![Value::Int(500), Value::Int(7), Value::Null])
@@ -710,16 +649,7 @@ fn a_read_view_from_before_the_switch_is_refused_and_a_later_one_sees_every_row(
     let dir = tempfile::tempdir().expect("dir");
     let db = setup(dir.path(), 50);
     let t = db.table("d", "t").expect("t");
-    let mut b = db
-        .begin_online_rebuild(
-            "d",
-            "t",
-            new_spec(false),
-            true,
-            None,
-            OnlineOptions::default(),
-        )
-        .expect("begin");
+    let mut b = rebuild(&db, "t", new_spec(false), true);
     b.scan(&mut convert, &mut |_| true).expect("scan");
     // A view made during the rebuild, after the copy: the new table's rows would show it
     // changes made after it.
@@ -824,16 +754,7 @@ fn concurrent_writers_never_wait_for_the_copy_and_the_table_is_exact() {
             }
         }
         let stopper = StopOnDrop(&stop);
-        let mut b = db
-            .begin_online_rebuild(
-                "d",
-                "t",
-                new_spec(false),
-                true,
-                None,
-                OnlineOptions::default(),
-            )
-            .expect("begin");
+        let mut b = rebuild(&db, "t", new_spec(false), true);
         // Halfway through the copy, the rebuild waits until the writers have made 100
         // changes: they would never get there if it excluded them.
         let mut during = 0;
