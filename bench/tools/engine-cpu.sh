@@ -22,6 +22,7 @@ read -r QP MP PP <<<"${CPU_PORTS:-3371 3372 3373}"
 trap 'stop_quire; stop_mariadb; stop_pg; rm -rf "$WORK/quire/data" "$WORK/mariadb/data" "$WORK/pg/data"' EXIT
 ensure_tools
 ensure_pg
+[ -x /usr/bin/time ] || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq time >/dev/null; }
 tick=$(getconf CLK_TCK)
 
 # "utime stime" in clock ticks, summed over the given processes and their threads, with
