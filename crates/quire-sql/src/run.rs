@@ -1513,8 +1513,14 @@ pub(crate) fn insert_rows<'d>(
             }
             continue;
         }
-        let row = zone.stored(&row);
-        let stored = match tx.insert(table, row.clone()) {
+        zone.to_storage(&mut row);
+        // REPLACE needs the row again after a collision; nobody else does.
+        let attempt = if ip.replace {
+            row.clone()
+        } else {
+            std::mem::take(&mut row)
+        };
+        let stored = match tx.insert(table, attempt) {
             Ok(s) => local(s),
             Err(DbError::DuplicateKey { index, entry }) if ip.ignore => {
                 let e = SqlError::DuplicateKey {

@@ -36,8 +36,9 @@
 //! 3. When a queue change ends, no waiting request in it is grantable: the change that
 //!    removed its last blocker granted it and notified its owner (no lost wakeups). A gap
 //!    request never waits.
-//! 4. Every key where a transaction has a queue entry is in its [`TrxLocks`] map or in its
-//!    inherited list, so [`LockManager::release_all`] finds every one.
+//! 4. Every key where a transaction has a queue entry is in its [`TrxLocks`] map, its
+//!    list of new records' keys, or its inherited list, so [`LockManager::release_all`]
+//!    finds every one.
 //! 5. An empty queue is not kept.
 //! 6. Lock order: detector → a transaction's `wait` → shard; two shards only in
 //!    `inherit_gap`, in ascending shard number; a transaction's `inherited` list is a leaf.
@@ -54,7 +55,7 @@ mod tests;
 
 use std::collections::HashSet;
 use std::fmt;
-use std::hash::{DefaultHasher, Hash, Hasher};
+use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -190,6 +191,13 @@ pub struct TrxLocks {
     /// without touching the lock table. Nested so that a lookup by `&LockKey` allocates
     /// nothing. May be weaker than the table's entry (inherited gaps are not here).
     held: crate::hash::Map<u64, crate::hash::Map<LockKey, Parts>>,
+    /// Keys of records this transaction inserted, X-locked by
+    /// [`LockManager::lock_new_record`] and not noted in `held`: a bulk insert's million
+    /// keys would otherwise be hashed, cloned and stored twice. Later requests on such a
+    /// key find the transaction's own granted entry in the table (a request never waits for
+    /// its own locks) and are noted in `held` then, so a key may be in both.
+    new_records: Vec<(u64, LockKey)>,
+    /// Keys in `held` plus entries of `new_records` (a key in both counts twice).
     keys: usize,
 }
 
@@ -203,6 +211,7 @@ impl TrxLocks {
                 inherited: Mutex::new(Vec::new()),
             }),
             held: crate::hash::Map::default(),
+            new_records: Vec::new(),
             keys: 0,
         }
     }
@@ -212,7 +221,7 @@ impl TrxLocks {
     }
 
     /// Number of keys on which the transaction was granted locks (inherited gap locks not
-    /// counted).
+    /// counted; a new record's key locked again later may count twice).
     pub fn len(&self) -> usize {
         self.keys
     }
@@ -300,6 +309,15 @@ fn settle(t: &mut Table, index: u64, key: &LockKey) {
     }
 }
 
+/// Where a granted request is recorded in its owner's [`TrxLocks`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Note {
+    /// In `held`, which is asked first whether the request is covered.
+    Held,
+    /// By the caller, in `new_records` ([`LockManager::lock_new_record`]).
+    NewRecord,
+}
+
 /// A request on the supremum is a gap request: there is no record to lock.
 fn effective(key: &LockKey, kind: LockKind) -> LockKind {
     match (key, kind) {
@@ -334,6 +352,10 @@ enum Verdict {
 /// The lock table, shared by all sessions.
 pub struct LockManager {
     shards: Box<[Shard]>,
+    /// Picks a key's shard: foldhash, seeded per process, so that keys a client chooses
+    /// cannot be aimed at one shard without knowing the seed (a collision would only cost
+    /// contention), at a fraction of SipHash's cost.
+    shard_hash: foldhash::fast::RandomState,
     /// Serializes deadlock searches: of the transactions closing a cycle, the last one to
     /// start waiting finds it and withdraws before the next search, so there is one victim.
     detector: Mutex<Detector>,
@@ -373,6 +395,7 @@ impl LockManager {
             shards: (0..SHARDS)
                 .map(|_| Shard(Mutex::new(Table::default())))
                 .collect(),
+            shard_hash: foldhash::fast::RandomState::default(),
             detector: Mutex::new(Detector::default()),
             max_depth,
             max_edges,
@@ -380,13 +403,8 @@ impl LockManager {
         }
     }
 
-    fn shard_of(index: u64, key: &LockKey) -> usize {
-        // SipHash with fixed keys: deterministic, and keys are not attacker-chosen in a way
-        // that matters here (a collision only costs contention).
-        let mut h = DefaultHasher::new();
-        index.hash(&mut h);
-        key.hash(&mut h);
-        (h.finish() as usize) & (SHARDS - 1)
+    fn shard_of(&self, index: u64, key: &LockKey) -> usize {
+        (self.shard_hash.hash_one((index, key)) as usize) & (SHARDS - 1)
     }
 
     /// Grants at once or waits (up to `timeout`); returns Deadlock at once, without waiting,
@@ -417,12 +435,40 @@ impl LockManager {
         interrupt: Option<&AtomicBool>,
     ) -> Result<(), LockError> {
         let kind = effective(key, kind);
-        match self.grant_or_enqueue(owner, index, key, mode, kind, true) {
+        match self.grant_or_enqueue(owner, index, key, mode, kind, true, Note::Held) {
             Some(shard) => {
                 let wait = Wait { timeout, interrupt };
                 self.wait(owner, shard, index, key, mode, kind, wait)
             }
             None => Ok(()),
+        }
+    }
+
+    /// The X `Record` lock an insert takes on the key of the record it is about to create,
+    /// as [`LockManager::lock_interruptible`] would take it, but cheaper for the common case
+    /// of a key nobody has locked: the owner's `held` map is neither searched nor grown, and
+    /// the key is moved into its `new_records` list (a bulk insert holds one such lock per
+    /// row). Granting follows the same queue rules; a request that must wait is noted in
+    /// `held` as any other.
+    pub fn lock_new_record(
+        &self,
+        owner: &mut TrxLocks,
+        index: u64,
+        key: LockKey,
+        timeout: Duration,
+        interrupt: Option<&AtomicBool>,
+    ) -> Result<(), LockError> {
+        let (mode, kind) = (LockMode::Exclusive, effective(&key, LockKind::Record));
+        match self.grant_or_enqueue(owner, index, &key, mode, kind, true, Note::NewRecord) {
+            Some(shard) => {
+                let wait = Wait { timeout, interrupt };
+                self.wait(owner, shard, index, &key, mode, kind, wait)
+            }
+            None => {
+                owner.new_records.push((index, key));
+                owner.keys += 1;
+                Ok(())
+            }
         }
     }
 
@@ -438,12 +484,15 @@ impl LockManager {
         kind: LockKind,
     ) -> bool {
         let kind = effective(key, kind);
-        self.grant_or_enqueue(owner, index, key, mode, kind, false)
+        self.grant_or_enqueue(owner, index, key, mode, kind, false, Note::Held)
             .is_none()
     }
 
     /// The no-wait path: grants and returns None, or (if `enqueue`) queues a waiting request
-    /// and returns its shard, or (if not) returns Some and changes nothing.
+    /// and returns its shard, or (if not) returns Some and changes nothing. With
+    /// `Note::NewRecord` a grant is not noted in `held` (the caller records the key in
+    /// `new_records`) and `held` is not asked first.
+    #[allow(clippy::too_many_arguments)]
     fn grant_or_enqueue(
         &self,
         owner: &mut TrxLocks,
@@ -452,13 +501,14 @@ impl LockManager {
         mode: LockMode,
         kind: LockKind,
         enqueue: bool,
+        note: Note,
     ) -> Option<usize> {
-        if owner.covers(index, key, mode, kind) {
+        if note == Note::Held && owner.covers(index, key, mode, kind) {
             return None;
         }
         let me = &owner.shared;
         debug_assert!(me.wait.lock().is_none(), "{:?} is already waiting", me.id);
-        let shard = Self::shard_of(index, key);
+        let shard = self.shard_of(index, key);
         let mut table = self.shards[shard].0.lock();
         match queue_mut(&mut table, index, key) {
             Some(q) if q.is_blocked(me.id, mode, kind, q.waiting.len()) => {
@@ -489,7 +539,9 @@ impl LockManager {
         }
         settle(&mut table, index, key);
         drop(table);
-        owner.note(index, key, mode, kind);
+        if note == Note::Held {
+            owner.note(index, key, mode, kind);
+        }
         None
     }
 
@@ -643,8 +695,12 @@ impl LockManager {
         let mut keys: Vec<(usize, u64, LockKey)> = Vec::with_capacity(owner.keys);
         for (index, m) in owner.held.drain() {
             for (key, _) in m {
-                keys.push((Self::shard_of(index, &key), index, key));
+                keys.push((self.shard_of(index, &key), index, key));
             }
+        }
+        // A key in both lists is visited twice: the second visit finds no entry of ours.
+        for (index, key) in owner.new_records.drain(..) {
+            keys.push((self.shard_of(index, &key), index, key));
         }
         owner.keys = 0;
         loop {
@@ -654,7 +710,7 @@ impl LockManager {
             keys.extend(
                 std::mem::take(&mut *me.inherited.lock())
                     .into_iter()
-                    .map(|(index, key)| (Self::shard_of(index, &key), index, key)),
+                    .map(|(index, key)| (self.shard_of(index, &key), index, key)),
             );
             if keys.is_empty() {
                 break;
@@ -698,7 +754,7 @@ impl LockManager {
         if removed == next {
             return;
         }
-        let (a, b) = (Self::shard_of(index, removed), Self::shard_of(index, next));
+        let (a, b) = (self.shard_of(index, removed), self.shard_of(index, next));
         // Both shards at once, so that no owner's release_all can run between reading its
         // lock on `removed` and recording the inherited one (invariant 4).
         if a == b {
@@ -738,7 +794,7 @@ impl LockManager {
     /// released, and one that has is seen here (docs/purge.md). Gap parts do not count:
     /// removing the record passes them on (`inherit_gap`).
     pub fn has_record_lock(&self, index: u64, key: &LockKey) -> bool {
-        let table = self.shards[Self::shard_of(index, key)].0.lock();
+        let table = self.shards[self.shard_of(index, key)].0.lock();
         queue(&table, index, key).is_some_and(|q| q.granted.iter().any(|g| g.parts.rec.is_some()))
     }
 
@@ -746,7 +802,7 @@ impl LockManager {
     /// same mode show as one NextKey lock, otherwise as a Record and a Gap lock. For tests
     /// and diagnostics.
     pub fn holders(&self, index: u64, key: &LockKey) -> Vec<(TrxId, LockMode, LockKind)> {
-        let table = self.shards[Self::shard_of(index, key)].0.lock();
+        let table = self.shards[self.shard_of(index, key)].0.lock();
         let mut out = Vec::new();
         if let Some(q) = queue(&table, index, key) {
             for g in &q.granted {

@@ -160,7 +160,7 @@ fn covered_request_does_not_touch_the_lock_table() {
     let mut a = trx(1);
     assert!(now(&m, &mut a, &k(1), X, NextKey));
     // Hold the key's shard: a request that took it would block until we let go.
-    let guard = m.shards[LockManager::shard_of(IDX, &k(1))].0.lock();
+    let guard = m.shards[m.shard_of(IDX, &k(1))].0.lock();
     let (tx, rx) = mpsc::channel();
     let m2 = Arc::clone(&m);
     let h = thread::spawn(move || {
@@ -403,5 +403,71 @@ fn deadlock_search_past_its_depth_bound_counts_as_a_deadlock() {
         assert!(ok);
         m.release_all(&mut t);
     }
+    assert!(table_is_empty(&m));
+}
+
+#[test]
+fn a_new_records_lock_excludes_others_and_is_released_with_the_rest() {
+    let m = LockManager::new();
+    let (mut a, mut b) = (trx(1), trx(2));
+    m.lock_new_record(&mut a, IDX, k(1), Duration::ZERO, None)
+        .expect("nobody holds k1");
+    // Kept in the new-record list, not in `held`: the table alone says it is held.
+    assert!(a.held.is_empty());
+    assert_eq!(a.len(), 1);
+    assert_eq!(m.holders(IDX, &k(1)), vec![(TrxId(1), X, Record)]);
+    assert!(!now(&m, &mut b, &k(1), S, Record));
+    assert!(!now(&m, &mut b, &k(1), X, NextKey));
+    // Gaps and insert intentions are not record parts: they pass.
+    assert!(now(&m, &mut b, &k(1), S, Gap));
+    // The owner locks its key again through the ordinary path: its own granted entry is
+    // found in the table (merged, never waited for), and noted in `held` too.
+    assert!(now(&m, &mut a, &k(1), X, NextKey));
+    assert_eq!(a.len(), 2);
+    assert_eq!(m.stats().waits, 0);
+    m.release_all(&mut a);
+    assert!(a.is_empty() && a.new_records.is_empty());
+    assert!(now(&m, &mut b, &k(1), X, Record));
+    m.release_all(&mut b);
+    assert!(table_is_empty(&m));
+}
+
+#[test]
+fn a_new_records_lock_waits_for_another_holder_and_times_out() {
+    let m = LockManager::new();
+    let (mut a, mut b) = (trx(1), trx(2));
+    assert!(now(&m, &mut a, &k(1), S, Record));
+    let r = m.lock_new_record(&mut b, IDX, k(1), Duration::from_millis(20), None);
+    assert!(matches!(r, Err(LockError::Timeout { .. })), "{r:?}");
+    assert!(b.is_empty(), "a refused request leaves nothing");
+    assert_eq!(m.stats().timeouts, 1);
+    m.release_all(&mut a);
+    m.lock_new_record(&mut b, IDX, k(1), Duration::ZERO, None)
+        .expect("free now");
+    m.release_all(&mut b);
+    assert!(table_is_empty(&m));
+}
+
+#[test]
+fn a_new_records_lock_granted_after_a_wait_is_released() {
+    let m = Arc::new(LockManager::new());
+    let mut a = trx(1);
+    assert!(now(&m, &mut a, &k(1), X, Record));
+    let (tx, rx) = mpsc::channel();
+    let m2 = Arc::clone(&m);
+    let h = thread::spawn(move || {
+        let mut b = trx(2);
+        let r = m2.lock_new_record(&mut b, IDX, k(1), Duration::from_secs(20), None);
+        tx.send(()).expect("send");
+        let held = m2.holders(IDX, &k(1));
+        m2.release_all(&mut b);
+        (r.is_ok(), held)
+    });
+    wait_until("b waits", || m.stats().current_waits == 1);
+    assert!(rx.try_recv().is_err());
+    m.release_all(&mut a);
+    let (ok, held) = h.join().expect("thread");
+    assert!(ok);
+    assert_eq!(held, vec![(TrxId(2), X, Record)]);
     assert!(table_is_empty(&m));
 }

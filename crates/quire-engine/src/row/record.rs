@@ -406,11 +406,31 @@ impl RowLayout {
                 found: values.len(),
             });
         }
-        self.columns
-            .iter()
-            .zip(values)
-            .map(|(c, v)| c.canonical(v))
-            .collect()
+        // Sized once: collecting `Result`s cannot know the length, and grew the vector
+        // twice per row on every insert.
+        let mut out = Vec::with_capacity(values.len());
+        for (c, v) in self.columns.iter().zip(values) {
+            out.push(c.canonical(v)?);
+        }
+        Ok(out)
+    }
+
+    /// [`RowLayout::validate`] in place: `values` becomes its canonical form, with no
+    /// vector allocated and no value copied that is canonical already. On an error
+    /// `values` may be partly canonicalized.
+    pub fn canonicalize(&self, values: &mut [Value]) -> Result<(), RowError> {
+        if values.len() != self.columns.len() {
+            return Err(RowError::WrongColumnCount {
+                expected: self.columns.len(),
+                found: values.len(),
+            });
+        }
+        for (c, v) in self.columns.iter().zip(values.iter_mut()) {
+            if let Cow::Owned(n) = c.canonical(v)? {
+                *v = n;
+            }
+        }
+        Ok(())
     }
 
     /// Appends the clustered key of a row (all columns, or `row_id` without a PK).
@@ -480,26 +500,49 @@ impl RowLayout {
         let vals = self.validate(values)?;
         let mut key = Vec::new();
         self.encode_key(values, sys.row_id, limits, &mut key)?;
-        let mut var: Vec<(usize, usize)> = self
-            .slots
-            .iter()
-            // A primary key string stays in the record: the row is found by its key.
-            .filter(|s| {
-                matches!(s.kind, SlotKind::Var(_)) && !self.pk.contains(&s.col) && !self.is_ghost(s)
-            })
-            .map(|s| (s.col, Self::var_bytes(&vals[s.col]).len()))
-            .collect();
-        let mut total = self.header_bytes() + key.len();
+        self.plan_off_page_canonical(&vals, key.len(), limits)
+    }
+
+    /// [`RowLayout::plan_off_page`] for a row already in canonical form (as
+    /// [`RowLayout::validate`] or [`RowLayout::canonicalize`] leave it) whose clustered key
+    /// is `key_len` bytes long: nothing is validated or encoded again, and nothing is
+    /// allocated when every value stays in the record (the common case).
+    pub fn plan_off_page_canonical<V: std::borrow::Borrow<Value>>(
+        &self,
+        vals: &[V],
+        key_len: usize,
+        limits: &RowLimits,
+    ) -> Result<Vec<usize>, RowError> {
+        if vals.len() != self.columns.len() {
+            return Err(RowError::WrongColumnCount {
+                expected: self.columns.len(),
+                found: vals.len(),
+            });
+        }
+        // A primary key string stays in the record: the row is found by its key.
+        let candidates = self.slots.iter().filter(|s| {
+            matches!(s.kind, SlotKind::Var(_)) && !self.pk.contains(&s.col) && !self.is_ghost(s)
+        });
+        let len_of = |c: usize| Self::var_bytes(vals[c].borrow()).len();
+        let mut total = self.header_bytes() + key_len;
         let mut off = Vec::new();
-        for &(c, len) in &var {
+        for s in candidates.clone() {
+            let len = len_of(s.col);
             if len > limits.extern_threshold {
-                off.push(c);
+                off.push(s.col);
                 total += self.extern_field_bytes(len);
             } else {
                 total += len;
             }
         }
-        var.retain(|(c, _)| !off.contains(c));
+        if total <= limits.max_record_bytes {
+            off.sort_unstable();
+            return Ok(off);
+        }
+        let mut var: Vec<(usize, usize)> = candidates
+            .map(|s| (s.col, len_of(s.col)))
+            .filter(|(c, _)| !off.contains(c))
+            .collect();
         var.sort_by_key(|&(c, len)| (std::cmp::Reverse(len), c));
         for (c, len) in var {
             if total <= limits.max_record_bytes || len <= self.extern_field_bytes(len) {

@@ -254,9 +254,11 @@ impl<'a> RowWrite<'a> {
         let mut key = Vec::new();
         t.layout.encode_key(row, row_id, limits, &mut key)?;
         let limits = row_limits(limits, page_size, key.len());
+        // `row` is canonical (the caller's contract) and its key is encoded: no need to
+        // validate and encode it again; `encode` below validates it once.
         let off = t
             .layout
-            .plan_off_page(row, &sys, &limits)
+            .plan_off_page_canonical(row, key.len(), &limits)
             .map_err(too_large)?;
         let old = old.map(|o| t.layout.decode(o)).transpose()?;
         let part_max = blob::part_max(engine);
@@ -307,7 +309,8 @@ impl<'a> RowWrite<'a> {
             let len = var_bytes(&row[ch.col]).len() as u64;
             (ch.col, ExternRef::new(t.def.space, PageNo(0), len))
         }));
-        let mut rec = Vec::new();
+        // Room for a typical OLTP row at once (the vector is kept when the record is).
+        let mut rec = Vec::with_capacity(256);
         t.layout
             .encode(row, &sys, &refs, &limits, &mut rec)
             .map_err(too_large)?;

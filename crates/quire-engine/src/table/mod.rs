@@ -1684,13 +1684,8 @@ impl<'d> Table<'d> {
                 }
             }
         }
-        let canon = t
-            .layout
-            .validate(&row)?
-            .into_iter()
-            .map(|v| v.into_owned())
-            .collect();
-        Ok(canon)
+        t.layout.canonicalize(&mut row)?;
+        Ok(row)
     }
 
     /// Runs `f` as one autocommit transaction (READ COMMITTED).

@@ -192,6 +192,15 @@ pub(super) fn decode_update(p: &[u8]) -> Result<UpdateUndo<'_>> {
     })
 }
 
+/// A row lock refused, as the table layer's error (1205, 1213, 1317 at the server).
+fn lock_error(e: LockError) -> DbError {
+    match e {
+        LockError::Timeout { .. } => DbError::LockWaitTimeout,
+        LockError::Deadlock => DbError::Deadlock,
+        LockError::Interrupted => DbError::Interrupted,
+    }
+}
+
 pub(super) fn encode_insert(key: &[u8]) -> Vec<u8> {
     let mut p = Vec::with_capacity(2 + key.len());
     p.extend_from_slice(&(key.len() as u16).to_le_bytes());
@@ -815,11 +824,7 @@ impl<'d> Transaction<'d> {
                 self.lock_wait_timeout,
                 self.interrupt.as_deref(),
             )
-            .map_err(|e| match e {
-                LockError::Timeout { .. } => DbError::LockWaitTimeout,
-                LockError::Deadlock => DbError::Deadlock,
-                LockError::Interrupted => DbError::Interrupted,
-            })
+            .map_err(lock_error)
     }
 
     /// Runs `insert` (which puts `key` into `tree`) once no other transaction holds a gap
@@ -1523,12 +1528,17 @@ impl<'d> Transaction<'d> {
     ) -> Result<Vec<Value>> {
         let db = self.db;
         let engine = &db.engine;
-        self.lock(
-            t.clustered.index_id(),
-            &LockKey::Key(key.clone()),
-            LockMode::Exclusive,
-            LockKind::Record,
-        )?;
+        // The X lock on the new key, kept to the end: `lock_new_record` is the cheap form of
+        // `self.lock(…, Exclusive, Record)` for a key this transaction is about to create.
+        db.locks
+            .lock_new_record(
+                &mut self.locks,
+                t.clustered.index_id(),
+                LockKey::Key(key.clone()),
+                self.lock_wait_timeout,
+                self.interrupt.as_deref(),
+            )
+            .map_err(lock_error)?;
         let entries = db.entries(t, &row, row_id, self.id)?;
         for (ix, (k, _)) in t.indexes.iter().zip(&entries) {
             if ix.def.unique {
