@@ -4,27 +4,20 @@
 //! exactly N × M, whether the key is the primary key or a secondary unique one, through
 //! COM_QUERY or prepared statements (COM_STMT_PREPARE / EXECUTE).
 
-// SqlError is what the session returns; the tests pass it on as is.
+// SqlError is what the session returns; a thread passes it on as is.
 #![allow(clippy::result_large_err)]
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+mod common;
+
+use common::{run, session_in_d, try_run};
 use quire_engine::config::Config;
-use quire_engine::table::Db;
-use quire_sql::{CollectSink, Instance, Session, SqlError, Value};
+use quire_sql::{CollectSink, Instance, Value};
 
 const THREADS: usize = 6;
 const UPSERTS: usize = 40;
-
-fn q(s: &mut Session<'_>, sql: &str) -> Result<Vec<Vec<Value>>, SqlError> {
-    let mut c = CollectSink::default();
-    s.query(sql, &mut c).map(|_| c.rows)
-}
-
-fn ok(s: &mut Session<'_>, sql: &str) -> Vec<Vec<Value>> {
-    q(s, sql).unwrap_or_else(|e| panic!("{sql}: {e}"))
-}
 
 fn small_config() -> Config {
     let mut c = Config::default();
@@ -42,36 +35,19 @@ fn small_config() -> Config {
 /// Database `d` with `byk (k INT PRIMARY KEY, n INT)` and `byu (id AUTO_INCREMENT
 /// PRIMARY KEY, k INT UNIQUE, n INT)`, both empty, and an instance over it.
 fn with_instance(f: impl FnOnce(&Instance<'_>)) {
-    let dir = tempfile::tempdir().expect("tmp");
-    let db = Db::open(dir.path(), small_config()).expect("open");
-    {
-        let inst = Instance::new(&db);
-        let mut s = inst.session("root", "localhost");
-        ok(&mut s, "CREATE DATABASE d");
-        ok(&mut s, "USE d");
-        ok(
-            &mut s,
-            "CREATE TABLE byk (k INT PRIMARY KEY, n INT NOT NULL)",
-        );
-        ok(
-            &mut s,
+    common::with_database_d(small_config(), |inst, s| {
+        run(s, "CREATE TABLE byk (k INT PRIMARY KEY, n INT NOT NULL)");
+        run(
+            s,
             "CREATE TABLE byu (id INT AUTO_INCREMENT PRIMARY KEY, k INT UNIQUE, n INT NOT NULL)",
         );
-        drop(s);
-        f(&inst);
-    }
-    db.shutdown().expect("shutdown");
-}
-
-fn session<'d>(inst: &'d Instance<'d>) -> Session<'d> {
-    let mut s = inst.session("root", "localhost");
-    ok(&mut s, "USE d");
-    s
+        f(inst);
+    });
 }
 
 fn count(inst: &Instance<'_>, table: &str) -> Vec<Vec<Value>> {
-    let mut s = session(inst);
-    ok(&mut s, &format!("SELECT k, n FROM {table} ORDER BY k"))
+    let mut s = session_in_d(inst);
+    run(&mut s, &format!("SELECT k, n FROM {table} ORDER BY k"))
 }
 
 /// THREADS sessions each run UPSERTS upserts of key 1 (the first one inserts it); every
@@ -81,7 +57,7 @@ fn hammer(inst: &Instance<'_>, table: &str, prepared: bool) {
     std::thread::scope(|sc| {
         for _ in 0..THREADS {
             sc.spawn(|| {
-                let mut s = session(inst);
+                let mut s = session_in_d(inst);
                 let id = prepared.then(|| s.prepare(&sql).expect("prepare").id);
                 for _ in 0..UPSERTS {
                     let mut c = CollectSink::default();
@@ -111,9 +87,9 @@ fn concurrent_prepared_upserts_of_a_unique_key_count_every_one() {
     with_instance(|inst| {
         hammer(inst, "byu", true);
         // One row: every later upsert found the first one's.
-        let mut s = session(inst);
+        let mut s = session_in_d(inst);
         assert_eq!(
-            ok(&mut s, "SELECT COUNT(*) FROM byu"),
+            run(&mut s, "SELECT COUNT(*) FROM byu"),
             vec![vec![Value::Int(1)]]
         );
     });
@@ -123,10 +99,10 @@ fn concurrent_prepared_upserts_of_a_unique_key_count_every_one() {
 fn an_upsert_waits_for_the_transaction_holding_the_row() {
     with_instance(|inst| {
         for table in ["byk", "byu"] {
-            let mut a = session(inst);
-            ok(&mut a, &format!("INSERT INTO {table} (k, n) VALUES (7, 1)"));
-            ok(&mut a, "BEGIN");
-            ok(
+            let mut a = session_in_d(inst);
+            run(&mut a, &format!("INSERT INTO {table} (k, n) VALUES (7, 1)"));
+            run(&mut a, "BEGIN");
+            run(
                 &mut a,
                 &format!(
                     "INSERT INTO {table} (k, n) VALUES (7, 1) ON DUPLICATE KEY UPDATE n = n + 10"
@@ -135,8 +111,8 @@ fn an_upsert_waits_for_the_transaction_holding_the_row() {
             let done = AtomicBool::new(false);
             std::thread::scope(|sc| {
                 let b = sc.spawn(|| {
-                    let mut b = session(inst);
-                    let r = q(
+                    let mut b = session_in_d(inst);
+                    let r = try_run(
                         &mut b,
                         &format!(
                             "INSERT INTO {table} (k, n) VALUES (7, 1) ON DUPLICATE KEY UPDATE n = n * 2"
@@ -150,12 +126,12 @@ fn an_upsert_waits_for_the_transaction_holding_the_row() {
                     !done.load(Ordering::Acquire),
                     "{table}: the upsert did not wait for the row's lock"
                 );
-                ok(&mut a, "COMMIT");
+                run(&mut a, "COMMIT");
                 b.join().expect("thread").expect("the waiting upsert");
             });
             // B read the row A committed (11), not the one before it (1).
             assert_eq!(
-                ok(&mut a, &format!("SELECT n FROM {table} WHERE k = 7")),
+                run(&mut a, &format!("SELECT n FROM {table} WHERE k = 7")),
                 vec![vec![Value::Int(22)]],
                 "{table}"
             );

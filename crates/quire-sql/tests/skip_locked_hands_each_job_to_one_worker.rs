@@ -8,41 +8,35 @@ use std::collections::HashSet;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use common::{run, try_run};
+use common::{run, session_in_d, try_run, with_database_d};
 use quire_engine::config::Config;
-use quire_engine::table::Db;
-use quire_sql::{Instance, SqlError, Value};
+use quire_sql::{SqlError, Value};
 
 const JOBS: i64 = 300;
 const WORKERS: usize = 4;
 
 #[test]
 fn concurrent_workers_each_take_a_different_job_and_never_wait() {
-    let dir = tempfile::tempdir().expect("tmp");
-    let db = Db::open(dir.path(), Config::default()).expect("open");
-    {
-        let inst = Instance::new(&db);
-        let mut s = inst.session("root", "localhost");
-        run(&mut s, "CREATE DATABASE d");
+    with_database_d(Config::default(), |inst, s| {
         run(
-            &mut s,
+            s,
             "CREATE TABLE d.jobs (id INT PRIMARY KEY, state INT NOT NULL, worker INT)",
         );
         let values: Vec<String> = (1..=JOBS).map(|i| format!("({i}, 0, NULL)")).collect();
         run(
-            &mut s,
+            s,
             &format!("INSERT INTO d.jobs VALUES {}", values.join(", ")),
         );
 
         let waits = |s: &mut quire_sql::Session<'_>| {
             run(s, "SHOW GLOBAL STATUS LIKE 'Innodb_row_lock_waits'")[0][1].clone()
         };
-        let waits_before = waits(&mut s);
+        let waits_before = waits(s);
         let taken = Mutex::new(Vec::<i64>::new());
         let started = Instant::now();
         std::thread::scope(|scope| {
             for w in 0..WORKERS {
-                let (inst, taken) = (&inst, &taken);
+                let taken = &taken;
                 scope.spawn(move || {
                     let mut s = inst.session("root", "localhost");
                     // A wait would show as 1205 within a second.
@@ -84,31 +78,25 @@ fn concurrent_workers_each_take_a_different_job_and_never_wait() {
         );
         assert_eq!(distinct.len(), JOBS as usize);
         assert_eq!(
-            run(&mut s, "SELECT COUNT(*) FROM d.jobs WHERE state = 1"),
+            run(s, "SELECT COUNT(*) FROM d.jobs WHERE state = 1"),
             vec![vec![Value::Int(JOBS)]]
         );
         // Not one row lock was waited for.
-        assert_eq!(waits(&mut s), waits_before);
+        assert_eq!(waits(s), waits_before);
         // More than one worker got jobs: they ran side by side, not one after another.
-        let workers = run(&mut s, "SELECT COUNT(DISTINCT worker) FROM d.jobs");
+        let workers = run(s, "SELECT COUNT(DISTINCT worker) FROM d.jobs");
         eprintln!("{JOBS} jobs, {workers:?} workers, {:?}", started.elapsed());
-    }
-    db.shutdown().expect("shutdown");
+    });
 }
 
 #[test]
 fn a_skipped_row_is_not_locked_and_nowait_does_not_wait() {
-    let dir = tempfile::tempdir().expect("tmp");
-    let db = Db::open(dir.path(), Config::default()).expect("open");
-    {
-        let inst = Instance::new(&db);
-        let mut a = inst.session("root", "localhost");
-        let mut b = inst.session("root", "localhost");
-        run(&mut a, "CREATE DATABASE d");
-        run(&mut a, "CREATE TABLE d.t (id INT PRIMARY KEY, v INT)");
-        run(&mut a, "INSERT INTO d.t VALUES (1, 1), (2, 2)");
-        run(&mut a, "BEGIN");
-        run(&mut a, "SELECT * FROM d.t WHERE id = 1 FOR UPDATE");
+    with_database_d(Config::default(), |inst, a| {
+        let mut b = session_in_d(inst);
+        run(a, "CREATE TABLE d.t (id INT PRIMARY KEY, v INT)");
+        run(a, "INSERT INTO d.t VALUES (1, 1), (2, 2)");
+        run(a, "BEGIN");
+        run(a, "SELECT * FROM d.t WHERE id = 1 FOR UPDATE");
         run(&mut b, "SET innodb_lock_wait_timeout = 30");
         run(&mut b, "BEGIN");
         let start = Instant::now();
@@ -124,15 +112,14 @@ fn a_skipped_row_is_not_locked_and_nowait_does_not_wait() {
         assert!(start.elapsed() < Duration::from_secs(20));
         // The skipped row was not locked by b: a commits its change to it freely, and b's
         // own row 2 stays locked by b (SKIP LOCKED is per statement only).
-        run(&mut a, "UPDATE d.t SET v = 10 WHERE id = 1");
-        run(&mut a, "COMMIT");
-        run(&mut a, "SET innodb_lock_wait_timeout = 1");
+        run(a, "UPDATE d.t SET v = 10 WHERE id = 1");
+        run(a, "COMMIT");
+        run(a, "SET innodb_lock_wait_timeout = 1");
         assert!(matches!(
-            try_run(&mut a, "UPDATE d.t SET v = 20 WHERE id = 2"),
+            try_run(a, "UPDATE d.t SET v = 20 WHERE id = 2"),
             Err(SqlError::LockWaitTimeout)
         ));
         run(&mut b, "COMMIT");
-        run(&mut a, "UPDATE d.t SET v = 20 WHERE id = 2");
-    }
-    db.shutdown().expect("shutdown");
+        run(a, "UPDATE d.t SET v = 20 WHERE id = 2");
+    });
 }

@@ -55,6 +55,29 @@ pub fn open(vfs: &SimVfs, config: Config) -> Result<Db, DbError> {
     )
 }
 
+/// An instance over a fresh data directory (a temporary directory on the real file system,
+/// opened with `config`) with an empty database `d`, and a session in it: `f` runs with
+/// both, then the engine shuts down cleanly (a failed shutdown fails the test).
+pub fn with_database_d(config: Config, f: impl FnOnce(&Instance<'_>, &mut Session<'_>)) {
+    let dir = tempfile::tempdir().expect("tmp");
+    let db = Db::open(dir.path(), config).expect("open");
+    {
+        let inst = Instance::new(&db);
+        let mut s = inst.session("root", "localhost");
+        run(&mut s, "CREATE DATABASE d");
+        run(&mut s, "USE d");
+        f(&inst, &mut s);
+    }
+    db.shutdown().expect("shutdown");
+}
+
+/// Another session of `inst`, in database `d`.
+pub fn session_in_d<'d>(inst: &'d Instance<'d>) -> Session<'d> {
+    let mut s = inst.session("root", "localhost");
+    run(&mut s, "USE d");
+    s
+}
+
 /// Runs one statement, collecting its rows.
 pub fn try_run(s: &mut Session<'_>, sql: &str) -> Result<Vec<Vec<Value>>, SqlError> {
     let mut c = CollectSink::default();
