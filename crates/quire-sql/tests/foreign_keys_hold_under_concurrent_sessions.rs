@@ -10,9 +10,8 @@ mod common;
 
 use std::sync::atomic::{AtomicI64, Ordering};
 
-use common::{run as ok, small_config, try_run as q};
-use quire_engine::table::Db;
-use quire_sql::{Instance, SqlError, Value};
+use common::{run as ok, session_in_d, small_config, try_run as q, with_database_d};
+use quire_sql::{SqlError, Value};
 
 const PARENTS: i64 = 30;
 const ROUNDS: i64 = 150;
@@ -36,34 +35,26 @@ fn expected(e: &SqlError) -> bool {
 #[test]
 fn no_child_row_outlives_its_parent_under_concurrent_sessions() {
     for action in ["CASCADE", "RESTRICT", "SET NULL"] {
-        let dir = tempfile::tempdir().expect("tmp");
-        let db = Db::open(dir.path(), small_config()).expect("open");
-        {
-            let inst = Instance::new(&db);
-            let mut s = inst.session("root", "localhost");
-            ok(&mut s, "CREATE DATABASE d");
-            ok(&mut s, "USE d");
-            ok(&mut s, "CREATE TABLE p (id INT PRIMARY KEY, v INT)");
+        // `with_database_d` checks the tables (`Db::check`) at the end.
+        eprintln!("ON DELETE {action}");
+        with_database_d(small_config(), |inst, s| {
+            ok(s, "CREATE TABLE p (id INT PRIMARY KEY, v INT)");
             ok(
-                &mut s,
+                s,
                 &format!(
                     "CREATE TABLE c (id INT PRIMARY KEY, pid INT, \
                      FOREIGN KEY (pid) REFERENCES p (id) ON DELETE {action})"
                 ),
             );
             let values: Vec<String> = (1..=PARENTS).map(|i| format!("({i}, 0)")).collect();
-            ok(
-                &mut s,
-                &format!("INSERT INTO p VALUES {}", values.join(",")),
-            );
+            ok(s, &format!("INSERT INTO p VALUES {}", values.join(",")));
             let next = AtomicI64::new(1);
             let inserted = std::thread::scope(|sc| {
                 let children: Vec<_> = (0..2i64)
                     .map(|w| {
-                        let (inst, next) = (&inst, &next);
+                        let next = &next;
                         sc.spawn(move || {
-                            let mut s = inst.session("root", "localhost");
-                            ok(&mut s, "USE d");
+                            let mut s = session_in_d(inst);
                             ok(&mut s, "SET innodb_lock_wait_timeout = 1");
                             let mut n = 0;
                             for i in 0..ROUNDS {
@@ -92,10 +83,8 @@ fn no_child_row_outlives_its_parent_under_concurrent_sessions() {
                     .collect();
                 let parents: Vec<_> = (0..2i64)
                     .map(|w| {
-                        let inst = &inst;
                         sc.spawn(move || {
-                            let mut s = inst.session("root", "localhost");
-                            ok(&mut s, "USE d");
+                            let mut s = session_in_d(inst);
                             ok(&mut s, "SET innodb_lock_wait_timeout = 1");
                             for i in 0..ROUNDS {
                                 let pid = (i * 5 + w * 3) % PARENTS + 1;
@@ -123,17 +112,13 @@ fn no_child_row_outlives_its_parent_under_concurrent_sessions() {
             // Through SQL too: no child names a missing parent.
             assert_eq!(
                 ok(
-                    &mut s,
+                    s,
                     "SELECT COUNT(*) FROM c LEFT JOIN p ON p.id = c.pid \
                      WHERE c.pid IS NOT NULL AND p.id IS NULL"
                 ),
                 vec![vec![Value::Int(0)]],
                 "{action}"
             );
-            drop(s);
-        }
-        let problems = db.check().expect("check");
-        assert!(problems.is_empty(), "{action}: {problems:?}");
-        db.shutdown().expect("shutdown");
+        });
     }
 }

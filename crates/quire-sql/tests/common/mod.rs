@@ -57,7 +57,7 @@ pub fn open(vfs: &SimVfs, config: Config) -> Result<Db, DbError> {
 
 /// An instance over a fresh data directory (a temporary directory on the real file system,
 /// opened with `config`) with an empty database `d`, and a session in it: `f` runs with
-/// both, then the engine shuts down cleanly (a failed shutdown fails the test).
+/// both; then `Db::check` must find nothing wrong, and the engine must shut down cleanly.
 pub fn with_database_d(config: Config, f: impl FnOnce(&Instance<'_>, &mut Session<'_>)) {
     let dir = tempfile::tempdir().expect("tmp");
     let db = Db::open(dir.path(), config).expect("open");
@@ -68,6 +68,8 @@ pub fn with_database_d(config: Config, f: impl FnOnce(&Instance<'_>, &mut Sessio
         run(&mut s, "USE d");
         f(&inst, &mut s);
     }
+    let problems = db.check().expect("check");
+    assert!(problems.is_empty(), "{problems:?}");
     db.shutdown().expect("shutdown");
 }
 
