@@ -4,6 +4,9 @@
 # 4 threads, 2 × 2,000 rows (or TEST: another sysbench OLTP test, e.g. oltp_insert). Prints
 # the total and what malloc, free and realloc take.
 #   bench/tools/cg-update.sh BIN LABEL [TEST]
+for t in valgrind:valgrind mariadb:mariadb-client sysbench:sysbench; do
+  command -v "${t%%:*}" >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${t#*:}" >/dev/null; }
+done
 BIN=$1; L=$2; T=${3:-oltp_update_non_index}; P0=${CG_PORT:-3445}
 D=/tmp/ab/cgrun; rm -rf $D /tmp/ab/cg.$L.*; mkdir -p $D
 valgrind --tool=callgrind --callgrind-out-file=/tmp/ab/cg.$L.out $BIN serve --data-dir $D/data --port $P0 --set innodb_buffer_pool_size=268435456 > $D/serve.log 2>&1 &

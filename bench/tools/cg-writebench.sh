@@ -7,6 +7,8 @@
 #   bench/tools/cg-writebench.sh BIN LABEL [ROWS=200000]
 # Leaves the profile in /tmp/ab/cg.LABEL.out.* for callgrind_annotate.
 set -u
+command -v valgrind >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq valgrind >/dev/null; }
+command -v mariadb >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mariadb-client >/dev/null; }
 BIN=$1; L=$2; ROWS=${3:-200000}; P0=${CG_PORT:-3446}
 D=/tmp/ab/cgwb-$L; rm -rf "$D" /tmp/ab/cg."$L".*; mkdir -p "$D"
 valgrind --tool=callgrind --callgrind-out-file=/tmp/ab/cg."$L".out "$BIN" serve --data-dir "$D/data" --port "$P0" \

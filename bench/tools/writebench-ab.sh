@@ -4,6 +4,7 @@
 # machine's drift hits them alike. Prints the seconds of each run.
 #   bench/tools/writebench-ab.sh BIN_A BIN_B [ROUNDS=5]
 set -u
+[ -x /usr/sbin/mariadbd ] || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mariadb-server mariadb-client >/dev/null; }
 cd "$(dirname "$0")/../.."
 source bench/lib-servers.sh
 A=$1; B=$2; ROUNDS=${3:-5}
