@@ -35,7 +35,7 @@ use crate::packet::{FrameError, PacketIo};
 use crate::reply::{
     eof_packet, err_packet, err_packet_in, ok_packet, status, Malformed, OkInfo, Reader,
 };
-use crate::resultset::{ResultSink, RowFormat};
+use crate::resultset::{ColumnWire, ResultSink, RowFormat};
 use crate::stmt::StmtState;
 
 /// Command bytes (`enum_server_command`).
@@ -92,6 +92,9 @@ pub struct Conn<'a> {
     host: String,
     /// The collation id of the handshake, restored by COM_RESET_CONNECTION.
     collation: u8,
+    /// Column definitions carry MariaDB's extended metadata (negotiated at the handshake,
+    /// for the connection's life).
+    pub(crate) extended_metadata: bool,
     /// Bytes read and written that `Bytes_received` / `Bytes_sent` count already.
     bytes_counted: (u64, u64),
 }
@@ -205,6 +208,7 @@ fn open_session<'a>(
         salt,
         host: host.to_string(),
         collation: authed.collation,
+        extended_metadata: authed.extended_metadata,
         bytes_counted: (0, 0),
     };
     // The handshake is over: commands may be read ahead (packet invariant 5).
@@ -456,6 +460,14 @@ impl Conn<'_> {
     }
 
     /// The character set results go out in (`character_set_results`).
+    /// How column definitions are written on this connection.
+    pub(crate) fn column_wire(&self) -> ColumnWire {
+        ColumnWire {
+            cs: self.results_charset(),
+            extended: self.extended_metadata,
+        }
+    }
+
     pub(crate) fn results_charset(&self) -> WireCharset {
         if self
             .session
@@ -675,8 +687,10 @@ impl Conn<'_> {
         let deprecate_eof = self.deprecate_eof();
         let cs = self.results_charset();
         let local_files = self.caps.contains(CapabilityFlags::CLIENT_LOCAL_FILES);
+        let extended = self.extended_metadata;
         let mut sink = ResultSink::new(&mut self.io, RowFormat::Text, deprecate_eof)
             .with_charset(cs)
+            .with_extended_metadata(extended)
             .with_local_files(local_files);
         let r = self.session.query(sql, &mut sink);
         let ok = r.is_ok();
@@ -701,10 +715,10 @@ impl Conn<'_> {
         self.session.info().set_command("Field List", Some(&table));
         match self.session.field_list(&table) {
             Ok(cols) => {
-                let cs = self.results_charset();
+                let wire = self.column_wire();
                 for c in &cols {
                     self.io
-                        .write_message(&crate::resultset::column_definition(c, true, cs))
+                        .write_message(&crate::resultset::column_definition(c, true, wire))
                         .map_err(|_| CmdError::Close)?;
                 }
                 self.send_terminator()?;

@@ -15,7 +15,7 @@
 
 use std::sync::Arc;
 
-use mysql_common::constants::{CapabilityFlags, StatusFlags};
+use mysql_common::constants::{CapabilityFlags, MariadbCapabilities, StatusFlags};
 use mysql_common::io::ParseBuf;
 use mysql_common::packets::{AuthSwitchRequest, HandshakePacket, HandshakeResponse};
 use mysql_common::proto::MySerialize;
@@ -43,10 +43,11 @@ const SHA2_FAST_AUTH_SUCCESS: [u8; 2] = [0x01, 0x03];
 
 /// The capabilities the server offers (SSL as well when TLS is on: [`greeting`]); a
 /// connection uses their intersection with the client's. LOCAL_FILES is offered as
-/// MariaDB does; `local_infile` decides per statement.
+/// MariaDB does; `local_infile` decides per statement. Not LONG_PASSWORD: that bit is
+/// CLIENT_MYSQL, and leaving it clear says, as MariaDB 10.2+ does, that the greeting
+/// carries MariaDB's extended capabilities ([`MARIADB_CAPABILITIES`]).
 pub fn server_capabilities() -> CapabilityFlags {
-    CapabilityFlags::CLIENT_LONG_PASSWORD
-        | CapabilityFlags::CLIENT_LOCAL_FILES
+    CapabilityFlags::CLIENT_LOCAL_FILES
         | CapabilityFlags::CLIENT_FOUND_ROWS
         | CapabilityFlags::CLIENT_LONG_FLAG
         | CapabilityFlags::CLIENT_CONNECT_WITH_DB
@@ -60,6 +61,20 @@ pub fn server_capabilities() -> CapabilityFlags {
         | CapabilityFlags::CLIENT_CONNECT_ATTRS
         | CapabilityFlags::CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA
         | CapabilityFlags::CLIENT_DEPRECATE_EOF
+}
+
+/// MariaDB's extended capabilities the server offers, in the last 4 of the greeting's
+/// reserved bytes: extended column metadata (docs/protocol.md, "Extended metadata").
+pub const MARIADB_CAPABILITIES: MariadbCapabilities =
+    MariadbCapabilities::MARIADB_CLIENT_EXTENDED_METADATA;
+
+/// Whether a client that sent `caps` and MariaDB capabilities `mariadb` gets extended
+/// column metadata: MariaDB reads the client's extended bytes only when it left
+/// CLIENT_MYSQL (LONG_PASSWORD) clear; MySQL's clients set it.
+pub fn extended_metadata(caps: CapabilityFlags, mariadb: MariadbCapabilities) -> bool {
+    !caps.contains(CapabilityFlags::CLIENT_LONG_PASSWORD)
+        && (mariadb & MARIADB_CAPABILITIES)
+            .contains(MariadbCapabilities::MARIADB_CLIENT_EXTENDED_METADATA)
 }
 
 /// 20 random bytes, printable ASCII as MySQL makes them (no NUL: old clients read the salt
@@ -94,7 +109,8 @@ pub fn greeting(conn_id: u32, salt: &[u8; 20], tls: bool) -> Vec<u8> {
         DEFAULT_COLLATION,
         StatusFlags::SERVER_STATUS_AUTOCOMMIT,
         Some(NATIVE),
-    );
+    )
+    .with_mariadb_ext_capabilities(MARIADB_CAPABILITIES);
     let mut buf = Vec::with_capacity(96);
     p.serialize(&mut buf);
     buf
@@ -210,6 +226,8 @@ pub struct Authed {
     pub caps: CapabilityFlags,
     /// The collation id the client asked for (`Session::set_handshake_collation`).
     pub collation: u8,
+    /// Column definitions carry MariaDB's extended metadata ([`extended_metadata`]).
+    pub extended_metadata: bool,
 }
 
 /// Why the handshake ended without a session.
@@ -277,6 +295,7 @@ pub fn authenticate(
         .filter(|d| !d.is_empty())
         .map(|d| String::from_utf8_lossy(d).into_owned());
     let caps = client_caps & server_capabilities();
+    let extended_metadata = extended_metadata(client_caps, resp.mariadb_ext_capabilities());
     let login = Login {
         user,
         response: resp.scramble_buf().to_vec(),
@@ -289,6 +308,7 @@ pub fn authenticate(
         db,
         caps,
         collation: resp.collation(),
+        extended_metadata,
     })
 }
 
@@ -588,6 +608,48 @@ mod tests {
         let g = greeting(42, &salt, true);
         let p: HandshakePacket<'_> = ParseBuf(&g).parse(()).unwrap();
         assert!(p.capabilities().contains(CapabilityFlags::CLIENT_SSL));
+    }
+
+    /// As MariaDB 10.11's greeting (measured: capabilities 0x81fff7fe, extended 0x1d):
+    /// CLIENT_MYSQL clear, and the extended capabilities in the last 4 reserved bytes.
+    #[test]
+    fn greeting_offers_mariadb_extended_metadata_with_client_mysql_clear() {
+        let g = greeting(7, &new_salt(), false);
+        let p: HandshakePacket<'_> = ParseBuf(&g).parse(()).unwrap();
+        assert!(!p
+            .capabilities()
+            .contains(CapabilityFlags::CLIENT_LONG_PASSWORD));
+        assert_eq!(
+            p.mariadb_ext_capabilities(),
+            MariadbCapabilities::MARIADB_CLIENT_EXTENDED_METADATA
+        );
+        // Protocol, version and NUL, connection id, salt part 1, filler, capabilities
+        // (low), collation, status, capabilities (high), auth data length, then 10
+        // reserved bytes: 6 zero, then MariaDB's 4.
+        let at = 1 + SERVER_VERSION.len() + 1 + 4 + 8 + 1 + 2 + 1 + 2 + 2 + 1;
+        assert_eq!(&g[at..at + 10], &[0, 0, 0, 0, 0, 0, 0x08, 0, 0, 0]);
+    }
+
+    #[test]
+    fn only_a_client_without_client_mysql_gets_extended_metadata() {
+        let ext = MariadbCapabilities::MARIADB_CLIENT_EXTENDED_METADATA;
+        let mariadb_client = CapabilityFlags::CLIENT_PROTOCOL_41;
+        let mysql_client = mariadb_client | CapabilityFlags::CLIENT_LONG_PASSWORD;
+        assert!(extended_metadata(mariadb_client, ext));
+        assert!(extended_metadata(
+            mariadb_client,
+            ext | MariadbCapabilities::MARIADB_CLIENT_PROGRESS
+        ));
+        // MySQL's clients set CLIENT_MYSQL: whatever the reserved bytes hold, nothing.
+        assert!(!extended_metadata(mysql_client, ext));
+        assert!(!extended_metadata(
+            mariadb_client,
+            MariadbCapabilities::MARIADB_CLIENT_PROGRESS
+        ));
+        assert!(!extended_metadata(
+            mariadb_client,
+            MariadbCapabilities::empty()
+        ));
     }
 
     #[test]

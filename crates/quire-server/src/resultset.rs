@@ -46,12 +46,40 @@ pub fn type_byte(ty: FieldType) -> u8 {
     }
 }
 
-/// A column definition packet (Protocol::ColumnDefinition41). `default` is only for
+/// How a connection's column definitions are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ColumnWire {
+    /// The connection's `character_set_results`: under latin1 the names are latin1, and a
+    /// non-binary column is latin1_swedish_ci (8) with its length in latin1's one byte per
+    /// character, as MariaDB sends them.
+    pub cs: WireCharset,
+    /// The client negotiated MariaDB's extended metadata (docs/protocol.md, "Extended
+    /// metadata"): every definition carries the block, empty or not.
+    pub extended: bool,
+}
+
+impl ColumnWire {
+    /// utf8mb4 names, no extended metadata.
+    pub const PLAIN: ColumnWire = ColumnWire {
+        cs: WireCharset::Utf8,
+        extended: false,
+    };
+}
+
+/// MariaDB's extended metadata of a column: `(id, lenenc value)` pairs, id 1 the format
+/// name; only `json` is sent.
+fn extended_metadata(col: &ColumnMeta) -> &'static [u8] {
+    if col.json {
+        b"\x01\x04json"
+    } else {
+        b""
+    }
+}
+
+/// A column definition packet (Protocol::ColumnDefinition41). `field_list` is only for
 /// COM_FIELD_LIST, which appends the column's default value.
-/// `cs` is the connection's `character_set_results`: under latin1 the names are latin1, and
-/// a non-binary column is latin1_swedish_ci (8) with its length in latin1's one byte per
-/// character, as MariaDB sends them.
-pub fn column_definition(col: &ColumnMeta, field_list: bool, cs: WireCharset) -> Vec<u8> {
+pub fn column_definition(col: &ColumnMeta, field_list: bool, wire: ColumnWire) -> Vec<u8> {
+    let cs = wire.cs;
     let mut buf = Vec::with_capacity(48 + col.name.len() * 2);
     put_lenenc_str(&mut buf, b"def");
     put_lenenc_str(&mut buf, &cs.encode(&col.schema));
@@ -59,6 +87,9 @@ pub fn column_definition(col: &ColumnMeta, field_list: bool, cs: WireCharset) ->
     put_lenenc_str(&mut buf, &cs.encode(&col.org_table));
     put_lenenc_str(&mut buf, &cs.encode(&col.name));
     put_lenenc_str(&mut buf, &cs.encode(&col.org_name));
+    if wire.extended {
+        put_lenenc_str(&mut buf, extended_metadata(col));
+    }
     buf.push(0x0C); // length of the fixed fields that follow
     let (charset, length) = match cs {
         WireCharset::Latin1 if col.charset != charset::BINARY => (
@@ -475,6 +506,8 @@ pub struct ResultSink<'c, S> {
     rows: u64,
     /// The connection's `character_set_results` (the `charset` module).
     charset: WireCharset,
+    /// Column definitions carry MariaDB's extended metadata.
+    extended_metadata: bool,
     /// The client sends files for LOAD DATA LOCAL (CLIENT_LOCAL_FILES).
     local_files: bool,
 }
@@ -495,7 +528,14 @@ impl<'c, S: Read + Write> ResultSink<'c, S> {
             local_files: false,
             rows: 0,
             charset: WireCharset::Utf8,
+            extended_metadata: false,
         }
+    }
+
+    /// Column definitions carry MariaDB's extended metadata (the client negotiated it).
+    pub fn with_extended_metadata(mut self, on: bool) -> Self {
+        self.extended_metadata = on;
+        self
     }
 
     /// Results go to a client whose `character_set_results` is `cs`.
@@ -565,7 +605,14 @@ impl<S: Read + Write> RowSink for ResultSink<'_, S> {
         self.io.write_message(&count).map_err(sink_err)?;
         for c in cols {
             self.io
-                .write_message(&column_definition(c, false, self.charset))
+                .write_message(&column_definition(
+                    c,
+                    false,
+                    ColumnWire {
+                        cs: self.charset,
+                        extended: self.extended_metadata,
+                    },
+                ))
                 .map_err(sink_err)?;
         }
         if !self.deprecate_eof {
@@ -806,7 +853,11 @@ mod tests {
         binary_row(&mut buf, &row[..1], &[text.clone()], WireCharset::Latin1);
         assert_eq!(buf, b"\x00\x00\x03\xe9\x80?");
         text.name = "né".into();
-        let d = column_definition(&text, false, WireCharset::Latin1);
+        let latin1 = ColumnWire {
+            cs: WireCharset::Latin1,
+            extended: false,
+        };
+        let d = column_definition(&text, false, latin1);
         assert_eq!(&d[..10], b"\x03def\x00\x00\x00\x02n\xe9");
         // After org_name: latin1_swedish_ci, and 40 bytes of utf8mb4 are 10 characters.
         let fixed = 11 + usize::from(d[10]);
@@ -928,7 +979,7 @@ mod tests {
         c.table = "t".into();
         c.name = "n".into();
         c.length = 400;
-        let d = column_definition(&c, false, WireCharset::Utf8);
+        let d = column_definition(&c, false, ColumnWire::PLAIN);
         let mut expect = vec![
             3, b'd', b'e', b'f', 2, b'd', b'b', 1, b't', 0, 1, b'n', 0, 0x0C,
         ];
@@ -936,6 +987,42 @@ mod tests {
         expect.extend_from_slice(&400u32.to_le_bytes());
         expect.extend_from_slice(&[253, 0, 0, 0, 0, 0]);
         assert_eq!(d, expect);
+    }
+
+    /// As MariaDB 10.11 sends them to a client that negotiated extended metadata
+    /// (measured): after org_name, `00` for a plain column, `06 01 04 'json'` for a JSON
+    /// one.
+    #[test]
+    fn extended_metadata_follows_org_name() {
+        let ext = ColumnWire {
+            cs: WireCharset::Utf8,
+            extended: true,
+        };
+        let mut c = col(FieldType::LongBlob, 0);
+        c.name = "j".into();
+        c.org_name = "j".into();
+        let head: &[u8] = &[3, b'd', b'e', b'f', 0, 0, 0, 1, b'j', 1, b'j'];
+        let plain = column_definition(&c, false, ext);
+        assert_eq!(&plain[..head.len()], head);
+        assert_eq!(&plain[head.len()..head.len() + 2], &[0x00, 0x0C]);
+        assert_eq!(
+            plain.len(),
+            column_definition(&c, false, ColumnWire::PLAIN).len() + 1
+        );
+        c.json = true;
+        let json = column_definition(&c, false, ext);
+        assert_eq!(&json[..head.len()], head);
+        assert_eq!(&json[head.len()..head.len() + 8], b"\x06\x01\x04json\x0C");
+        // Without the capability a JSON column's definition has no block.
+        let without_block: Vec<u8> = plain[..head.len()]
+            .iter()
+            .chain(&plain[head.len() + 1..])
+            .copied()
+            .collect();
+        assert_eq!(
+            column_definition(&c, false, ColumnWire::PLAIN),
+            without_block
+        );
     }
 
     #[test]

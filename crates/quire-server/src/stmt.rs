@@ -12,7 +12,7 @@ use crate::charset::WireCharset;
 use crate::conn::{affected_rows, finish_statement, CmdResult, Conn, StatementTimer};
 use crate::errors::proto;
 use crate::reply::{eof_packet, Reader};
-use crate::resultset::{column_definition, ResultSink, RowFormat};
+use crate::resultset::{column_definition, ColumnWire, ResultSink, RowFormat};
 use crate::stmt_params::{bound_types, decode_params, parse_header, ParamType};
 
 /// What the connection remembers of one prepared statement.
@@ -52,6 +52,7 @@ fn param_placeholder() -> ColumnMeta {
         ty: FieldType::VarString,
         flags: flags::BINARY,
         decimals: 0,
+        json: false,
     }
 }
 
@@ -78,7 +79,11 @@ impl Conn<'_> {
         self.write(&ok)?;
         let deprecate_eof = self.deprecate_eof();
         if info.params > 0 {
-            let def = column_definition(&param_placeholder(), false, WireCharset::Utf8);
+            let wire = ColumnWire {
+                cs: WireCharset::Utf8,
+                ..self.column_wire()
+            };
+            let def = column_definition(&param_placeholder(), false, wire);
             for _ in 0..info.params {
                 self.write(&def)?;
             }
@@ -88,7 +93,7 @@ impl Conn<'_> {
         }
         if ncols > 0 {
             for c in &info.columns {
-                self.write(&column_definition(c, false, self.results_charset()))?;
+                self.write(&column_definition(c, false, self.column_wire()))?;
             }
             if !deprecate_eof {
                 self.write(&eof_packet(0, 0))?;
@@ -140,8 +145,10 @@ impl Conn<'_> {
         let timer = StatementTimer::start(&self.io);
         let deprecate_eof = self.deprecate_eof();
         let cs = self.results_charset();
-        let mut sink =
-            ResultSink::new(&mut self.io, RowFormat::Binary, deprecate_eof).with_charset(cs);
+        let extended = self.extended_metadata;
+        let mut sink = ResultSink::new(&mut self.io, RowFormat::Binary, deprecate_eof)
+            .with_charset(cs)
+            .with_extended_metadata(extended);
         let result = self.session.execute_typed(id, &params, &types, &mut sink);
         let (rows_sent, affected) = (sink.rows(), affected_rows(&result));
         finish_statement(&self.session, result, sink, false)?;

@@ -72,6 +72,9 @@ pub struct ColumnMeta {
     pub ty: FieldType,
     pub flags: u16,
     pub decimals: u8,
+    /// The values are JSON text: MariaDB's extended metadata says format `json` for such a
+    /// column, to a client that negotiated it (docs/protocol.md, "Extended metadata").
+    pub json: bool,
 }
 
 impl ColumnMeta {
@@ -105,6 +108,7 @@ impl ColumnMeta {
             ty,
             flags,
             decimals,
+            json: false,
         }
     }
 }

@@ -158,6 +158,7 @@ pub fn column_meta(db: &str, table: &str, alias: &str, col: &Column, key_flags: 
         ty,
         flags: f,
         decimals,
+        json: col.json,
     }
 }
 

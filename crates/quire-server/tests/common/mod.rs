@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use mysql_common::auth::plugins::caching_sha2_password::scramble_sha256;
 use mysql_common::auth::plugins::mysql_native_password::scramble_native;
-use mysql_common::constants::CapabilityFlags;
+use mysql_common::constants::{CapabilityFlags, MariadbCapabilities};
 use mysql_common::io::ParseBuf;
 use mysql_common::packets::{AuthPlugin, AuthSwitchRequest, HandshakePacket, HandshakeResponse};
 use mysql_common::proto::MySerialize;
@@ -263,6 +263,29 @@ impl Client {
         plugin: AuthPlugin<'_>,
         caps: CapabilityFlags,
     ) -> Result<Client, Reply> {
+        Self::connect_mariadb(
+            addr,
+            user,
+            password,
+            db,
+            plugin,
+            caps,
+            MariadbCapabilities::empty(),
+        )
+    }
+
+    /// As `connect_with_caps`, sending MariaDB's extended capabilities `mariadb` in the
+    /// response's last 4 reserved bytes (the server reads them only if `caps` leaves
+    /// CLIENT_LONG_PASSWORD, MariaDB's CLIENT_MYSQL, clear).
+    pub fn connect_mariadb(
+        addr: SocketAddr,
+        user: &str,
+        password: &str,
+        db: Option<&str>,
+        plugin: AuthPlugin<'_>,
+        caps: CapabilityFlags,
+        mariadb: MariadbCapabilities,
+    ) -> Result<Client, Reply> {
         let (mut io, greeting) = greet(addr);
         let (conn_id, salt) = greeting?;
         let first = match plugin {
@@ -288,7 +311,8 @@ impl Client {
             caps,
             None,
             16 << 20,
-        );
+        )
+        .with_mariadb_ext_capabilities(mariadb);
         let mut buf = Vec::new();
         resp.serialize(&mut buf);
         io.write_message(&buf).unwrap();

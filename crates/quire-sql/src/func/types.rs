@@ -35,6 +35,10 @@ pub struct Ty {
     /// An integer literal's digits (MariaDB's `Item_int::decimal_precision`: its length
     /// holds no place for a sign it does not have).
     pub literal_digits: Option<u32>,
+    /// JSON text, as MariaDB's extended metadata marks it (format `json`): set by
+    /// [`infer`] alone, from [`json_valued`]; what the typing rules of the other fields
+    /// carry along in it is overwritten there.
+    pub json: bool,
 }
 
 impl Ty {
@@ -46,6 +50,7 @@ impl Ty {
             unsigned: false,
             binary: false,
             literal_digits: None,
+            json: false,
         }
     }
 
@@ -211,6 +216,7 @@ impl Ty {
         if self.unsigned {
             m.flags |= flags::UNSIGNED;
         }
+        m.json = self.json;
         m
     }
 }
@@ -389,6 +395,56 @@ pub(crate) fn unify(a: Ty, b: Ty) -> Ty {
 
 /// The type of `e` with `cols` the scope's columns and `aggs` the query's aggregates.
 pub fn infer(e: &Expr, cols: &[Column], aggs: &[AggCall]) -> Ty {
+    Ty {
+        json: json_valued(e, cols, aggs),
+        ..infer_value(e, cols, aggs)
+    }
+}
+
+/// Whether `e`'s values are JSON text as MariaDB 10.11 marks them in its extended metadata
+/// (measured: docs/protocol.md, "Extended metadata"): a JSON column; a JSON function that
+/// returns JSON; COALESCE, IFNULL, IF, CASE, NULLIF (its first argument), MIN, MAX and
+/// a scalar subquery whose results all are (NULLs aside). Not CONCAT, CAST, GREATEST or
+/// anything else that makes a new string of them.
+fn json_valued(e: &Expr, cols: &[Column], aggs: &[AggCall]) -> bool {
+    let json = |x: &Expr| json_valued(x, cols, aggs);
+    // Every result JSON or NULL, and one at least JSON.
+    let all = |xs: &mut dyn Iterator<Item = &Expr>| {
+        let mut any = false;
+        for x in xs {
+            if json(x) {
+                any = true;
+            } else if !matches!(x, Expr::Lit(Value::Null)) {
+                return false;
+            }
+        }
+        any
+    };
+    match e {
+        Expr::Column(i) => cols.get(*i).is_some_and(|c| c.json),
+        Expr::Outer(_, col) => col.json,
+        Expr::Func(Func::Json(f), _) | Expr::CollFunc(Func::Json(f), _, _) => f.returns_json(),
+        Expr::Func(Func::Coalesce | Func::IfNull, args) => all(&mut args.iter()),
+        Expr::Func(Func::If, args) => all(&mut args.iter().skip(1)),
+        Expr::Func(Func::NullIf, args) => args.first().is_some_and(json),
+        Expr::Case {
+            whens, otherwise, ..
+        } => all(&mut whens.iter().map(|(_, t)| t).chain(otherwise.as_deref())),
+        Expr::Agg(i) => match aggs.get(*i) {
+            Some(AggCall {
+                f: AggFn::Min | AggFn::Max,
+                arg: Some(a),
+                ..
+            }) => json(a),
+            _ => false,
+        },
+        Expr::Sub(crate::subquery::SubKind::Scalar, q) => q.ty.json,
+        _ => false,
+    }
+}
+
+/// [`infer`] without the JSON mark.
+fn infer_value(e: &Expr, cols: &[Column], aggs: &[AggCall]) -> Ty {
     let ty = |x: &Expr| infer(x, cols, aggs);
     match e {
         Expr::Lit(v) => literal(v),

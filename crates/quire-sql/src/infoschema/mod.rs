@@ -634,6 +634,7 @@ fn column_meta(t: InfoTable, c: &Col, alias: &str) -> ColumnMeta {
         ty,
         flags: f,
         decimals,
+        json: false,
     }
 }
 

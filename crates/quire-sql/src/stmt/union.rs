@@ -27,6 +27,7 @@ use crate::error::{Result, SqlError};
 use crate::exec::{SelectPlan, Source};
 use crate::expr::Expr;
 use crate::func::types::{ty_column, unify, union_member, Ty};
+use crate::meta::ColumnMeta;
 use crate::plan::Access;
 use crate::subquery::Outer;
 
@@ -182,9 +183,20 @@ pub fn plan(
     let names: Vec<String> = first.columns.iter().map(|c| c.name.clone()).collect();
     let columns = (0..n)
         .map(|i| {
-            let same = plans.iter().all(|p| p.item_tys.get(i) == Some(&tys[i]));
+            // The same type in every member (the JSON mark aside: it is the union's).
+            let same = plans.iter().all(|p| {
+                p.item_tys.get(i).is_some_and(|m| {
+                    Ty {
+                        json: tys[i].json,
+                        ..*m
+                    } == tys[i]
+                })
+            });
             match (same, first.columns.get(i)) {
-                (true, Some(c)) => c.clone(),
+                (true, Some(c)) => ColumnMeta {
+                    json: tys[i].json,
+                    ..c.clone()
+                },
                 _ => tys[i].meta(names[i].clone()),
             }
         })
@@ -313,6 +325,10 @@ pub(crate) fn result_types(plans: &[SelectPlan], n: usize) -> Vec<Ty> {
             if t.ft == crate::meta::FieldType::Double && !one_ft {
                 t.len = 22;
             }
+            // JSON text when every member's column is (MariaDB's extended metadata).
+            t.json = plans
+                .iter()
+                .all(|p| p.item_tys.get(i).is_some_and(|m| m.json));
             t
         })
         .collect()
