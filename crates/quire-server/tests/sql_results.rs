@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{Reply, TestServer};
+use common::{Client, Reply, TestServer};
 
 /// The first packet of an answer must not be an error.
 fn answered(first: &[u8], what: &str) {
@@ -254,7 +254,8 @@ fn length_reads_as_an_int_column() {
     answered(&first, "the select");
     let rs = c.read_result_set(&first);
     let types: Vec<(u8, u16, u16)> = rs.columns.iter().map(|d| column_type(d)).collect();
-    assert_eq!(types, vec![(3, 0x80, 63), (3, 0x80, 63)]);
+    // BINARY and, of a literal, NOT NULL: 129, as MariaDB 10.11 sends them (measured).
+    assert_eq!(types, vec![(3, 0x81, 63), (3, 0x81, 63)]);
     assert_eq!(text_values(&rs.rows[0]), vec![b"3".to_vec(), b"2".to_vec()]);
 }
 
@@ -356,7 +357,9 @@ fn year_and_json_columns_cross_both_protocols_as_mariadb_sends_them() {
     answered(&first, "the select");
     let rs = c.read_result_set(&first);
     let types: Vec<(u8, u16, u16)> = rs.columns.iter().map(|d| column_type(d)).collect();
-    assert_eq!(types[0], (13, 0x0001 | 0x0020 | 0x0040, 63));
+    // NOT NULL, UNSIGNED, ZEROFILL and NO_DEFAULT_VALUE (a NOT NULL column without a
+    // DEFAULT): 4193, as MariaDB 10.11 sends it (measured).
+    assert_eq!(types[0], (13, 0x0001 | 0x0020 | 0x0040 | 0x1000, 63));
     assert_eq!(types[1].0, 252);
     assert_eq!(
         text_values(&rs.rows[0]),
@@ -667,4 +670,161 @@ fn a_timestamp_crosses_the_binary_protocol_in_the_session_time_zone() {
     );
     let first = execute(&mut c, sel, &[(7, &at(6, 30))]);
     assert_eq!(c.read_result_set(&first).rows, vec![row(6, 30)]);
+}
+
+/// (name, type, flags) of each column of a text result set (names shorter than 251 bytes).
+fn named_types(rs: &common::ResultSet) -> Vec<(String, u8, u16)> {
+    rs.columns
+        .iter()
+        .map(|d| {
+            let mut r = quire_server::reply::Reader::new(d);
+            for _ in 0..4 {
+                r.lenenc_bytes().unwrap();
+            }
+            let name = String::from_utf8(r.lenenc_bytes().unwrap().to_vec()).unwrap();
+            let (t, f, _) = column_type(d);
+            (name, t, f)
+        })
+        .collect()
+}
+
+fn check_flags(c: &mut Client, sql: &str, want: &[(&str, u8, u16)]) {
+    let mut p = vec![0x03];
+    p.extend_from_slice(sql.as_bytes());
+    let first = c.command(&p);
+    answered(&first, sql);
+    let rs = c.read_result_set(&first);
+    let want: Vec<(String, u8, u16)> = want
+        .iter()
+        .map(|(n, t, f)| (n.to_string(), *t, *f))
+        .collect();
+    assert_eq!(named_types(&rs), want, "{sql}");
+}
+
+/// Column flags as MariaDB 10.11 sends them (every value below measured from it with a
+/// raw-protocol probe): NOT_NULL, the key flags with PART_KEY, NO_DEFAULT_VALUE for a NOT
+/// NULL column without a DEFAULT, BINARY for temporal types but not numbers, TIMESTAMP's
+/// UNSIGNED, TIMESTAMP and ON_UPDATE_NOW flags, never NUM; and for an expression,
+/// BINARY when it is of the binary set and NOT_NULL when it cannot be NULL.
+#[test]
+fn column_flags_are_mariadbs() {
+    let server = TestServer::start();
+    let mut c = server.connect();
+    for sql in [
+        "CREATE DATABASE f",
+        "CREATE TABLE f.k (id INT AUTO_INCREMENT PRIMARY KEY, a INT NOT NULL DEFAULT 5, \
+         b INT NOT NULL, c VARCHAR(10) NULL, d INT NOT NULL DEFAULT 0, \
+         e TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP, f2 VARCHAR(5) NOT NULL, KEY (c), \
+         UNIQUE (b), KEY (a, d))",
+        "CREATE TABLE f.m (a INT, b INT NOT NULL, t1 TIMESTAMP NULL, \
+         t2 TIMESTAMP NOT NULL DEFAULT '2020-01-01 00:00:00', \
+         t3 TIMESTAMP NOT NULL DEFAULT '2020-01-01 00:00:00' ON UPDATE CURRENT_TIMESTAMP, \
+         dt DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP, y YEAR, bt BIT(3))",
+        "INSERT INTO f.m (b) VALUES (1)",
+    ] {
+        assert!(matches!(c.query(sql), Reply::Ok { .. }), "{sql}");
+    }
+    check_flags(
+        &mut c,
+        "SELECT * FROM f.k",
+        &[
+            ("id", 3, 16899),
+            ("a", 3, 16393),
+            ("b", 3, 20485),
+            ("c", 253, 16392),
+            ("d", 3, 16385),
+            ("e", 7, 1185),
+            ("f2", 253, 4097),
+        ],
+    );
+    check_flags(
+        &mut c,
+        "SELECT * FROM f.m",
+        &[
+            ("a", 3, 0),
+            ("b", 3, 4097),
+            ("t1", 7, 160),
+            ("t2", 7, 161),
+            ("t3", 7, 9377),
+            ("dt", 12, 129),
+            ("y", 13, 96),
+            ("bt", 16, 32),
+        ],
+    );
+    check_flags(
+        &mut c,
+        "SELECT 1, 1.5, 'a', NULL, NOW(), 'a' = 'b', a = 1, b = 1, a IS NULL, b % 2, b / 2, \
+         b * 2, -a, a + b, COALESCE(a, b), IFNULL(a, b), IF(b, a, b), \
+         CASE b WHEN 1 THEN 2 END, CASE b WHEN 1 THEN 2 ELSE 3 END, LENGTH(a), CONCAT(b), \
+         b IN (1,2), GREATEST(b, 1), LEAST(a, 1), CAST(b AS SIGNED), b << 1, ROUND(b), PI(), \
+         CURTIME() FROM f.m",
+        &[
+            ("1", 3, 129),
+            ("1.5", 246, 129),
+            ("a", 253, 1),
+            ("NULL", 6, 128),
+            ("NOW()", 12, 129),
+            ("'a' = 'b'", 3, 129),
+            ("a = 1", 3, 128),
+            ("b = 1", 3, 129),
+            ("a IS NULL", 3, 129),
+            ("b % 2", 8, 128),
+            ("b / 2", 246, 128),
+            ("b * 2", 8, 129),
+            ("-a", 8, 128),
+            ("a + b", 8, 128),
+            ("COALESCE(a, b)", 3, 129),
+            ("IFNULL(a, b)", 3, 129),
+            ("IF(b, a, b)", 3, 128),
+            ("CASE b WHEN 1 THEN 2 END", 3, 128),
+            ("CASE b WHEN 1 THEN 2 ELSE 3 END", 3, 129),
+            ("LENGTH(a)", 3, 128),
+            ("CONCAT(b)", 253, 0),
+            ("b IN (1,2)", 3, 129),
+            ("GREATEST(b, 1)", 3, 129),
+            ("LEAST(a, 1)", 3, 128),
+            ("CAST(b AS SIGNED)", 8, 129),
+            ("b << 1", 8, 161),
+            ("ROUND(b)", 3, 129),
+            ("PI()", 5, 129),
+            ("CURTIME()", 11, 129),
+        ],
+    );
+    // Implicitly grouped: one row even of no rows, so `b` may be NULL (its other flags
+    // stay); COUNT never is.
+    check_flags(
+        &mut c,
+        "SELECT COUNT(*), SUM(b), MAX(b), b FROM f.m",
+        &[
+            ("COUNT(*)", 8, 129),
+            ("SUM(b)", 246, 128),
+            ("MAX(b)", 3, 128),
+            ("b", 3, 4096),
+        ],
+    );
+}
+
+/// A LEFT JOIN's inner side may give NULLs: its columns lose NOT_NULL and keep the rest
+/// (MariaDB 10.11, measured: 4097 on the outer side, 4096 on the inner).
+#[test]
+fn an_outer_joins_inner_side_is_not_flagged_not_null() {
+    let server = TestServer::start();
+    let mut c = server.connect();
+    for sql in [
+        "CREATE DATABASE oj",
+        "CREATE TABLE oj.t (id INT PRIMARY KEY, b INT NOT NULL)",
+        "INSERT INTO oj.t VALUES (1, 1)",
+    ] {
+        assert!(matches!(c.query(sql), Reply::Ok { .. }), "{sql}");
+    }
+    check_flags(
+        &mut c,
+        "SELECT x.b, y.b FROM oj.t x LEFT JOIN oj.t y ON x.id = y.id + 100",
+        &[("b", 3, 4097), ("b", 3, 4096)],
+    );
+    check_flags(
+        &mut c,
+        "SELECT x.b, y.b FROM oj.t y RIGHT JOIN oj.t x ON x.id = y.id + 100",
+        &[("b", 3, 4097), ("b", 3, 4096)],
+    );
 }

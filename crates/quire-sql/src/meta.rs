@@ -46,8 +46,17 @@ pub mod flags {
     pub const BINARY: u16 = 128;
     pub const ENUM: u16 = 256;
     pub const AUTO_INCREMENT: u16 = 512;
+    /// A TIMESTAMP column with `DEFAULT current_timestamp()` or `ON UPDATE …`.
+    pub const TIMESTAMP: u16 = 1024;
     pub const SET: u16 = 2048;
-    pub const NUM: u16 = 32768;
+    /// A NOT NULL column without a DEFAULT (and not AUTO_INCREMENT).
+    pub const NO_DEFAULT_VALUE: u16 = 4096;
+    /// `ON UPDATE current_timestamp()`.
+    pub const ON_UPDATE_NOW: u16 = 8192;
+    /// The column is in some index (the primary key's included).
+    pub const PART_KEY: u16 = 16384;
+    // NUM_FLAG (32768) is never sent: MariaDB and MySQL leave it to the client library,
+    // which sets it from the type (libmariadb's `unpack_fields`).
 }
 
 /// Charset numbers used in column definitions.
@@ -78,24 +87,16 @@ pub struct ColumnMeta {
 }
 
 impl ColumnMeta {
-    /// A computed column (no table), e.g. `SELECT 1`, `COUNT(*)`.
+    /// A computed column (no table), e.g. `SELECT 1`, `COUNT(*)`: a number, a temporal or
+    /// NULL is of the binary character set and flagged BINARY, as MariaDB sends an item of
+    /// that set (measured: `SELECT NULL` 128, `SELECT 1` 129 with NOT_NULL, which the
+    /// caller adds).
     pub fn computed(name: impl Into<String>, ty: FieldType, length: u32, decimals: u8) -> Self {
-        let charset = match ty {
+        let (charset, flags) = match ty {
             FieldType::VarString | FieldType::String | FieldType::Blob | FieldType::LongBlob => {
-                charset::UTF8MB4_GENERAL_CI
+                (charset::UTF8MB4_GENERAL_CI, 0)
             }
-            _ => charset::BINARY,
-        };
-        let flags = match ty {
-            FieldType::Tiny
-            | FieldType::Short
-            | FieldType::Int24
-            | FieldType::Long
-            | FieldType::LongLong
-            | FieldType::Float
-            | FieldType::Double
-            | FieldType::NewDecimal => flags::NUM,
-            _ => 0,
+            _ => (charset::BINARY, flags::BINARY),
         };
         ColumnMeta {
             schema: String::new(),

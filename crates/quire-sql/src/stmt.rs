@@ -459,7 +459,14 @@ pub(crate) fn seq_table(name: &str) -> Option<(u64, u64, u64)> {
 fn key_flags(t: &TableRef, col: usize) -> u16 {
     let mut f = 0;
     if t.def.primary_key.contains(&col) {
-        f |= flags::PRI_KEY;
+        f |= flags::PRI_KEY | flags::PART_KEY;
+    }
+    if t.def
+        .indexes
+        .iter()
+        .any(|ix| ix.columns.iter().any(|c| c.column == col))
+    {
+        f |= flags::PART_KEY;
     }
     if t.def.auto_increment == Some(col) {
         f |= flags::AUTO_INCREMENT;
@@ -493,7 +500,36 @@ fn computed_meta(name: String, e: &Expr, scope: Option<&Scope>, aggs: &[AggCall]
             crate::vars::VarType::Text => 0,
         };
     }
+    if crate::func::types::not_null(e, cols, aggs) {
+        meta.flags |= flags::NOT_NULL;
+    }
     meta
+}
+
+/// An implicitly grouped query (aggregates and no GROUP BY) gives its one row even of no
+/// rows, the columns then NULL: MariaDB flags a result column NOT NULL only if it stays
+/// so with every column of the scope nullable (`SELECT b, COUNT(*)` of a NOT NULL `b`:
+/// not NOT NULL; `COUNT(*)`, `1`: NOT NULL).
+fn implicit_group_nullability(
+    columns: &mut [ColumnMeta],
+    items: &[Expr],
+    scope: Option<&Scope>,
+    aggs: &[AggCall],
+) {
+    let cols: Vec<Column> = scope
+        .map_or(&[][..], |s| s.columns.as_slice())
+        .iter()
+        .map(|c| {
+            let mut c = c.clone();
+            c.nullable = true;
+            c
+        })
+        .collect();
+    for (m, e) in columns.iter_mut().zip(items) {
+        if !crate::func::types::not_null(e, &cols, aggs) {
+            m.flags &= !flags::NOT_NULL;
+        }
+    }
 }
 
 pub(crate) fn limit_exprs(
@@ -585,7 +621,12 @@ fn column_meta_at(input: &Input, scope: &Scope, c: usize) -> Option<ColumnMeta> 
             let i = scope.table_of(c)?;
             let st = &scope.tables[i];
             let local = c - st.offset;
-            match f.members.get(i)? {
+            // A LEFT JOIN's inner side may be NULL whatever its columns say (MariaDB drops
+            // NOT_NULL there and keeps the other flags, measured).
+            let mut null_extended = Vec::new();
+            f.tree.null_extended(&mut null_extended);
+            let nullable = null_extended.contains(&i);
+            let meta = match f.members.get(i)? {
                 crate::plan::join::Member::Table(t) => {
                     let col = t.def.columns.get(local)?;
                     Some(types::column_meta(
@@ -617,7 +658,13 @@ fn column_meta_at(input: &Input, scope: &Scope, c: usize) -> Option<ColumnMeta> 
                         m
                     })
                 }
-            }
+            };
+            meta.map(|mut m| {
+                if nullable {
+                    m.flags &= !flags::NOT_NULL;
+                }
+                m
+            })
         }
         Input::Dual | Input::Seq { .. } => None,
     }
@@ -867,6 +914,11 @@ pub(crate) fn select_core(
             }
             other => return Err(SqlError::Unsupported(other.to_string())),
         }
+    }
+    let grouped_implicitly = aggs.iter().any(|a| a.over.is_none())
+        && matches!(&s.group_by, sql::GroupByExpr::Expressions(es, _) if es.is_empty());
+    if grouped_implicitly {
+        implicit_group_nullability(&mut columns, &items, scope.as_ref(), &aggs);
     }
     let mut rollup = false;
     let group_by = match &s.group_by {

@@ -92,7 +92,13 @@ fn is_binary(ty: ColumnType) -> bool {
     !ty.is_string()
 }
 
-/// A table column as a result-set column.
+/// A table column as a result-set column. `key_flags`: PRI_KEY, UNIQUE_KEY, MULTIPLE_KEY,
+/// PART_KEY and AUTO_INCREMENT as the table's keys give them. The other flags are
+/// MariaDB 10.11's, measured: NOT_NULL; NO_DEFAULT_VALUE for a NOT NULL column without a
+/// DEFAULT that is not AUTO_INCREMENT; BINARY for temporal types and binary strings (and
+/// `_bin` collations), not for numbers; UNSIGNED for unsigned integers, YEAR, BIT and
+/// TIMESTAMP; a TIMESTAMP with `DEFAULT current_timestamp()` or `ON UPDATE` also TIMESTAMP,
+/// and ON_UPDATE_NOW with the latter. Never NUM ([`flags`]).
 pub fn column_meta(db: &str, table: &str, alias: &str, col: &Column, key_flags: u16) -> ColumnMeta {
     let (ty, mut length, decimals) = column_field_type(col);
     if let ColumnType::Text(s) = col.ty {
@@ -113,30 +119,46 @@ pub fn column_meta(db: &str, table: &str, alias: &str, col: &Column, key_flags: 
     }
     if !col.nullable {
         f |= flags::NOT_NULL;
+        if col.default.is_none() && f & flags::AUTO_INCREMENT == 0 {
+            f |= flags::NO_DEFAULT_VALUE;
+        }
     }
     if matches!(col.ty, ColumnType::Int { unsigned: true, .. }) {
         f |= flags::UNSIGNED;
     }
-    if col.ty == ColumnType::Year {
-        // MariaDB's YEAR: UNSIGNED and ZEROFILL, neither BINARY nor NUM.
-        f |= flags::UNSIGNED | flags::ZEROFILL;
-    } else if matches!(col.ty, ColumnType::Bit { .. }) {
-        // MariaDB's BIT: UNSIGNED, of the binary character set, without the BINARY flag.
-        f |= flags::UNSIGNED;
-    } else if is_binary(col.ty) {
-        f |= flags::BINARY;
-    }
-    if col.ty.is_lob() {
-        f |= flags::BLOB;
-    }
-    if matches!(
+    let numeric = matches!(
         col.ty,
         ColumnType::Int { .. }
             | ColumnType::Float
             | ColumnType::Double
             | ColumnType::Decimal { .. }
-    ) {
-        f |= flags::NUM;
+    );
+    if col.ty == ColumnType::Year {
+        // MariaDB's YEAR: UNSIGNED and ZEROFILL, not BINARY.
+        f |= flags::UNSIGNED | flags::ZEROFILL;
+    } else if matches!(col.ty, ColumnType::Bit { .. }) {
+        // MariaDB's BIT: UNSIGNED, of the binary character set, without the BINARY flag.
+        f |= flags::UNSIGNED;
+    } else if is_binary(col.ty) && !numeric {
+        // Temporal types and binary strings; a number is of the binary set but not
+        // flagged (measured: an INT column 0, a DATETIME 128).
+        f |= flags::BINARY;
+    }
+    if matches!(col.ty, ColumnType::Timestamp { .. }) {
+        f |= flags::UNSIGNED;
+        let now_default = col
+            .default
+            .as_deref()
+            .is_some_and(|d| d.starts_with("current_timestamp"));
+        if now_default || col.on_update {
+            f |= flags::TIMESTAMP;
+        }
+        if col.on_update {
+            f |= flags::ON_UPDATE_NOW;
+        }
+    }
+    if col.ty.is_lob() {
+        f |= flags::BLOB;
     }
     ColumnMeta {
         schema: db.into(),

@@ -43,6 +43,19 @@ impl JoinTree {
         }
     }
 
+    /// The members an outer join may give as NULLs: every table under a LEFT JOIN's
+    /// inner side.
+    pub fn null_extended(&self, out: &mut Vec<usize>) {
+        match self {
+            JoinTree::Leaf(_) => {}
+            JoinTree::Inner(children, _) => children.iter().for_each(|c| c.null_extended(out)),
+            JoinTree::Left(o, i, _) => {
+                o.null_extended(out);
+                i.leaves(out);
+            }
+        }
+    }
+
     /// Inner joins of inner joins are one inner join.
     fn inner(parts: Vec<JoinTree>, conds: Vec<Expr>) -> JoinTree {
         let mut children = Vec::new();

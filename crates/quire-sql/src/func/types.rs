@@ -387,6 +387,28 @@ pub(crate) fn unify(a: Ty, b: Ty) -> Ty {
         return Ty::decimal(a.int_part().max(b.int_part()) + u32::from(scale), scale);
     }
     let len = a.len.max(b.len);
+    if a.is_int()
+        && b.is_int()
+        && a.unsigned == b.unsigned
+        && a.ft != FieldType::Bit
+        && b.ft != FieldType::Bit
+    {
+        // Integers of one signedness keep the wider of the two types, whatever their
+        // lengths (MariaDB's type aggregation: IFNULL(int_col, 0) and COALESCE of two INT
+        // columns are INT, measured).
+        let rank = |ft: FieldType| match ft {
+            FieldType::Tiny => 0,
+            FieldType::Short => 1,
+            FieldType::Int24 => 2,
+            FieldType::Long => 3,
+            _ => 4,
+        };
+        let ft = if rank(a.ft) >= rank(b.ft) { a.ft } else { b.ft };
+        return Ty {
+            unsigned: a.unsigned,
+            ..Ty::new(ft, len, 0)
+        };
+    }
     Ty {
         unsigned: a.unsigned && b.unsigned,
         ..Ty::int(len)
@@ -439,6 +461,110 @@ fn json_valued(e: &Expr, cols: &[Column], aggs: &[AggCall]) -> bool {
             _ => false,
         },
         Expr::Sub(crate::subquery::SubKind::Scalar, q) => q.ty.json,
+        _ => false,
+    }
+}
+
+/// Whether `e` never gives NULL, as MariaDB decides it (`maybe_null` of its items; the
+/// column definition's NOT_NULL flag). Measured from MariaDB 10.11: a literal other than
+/// NULL, a NOT NULL column, NOW() and its family, COUNT, LAST_INSERT_ID(), ROW_COUNT(),
+/// FOUND_ROWS(), CONNECTION_ID(), VERSION(), PI() and RAND() are never NULL; arithmetic
+/// (not `/`, DIV or `%`: a zero divisor gives NULL), comparisons, logic, IN, BETWEEN,
+/// LIKE, the bit operators, LENGTH, ABS, FLOOR, CEIL, ROUND, SIGN, GREATEST, LEAST and
+/// CAST to a number are not NULL when their arguments are not; IS [NOT] NULL never is;
+/// COALESCE when one argument is not, IFNULL when either is, IF and CASE when every
+/// result is (CASE with an ELSE). Everything else may be NULL: string functions (MariaDB
+/// gives NULL past max_allowed_packet), date functions of a value, SUM, MIN, MAX, AVG,
+/// NULLIF, variables, subqueries. `cols` are the scope's columns as the query sees them
+/// (in an implicitly grouped query, every column may be NULL: `computed_meta`'s caller
+/// passes them so).
+pub fn not_null(e: &Expr, cols: &[Column], aggs: &[AggCall]) -> bool {
+    let nn = |x: &Expr| not_null(x, cols, aggs);
+    match e {
+        Expr::Lit(v) => !matches!(v, Value::Null),
+        Expr::Column(i) => cols.get(*i).is_some_and(|c| !c.nullable),
+        Expr::Outer(_, col) => !col.nullable,
+        // COUNT and the ranking window functions count rows: never NULL.
+        Expr::Agg(i) => matches!(
+            aggs.get(*i),
+            Some(AggCall {
+                f: AggFn::Count
+                    | AggFn::CountStar
+                    | AggFn::RowNumber
+                    | AggFn::Rank
+                    | AggFn::DenseRank
+                    | AggFn::Ntile
+                    | AggFn::PercentRank
+                    | AggFn::CumeDist,
+                ..
+            })
+        ),
+        Expr::Session(f) => matches!(
+            f,
+            SessionFn::ConnectionId
+                | SessionFn::LastInsertId
+                | SessionFn::Now
+                | SessionFn::CurDate
+                | SessionFn::RowCount
+                | SessionFn::FoundRows
+        ),
+        Expr::Binary(BinOp::Div | BinOp::IntDiv | BinOp::Mod, ..) => false,
+        Expr::Binary(_, a, b) | Expr::Cmp(_, a, b, _) => nn(a) && nn(b),
+        Expr::Not(a) | Expr::Neg(a) | Expr::Collate(a, _) => nn(a),
+        Expr::IsNull(..) => true,
+        Expr::Between { e, lo, hi, .. } => nn(e) && nn(lo) && nn(hi),
+        Expr::InList { e, list, .. } => nn(e) && list.iter().all(nn),
+        Expr::Like { e, pattern, .. } => nn(e) && nn(pattern),
+        Expr::Case {
+            whens, otherwise, ..
+        } => otherwise.as_deref().is_some_and(nn) && whens.iter().all(|(_, t)| nn(t)),
+        Expr::Func(f, args) | Expr::CollFunc(f, args, _) => {
+            let all = || args.iter().all(nn);
+            match f {
+                Func::Version => true,
+                Func::Coalesce => args.iter().any(nn),
+                Func::IfNull => args.iter().any(nn),
+                Func::If => args.iter().skip(1).all(nn),
+                Func::Length
+                | Func::CharLength
+                | Func::Abs
+                | Func::Floor
+                | Func::Ceil
+                | Func::Greatest
+                | Func::Least => all(),
+                Func::Math(m) => match m {
+                    MathFn::Pi | MathFn::Rand => true,
+                    MathFn::Round
+                    | MathFn::Truncate
+                    | MathFn::Sign
+                    | MathFn::BitAnd
+                    | MathFn::BitOr
+                    | MathFn::BitXor
+                    | MathFn::BitNot
+                    | MathFn::Shl
+                    | MathFn::Shr
+                    | MathFn::BitCount => all(),
+                    _ => false,
+                },
+                Func::Time(t) => matches!(
+                    t,
+                    TimeFn::Now(_)
+                        | TimeFn::SysDate(_)
+                        | TimeFn::UtcTimestamp(_)
+                        | TimeFn::UtcDate
+                        | TimeFn::CurTime(_)
+                        | TimeFn::UtcTime(_)
+                ),
+                Func::Cast(
+                    CastTo::Signed
+                    | CastTo::Unsigned
+                    | CastTo::Decimal { .. }
+                    | CastTo::Double
+                    | CastTo::Float,
+                ) => all(),
+                _ => false,
+            }
+        }
         _ => false,
     }
 }
@@ -844,9 +970,12 @@ fn func(f: Func, args: &[Expr], cols: &[Column], aggs: &[AggCall]) -> Ty {
                     })
                     .max()
                     .unwrap_or(1);
+                // The type is the integers' aggregate (`unify`: GREATEST(int_col, 1) is
+                // an INT, measured), not one chosen by the length.
                 return Ty {
+                    len,
                     literal_digits: None,
-                    ..Ty::int(len)
+                    ..t
                 };
             }
             t

@@ -27,7 +27,7 @@ use crate::error::{Result, SqlError};
 use crate::exec::{SelectPlan, Source};
 use crate::expr::Expr;
 use crate::func::types::{ty_column, unify, union_member, Ty};
-use crate::meta::ColumnMeta;
+use crate::meta::{flags, ColumnMeta};
 use crate::plan::Access;
 use crate::subquery::Outer;
 
@@ -192,13 +192,31 @@ pub fn plan(
                     } == tys[i]
                 })
             });
-            match (same, first.columns.get(i)) {
+            // NOT NULL if every member's column is; a union's column is no table's, so
+            // it has none of a table column's key and default flags (MariaDB, measured:
+            // an AUTO_INCREMENT BIGINT UNSIGNED primary key gives UNSIGNED and NOT NULL).
+            let not_null = plans.iter().all(|p| {
+                p.columns
+                    .get(i)
+                    .is_some_and(|c| c.flags & flags::NOT_NULL != 0)
+            });
+            let mut m = match (same, first.columns.get(i)) {
                 (true, Some(c)) => ColumnMeta {
                     json: tys[i].json,
                     ..c.clone()
                 },
                 _ => tys[i].meta(names[i].clone()),
+            };
+            m.flags &= flags::UNSIGNED
+                | flags::ZEROFILL
+                | flags::BINARY
+                | flags::BLOB
+                | flags::ENUM
+                | flags::SET;
+            if not_null {
+                m.flags |= flags::NOT_NULL;
             }
+            m
         })
         .collect();
     let scope = Scope::single(
