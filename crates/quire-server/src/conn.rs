@@ -94,7 +94,7 @@ pub struct Conn<'a> {
     collation: u8,
     /// Column definitions carry MariaDB's extended metadata (negotiated at the handshake,
     /// for the connection's life).
-    pub(crate) extended_metadata: bool,
+    extended_metadata: bool,
     /// Bytes read and written that `Bytes_received` / `Bytes_sent` count already.
     bytes_counted: (u64, u64),
 }
@@ -685,12 +685,10 @@ impl Conn<'_> {
         self.session.info().set_command("Query", Some(sql));
         let timer = StatementTimer::start(&self.io);
         let deprecate_eof = self.deprecate_eof();
-        let cs = self.results_charset();
+        let wire = self.column_wire();
         let local_files = self.caps.contains(CapabilityFlags::CLIENT_LOCAL_FILES);
-        let extended = self.extended_metadata;
         let mut sink = ResultSink::new(&mut self.io, RowFormat::Text, deprecate_eof)
-            .with_charset(cs)
-            .with_extended_metadata(extended)
+            .with_wire(wire)
             .with_local_files(local_files);
         let r = self.session.query(sql, &mut sink);
         let ok = r.is_ok();

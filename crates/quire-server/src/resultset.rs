@@ -504,10 +504,9 @@ pub struct ResultSink<'c, S> {
     rowbuf: Vec<u8>,
     /// Rows sent (the slow log's `Rows_sent`).
     rows: u64,
-    /// The connection's `character_set_results` (the `charset` module).
-    charset: WireCharset,
-    /// Column definitions carry MariaDB's extended metadata.
-    extended_metadata: bool,
+    /// The connection's `character_set_results` (the `charset` module), which rows are
+    /// written in too, and whether definitions carry MariaDB's extended metadata.
+    wire: ColumnWire,
     /// The client sends files for LOAD DATA LOCAL (CLIENT_LOCAL_FILES).
     local_files: bool,
 }
@@ -527,32 +526,26 @@ impl<'c, S: Read + Write> ResultSink<'c, S> {
             rowbuf: Vec::with_capacity(256),
             local_files: false,
             rows: 0,
-            charset: WireCharset::Utf8,
-            extended_metadata: false,
+            wire: ColumnWire::PLAIN,
         }
     }
 
-    /// Column definitions carry MariaDB's extended metadata (the client negotiated it).
-    pub fn with_extended_metadata(mut self, on: bool) -> Self {
-        self.extended_metadata = on;
+    /// Columns and rows go to a client as `wire` says (its `character_set_results`, and
+    /// whether it negotiated extended metadata).
+    pub fn with_wire(mut self, wire: ColumnWire) -> Self {
+        self.wire = wire;
         self
     }
 
-    /// Results go to a client whose `character_set_results` is `cs`.
-    pub fn with_charset(mut self, cs: WireCharset) -> Self {
-        self.charset = cs;
-        self
-    }
-
-    /// The results' character set (for the ERR that ends a statement).
     /// Whether the client agreed to send files (CLIENT_LOCAL_FILES): `local_infile`.
     pub fn with_local_files(mut self, on: bool) -> Self {
         self.local_files = on;
         self
     }
 
+    /// The results' character set (for the ERR that ends a statement).
     pub fn charset(&self) -> WireCharset {
-        self.charset
+        self.wire.cs
     }
 
     /// Rows sent so far.
@@ -605,14 +598,7 @@ impl<S: Read + Write> RowSink for ResultSink<'_, S> {
         self.io.write_message(&count).map_err(sink_err)?;
         for c in cols {
             self.io
-                .write_message(&column_definition(
-                    c,
-                    false,
-                    ColumnWire {
-                        cs: self.charset,
-                        extended: self.extended_metadata,
-                    },
-                ))
+                .write_message(&column_definition(c, false, self.wire))
                 .map_err(sink_err)?;
         }
         if !self.deprecate_eof {
@@ -628,8 +614,8 @@ impl<S: Read + Write> RowSink for ResultSink<'_, S> {
         }
         self.rowbuf.clear();
         match self.format {
-            RowFormat::Text => text_row(&mut self.rowbuf, row, &self.cols, self.charset),
-            RowFormat::Binary => binary_row(&mut self.rowbuf, row, &self.cols, self.charset),
+            RowFormat::Text => text_row(&mut self.rowbuf, row, &self.cols, self.wire.cs),
+            RowFormat::Binary => binary_row(&mut self.rowbuf, row, &self.cols, self.wire.cs),
         }
         self.rows += 1;
         self.io.write_message(&self.rowbuf).map_err(sink_err)

@@ -144,11 +144,9 @@ impl Conn<'_> {
         self.session.info().set_command("Execute", None);
         let timer = StatementTimer::start(&self.io);
         let deprecate_eof = self.deprecate_eof();
-        let cs = self.results_charset();
-        let extended = self.extended_metadata;
-        let mut sink = ResultSink::new(&mut self.io, RowFormat::Binary, deprecate_eof)
-            .with_charset(cs)
-            .with_extended_metadata(extended);
+        let wire = self.column_wire();
+        let mut sink =
+            ResultSink::new(&mut self.io, RowFormat::Binary, deprecate_eof).with_wire(wire);
         let result = self.session.execute_typed(id, &params, &types, &mut sink);
         let (rows_sent, affected) = (sink.rows(), affected_rows(&result));
         finish_statement(&self.session, result, sink, false)?;
