@@ -244,6 +244,118 @@ fn eval_bound(
     })
 }
 
+/// Whether the one key range `access` reads is exactly the rows `filter` keeps, so that
+/// WHERE need not be checked again on each row (`id BETWEEN ? AND ?`: a tenth of
+/// oltp_read_only's instructions went to checking it on the rows of its range).
+///
+/// So only when WHERE is one condition on an integer column, the range's first column,
+/// that the range was made from — `k BETWEEN a AND b`, `k >= a`, `k <= b` or `k = a`,
+/// with the range's own expressions — and each bound is a literal or parameter whose
+/// value is an integer the column holds
+/// (one that was clamped, rounded or converted widens the range, which WHERE then
+/// narrows again). Comparing integers gives no warning, so skipping it changes nothing
+/// else.
+fn range_is_filter(t: &TableRef, access: &Access, filter: &Expr, env: &dyn Env) -> Result<bool> {
+    let [r] = access.ranges.as_slice() else {
+        return Ok(false);
+    };
+    let first = |b: &Bound<Vec<Expr>>| match b {
+        Bound::Included(v) => match v.as_slice() {
+            [e] => Some(Some(e.clone())),
+            _ => None,
+        },
+        Bound::Unbounded => Some(None),
+        Bound::Excluded(_) => None,
+    };
+    let (Some(lo), Some(hi)) = (first(&r.lo), first(&r.hi)) else {
+        return Ok(false);
+    };
+    let (k, want_lo, want_hi) = match filter {
+        Expr::Between {
+            e,
+            lo: a,
+            hi: b,
+            negated: false,
+            ..
+        } => match **e {
+            Expr::Column(k) => (k, Some((**a).clone()), Some((**b).clone())),
+            _ => return Ok(false),
+        },
+        Expr::Cmp(op, a, b, _) => {
+            let (k, v, op) = match (&**a, &**b) {
+                (Expr::Column(k), v) => (*k, v, *op),
+                (v, Expr::Column(k)) => (
+                    *k,
+                    v,
+                    match op {
+                        crate::expr::BinOp::Ge => crate::expr::BinOp::Le,
+                        crate::expr::BinOp::Le => crate::expr::BinOp::Ge,
+                        o => *o,
+                    },
+                ),
+                _ => return Ok(false),
+            };
+            match op {
+                crate::expr::BinOp::Eq => (k, Some(v.clone()), Some(v.clone())),
+                crate::expr::BinOp::Ge => (k, Some(v.clone()), None),
+                crate::expr::BinOp::Le => (k, None, Some(v.clone())),
+                _ => return Ok(false),
+            }
+        }
+        _ => return Ok(false),
+    };
+    if lo != want_lo || hi != want_hi {
+        return Ok(false);
+    }
+    let index_first = crate::plan::index_columns(&t.def, &access.index)
+        .first()
+        .copied();
+    let Some(col) = t.def.columns.get(k).filter(|_| index_first == Some(k)) else {
+        return Ok(false);
+    };
+    let ColumnType::Int { .. } = col.ty else {
+        return Ok(false);
+    };
+    // An index range open below starts at its NULL keys, which `k <= b` does not keep.
+    if lo.is_none() && col.nullable {
+        return Ok(false);
+    }
+    for e in lo.iter().chain(hi.iter()) {
+        // A literal or a parameter only: evaluating it again has no effect (RAND(), a
+        // subquery or an assignment would).
+        if !matches!(e, Expr::Lit(_) | Expr::Param(_)) {
+            return Ok(false);
+        }
+        let v = e.eval(
+            &Row {
+                values: &[],
+                aggs: &[],
+            },
+            env,
+        )?;
+        let at = Target {
+            db: "",
+            table: "",
+            row: 0,
+            strict: true,
+            cut_as_truncation: false,
+        };
+        let exact = match &v {
+            Value::Int(_) | Value::UInt(_) => {
+                match types::coerce(v.clone(), col, &at, &BoundEnv(env.time_zone())) {
+                    Ok(c) => compare(&c, &v, LITERAL_COLLATION) == Ordering::Equal,
+                    Err(_) => false,
+                }
+            }
+            _ => false,
+        };
+        if !exact {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
 /// A range of key values (a prefix of the index's columns at each end).
 type ValueRange = (Bound<Vec<Value>>, Bound<Vec<Value>>);
 
@@ -958,8 +1070,12 @@ struct Pipeline<'p> {
     limit: Option<u64>,
     sent: u64,
     distinct_seen: quire_engine::hash::Set<Vec<u8>>,
-    /// Rows kept for sorting: (sort key, output row).
+    /// Rows kept for sorting: (the sort keys that are not output columns, output row).
     sorted: Vec<(Vec<Value>, Vec<Value>)>,
+    /// Where each sort key's value is ([`sort_sources`]).
+    sort_src: Vec<SortSrc>,
+    /// DISTINCT done after the sort, on neighbours ([`sort_sources`]), not by hashing.
+    distinct_after_sort: bool,
     groups: BTreeMap<Vec<u8>, Group>,
     group_order: Vec<Vec<u8>>,
     /// WITH ROLLUP: per number of leading group keys `l` (0: the grand total), the groups
@@ -1122,6 +1238,7 @@ impl Pipeline<'_> {
             })
             .collect::<Result<_>>()?;
         if self.plan.distinct
+            && !self.distinct_after_sort
             && !self
                 .distinct_seen
                 .insert(value_key(&out, &self.plan.item_colls))
@@ -1129,13 +1246,20 @@ impl Pipeline<'_> {
             return Ok(true);
         }
         if !self.plan.sort.is_empty() {
-            let key = self
-                .plan
-                .sort
-                .iter()
-                .map(|(e, _)| e.eval(&r, self.env))
-                .collect::<Result<_>>()?;
+            let mut key = Vec::new();
+            for ((e, _), src) in self.plan.sort.iter().zip(&self.sort_src) {
+                if let SortSrc::Own(_) = src {
+                    key.push(e.eval(&r, self.env)?);
+                }
+            }
             self.sorted.push((key, out));
+            if self.distinct_after_sort && self.sorted.len() >= DISTINCT_AFTER_SORT_ROWS {
+                // Many rows may be few distinct ones: from here on DISTINCT hashes each
+                // row as it comes, so only distinct rows are kept.
+                self.distinct_after_sort = false;
+                let (seen, colls) = (&mut self.distinct_seen, &self.plan.item_colls);
+                self.sorted.retain(|r| seen.insert(value_key(&r.1, colls)));
+            }
             return Ok(true);
         }
         self.send(out)
@@ -1293,8 +1417,21 @@ impl Pipeline<'_> {
         self.finish_window()?;
         if !self.plan.sort.is_empty() {
             let mut rows = std::mem::take(&mut self.sorted);
-            let dirs: Vec<bool> = self.plan.sort.iter().map(|(_, d)| *d).collect();
-            rows.sort_by(|a, b| compare_sort_keys(&a.0, &b.0, &dirs, &self.plan.sort_colls));
+            let (plan, src) = (self.plan, &self.sort_src);
+            rows.sort_by(|a, b| {
+                for (i, (s, (_, desc))) in src.iter().zip(&plan.sort).enumerate() {
+                    let coll = plan.sort_colls.get(i).copied().unwrap_or(LITERAL_COLLATION);
+                    let o = compare(s.value(a), s.value(b), coll);
+                    let o = if *desc { o.reverse() } else { o };
+                    if o != Ordering::Equal {
+                        return o;
+                    }
+                }
+                Ordering::Equal
+            });
+            if self.distinct_after_sort {
+                distinct_sorted(&mut rows, &plan.item_colls);
+            }
             for (_, out) in rows {
                 if !self.send(out)? {
                     break;
@@ -1302,6 +1439,108 @@ impl Pipeline<'_> {
             }
         }
         Ok(self.sent)
+    }
+}
+
+/// The rows DISTINCT may keep for the sort before it deduplicates them as they come
+/// ([`sort_sources`]): a bound on the memory of duplicates.
+const DISTINCT_AFTER_SORT_ROWS: usize = 4096;
+
+/// Where a sort key's value is kept for a row in [`Pipeline::sorted`].
+#[derive(Debug, Clone, Copy)]
+enum SortSrc {
+    /// The output column of this index: the same expression, not evaluated (and its value
+    /// not copied) twice.
+    Item(usize),
+    /// The key of this index among the row's own sort keys.
+    Own(usize),
+}
+
+impl SortSrc {
+    fn value<'r>(self, row: &'r (Vec<Value>, Vec<Value>)) -> &'r Value {
+        let (v, i) = match self {
+            SortSrc::Item(i) => (&row.1, i),
+            SortSrc::Own(i) => (&row.0, i),
+        };
+        v.get(i).unwrap_or(&Value::Null)
+    }
+}
+
+/// Where each sort key of `plan` is found, and whether DISTINCT can wait for the sort.
+///
+/// A key that is an output column (a column or an aggregate: the same expression gives
+/// the same value, which is not so of `RAND()`) is read from the output row. DISTINCT
+/// waits for the sort when the sort keys are exactly the output columns, each in the
+/// collation DISTINCT compares it in: rows equal as DISTINCT sees them are then equal
+/// sort keys, neighbours after the sort ([`distinct_sorted`]). With ROLLUP an output
+/// column can be NULL where its key is not, so nothing is shared there.
+fn sort_sources(plan: &SelectPlan) -> (Vec<SortSrc>, bool) {
+    let mut own = 0;
+    let mut covered = vec![false; plan.items.len()];
+    let mut all_items = true;
+    let src = plan
+        .sort
+        .iter()
+        .enumerate()
+        .map(|(k, (e, _))| {
+            let item = (!plan.rollup && matches!(e, Expr::Column(_) | Expr::Agg(_)))
+                .then(|| plan.items.iter().position(|i| i == e))
+                .flatten();
+            match item {
+                Some(i) => {
+                    if plan.sort_colls.get(k) == plan.item_colls.get(i) {
+                        covered[i] = true;
+                    } else {
+                        all_items = false;
+                    }
+                    SortSrc::Item(i)
+                }
+                None => {
+                    all_items = false;
+                    own += 1;
+                    SortSrc::Own(own - 1)
+                }
+            }
+        })
+        .collect();
+    let after = plan.distinct
+        && plan.window.is_none()
+        && !plan.sort.is_empty()
+        && all_items
+        && covered.iter().all(|&c| c);
+    (src, after)
+}
+
+/// DISTINCT over rows sorted by exactly their output columns: each row equal to the one
+/// kept before it goes. Equal keys are neighbours when the sort's comparison is the
+/// equality DISTINCT means, which holds for strings (a collation's order and its sort
+/// keys agree, `row/collation.rs` invariant 1), integers and NULL; a column that holds
+/// other values (or strings and numbers together) is deduplicated by [`value_key`] as
+/// before the sort, which keeps the same rows (the sort is stable, so the first of equal
+/// rows is still the first read).
+fn distinct_sorted(rows: &mut Vec<(Vec<Value>, Vec<Value>)>, colls: &[Collation]) {
+    let width = rows.first().map_or(0, |r| r.1.len());
+    let simple = (0..width).all(|c| {
+        let (mut text, mut int) = (false, false);
+        rows.iter().all(|r| {
+            match r.1.get(c) {
+                Some(Value::Null) => {}
+                Some(Value::Str(_)) => text = true,
+                Some(Value::Int(_) | Value::UInt(_)) => int = true,
+                _ => return false,
+            }
+            !(text && int)
+        })
+    });
+    if simple {
+        rows.dedup_by(|b, a| {
+            a.1.iter().zip(&b.1).enumerate().all(|(i, (x, y))| {
+                compare(x, y, colls.get(i).copied().unwrap_or(LITERAL_COLLATION)) == Ordering::Equal
+            })
+        });
+    } else {
+        let mut seen = quire_engine::hash::Set::default();
+        rows.retain(|r| seen.insert(value_key(&r.1, colls)));
     }
 }
 
@@ -1397,6 +1636,7 @@ fn select_rows_into<'d>(
         Some(_) => limit_value(&plan.limit, env, "LIMIT")?,
         None => default_limit,
     };
+    let (sort_src, distinct_after_sort) = sort_sources(plan);
     let mut p = Pipeline {
         plan,
         env,
@@ -1406,6 +1646,8 @@ fn select_rows_into<'d>(
         sent: 0,
         distinct_seen: Default::default(),
         sorted: Vec::new(),
+        sort_src,
+        distinct_after_sort,
         groups: BTreeMap::new(),
         group_order: Vec::new(),
         rollups: Vec::new(),
@@ -1416,7 +1658,10 @@ fn select_rows_into<'d>(
     if let (Source::Join(j), false) = (&plan.source, limit == Some(0)) {
         join::run(j, tables, txn, plan.lock, env, &mut p)?;
     } else if limit != Some(0) {
-        let filter = plan.filter.as_ref();
+        let filter = match (&plan.source, &plan.filter) {
+            (Source::Table(t), Some(f)) if range_is_filter(t, &plan.access, f, env)? => None,
+            (_, f) => f.as_ref(),
+        };
         let mut each = |row: Vec<Value>| -> Result<bool> {
             if env.interrupted() {
                 return Err(SqlError::Interrupted);
