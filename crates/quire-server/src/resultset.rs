@@ -8,6 +8,7 @@
 //! Rows go to the socket as the SQL layer produces them ([`ResultSink`] is its `RowSink`):
 //! one buffer is reused per row and the packet writer flushes every ~64 KiB.
 
+use std::borrow::Cow;
 use std::io::{Read, Write};
 
 use quire_engine::row::{Date, DateTime, Decimal, Time};
@@ -220,6 +221,12 @@ pub fn text_value(v: &Value, col: &ColumnMeta) -> Option<Vec<u8>> {
 /// [`text_value`] for a connection whose `character_set_results` is `cs`: a string of a
 /// non-binary column is converted to it.
 pub fn text_value_in(v: &Value, col: &ColumnMeta, cs: WireCharset) -> Option<Vec<u8>> {
+    text_bytes(v, col, cs).map(Cow::into_owned)
+}
+
+/// [`text_value_in`] borrowing the bytes of a string that needs no conversion: the rows
+/// written to the wire copy each string once, into the packet.
+fn text_bytes<'v>(v: &'v Value, col: &ColumnMeta, cs: WireCharset) -> Option<Cow<'v, [u8]>> {
     let s = match v {
         Value::Null => return None,
         // A YEAR column (ZEROFILL): four digits, so the zero year is 0000 as MariaDB sends
@@ -234,9 +241,9 @@ pub fn text_value_in(v: &Value, col: &ColumnMeta, cs: WireCharset) -> Option<Vec
         {
             format!("{u:04}")
         }
-        Value::UInt(u) if col.ty == FieldType::Bit => return Some(bit_bytes(*u, col)),
+        Value::UInt(u) if col.ty == FieldType::Bit => return Some(Cow::Owned(bit_bytes(*u, col))),
         Value::Int(i) if col.ty == FieldType::Bit && *i >= 0 => {
-            return Some(bit_bytes(*i as u64, col))
+            return Some(Cow::Owned(bit_bytes(*i as u64, col)))
         }
         // An integer in a DECIMAL result of fixed decimals (`t3 + 0` of a TIME(3) without a
         // fraction) shows them, as MariaDB does.
@@ -267,9 +274,9 @@ pub fn text_value_in(v: &Value, col: &ColumnMeta, cs: WireCharset) -> Option<Vec
             d.rescale(col.decimals).unwrap_or(*d).to_string()
         }
         Value::Decimal(d) => d.to_string(),
-        Value::Str(s) if col.charset != charset::BINARY => return Some(cs.encode(s).into_owned()),
-        Value::Str(s) => return Some(s.as_bytes().to_vec()),
-        Value::Bytes(b) => return Some(b.clone()),
+        Value::Str(s) if col.charset != charset::BINARY => return Some(cs.encode(s)),
+        Value::Str(s) => return Some(Cow::Borrowed(s.as_bytes())),
+        Value::Bytes(b) => return Some(Cow::Borrowed(b)),
         Value::Date(d) => {
             let mut s = String::with_capacity(19);
             push_date(&mut s, d);
@@ -297,7 +304,7 @@ pub fn text_value_in(v: &Value, col: &ColumnMeta, cs: WireCharset) -> Option<Vec
             s
         }
     };
-    Some(s.into_bytes())
+    Some(Cow::Owned(s.into_bytes()))
 }
 
 /// A text-protocol row: each value a length-encoded string, NULL as 0xFB.
@@ -311,7 +318,7 @@ pub fn text_row(buf: &mut Vec<u8>, row: &[Value], cols: &[ColumnMeta], cs: WireC
                 &fallback
             }
         };
-        match text_value_in(v, col, cs) {
+        match text_bytes(v, col, cs) {
             None => buf.push(0xFB),
             Some(s) => put_lenenc_str(buf, &s),
         }
@@ -449,7 +456,7 @@ pub fn binary_value(buf: &mut Vec<u8>, v: &Value, col: &ColumnMeta, cs: WireChar
         | FieldType::String
         | FieldType::VarString
         | FieldType::Blob
-        | FieldType::LongBlob => match text_value_in(v, col, cs) {
+        | FieldType::LongBlob => match text_bytes(v, col, cs) {
             Some(s) => put_lenenc_str(buf, &s),
             None => put_lenenc_str(buf, b""),
         },

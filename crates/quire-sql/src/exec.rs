@@ -903,6 +903,20 @@ fn agg_add(c: &AggCall, s: &mut AggState, v: Option<Value>, env: &dyn Env) -> Re
         (_, Some(Value::Null)) => {}
         (AggState::Count(n), Some(_)) => *n += 1,
         (AggState::Sum(acc, n), Some(v)) => {
+            // An integer onto a whole sum: the sum's digits in place (what the DECIMAL
+            // addition below gives, without building a value for each row).
+            let int = match v {
+                Value::Int(i) => Some(i128::from(i)),
+                Value::UInt(u) => Some(i128::from(u)),
+                _ => None,
+            };
+            if let (Some(Value::Decimal(d)), Some(x)) = (acc.as_mut(), int) {
+                if let (0, Some(sum)) = (d.scale, d.unscaled.checked_add(x)) {
+                    d.unscaled = sum;
+                    *n += 1;
+                    return Ok(());
+                }
+            }
             let v = match v {
                 Value::Str(ref s) => {
                     types::check_numeric_string(s, types::NumKind::Double, env)?;
@@ -1076,6 +1090,9 @@ struct Pipeline<'p> {
     sort_src: Vec<SortSrc>,
     /// DISTINCT done after the sort, on neighbours ([`sort_sources`]), not by hashing.
     distinct_after_sort: bool,
+    /// The output columns are the row's own columns, each once, and nothing else reads
+    /// the row: they are moved out of it, not copied ([`takes_items`]).
+    take_items: bool,
     groups: BTreeMap<Vec<u8>, Group>,
     group_order: Vec<Vec<u8>>,
     /// WITH ROLLUP: per number of leading group keys `l` (0: the grand total), the groups
@@ -1169,6 +1186,25 @@ impl Pipeline<'_> {
             }
             return Ok(true);
         }
+        if self.take_items {
+            let mut row = row;
+            let out: Vec<Value> = self
+                .plan
+                .items
+                .iter()
+                .map(|e| match e {
+                    Expr::Column(c) => row
+                        .get_mut(*c)
+                        .map_or(Value::Null, |v| std::mem::replace(v, Value::Null)),
+                    // Not so planned (`take_items`).
+                    _ => Value::Null,
+                })
+                .collect();
+            if self.is_duplicate(&out) {
+                return Ok(true);
+            }
+            return self.keep(Vec::new(), out);
+        }
         self.emit(&row, &[])
     }
 
@@ -1237,21 +1273,31 @@ impl Pipeline<'_> {
                 }
             })
             .collect::<Result<_>>()?;
-        if self.plan.distinct
+        if self.is_duplicate(&out) {
+            return Ok(true);
+        }
+        let mut key = Vec::new();
+        for ((e, _), src) in self.plan.sort.iter().zip(&self.sort_src) {
+            if let SortSrc::Own(_) = src {
+                key.push(e.eval(&r, self.env)?);
+            }
+        }
+        self.keep(key, out)
+    }
+
+    /// Whether DISTINCT drops the output row `out` now: one equal to it came before (when
+    /// DISTINCT waits for the sort, nothing is dropped here).
+    fn is_duplicate(&mut self, out: &[Value]) -> bool {
+        self.plan.distinct
             && !self.distinct_after_sort
             && !self
                 .distinct_seen
-                .insert(value_key(&out, &self.plan.item_colls))
-        {
-            return Ok(true);
-        }
+                .insert(value_key(out, &self.plan.item_colls))
+    }
+
+    /// An output row with its own sort keys, after DISTINCT: kept for the sort or sent.
+    fn keep(&mut self, key: Vec<Value>, out: Vec<Value>) -> Result<bool> {
         if !self.plan.sort.is_empty() {
-            let mut key = Vec::new();
-            for ((e, _), src) in self.plan.sort.iter().zip(&self.sort_src) {
-                if let SortSrc::Own(_) = src {
-                    key.push(e.eval(&r, self.env)?);
-                }
-            }
             self.sorted.push((key, out));
             if self.distinct_after_sort && self.sorted.len() >= DISTINCT_AFTER_SORT_ROWS {
                 // Many rows may be few distinct ones: from here on DISTINCT hashes each
@@ -1511,6 +1557,22 @@ fn sort_sources(plan: &SelectPlan) -> (Vec<SortSrc>, bool) {
     (src, after)
 }
 
+/// Whether a row that passed WHERE can give its values to the output row: no grouping,
+/// HAVING, window or ROLLUP reads it after the select list, every output column is a
+/// different column of it, and every sort key is an output column.
+fn takes_items(plan: &SelectPlan, sort_src: &[SortSrc]) -> bool {
+    let mut seen = std::collections::HashSet::new();
+    !plan.aggregated()
+        && plan.having.is_none()
+        && plan.window.is_none()
+        && !plan.rollup
+        && sort_src.iter().all(|s| matches!(s, SortSrc::Item(_)))
+        && plan
+            .items
+            .iter()
+            .all(|e| matches!(e, Expr::Column(c) if seen.insert(*c)))
+}
+
 /// DISTINCT over rows sorted by exactly their output columns: each row equal to the one
 /// kept before it goes. Equal keys are neighbours when the sort's comparison is the
 /// equality DISTINCT means, which holds for strings (a collation's order and its sort
@@ -1646,6 +1708,7 @@ fn select_rows_into<'d>(
         sent: 0,
         distinct_seen: Default::default(),
         sorted: Vec::new(),
+        take_items: takes_items(plan, &sort_src),
         sort_src,
         distinct_after_sort,
         groups: BTreeMap::new(),

@@ -1625,6 +1625,8 @@ pub struct Cursor<'t, S: BTreeStore + ?Sized> {
     upper: Bound<Vec<u8>>,
     dir: Direction,
     buf: VecDeque<Entry>,
+    /// The key of the entry handed out last when the buffer ran empty: where the next
+    /// refill starts.
     last: Option<Vec<u8>>,
     done: bool,
 }
@@ -1757,7 +1759,11 @@ impl<S: BTreeStore + ?Sized> Iterator for Cursor<'_, S> {
             }
         }
         let e = self.buf.pop_front()?;
-        self.last = Some(e.key.clone());
+        // The refill that comes when the buffer is empty goes on after the last key handed
+        // out; it is kept only then, not copied for every entry.
+        if self.buf.is_empty() && !self.done {
+            self.last = Some(e.key.clone());
+        }
         Some(Ok(e))
     }
 }
