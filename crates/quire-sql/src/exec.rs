@@ -1464,7 +1464,7 @@ impl Pipeline<'_> {
         if !self.plan.sort.is_empty() {
             let mut rows = std::mem::take(&mut self.sorted);
             let (plan, src) = (self.plan, &self.sort_src);
-            rows.sort_by(|a, b| {
+            let full = |a: &(Vec<Value>, Vec<Value>), b: &(Vec<Value>, Vec<Value>)| {
                 for (i, (s, (_, desc))) in src.iter().zip(&plan.sort).enumerate() {
                     let coll = plan.sort_colls.get(i).copied().unwrap_or(LITERAL_COLLATION);
                     let o = compare(s.value(a), s.value(b), coll);
@@ -1474,7 +1474,26 @@ impl Pipeline<'_> {
                     }
                 }
                 Ordering::Equal
-            });
+            };
+            match abbreviated_keys(&rows, src, plan) {
+                // The rows' first keys' prefixes, sorted with the rows' places: the rows
+                // are compared only where the prefixes are equal, and moved once.
+                Some(abbr) => {
+                    let mut order: Vec<(u64, usize)> = abbr.into_iter().zip(0..).collect();
+                    order.sort_by(|x, y| {
+                        x.0.cmp(&y.0)
+                            .then_with(|| match (rows.get(x.1), rows.get(y.1)) {
+                                (Some(a), Some(b)) => full(a, b),
+                                _ => Ordering::Equal,
+                            })
+                    });
+                    rows = order
+                        .iter()
+                        .filter_map(|&(_, i)| rows.get_mut(i).map(std::mem::take))
+                        .collect();
+                }
+                None => rows.sort_by(full),
+            }
             if self.distinct_after_sort {
                 distinct_sorted(&mut rows, &plan.item_colls);
             }
@@ -1555,6 +1574,38 @@ fn sort_sources(plan: &SelectPlan) -> (Vec<SortSrc>, bool) {
         && all_items
         && covered.iter().all(|&c| c);
     (src, after)
+}
+
+/// For a sort whose first key is a string (or NULL) in every row: each row's key prefix
+/// ([`Collation::sort_key_prefix`]; NULL, first, is 0, below every string's, whose sort
+/// key never starts with a 0 byte), inverted for DESC. Comparing these orders the rows as
+/// the first key does wherever they differ. `None`: a key of another kind, or too few
+/// rows to gain from it.
+fn abbreviated_keys(
+    rows: &[(Vec<Value>, Vec<Value>)],
+    src: &[SortSrc],
+    plan: &SelectPlan,
+) -> Option<Vec<u64>> {
+    let (s0, (_, desc)) = src.first().zip(plan.sort.first())?;
+    if rows.len() < 8 {
+        return None;
+    }
+    let coll = plan
+        .sort_colls
+        .first()
+        .copied()
+        .unwrap_or(LITERAL_COLLATION);
+    let mut scratch = Vec::with_capacity(16);
+    rows.iter()
+        .map(|r| {
+            let k = match s0.value(r) {
+                Value::Null => 0,
+                Value::Str(s) => coll.sort_key_prefix(s, &mut scratch),
+                _ => return None,
+            };
+            Some(if *desc { !k } else { k })
+        })
+        .collect()
 }
 
 /// Whether a row that passed WHERE can give its values to the output row: no grouping,

@@ -523,13 +523,42 @@ impl Collation {
     /// in the UCA collations, whose letters weigh 0x0E33 and up).
     pub fn sort_key(self, s: &str, out: &mut Vec<u8>) {
         out.reserve(2 * s.len() + 1);
+        self.sort_key_upto(s, out, usize::MAX);
+    }
+
+    /// The first 8 bytes of `s`'s sort key as a big-endian number, zeros after a shorter
+    /// key: where two of these differ, the strings compare as they do (the keys are
+    /// memcomparable and end in END, invariants 1 and 2), so a sort can compare these
+    /// first and the strings only where they are equal.
+    /// `scratch` is a buffer for the key's bytes, kept by the caller from string to string.
+    pub fn sort_key_prefix(self, s: &str, scratch: &mut Vec<u8>) -> u64 {
+        let k = scratch;
+        k.clear();
+        self.sort_key_upto(s, k, 8);
+        let mut b = [0u8; 8];
+        let n = k.len().min(8);
+        b[..n].copy_from_slice(&k[..n]);
+        u64::from_be_bytes(b)
+    }
+
+    /// [`Collation::sort_key`] until at least `limit` bytes of it are written: what is
+    /// written is always a prefix of the whole key (a token is written whole, and END only
+    /// when the string has ended).
+    fn sort_key_upto(self, s: &str, out: &mut Vec<u8>, limit: usize) {
+        let start = out.len();
+        let full = |out: &Vec<u8>| out.len() - start >= limit;
         let space = self.space();
         let mut spaces = 0u32;
         if self.uca().is_some() || self.is_byte() {
-            self.weights_of(s, |w| {
-                push_token(w, space, &mut spaces, out);
-                None::<()>
-            });
+            if self
+                .weights_of(s, |w| {
+                    push_token(w, space, &mut spaces, out);
+                    full(out).then_some(())
+                })
+                .is_some()
+            {
+                return;
+            }
         } else {
             // One weight a character: read ASCII bytes without decoding UTF-8, and look
             // general_ci's table up once (DISTINCT and GROUP BY make a key per row and
@@ -540,13 +569,18 @@ impl Collation {
             let b = s.as_bytes();
             let mut i = 0;
             while i < b.len() {
+                if full(out) {
+                    return;
+                }
                 // A run of plain ASCII (weights above a space's and below 0x80) with no
                 // spaces pending: each character is the short token `0xFF, w`, written in
                 // one pass over the run (what `push_token` would write, a third of the
                 // instructions; DISTINCT of a CHAR(120) made one key a row).
                 if spaces == 0 {
+                    let room = limit.saturating_sub(out.len() - start).div_ceil(2);
                     let run = b[i..]
                         .iter()
+                        .take(room)
                         .take_while(|&&c| plain.get(usize::from(c)).is_some_and(|&w| w != 0))
                         .count();
                     if run > 0 {
@@ -928,6 +962,25 @@ mod tests {
                 proptest::prop_assert_eq!(ka.cmp(&kb), c.cmp(&a, &b), "{:?}: {:?} vs {:?}", c, a, b);
                 proptest::prop_assert_eq!(&ka, &token_by_token(c, &a), "{:?}: {:?}", c, a);
                 proptest::prop_assert_eq!(Collation::sort_key_len(|i| ka.get(i).copied()), Some(ka.len()));
+            }
+        }
+
+        /// Where two strings' key prefixes differ, the strings compare as they do.
+        #[test]
+        fn sort_key_prefixes_order_as_cmp(a in plain_string(), b in plain_string(), u in uca_string(), v in uca_string()) {
+            for c in [Collation::Utf8mb4GeneralCi, Collation::Utf8mb4Bin, Collation::Latin1SwedishCi, Collation::Utf8mb4UnicodeCi] {
+                for (x, y) in [(&a, &b), (&u, &v), (&a, &u)] {
+                    let mut scratch = Vec::new();
+                    let (p, q) = (c.sort_key_prefix(x, &mut scratch), c.sort_key_prefix(y, &mut scratch));
+                    let mut k = Vec::new();
+                    c.sort_key(x, &mut k);
+                    k.resize(8, 0);
+                    let pb = p.to_be_bytes();
+                    proptest::prop_assert_eq!(&pb[..], &k[..8], "{:?}: {:?}", c, x);
+                    if p != q {
+                        proptest::prop_assert_eq!(p.cmp(&q), c.cmp(x, y), "{:?}: {:?} vs {:?}", c, x, y);
+                    }
+                }
             }
         }
 
