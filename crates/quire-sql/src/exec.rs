@@ -1522,7 +1522,7 @@ enum SortSrc {
 }
 
 impl SortSrc {
-    fn value<'r>(self, row: &'r (Vec<Value>, Vec<Value>)) -> &'r Value {
+    fn value(self, row: &(Vec<Value>, Vec<Value>)) -> &Value {
         let (v, i) = match self {
             SortSrc::Item(i) => (&row.1, i),
             SortSrc::Own(i) => (&row.0, i),
