@@ -144,6 +144,10 @@ pub struct SelectPlan {
     /// SELECT planner, whose rows go to expressions; `None` for the plans whose rows are
     /// written back (multi-table UPDATE and DELETE).
     pub read_columns: Option<std::sync::Arc<[bool]>>,
+    /// [`SelectPlan::read_columns`] without the columns only WHERE reads: the columns a
+    /// read decodes when its key range is exactly WHERE (`range_is_filter`). `None`: the
+    /// same as `read_columns`.
+    pub read_columns_unfiltered: Option<std::sync::Arc<[bool]>>,
 }
 
 impl SelectPlan {
@@ -1772,9 +1776,14 @@ fn select_rows_into<'d>(
     if let (Source::Join(j), false) = (&plan.source, limit == Some(0)) {
         join::run(j, tables, txn, plan.lock, env, &mut p)?;
     } else if limit != Some(0) {
-        let filter = match (&plan.source, &plan.filter) {
-            (Source::Table(t), Some(f)) if range_is_filter(t, &plan.access, f, env)? => None,
-            (_, f) => f.as_ref(),
+        let (filter, read_columns) = match (&plan.source, &plan.filter) {
+            (Source::Table(t), Some(f)) if range_is_filter(t, &plan.access, f, env)? => (
+                None,
+                plan.read_columns_unfiltered
+                    .as_ref()
+                    .or(plan.read_columns.as_ref()),
+            ),
+            (_, f) => (f.as_ref(), plan.read_columns.as_ref()),
         };
         let mut each = |row: Vec<Value>| -> Result<bool> {
             if env.interrupted() {
@@ -1860,7 +1869,7 @@ fn select_rows_into<'d>(
             }
             (Source::Table(t), Some(table)) => {
                 let projected;
-                let table = match &plan.read_columns {
+                let table = match read_columns {
                     Some(cols) => {
                         projected = table.reading_only(cols.clone());
                         &projected

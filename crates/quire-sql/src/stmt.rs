@@ -1053,7 +1053,6 @@ pub(crate) fn select_core(
             })
         };
         items.iter().for_each(&mut note);
-        filter.iter().for_each(&mut note);
         group_by.iter().for_each(&mut note);
         having.iter().for_each(&mut note);
         order.iter().for_each(|(e, _)| note(e));
@@ -1069,6 +1068,16 @@ pub(crate) fn select_core(
             on_conditions(&f.tree, &mut note);
         }
     }
+    // The columns WHERE alone reads come last: a read whose key range is exactly WHERE
+    // does not decode them (`SelectPlan::read_columns_unfiltered`).
+    let unfiltered = needed.len();
+    filter.iter().for_each(|e| {
+        e.walk(&mut |x| {
+            if let Expr::Column(c) = x {
+                needed.push(*c);
+            }
+        })
+    });
     // ORDER BY as plain columns (an index may deliver it).
     let order_cols: Option<Vec<(usize, bool)>> = order
         .iter()
@@ -1085,11 +1094,18 @@ pub(crate) fn select_core(
     let mut filter = filter;
     // The columns a base table's reads decode: those the query reads (the list the
     // covering rule trusts), unless that is all of them.
-    let read_columns = match &input {
-        Input::Table(t) if needed.iter().all(|&c| c < t.def.columns.len()) => {
+    let mask_of = |cols: &[usize]| match &input {
+        Input::Table(t) if cols.iter().all(|&c| c < t.def.columns.len()) => {
             let mut mask = vec![false; t.def.columns.len()];
-            needed.iter().for_each(|&c| mask[c] = true);
+            cols.iter().for_each(|&c| mask[c] = true);
             (!mask.iter().all(|&m| m)).then(|| std::sync::Arc::from(mask))
+        }
+        _ => None,
+    };
+    let read_columns = mask_of(&needed);
+    let read_columns_unfiltered = match needed.get(..unfiltered) {
+        Some(u) if u.len() < needed.len() => {
+            mask_of(u).filter(|m| Some(m) != read_columns.as_ref())
         }
         _ => None,
     };
@@ -1198,6 +1214,7 @@ pub(crate) fn select_core(
         lock_wait: Default::default(),
         window,
         read_columns,
+        read_columns_unfiltered,
     })
 }
 
@@ -1842,6 +1859,7 @@ fn join_dml(
         lock: Some(ReadLock::Shared),
         lock_wait: Default::default(),
         read_columns: None,
+        read_columns_unfiltered: None,
         window: None,
     };
     Ok((select, targets))

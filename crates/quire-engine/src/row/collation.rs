@@ -532,6 +532,15 @@ impl Collation {
     /// first and the strings only where they are equal.
     /// `scratch` is a buffer for the key's bytes, kept by the caller from string to string.
     pub fn sort_key_prefix(self, s: &str, scratch: &mut Vec<u8>) -> u64 {
+        // Four plain ASCII characters first (most keys): their four short tokens.
+        let plain = plain_ascii_weights(self.utf8mb4_twin());
+        if let Some(&[a, b, c, d]) = s.as_bytes().first_chunk::<4>() {
+            let w = |x: u8| plain.get(usize::from(x)).copied().unwrap_or(0);
+            let (a, b, c, d) = (w(a), w(b), w(c), w(d));
+            if a != 0 && b != 0 && c != 0 && d != 0 {
+                return u64::from_be_bytes([0xFF, a, 0xFF, b, 0xFF, c, 0xFF, d]);
+            }
+        }
         let k = scratch;
         k.clear();
         self.sort_key_upto(s, k, 8);

@@ -676,6 +676,7 @@ pub fn plan(t: InfoTable, alias: &str) -> SelectPlan {
         lock: None,
         lock_wait: Default::default(),
         read_columns: None,
+        read_columns_unfiltered: None,
         window: None,
     }
 }

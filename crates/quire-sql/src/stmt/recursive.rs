@@ -182,6 +182,7 @@ fn passthrough(
         lock: None,
         lock_wait: Default::default(),
         read_columns: None,
+        read_columns_unfiltered: None,
         window: None,
     }
 }

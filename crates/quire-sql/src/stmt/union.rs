@@ -301,6 +301,7 @@ pub fn plan(
         lock,
         lock_wait: Default::default(),
         read_columns: None,
+        read_columns_unfiltered: None,
         window: None,
     })
 }
