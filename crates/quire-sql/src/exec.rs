@@ -263,6 +263,10 @@ fn range_is_filter(t: &TableRef, access: &Access, filter: &Expr, env: &dyn Env) 
     let [r] = access.ranges.as_slice() else {
         return Ok(false);
     };
+    // One row at most: checking WHERE on it costs less than proving it need not be.
+    if access.unique_points {
+        return Ok(false);
+    }
     let first = |b: &Bound<Vec<Expr>>| match b {
         Bound::Included(v) => match v.as_slice() {
             [e] => Some(Some(e.clone())),
@@ -1544,6 +1548,9 @@ impl SortSrc {
 /// sort keys, neighbours after the sort ([`distinct_sorted`]). With ROLLUP an output
 /// column can be NULL where its key is not, so nothing is shared there.
 fn sort_sources(plan: &SelectPlan) -> (Vec<SortSrc>, bool) {
+    if plan.sort.is_empty() {
+        return (Vec::new(), false);
+    }
     let mut own = 0;
     let mut covered = vec![false; plan.items.len()];
     let mut all_items = true;
@@ -1616,16 +1623,15 @@ fn abbreviated_keys(
 /// HAVING, window or ROLLUP reads it after the select list, every output column is a
 /// different column of it, and every sort key is an output column.
 fn takes_items(plan: &SelectPlan, sort_src: &[SortSrc]) -> bool {
-    let mut seen = std::collections::HashSet::new();
+    let items = &plan.items;
     !plan.aggregated()
         && plan.having.is_none()
         && plan.window.is_none()
         && !plan.rollup
         && sort_src.iter().all(|s| matches!(s, SortSrc::Item(_)))
-        && plan
-            .items
-            .iter()
-            .all(|e| matches!(e, Expr::Column(c) if seen.insert(*c)))
+        && items.iter().enumerate().all(|(i, e)| {
+            matches!(e, Expr::Column(_)) && !items.get(..i).is_some_and(|before| before.contains(e))
+        })
 }
 
 /// DISTINCT over rows sorted by exactly their output columns: each row equal to the one
