@@ -763,7 +763,9 @@ pub struct Session<'d> {
     pub(crate) explicit: bool,
     pub(crate) read_only: bool,
     pub(crate) sv: SessVars,
-    pub(crate) prepared: quire_engine::hash::Map<u32, Kept>,
+    /// Shared with each execution, which holds its statement while it runs (a clone of
+    /// the whole `Kept`, its text and column list, was a thirtieth of a point select).
+    pub(crate) prepared: quire_engine::hash::Map<u32, Arc<Kept>>,
     pub(crate) next_stmt: u32,
     /// SQL-level prepared statements by name, lower-cased (`prepare.rs`).
     pub(crate) named: quire_engine::hash::Map<String, Kept>,
@@ -1452,7 +1454,7 @@ impl<'d> Session<'d> {
             params: kept.params,
             columns: kept.columns.clone(),
         };
-        self.prepared.insert(id, kept);
+        self.prepared.insert(id, Arc::new(kept));
         Ok(info)
     }
 
@@ -1560,7 +1562,7 @@ impl<'d> Session<'d> {
             // DDL (or new statistics) since PREPARE: plan again from the text (the statement may now fail).
             let (sql, conn) = (k.sql.clone(), k.conn);
             let fresh = self.make_kept(&sql, conn)?;
-            self.prepared.insert(id, fresh);
+            self.prepared.insert(id, Arc::new(fresh));
         }
         let k = self
             .prepared
