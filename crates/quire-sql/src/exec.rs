@@ -194,6 +194,15 @@ impl Env for BoundEnv {
 /// for one that does not convert to its column (the read widens to everything).
 type BoundValues = Option<std::result::Result<Vec<Value>, ()>>;
 
+/// Where a key bound is converted to its column's type: strictly, naming no row.
+const BOUND_TARGET: Target<'static> = Target {
+    db: "",
+    table: "",
+    row: 0,
+    strict: true,
+    cut_as_truncation: false,
+};
+
 /// A key range's bound, evaluated with `row` (a join's earlier tables' values; empty for
 /// one table, whose bounds are constants).
 fn eval_bound(
@@ -224,13 +233,7 @@ fn eval_bound(
                 }
                 (_, v) => v,
             };
-            let at = Target {
-                db: "",
-                table: "",
-                row: 0,
-                strict: true,
-                cut_as_truncation: false,
-            };
+            let at = BOUND_TARGET;
             match types::coerce(v, c, &at, &BoundEnv(zone)) {
                 Ok(v) => out.push(v),
                 Err(_) => return Ok(Some(Err(()))),
@@ -341,13 +344,7 @@ fn range_is_filter(t: &TableRef, access: &Access, filter: &Expr, env: &dyn Env) 
             },
             env,
         )?;
-        let at = Target {
-            db: "",
-            table: "",
-            row: 0,
-            strict: true,
-            cut_as_truncation: false,
-        };
+        let at = BOUND_TARGET;
         let exact = match &v {
             Value::Int(_) | Value::UInt(_) => {
                 match types::coerce(v.clone(), col, &at, &BoundEnv(env.time_zone())) {
