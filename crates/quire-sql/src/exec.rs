@@ -270,14 +270,16 @@ fn range_is_filter(t: &TableRef, access: &Access, filter: &Expr, env: &dyn Env) 
     if access.unique_points {
         return Ok(false);
     }
-    let first = |b: &Bound<Vec<Expr>>| match b {
-        Bound::Included(v) => match v.as_slice() {
-            [e] => Some(Some(e.clone())),
-            _ => None,
-        },
-        Bound::Unbounded => Some(None),
-        Bound::Excluded(_) => None,
-    };
+    fn first(b: &Bound<Vec<Expr>>) -> Option<Option<&Expr>> {
+        match b {
+            Bound::Included(v) => match v.as_slice() {
+                [e] => Some(Some(e)),
+                _ => None,
+            },
+            Bound::Unbounded => Some(None),
+            Bound::Excluded(_) => None,
+        }
+    }
     let (Some(lo), Some(hi)) = (first(&r.lo), first(&r.hi)) else {
         return Ok(false);
     };
@@ -289,27 +291,28 @@ fn range_is_filter(t: &TableRef, access: &Access, filter: &Expr, env: &dyn Env) 
             negated: false,
             ..
         } => match **e {
-            Expr::Column(k) => (k, Some((**a).clone()), Some((**b).clone())),
+            Expr::Column(k) => (k, Some(&**a), Some(&**b)),
             _ => return Ok(false),
         },
         Expr::Cmp(op, a, b, _) => {
+            use crate::expr::BinOp::{Eq, Ge, Le};
             let (k, v, op) = match (&**a, &**b) {
                 (Expr::Column(k), v) => (*k, v, *op),
                 (v, Expr::Column(k)) => (
                     *k,
                     v,
                     match op {
-                        crate::expr::BinOp::Ge => crate::expr::BinOp::Le,
-                        crate::expr::BinOp::Le => crate::expr::BinOp::Ge,
+                        Ge => Le,
+                        Le => Ge,
                         o => *o,
                     },
                 ),
                 _ => return Ok(false),
             };
             match op {
-                crate::expr::BinOp::Eq => (k, Some(v.clone()), Some(v.clone())),
-                crate::expr::BinOp::Ge => (k, Some(v.clone()), None),
-                crate::expr::BinOp::Le => (k, None, Some(v.clone())),
+                Eq => (k, Some(v), Some(v)),
+                Ge => (k, Some(v), None),
+                Le => (k, None, Some(v)),
                 _ => return Ok(false),
             }
         }
