@@ -22,6 +22,7 @@ fn config(file_size: u64, buffer_size: u64) -> LogConfig {
         dsync: false,
         preallocate: false,
         background_flush: false,
+        prewrite_ahead: 0,
     }
 }
 

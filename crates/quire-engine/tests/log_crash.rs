@@ -22,6 +22,7 @@ fn config(direct: bool, dsync: bool) -> LogConfig {
         dsync,
         preallocate: true,
         background_flush: false,
+        prewrite_ahead: 0,
     }
 }
 

@@ -20,6 +20,7 @@ fn config(file_size: u64) -> LogConfig {
         dsync: false,
         preallocate: false,
         background_flush: false,
+        prewrite_ahead: 0,
     }
 }
 

@@ -225,6 +225,13 @@ pub trait Vfs: Send + Sync + fmt::Debug {
         let _ = path;
         Ok(Box::new(NoLock))
     }
+    /// Whether the first write into a block reserved by [`VfsFile::allocate`] costs more
+    /// than later writes (a real file system converts the block's extent, and the next sync
+    /// commits that to its journal). The redo log then writes its first lap ahead of
+    /// time. The simulator models no such cost.
+    fn first_writes_cost_more(&self) -> bool {
+        false
+    }
 }
 
 /// Holds a lock taken with [`Vfs::lock_exclusive`]; dropping it releases the lock.

@@ -95,6 +95,9 @@ pub struct OsFile {
 }
 
 impl Vfs for OsVfs {
+    fn first_writes_cost_more(&self) -> bool {
+        true
+    }
     fn open(&self, path: &Path, opts: OpenOptions) -> Result<Arc<dyn VfsFile>> {
         Ok(Arc::new(self.open_file(path, opts)?))
     }

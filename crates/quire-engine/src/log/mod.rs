@@ -21,7 +21,8 @@
 //! * `gate`: group commit's gates: one thread does the I/O, the others are woken together.
 //! * `writer`: [`Log`]: appends, group commit, checkpoints, counters.
 //! * `open`: create, open, recovery scan. `resize`: online resize. `flusher`:
-//!   `innodb_flush_log_at_trx_commit` and the once-a-second thread.
+//!   `innodb_flush_log_at_trx_commit` and the once-a-second thread. `prewrite`: zeros
+//!   written ahead of the log in each file's first lap.
 //!
 //! Invariants (asserted in `writer`):
 //! 1. `checkpoint ≤ flushed ≤ stable ≤ written ≤ filled ≤ reserved` (all LSNs, all
@@ -49,6 +50,7 @@ mod flusher;
 pub mod format;
 mod gate;
 mod open;
+mod prewrite;
 pub mod reader;
 mod resize;
 mod writer;
@@ -85,6 +87,9 @@ pub struct LogConfig {
     pub preallocate: bool,
     /// Run the once-a-second background flush thread.
     pub background_flush: bool,
+    /// Bytes of the file's first lap to keep written ahead of the log (`prewrite`); 0 turns
+    /// the pre-writer off. It runs only where [`quire_io::Vfs::first_writes_cost_more`].
+    pub prewrite_ahead: u64,
 }
 
 impl Default for LogConfig {
@@ -97,6 +102,7 @@ impl Default for LogConfig {
             dsync: false,
             preallocate: true,
             background_flush: true,
+            prewrite_ahead: 0,
         }
     }
 }

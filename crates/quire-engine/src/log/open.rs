@@ -101,6 +101,7 @@ impl Log {
             epoch: 1,
             tail: Vec::new(),
             stable: START_LSN,
+            created: START_LSN,
         };
         Log::start(Shared::new(vfs, dir.to_path_buf(), config, start))
     }
@@ -168,6 +169,7 @@ impl Log {
             vfs,
             dir: dir.to_path_buf(),
             config,
+            created: header.created_lsn,
             file,
             newest_slot: newest,
             slot,
@@ -193,6 +195,8 @@ pub struct Recovery {
     vfs: Arc<dyn Vfs>,
     dir: PathBuf,
     config: LogConfig,
+    /// The header's `created_lsn`.
+    created: Lsn,
     file: Arc<super::file::LogFile>,
     newest_slot: usize,
     slot: CheckpointSlot,
@@ -237,6 +241,7 @@ impl Recovery {
             vfs,
             dir,
             config,
+            created,
             file,
             newest_slot,
             slot: newest,
@@ -294,6 +299,7 @@ impl Recovery {
             epoch,
             tail,
             stable,
+            created,
         };
         Log::start(Shared::new(vfs, dir, config, start))
     }

@@ -152,7 +152,12 @@ impl Shared {
             let ok = new.handle.inner().set_buffered(true).unwrap_or(false);
             self.buffered.store(ok, SeqCst);
         }
+        // Prewrite invariant 4: `busy` last. No chunk is in flight on the old file from here,
+        // and the new file's first lap starts at its `created_lsn`.
+        let busy = self.prewrite.busy.lock();
         *self.file.write() = Arc::new(new);
+        self.prewrite.new_file(ckpt0.0, new_cap);
+        drop(busy);
         c.seq += 1;
         c.next_slot = 1;
         // Everything written is now durable in the new file; acknowledged only up to

@@ -71,6 +71,7 @@ use super::file::LogFile;
 use super::flusher::{self, FlushAtCommit, Stop};
 use super::format::{self, CheckpointSlot, BLOCK, FRAME_OVERHEAD, SLOT_OFFSETS};
 use super::gate::Gate;
+use super::prewrite::{self, Prewrite};
 use super::reader::LogReader;
 use super::{LogConfig, LogError, Result};
 use crate::page::Lsn;
@@ -121,6 +122,9 @@ pub struct LogStats {
     /// `quire_log_padding_bytes`: log spent on padding frames, which end an O_DIRECT sync
     /// on a block boundary so that durable bytes are never rewritten.
     pub padding_bytes: u64,
+    /// Zeros written ahead of the log in its file's first lap (`prewrite`), so that
+    /// commits do not pay for the file system's first writes.
+    pub prewritten_bytes: u64,
     /// `Innodb_checkpoint_age`: current − checkpoint LSN.
     pub checkpoint_age: u64,
     pub current_lsn: Lsn,
@@ -212,6 +216,8 @@ pub(crate) struct Shared {
     claim_waiters: AtomicUsize,
     pub counters: Counters,
     hook: RwLock<Option<PressureHook>>,
+    /// Zeros written ahead of the log in the file's first lap (`prewrite`).
+    pub prewrite: Prewrite,
 }
 
 impl std::fmt::Debug for Shared {
@@ -240,6 +246,8 @@ pub(crate) struct Start {
     /// Durable and never to be rewritten up to here (invariant 6): `end` itself only if it
     /// is a multiple of the I/O block; the scan's last such frame boundary otherwise.
     pub stable: Lsn,
+    /// The file's `created_lsn` (header): its first lap is `[created, created + capacity)`.
+    pub created: Lsn,
 }
 
 impl Shared {
@@ -248,7 +256,13 @@ impl Shared {
         let capacity = s.file.capacity;
         let never_direct = s.file.io_block == 1;
         let writer = WriterState::new(&s.file, &s.tail);
+        let ahead = if vfs.first_writes_cost_more() {
+            config.prewrite_ahead
+        } else {
+            0
+        };
         Shared {
+            prewrite: Prewrite::new(ahead, s.created.0, capacity),
             vfs,
             dir,
             epoch: s.epoch,
@@ -713,6 +727,8 @@ impl Shared {
             staging[..prefix].copy_from_slice(&w.tail[..prefix]);
             self.buf.copy_out(pos, &mut staging[prefix..prefix + n]);
             staging[prefix + n..].fill(0);
+            // Prewrite invariant 2: never beside a chunk of zeros being written.
+            self.prewrite.before_write(blk_start + total as u64);
             file.write_data(blk_start, staging);
             tracing::trace!(target: "quire::trace", "log write [{pos}, {end}) at block {blk_start}, {total} bytes");
             // Keep the new partial last block for the next write's rewrite.
@@ -725,6 +741,7 @@ impl Shared {
             self.counters.log_writes.fetch_add(1, SeqCst);
             self.written.store(end, SeqCst);
             self.wake();
+            self.prewrite.after_write(end);
             pos = end;
         }
         if frame_end && to.is_multiple_of(b) {
@@ -859,6 +876,7 @@ pub struct Log {
     shared: Arc<Shared>,
     stop: Arc<Stop>,
     bg: Mutex<Option<JoinHandle<()>>>,
+    prewriter: Mutex<Option<JoinHandle<()>>>,
 }
 
 impl Log {
@@ -877,10 +895,23 @@ impl Log {
         } else {
             None
         };
+        let prewriter = if shared.prewrite.ahead > 0 {
+            let h = prewrite::spawn(Arc::clone(&shared)).map_err(|e| {
+                LogError::Io(quire_io::IoError::from_std(
+                    "spawn log prewrite thread",
+                    &shared.dir,
+                    &e,
+                ))
+            })?;
+            Some(h)
+        } else {
+            None
+        };
         Ok(Log {
             shared,
             stop,
             bg: Mutex::new(bg),
+            prewriter: Mutex::new(prewriter),
         })
     }
 
@@ -1070,6 +1101,7 @@ impl Log {
             reservation_overruns: c.reservation_overruns.load(SeqCst),
             commits: c.commits.load(SeqCst),
             padding_bytes: c.padding_bytes.load(SeqCst),
+            prewritten_bytes: self.shared.prewrite.bytes.load(SeqCst),
             checkpoint_lsn: self.checkpoint_lsn(),
             flushed_lsn: self.flushed_lsn(),
             written_lsn: self.written_lsn(),
@@ -1087,9 +1119,15 @@ impl Log {
 
     fn stop_background(&self) {
         self.stop.stop();
+        self.shared.prewrite.stop();
         if let Some(h) = self.bg.lock().take() {
             if h.join().is_err() {
                 tracing::error!(target: "quire::log", "the log flush thread panicked");
+            }
+        }
+        if let Some(h) = self.prewriter.lock().take() {
+            if h.join().is_err() {
+                tracing::error!(target: "quire::log", "the log prewrite thread panicked");
             }
         }
     }
