@@ -33,33 +33,37 @@ fn os() -> Arc<dyn Vfs> {
 /// The OS file system, except that a write of 64 KiB or more of zeros (the pre-writer's
 /// chunks) sleeps 20 ms before it starts: a log write racing a chunk would
 /// then land first and be overwritten by its zeros.
+/// With `fail`, such writes fail instead, as on a full disk.
 #[derive(Debug)]
-struct SlowChunks(OsVfs);
+struct SlowChunks {
+    os: OsVfs,
+    fail: bool,
+}
 
 #[derive(Debug)]
-struct SlowFile(Arc<dyn VfsFile>);
+struct SlowFile(Arc<dyn VfsFile>, bool);
 
 impl Vfs for SlowChunks {
     fn open(&self, path: &Path, opts: OpenOptions) -> quire_io::Result<Arc<dyn VfsFile>> {
-        Ok(Arc::new(SlowFile(self.0.open(path, opts)?)))
+        Ok(Arc::new(SlowFile(self.os.open(path, opts)?, self.fail)))
     }
     fn delete(&self, path: &Path) -> quire_io::Result<()> {
-        self.0.delete(path)
+        self.os.delete(path)
     }
     fn rename(&self, from: &Path, to: &Path) -> quire_io::Result<()> {
-        self.0.rename(from, to)
+        self.os.rename(from, to)
     }
     fn exists(&self, path: &Path) -> quire_io::Result<bool> {
-        self.0.exists(path)
+        self.os.exists(path)
     }
     fn list_dir(&self, dir: &Path) -> quire_io::Result<Vec<PathBuf>> {
-        self.0.list_dir(dir)
+        self.os.list_dir(dir)
     }
     fn create_dir_all(&self, dir: &Path) -> quire_io::Result<()> {
-        self.0.create_dir_all(dir)
+        self.os.create_dir_all(dir)
     }
     fn sync_dir(&self, dir: &Path) -> quire_io::Result<()> {
-        self.0.sync_dir(dir)
+        self.os.sync_dir(dir)
     }
     fn first_writes_cost_more(&self) -> bool {
         true
@@ -75,6 +79,14 @@ impl VfsFile for SlowFile {
     }
     fn write_all_at(&self, buf: &[u8], offset: u64) -> quire_io::Result<()> {
         if buf.len() >= 64 << 10 && buf.iter().all(|&b| b == 0) {
+            if self.1 {
+                return Err(quire_io::IoError::new(
+                    "write",
+                    self.0.path(),
+                    quire_io::ErrorKind::NoSpace,
+                    "no space left on device (injected)",
+                ));
+            }
             std::thread::sleep(Duration::from_millis(20));
         }
         self.0.write_all_at(buf, offset)
@@ -165,7 +177,10 @@ fn zeros_written_ahead_never_land_on_a_frame() {
     for direct in [true, false] {
         let dir = tempfile::tempdir().expect("tempdir");
         let cfg = config(32 << 20, direct, 128 << 10);
-        let slow: Arc<dyn Vfs> = Arc::new(SlowChunks(OsVfs::new()));
+        let slow: Arc<dyn Vfs> = Arc::new(SlowChunks {
+            os: OsVfs::new(),
+            fail: false,
+        });
         let log = Arc::new(Log::create(slow, dir.path(), cfg.clone()).expect("create"));
         let written = append_concurrently(&log, 4, 2500, 7);
         let st = log.stats();
@@ -269,4 +284,21 @@ fn the_simulator_gets_no_prewriter() {
     std::thread::sleep(Duration::from_millis(200));
     assert_eq!(log.stats().prewritten_bytes, 0);
     log.shutdown();
+}
+
+#[test]
+fn a_failed_zero_write_stops_the_prewriter_not_the_log() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cfg = config(16 << 20, true, 1 << 20);
+    let failing: Arc<dyn Vfs> = Arc::new(SlowChunks {
+        os: OsVfs::new(),
+        fail: true,
+    });
+    let log = Arc::new(Log::create(failing, dir.path(), cfg.clone()).expect("create"));
+    let written = append_concurrently(&log, 2, 1000, 17);
+    assert_eq!(log.stats().prewritten_bytes, 0, "no chunk was written");
+    Arc::into_inner(log).expect("sole owner").shutdown();
+    let got = recovered(dir.path(), &cfg);
+    assert_eq!(got.len(), written.len(), "every frame is read back");
+    assert!(written.iter().zip(&got).all(|(a, b)| a == b), "intact");
 }

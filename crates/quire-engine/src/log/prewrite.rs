@@ -25,7 +25,7 @@ use std::time::Duration;
 
 use parking_lot::{Condvar, Mutex};
 
-use super::format::BLOCK;
+use super::format::{self, BLOCK};
 use super::writer::Shared;
 
 /// The most one chunk writes before its sync.
@@ -181,7 +181,16 @@ impl Shared {
         );
         let n = (end - start) as usize;
         let z = zeros.get_or_insert_with(|| file.buf(PREWRITE_CHUNK as usize));
-        file.write_data(start, &z[..n]);
+        let at = format::file_offset(start, cap);
+        if let Err(e) = file.handle.inner().write_all_at(&z[..n], at) {
+            // Only an optimization failed (a sparse file on a full disk, say): the log will
+            // meet the same blocks itself, and its own write decides. Stop for this file.
+            tracing::warn!(target: "quire::log", "{}: writing ahead of the log stopped: {e}", file.path().display());
+            pre.done.store(lap_end, SeqCst);
+            pre.claim.store(NO_CLAIM, SeqCst);
+            return false;
+        }
+        // A failed sync stays fatal: it may have dropped the log's own pages too.
         file.handle.sync_data();
         pre.bytes.fetch_add(n as u64, SeqCst);
         pre.done.store(end, SeqCst);
