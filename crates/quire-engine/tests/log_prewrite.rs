@@ -161,6 +161,20 @@ fn recovered(dir: &Path, cfg: &LogConfig) -> Vec<(Lsn, Vec<u8>)> {
         .collect()
 }
 
+/// Reopens the log and checks that it holds exactly the frames `written`, intact and in order.
+fn assert_read_back(dir: &Path, cfg: &LogConfig, written: &[(Lsn, Vec<u8>)], what: &str) {
+    let got = recovered(dir, cfg);
+    assert_eq!(
+        got.len(),
+        written.len(),
+        "every frame is read back ({what})"
+    );
+    for ((ls, lp), (rs, rp)) in written.iter().zip(&got) {
+        assert_eq!(ls, rs, "frame order ({what})");
+        assert!(lp == rp, "the frame at {ls} is intact ({what})");
+    }
+}
+
 fn wait_for(what: &str, mut ok: impl FnMut() -> bool) {
     let deadline = Instant::now() + Duration::from_secs(20);
     while !ok() {
@@ -190,16 +204,7 @@ fn zeros_written_ahead_never_land_on_a_frame() {
             st.prewritten_bytes
         );
         Arc::into_inner(log).expect("sole owner").shutdown();
-        let got = recovered(dir.path(), &cfg);
-        assert_eq!(
-            got.len(),
-            written.len(),
-            "every frame is read back (direct {direct})"
-        );
-        for ((ls, lp), (rs, rp)) in written.iter().zip(&got) {
-            assert_eq!(ls, rs, "frame order");
-            assert!(lp == rp, "the frame at {ls} is intact (direct {direct})");
-        }
+        assert_read_back(dir.path(), &cfg, &written, &format!("direct {direct}"));
     }
 }
 
@@ -263,13 +268,8 @@ fn a_reopened_or_resized_log_prewrites_from_its_end() {
         file_size: 24 << 20,
         ..cfg
     };
-    let got = recovered(dir.path(), &cfg);
     assert!(end > START_LSN.0);
-    assert_eq!(got.len(), written.len(), "every frame is read back");
-    for ((ls, lp), (rs, rp)) in written.iter().zip(&got) {
-        assert_eq!(ls, rs, "frame order");
-        assert!(lp == rp, "the frame at {ls} is intact");
-    }
+    assert_read_back(dir.path(), &cfg, &written, "reopened and resized");
 }
 
 #[test]
@@ -298,7 +298,5 @@ fn a_failed_zero_write_stops_the_prewriter_not_the_log() {
     let written = append_concurrently(&log, 2, 1000, 17);
     assert_eq!(log.stats().prewritten_bytes, 0, "no chunk was written");
     Arc::into_inner(log).expect("sole owner").shutdown();
-    let got = recovered(dir.path(), &cfg);
-    assert_eq!(got.len(), written.len(), "every frame is read back");
-    assert!(written.iter().zip(&got).all(|(a, b)| a == b), "intact");
+    assert_read_back(dir.path(), &cfg, &written, "zero writes failing");
 }

@@ -883,27 +883,23 @@ impl Log {
     pub(crate) fn start(shared: Shared) -> Result<Log> {
         let shared = Arc::new(shared);
         let stop = Arc::new(Stop::default());
+        // A thread that cannot start is an I/O-class error naming the directory.
+        let started = |h: std::io::Result<JoinHandle<()>>, what: &'static str| {
+            h.map_err(|e| LogError::Io(quire_io::IoError::from_std(what, &shared.dir, &e)))
+        };
         let bg = if shared.config.background_flush {
-            let h = flusher::spawn(Arc::clone(&shared), Arc::clone(&stop)).map_err(|e| {
-                LogError::Io(quire_io::IoError::from_std(
-                    "spawn log flush thread",
-                    &shared.dir,
-                    &e,
-                ))
-            })?;
-            Some(h)
+            Some(started(
+                flusher::spawn(Arc::clone(&shared), Arc::clone(&stop)),
+                "spawn log flush thread",
+            )?)
         } else {
             None
         };
         let prewriter = if shared.prewrite.ahead > 0 {
-            let h = prewrite::spawn(Arc::clone(&shared)).map_err(|e| {
-                LogError::Io(quire_io::IoError::from_std(
-                    "spawn log prewrite thread",
-                    &shared.dir,
-                    &e,
-                ))
-            })?;
-            Some(h)
+            Some(started(
+                prewrite::spawn(Arc::clone(&shared)),
+                "spawn log prewrite thread",
+            )?)
         } else {
             None
         };
