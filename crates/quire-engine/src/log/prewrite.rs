@@ -9,8 +9,9 @@
 //! the first lap".
 //!
 //! Invariants (asserted here and in `writer`):
-//! 1. A chunk starts at or after `reserved + PREWRITE_MARGIN`, read *after* its start was
-//!    published in `claim`: no byte of a chunk holds log, or will while it is written.
+//! 1. A chunk starts at or after `reserved + BLOCK`, `reserved` read *after* its start was
+//!    published in `claim` (and at or after `reserved + PREWRITE_MARGIN` read before): no
+//!    byte of a chunk holds log, or will while it is written.
 //! 2. A log write ending past `claim` takes `busy` first, so it never overlaps a chunk being
 //!    written (`Shared::before_file_write`).
 //! 3. Chunks lie in the file's first lap, `[created, created + capacity)`, which ends by
@@ -167,9 +168,13 @@ impl Shared {
         let end = (start + PREWRITE_CHUNK)
             .min(lap_end)
             .min((start / cap + 1) * cap);
-        // Invariant 1: publish the claim, then make sure the log cannot reach it.
+        // Invariant 1: publish the claim, then make sure the log cannot reach it. A write
+        // ends at most a block past what was reserved when it was issued, so a block of
+        // room suffices here; the margin above only makes this check rarely fail (a log
+        // that moved by more than the margin since the first read), so that a fast log
+        // does not keep the thread giving chunks up in a loop.
         pre.claim.store(start, SeqCst);
-        if self.buf.reserved() + PREWRITE_MARGIN > start {
+        if self.buf.reserved() + BLOCK > start {
             pre.claim.store(NO_CLAIM, SeqCst);
             return true;
         }
