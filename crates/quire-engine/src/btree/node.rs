@@ -215,17 +215,47 @@ pub fn rec(b: &[u8], i: usize) -> Rec<'_> {
 }
 
 /// Binary search by key (memcmp): `Ok(i)` if slot `i` holds `key`, else `Err(insert pos)`.
+///
+/// The hottest loop of every B-tree descent, so it reads only what it compares: the slot
+/// directory is bounds-checked once as one slice, each probe decodes only its record's key
+/// (not the value [`rec`] also slices), and [`cmp_keys`] settles most probes on a word.
 pub fn search(b: &[u8], key: &[u8]) -> Result<usize, usize> {
-    let (mut lo, mut hi) = (0, n_recs(b));
+    let n = n_recs(b);
+    let end = dir_end(b);
+    // Slot i is at `end - SLOT_SIZE * (i + 1)`: index `SLOT_SIZE * (n - 1 - i)` here.
+    let dir = &b[end - SLOT_SIZE * n..end];
+    let (mut lo, mut hi) = (0, n);
     while lo < hi {
         let mid = lo + (hi - lo) / 2;
-        match rec(b, mid).key.cmp(key) {
+        let off = get_u16(dir, SLOT_SIZE * (n - 1 - mid));
+        let kl = get_u16(b, off + 1);
+        let k = off + REC_HEADER;
+        match cmp_keys(&b[k..k + kl], key) {
             std::cmp::Ordering::Less => lo = mid + 1,
             std::cmp::Ordering::Greater => hi = mid,
             std::cmp::Ordering::Equal => return Ok(mid),
         }
     }
     Err(lo)
+}
+
+/// memcmp order of two keys, as `a.cmp(b)`. Keys of a binary search usually differ in their
+/// first bytes: those are compared as one big-endian word (the same order), and only keys
+/// that agree there go to the byte-wise compare (a libc `memcmp` call).
+#[inline]
+pub fn cmp_keys(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
+    if let (Some(x), Some(y)) = (a.first_chunk::<8>(), b.first_chunk::<8>()) {
+        let (x, y) = (u64::from_be_bytes(*x), u64::from_be_bytes(*y));
+        if x != y {
+            return x.cmp(&y);
+        }
+    } else if let (Some(x), Some(y)) = (a.first_chunk::<4>(), b.first_chunk::<4>()) {
+        let (x, y) = (u32::from_be_bytes(*x), u32::from_be_bytes(*y));
+        if x != y {
+            return x.cmp(&y);
+        }
+    }
+    a.cmp(b)
 }
 
 /// The child slot an internal node routes `key` to: the last record whose key is `<= key`,

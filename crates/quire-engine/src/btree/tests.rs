@@ -241,3 +241,43 @@ fn ascending_inserts_split_at_the_end_and_random_ones_in_the_middle() {
     assert_eq!(split_point(&recs, 9, false), 5);
     assert_eq!(split_point(&recs, 3, true), 5);
 }
+
+mod search_model {
+    use super::*;
+    use proptest::prelude::*;
+
+    // Keys over a small alphabet and lengths around the 4- and 8-byte words `cmp_keys`
+    // compares first, so that prefixes, equal words and length ties all come up.
+    fn key() -> impl Strategy<Value = Vec<u8>> {
+        proptest::collection::vec(
+            prop_oneof![Just(0u8), Just(1), Just(0x7f), Just(0xff)],
+            0..13,
+        )
+    }
+
+    proptest! {
+        #[test]
+        fn cmp_keys_is_memcmp_order(a in key(), b in key()) {
+            prop_assert_eq!(node::cmp_keys(&a, &b), a.cmp(&b));
+        }
+
+        #[test]
+        fn search_agrees_with_a_linear_scan(
+            stored in proptest::collection::btree_set(key(), 0..60),
+            probes in proptest::collection::vec(key(), 1..20),
+        ) {
+            let mut b = page();
+            for k in &stored {
+                prop_assert!(put(&mut b, k, b"v"));
+            }
+            let sorted: Vec<&Vec<u8>> = stored.iter().collect();
+            for p in probes.iter().chain(stored.iter()) {
+                let want = match sorted.iter().position(|k| *k == p) {
+                    Some(i) => Ok(i),
+                    None => Err(sorted.iter().filter(|k| k.as_slice() < p.as_slice()).count()),
+                };
+                prop_assert_eq!(node::search(&b, p), want);
+            }
+        }
+    }
+}
