@@ -557,7 +557,15 @@ impl DbInner {
             done += n as u64;
             if n == 0 {
                 let limit = self.trx.purge_limit();
-                if self.undo.history_batch(&self.engine, 1, limit)?.is_empty() {
+                // Invariant 1: the history is read under `purge_one`, as by every other
+                // reader. Without it the background purger could remove the head log (and
+                // free its page, which a new log may then take) between this read of the
+                // head's reference and of its header: "no log header at offset N".
+                let left = {
+                    let _one = self.purge_one.lock();
+                    self.undo.history_batch(&self.engine, 1, limit)?
+                };
+                if left.is_empty() {
                     // Nothing left, or only what an open view still needs.
                     break;
                 }
