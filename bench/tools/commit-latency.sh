@@ -5,6 +5,9 @@
 # docs/redo-log.md, "Pre-writing the first lap").
 #   bench/tools/commit-latency.sh BIN [LOG_BYTES] [RUNS] [SECS]
 set -euo pipefail
+for t in mariadb:mariadb-client sysbench:sysbench; do
+  command -v "${t%%:*}" >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${t#*:}" >/dev/null; }
+done
 BIN=$1 LOG=${2:-1073741824} RUNS=${3:-3} SECS=${4:-8}
 PORT=${PORT:-3461}
 D=$(mktemp -d /tmp/quire-commit-latency.XXXXXX)
