@@ -247,8 +247,8 @@ if [ "$rows_on" = 1 ]; then
     echo
     echo "Load after: $(cut -d' ' -f1-3 /proc/loadavg)."
     echo
-    echo "**The fsync floor** (\`bench/fio-durable-write.sh $WORK 10\`: one 4 KiB O_DIRECT+O_DSYNC append at"
-    echo "queue depth 1, on the file system of the data directories): $floor0 writes/s before the rows,"
+    echo "**The fsync floor** (\`bench/fio-durable-write.sh $WORK 10\`: one 4 KiB O_DIRECT+O_DSYNC write at"
+    echo "queue depth 1 over blocks written before, on the file system of the data directories): $floor0 writes/s before the rows,"
     echo "$floor1 after them."
     if [ -n "$q1t" ]; then
       awk -v q="$q1t" -v a="$floor0" -v b="$floor1" 'BEGIN { f = (a > b) ? a : b;
