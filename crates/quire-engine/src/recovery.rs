@@ -572,13 +572,25 @@ pub fn recover(
                 .any(|(id, p)| *id != me && p.as_path() == Path::new(name))
     };
     let mut dir_changed = false;
+    // Deleted spaces first: a dropped space's file may still hold the name a live space
+    // ends up with (ALTER's rebuild: the old `d.a` deleted, `d.a~alter` renamed to `d.a`,
+    // and only the old file's directory entry durable at the crash).
     let mut ids: Vec<SpaceId> = history.keys().copied().collect();
-    ids.sort();
+    ids.sort_by_key(|id| (!history[id].deleted, *id));
     for space in ids {
         let h = &history[&space];
+        // A file whose page 0 names this space is its own, whatever name it is under.
+        let mine = |name: &str| {
+            discovered
+                .get(&space)
+                .is_some_and(|p| p.as_path() == Path::new(name))
+        };
         let mut existing = Vec::new();
         for name in &h.names {
-            if !existing.contains(name) && !others(name, space) && vfs.exists(&dir.join(name))? {
+            if !existing.contains(name)
+                && (mine(name) || !others(name, space))
+                && vfs.exists(&dir.join(name))?
+            {
                 existing.push(*name);
             }
         }

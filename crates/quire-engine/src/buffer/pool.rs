@@ -736,6 +736,12 @@ impl BufferPool {
 
     /// LRU bookkeeping for a hit, mostly without the pool mutex.
     fn touch(&self, idx: u32) {
+        // Until the pool has been full once, the order does not matter (as InnoDB). Checked
+        // first: the old-blocks test below reads the clock, which a hit should not pay for
+        // when the answer cannot matter.
+        if self.counters.evictions.load(Ordering::Relaxed) == 0 {
+            return;
+        }
         let f = self.frame(idx);
         if f.old.load(Ordering::Relaxed) {
             // A scan touches a page several times in a short while: that is not a reason to
@@ -747,10 +753,6 @@ impl BufferPool {
                 return;
             }
         } else if !self.drifted(f) {
-            return;
-        }
-        // Until the pool has been full once, the order does not matter (as InnoDB).
-        if self.counters.evictions.load(Ordering::Relaxed) == 0 {
             return;
         }
         let mut st = self.state.lock();

@@ -36,6 +36,12 @@
 //!    freed; it is freed when that count reaches 0. Only the newest log of a header page
 //!    ever grows in it (the page is handed to one transaction at a time, through the
 //!    rseg's in-memory cache, under the rseg mutex), so `page free == that log's end`.
+//! 7. An rseg's *spare* page (`RS_SPARE` on disk, `Rseg::spare` in memory, always equal
+//!    outside the rseg mutex) is a header page with `n_logs` 0 that no slot, history log or
+//!    cache names. It is named in the mtr that frees the last log of its page, and
+//!    un-named in the mtr that starts a log in it: a transaction's first undo record takes
+//!    no page allocation while its rseg has a spare, and the page is never leaked by a
+//!    crash.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -110,6 +116,9 @@ const RS_HIST_LEN: usize = RS_HIST_TAIL + 6;
 const RS_SLOTS: usize = RS_HIST_LEN + 8;
 const SLOT_SIZE: usize = 6;
 const RS_MAGIC_VALUE: u32 = 0x5152_5348; // "QRSH"
+/// The spare page (u32, 0: none) sits in the last 4 bytes before the trailer, past the
+/// slots (`UndoSys::open` sizes them to leave it room).
+const RS_SPARE_SIZE: usize = 4;
 
 // Every undo page: kind, flags, free offset, next continuation page, logs with a header here.
 const UP_KIND: usize = HEADER_SIZE;
@@ -259,6 +268,19 @@ struct Rseg {
     /// A header page whose logs are all committed, with room for another log: the next
     /// update log of this rseg starts in it (invariant 6).
     cached: Option<PageNo>,
+    /// An empty header page kept for the next log of either kind (invariant 7).
+    spare: Option<PageNo>,
+}
+
+/// What freeing a log did to its header page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum HeaderPage {
+    /// Other logs still have their header in it.
+    Kept,
+    /// It was freed.
+    Freed,
+    /// It became its rseg's spare page (the caller sets `Rseg::spare` after the commit).
+    Spared,
 }
 
 /// The undo system of an open data directory. Shared by every session (Send + Sync).
@@ -267,6 +289,8 @@ pub struct UndoSys {
     history_len: AtomicU64,
     slots: usize,
     page_size: usize,
+    /// Offset of `RS_SPARE` in an rseg header page.
+    spare_at: usize,
 }
 
 fn sys(p: PageNo) -> PageId {
@@ -412,7 +436,10 @@ impl UndoSys {
     /// catalog is open.
     pub fn open(engine: &Engine) -> Result<(UndoSys, Recovered)> {
         let page_size = engine.page_size().bytes();
-        let slots = ((page_size - TRAILER_SIZE - RS_SLOTS) / SLOT_SIZE).min(1024);
+        // The spare page's field ends where the trailer starts. At 8 KiB and up it is past
+        // the 1024 slots; at 4 KiB it takes the room of a 672nd slot (docs/undo.md).
+        let spare_at = page_size - TRAILER_SIZE - RS_SPARE_SIZE;
+        let slots = ((spare_at - RS_SLOTS) / SLOT_SIZE).min(1024);
         let me = UndoSys {
             rsegs: (0..RSEGS)
                 .map(|_| {
@@ -420,12 +447,14 @@ impl UndoSys {
                         page: None,
                         history: 0,
                         cached: None,
+                        spare: None,
                     })
                 })
                 .collect(),
             history_len: AtomicU64::new(0),
             slots,
             page_size,
+            spare_at,
         };
         if !engine.page_is_used(sys(TRX_SYS_PAGE))? {
             let mut mtr = engine.mtr();
@@ -488,6 +517,13 @@ impl UndoSys {
             let mut g = me.rsegs[r].lock();
             g.page = Some(page);
             g.history = len;
+            let spare = get_u32(&h, spare_at);
+            if spare != NO_PAGE {
+                if get_u16(&undo_page(engine, PageNo(spare))?, UP_NLOGS) != 0 {
+                    return Err(corrupt(PageNo(spare), "a spare undo page that holds logs"));
+                }
+                g.spare = Some(PageNo(spare));
+            }
             me.history_len.fetch_add(len, Ordering::Relaxed);
         }
         Ok((
@@ -623,6 +659,18 @@ impl UndoSys {
                 g.cached = None;
             }
         }
+        if place.is_none() {
+            if let Some(sp) = g.spare {
+                // Invariant 7: the spare page is un-named in the mtr that starts a log in it.
+                let h = mtr.x_latch(sys(sp))?;
+                debug_assert_eq!(get_u16(mtr.page(h), UP_NLOGS), 0);
+                mtr.write(h, UP_KIND, &u16::from(kind.code()).to_le_bytes())?;
+                mtr.write(h, UP_NLOGS, &1u16.to_le_bytes())?;
+                mtr.write_u32(rs, self.spare_at, NO_PAGE)?;
+                g.spare = None;
+                place = Some((sp, h, UP_END));
+            }
+        }
         let (page, h, o) = match place {
             Some(p) => p,
             None => {
@@ -728,8 +776,9 @@ impl UndoSys {
     }
 
     /// Frees a log's pages within `mtr`: its continuation pages, and its header page when
-    /// no other log has a header there (invariant 6). Returns whether the header page was
-    /// freed.
+    /// no other log has a header there (invariant 6). That page becomes the rseg's spare
+    /// instead when `spare_to` (the latched rseg header) is given: the caller gives it when
+    /// the rseg has no spare (invariant 7).
     fn free_log(
         &self,
         engine: &Engine,
@@ -737,17 +786,28 @@ impl UndoSys {
         h: Slot,
         log: LogRef,
         conts: &[PageNo],
-    ) -> Result<bool> {
+        spare_to: Option<Slot>,
+    ) -> Result<HeaderPage> {
         for p in conts {
             engine.free_page(mtr, sys(*p))?;
         }
         let n = get_u16(mtr.page(h), UP_NLOGS);
-        if n <= 1 {
-            engine.free_page(mtr, sys(log.page))?;
-            return Ok(true);
+        if n > 1 {
+            mtr.write(h, UP_NLOGS, &(n - 1).to_le_bytes())?;
+            return Ok(HeaderPage::Kept);
         }
-        mtr.write(h, UP_NLOGS, &(n - 1).to_le_bytes())?;
-        Ok(false)
+        match spare_to {
+            Some(rs) => {
+                mtr.write(h, UP_NLOGS, &0u16.to_le_bytes())?;
+                mtr.write(h, UP_FREE, &(UP_END as u16).to_le_bytes())?;
+                mtr.write_u32(rs, self.spare_at, log.page.0)?;
+                Ok(HeaderPage::Spared)
+            }
+            None => {
+                engine.free_page(mtr, sys(log.page))?;
+                Ok(HeaderPage::Freed)
+            }
+        }
     }
 
     /// Commit, in one mtr: the insert log is freed, the update log marked committed with
@@ -800,12 +860,20 @@ impl UndoSys {
                 cache = Some(l.page);
             }
         }
+        let mut spared = None;
         if let Some(l) = undo.logs[0] {
             let h = mtr.x_latch(sys(l.page))?;
             self.clear_slot(&mut mtr, rs, (l.page, l.off))?;
-            self.free_log(engine, &mut mtr, h, l, &insert_conts)?;
+            let spare_to = g.spare.is_none().then_some(rs);
+            if self.free_log(engine, &mut mtr, h, l, &insert_conts, spare_to)? == HeaderPage::Spared
+            {
+                spared = Some(l.page);
+            }
         }
         let lsn = mtr.commit()?;
+        if spared.is_some() {
+            g.spare = spared;
+        }
         if undo.logs[1].is_some() {
             g.history += 1;
             self.history_len.fetch_add(1, Ordering::Relaxed);
@@ -891,18 +959,28 @@ impl UndoSys {
         for (l, _) in &conts {
             latched.push(mtr.x_latch(sys(l.page))?);
         }
+        let mut spared = None;
         for ((l, cs), h) in conts.iter().zip(latched) {
             self.clear_slot(&mut mtr, rs, (l.page, l.off))?;
-            if !self.free_log(engine, &mut mtr, h, *l, cs)? {
-                // Other logs' headers are in the page: give back this log's space (it was
-                // the newest there, invariant 6) and offer the page for the next log.
-                mtr.write(h, UP_FREE, &l.off.to_le_bytes())?;
-                if g.cached.is_none() {
-                    g.cached = Some(l.page);
+            let spare_to = (g.spare.is_none() && spared.is_none()).then_some(rs);
+            match self.free_log(engine, &mut mtr, h, *l, cs, spare_to)? {
+                HeaderPage::Kept => {
+                    // Other logs' headers are in the page: give back this log's space (it
+                    // was the newest there, invariant 6) and offer the page for the next log.
+                    mtr.write(h, UP_FREE, &l.off.to_le_bytes())?;
+                    if g.cached.is_none() {
+                        g.cached = Some(l.page);
+                    }
                 }
+                HeaderPage::Spared => spared = Some(l.page),
+                HeaderPage::Freed => {}
             }
         }
-        Ok(mtr.commit()?)
+        let lsn = mtr.commit()?;
+        if spared.is_some() {
+            g.spare = spared;
+        }
+        Ok(lsn)
     }
 
     /// Innodb_history_list_length.
@@ -1020,10 +1098,14 @@ impl UndoSys {
             off: log.offset,
             last: log.first_page,
         };
-        let freed = self.free_log(engine, &mut mtr, h, lref, &conts)?;
+        let spare_to = g.spare.is_none().then_some(rs);
+        let page = self.free_log(engine, &mut mtr, h, lref, &conts, spare_to)?;
         let lsn = mtr.commit()?.unwrap_or(Lsn::ZERO);
-        if freed && g.cached == Some(log.first_page) {
+        if page != HeaderPage::Kept && g.cached == Some(log.first_page) {
             g.cached = None;
+        }
+        if page == HeaderPage::Spared {
+            g.spare = Some(log.first_page);
         }
         g.history = g.history.saturating_sub(1);
         self.history_len.fetch_sub(1, Ordering::Relaxed);
@@ -1065,8 +1147,10 @@ impl UndoSys {
                 continue;
             };
             out.insert(page);
-            if let Some(c) = self.rsegs[r].lock().cached {
-                out.insert(c);
+            {
+                let g = self.rsegs[r].lock();
+                out.extend(g.cached);
+                out.extend(g.spare);
             }
             for (p, o, _) in logs {
                 out.insert(p);
@@ -1084,14 +1168,26 @@ impl UndoSys {
         let mut problems = Vec::new();
         let mut conts_seen = BTreeSet::new();
         let mut headers: HashMap<PageNo, u16> = HashMap::new();
+        let mut spares = Vec::new();
         for r in 0..RSEGS {
-            let Some(page) = self.rsegs[r].lock().page else {
-                continue;
+            let (page, spare) = {
+                let g = self.rsegs[r].lock();
+                let Some(page) = g.page else { continue };
+                (page, g.spare)
             };
             let h = undo_page(engine, page)?.to_vec();
             if get_u32(&h, RS_MAGIC) != RS_MAGIC_VALUE {
                 problems.push(format!("undo: rseg {r} header page {page}: bad magic"));
                 continue;
+            }
+            let on_disk = PageNo(get_u32(&h, self.spare_at));
+            if spare.unwrap_or(PageNo(NO_PAGE)) != on_disk {
+                problems.push(format!(
+                    "undo: rseg {r}: spare page {on_disk} on disk, {spare:?} in memory"
+                ));
+            }
+            if on_disk.0 != NO_PAGE {
+                spares.push(on_disk);
             }
             let logs = match self.logs_of(engine, r) {
                 Ok(Some((_, l))) => l,
@@ -1156,7 +1252,7 @@ impl UndoSys {
                 }
             }
         }
-        for (p, n) in headers {
+        for (&p, &n) in &headers {
             let have = get_u16(&undo_page(engine, p)?, UP_NLOGS);
             if have != n {
                 problems.push(format!(
@@ -1167,6 +1263,17 @@ impl UndoSys {
                 problems.push(format!(
                     "undo: page {p} is both a header and a continuation page"
                 ));
+            }
+        }
+        // Invariant 7: a spare page holds no log and is in no log.
+        let mut seen_spares = BTreeSet::new();
+        for p in spares {
+            if !seen_spares.insert(p) || headers.contains_key(&p) || conts_seen.contains(&p) {
+                problems.push(format!("undo: spare page {p} is also used elsewhere"));
+            }
+            let n = get_u16(&undo_page(engine, p)?, UP_NLOGS);
+            if n != 0 {
+                problems.push(format!("undo: spare page {p} counts {n} logs"));
             }
         }
         Ok(problems)
