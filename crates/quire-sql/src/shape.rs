@@ -213,11 +213,7 @@ impl Scanner<'_> {
                 loop {
                     // Up to the next quote or backslash at once: the text between is taken
                     // as it is.
-                    let run = self
-                        .b
-                        .get(i..)?
-                        .iter()
-                        .position(|&c| c == b'\'' || c == b'\\')?;
+                    let run = memchr::memchr2(b'\'', b'\\', self.b.get(i..)?)?;
                     text.extend_from_slice(&self.b[i..i + run]);
                     i += run;
                     if self.b[i] == b'\\' {

@@ -340,6 +340,19 @@ fn words(text: &str, max: usize) -> Vec<String> {
 /// without making the words (an INSERT's text is read for SELECT at every execution).
 fn has_word(text: &str, lower: &str) -> bool {
     let b = text.as_bytes();
+    // Most texts do not have the letters at all (an INSERT's values): a SIMD search for
+    // the word's first letter, in either case, rules them out without the byte-by-byte
+    // walk over quotes below (3,600 instructions for sysbench's INSERT).
+    let Some(&first) = lower.as_bytes().first() else {
+        return false;
+    };
+    let n = lower.len();
+    if !memchr::memchr2_iter(first, first.to_ascii_uppercase(), b).any(|i| {
+        b.get(i..i + n)
+            .is_some_and(|w| w.eq_ignore_ascii_case(lower.as_bytes()))
+    }) {
+        return false;
+    }
     let in_word =
         |c: u8| c.is_ascii_alphanumeric() || c >= 0x80 || matches!(c, b'_' | b'$' | b'.' | b'@');
     let mut i = 0;
@@ -555,6 +568,11 @@ mod tests {
             ("insert into t values (1)", "Com_insert"),
             ("INSERT INTO t SELECT * FROM u", "Com_insert_select"),
             ("INSERT INTO t VALUES ('select')", "Com_insert"),
+            ("insert into t SeLeCt 1", "Com_insert_select"),
+            ("INSERT INTO sel VALUES ('selec', 'elect')", "Com_insert"),
+            ("INSERT INTO t VALUES ('a') -- selec", "Com_insert"),
+            ("INSERT INTO t (a) (SELECT 1)", "Com_insert_select"),
+            ("INSERT INTO selected VALUES (1)", "Com_insert"),
             ("REPLACE INTO t VALUES (1)", "Com_replace"),
             ("REPLACE t SELECT 1", "Com_replace_select"),
             ("UPDATE t SET a = 1 WHERE b IN (SELECT 1)", "Com_update"),
