@@ -1170,17 +1170,19 @@ impl UndoSys {
         let mut headers: HashMap<PageNo, u16> = HashMap::new();
         let mut spares = Vec::new();
         for r in 0..RSEGS {
-            let (page, spare) = {
+            // The spare as the rseg has it and as its header page names it, read together
+            // under the rseg mutex (a live server changes both under it: invariant 7).
+            let (page, spare, on_disk) = {
                 let g = self.rsegs[r].lock();
                 let Some(page) = g.page else { continue };
-                (page, g.spare)
+                let on_disk = get_u32(&undo_page(engine, page)?, self.spare_at);
+                (page, g.spare, PageNo(on_disk))
             };
             let h = undo_page(engine, page)?.to_vec();
             if get_u32(&h, RS_MAGIC) != RS_MAGIC_VALUE {
                 problems.push(format!("undo: rseg {r} header page {page}: bad magic"));
                 continue;
             }
-            let on_disk = PageNo(get_u32(&h, self.spare_at));
             if spare.unwrap_or(PageNo(NO_PAGE)) != on_disk {
                 problems.push(format!(
                     "undo: rseg {r}: spare page {on_disk} on disk, {spare:?} in memory"
