@@ -63,14 +63,16 @@ FIELD_TYPES = {v: k for k, v in vars(FIELD_TYPE).items() if isinstance(v, int)}
 
 
 def col_type(f):
-    """A result column's metadata as one word: TYPE:length[.decimals][u][b], `u` for
-    UNSIGNED, `b` for a string column of the binary character set."""
+    """A result column's metadata as one word: TYPE:length[.decimals][u][z][b], `u` for
+    UNSIGNED, `z` for ZEROFILL, `b` for a string column of the binary character set."""
     name = FIELD_TYPES.get(f.type_code, str(f.type_code))
     s = "%s:%d" % (name, f.length)
     if f.scale:
         s += ".%d" % f.scale
     if f.flags & FLAG.UNSIGNED:
         s += "u"
+    if f.flags & FLAG.ZEROFILL:
+        s += "z"
     if f.charsetnr == 63 and name in ("VAR_STRING", "STRING", "BLOB"):
         s += "b"
     return s

@@ -14,11 +14,14 @@
 //!
 //! MariaDB's latin1 is Windows-1252: 0x80 is U+20AC (€), 0x81, 0x8D, 0x8F, 0x90 and 0x9D
 //! are the C1 controls of the same number. A character latin1 cannot hold goes out as `?`.
+//! An ascii connection (`SET NAMES ascii`) is converted the same way: its bytes 0x00..0x7F
+//! are the characters of the same number, and a byte past 0x7F, which ascii does not have,
+//! comes in as `?`.
 //!
 //! Invariants:
-//! 1. Decoding latin1 never fails: every byte is one character, so what a latin1 client
-//!    sends is always text.
-//! 2. Encoding then decoding is the identity for every character latin1 holds; any other
+//! 1. Decoding latin1 or ascii never fails: every byte is one character, so what such a
+//!    client sends is always text.
+//! 2. Encoding then decoding is the identity for every character the set holds; any other
 //!    character becomes exactly one `?` byte.
 //! 3. A value in a binary column (character set 63) and a `_binary` literal go through
 //!    untouched in both directions.
@@ -33,6 +36,8 @@ pub enum WireCharset {
     Utf8,
     /// MariaDB's latin1 (Windows-1252).
     Latin1,
+    /// ascii: 7-bit US-ASCII.
+    Ascii,
 }
 
 /// MariaDB's latin1 for bytes 0x80..=0x9F (`ctype-latin1.c`); the other bytes are the code
@@ -46,17 +51,40 @@ const HIGH: [char; 32] = [
 
 /// The latin1 character set number of result columns (latin1_swedish_ci).
 pub const LATIN1_SWEDISH_CI: u16 = 8;
+/// The ascii character set number of result columns (ascii_general_ci).
+pub const ASCII_GENERAL_CI: u16 = 11;
 /// The binary character set's number: such columns are never converted.
 pub const BINARY: u16 = 63;
 
 impl WireCharset {
     /// The character set a `character_set_client` / `_results` value names; anything but
-    /// latin1 is sent as stored (utf8mb4, utf8mb3, or NULL: no conversion).
+    /// latin1 and ascii is sent as stored (utf8mb4, utf8mb3, or NULL: no conversion).
     pub fn named(name: &str) -> WireCharset {
         if name.eq_ignore_ascii_case("latin1") {
             WireCharset::Latin1
+        } else if name.eq_ignore_ascii_case("ascii") {
+            WireCharset::Ascii
         } else {
             WireCharset::Utf8
+        }
+    }
+
+    /// The number of a result column's character set on this connection, for a column
+    /// that is not binary; `None`: the column's own (no conversion).
+    pub fn column_charset(self) -> Option<u16> {
+        match self {
+            WireCharset::Utf8 => None,
+            WireCharset::Latin1 => Some(LATIN1_SWEDISH_CI),
+            WireCharset::Ascii => Some(ASCII_GENERAL_CI),
+        }
+    }
+
+    /// One byte from the client as a character (latin1 and ascii: invariant 1).
+    fn char_of(self, b: u8) -> char {
+        match self {
+            WireCharset::Latin1 => latin1_char(b),
+            _ if b.is_ascii() => char::from(b),
+            _ => '?',
         }
     }
 
@@ -68,7 +96,12 @@ impl WireCharset {
                 // ASCII is the same in both: no copy.
                 Cow::Borrowed(std::str::from_utf8(b).unwrap_or_default())
             }
-            WireCharset::Latin1 => Cow::Owned(b.iter().map(|&x| latin1_char(x)).collect()),
+            WireCharset::Ascii if b.is_ascii() => {
+                Cow::Borrowed(std::str::from_utf8(b).unwrap_or_default())
+            }
+            WireCharset::Latin1 | WireCharset::Ascii => {
+                Cow::Owned(b.iter().map(|&x| self.char_of(x)).collect())
+            }
         }
     }
 
@@ -78,6 +111,12 @@ impl WireCharset {
             WireCharset::Utf8 => Cow::Borrowed(s.as_bytes()),
             WireCharset::Latin1 if s.is_ascii() => Cow::Borrowed(s.as_bytes()),
             WireCharset::Latin1 => Cow::Owned(s.chars().map(latin1_byte).collect()),
+            WireCharset::Ascii if s.is_ascii() => Cow::Borrowed(s.as_bytes()),
+            WireCharset::Ascii => Cow::Owned(
+                s.chars()
+                    .map(|c| if c.is_ascii() { c as u8 } else { b'?' })
+                    .collect(),
+            ),
         }
     }
 }
@@ -99,11 +138,16 @@ fn latin1_byte(c: char) -> u8 {
     }
 }
 
-/// A latin1 client's statement as text: each byte decoded as latin1 (invariant 1), except
-/// that a `_binary` string literal holding non-ASCII bytes becomes the hex literal of its
-/// bytes (its escapes undone), so that it stays those bytes (invariant 3), as PyMySQL's
-/// `_binary'…'` parameters are meant.
+/// A latin1 client's statement as text: `statement_text_in` latin1.
 pub fn latin1_statement_text(b: &[u8]) -> String {
+    statement_text_in(b, WireCharset::Latin1)
+}
+
+/// A latin1 or ascii client's statement as text: each byte decoded in `cs` (invariant 1),
+/// except that a `_binary` string literal holding non-ASCII bytes becomes the hex literal
+/// of its bytes (its escapes undone), so that it stays those bytes (invariant 3), as
+/// PyMySQL's `_binary'…'` parameters are meant.
+pub fn statement_text_in(b: &[u8], cs: WireCharset) -> String {
     let mut out = String::with_capacity(b.len() + 16);
     let mut i = 0;
     while i < b.len() {
@@ -126,7 +170,7 @@ pub fn latin1_statement_text(b: &[u8]) -> String {
                 }
                 out.push('\'');
             } else {
-                out.extend(raw.iter().map(|&x| latin1_char(x)));
+                out.extend(raw.iter().map(|&x| cs.char_of(x)));
             }
             i = end;
             continue;
@@ -145,7 +189,7 @@ pub fn latin1_statement_text(b: &[u8]) -> String {
             _ => Some(1),
         }
         .unwrap_or(rest.len());
-        out.extend(rest[..len].iter().map(|&x| latin1_char(x)));
+        out.extend(rest[..len].iter().map(|&x| cs.char_of(x)));
         i += len;
     }
     out
@@ -208,6 +252,21 @@ mod tests {
             b"? ok \xe9 \x80"
         );
         assert_eq!(WireCharset::Latin1.encode("😀").as_ref(), b"?");
+    }
+
+    #[test]
+    fn ascii_replaces_what_it_cannot_hold_both_ways() {
+        assert_eq!(WireCharset::Ascii.decode(b"ok \x80\xff").as_ref(), "ok ??");
+        assert_eq!(WireCharset::Ascii.encode("é ok 😀").as_ref(), b"? ok ?");
+        let all: Vec<u8> = (0..=127).collect();
+        let text = WireCharset::Ascii.decode(&all).into_owned();
+        assert_eq!(WireCharset::Ascii.encode(&text).as_ref(), &all[..]);
+        assert_eq!(
+            statement_text_in(b"SELECT '\xe9', _binary'\xe9'", WireCharset::Ascii),
+            "SELECT '?', _binary X'E9'"
+        );
+        assert_eq!(WireCharset::named("ASCII"), WireCharset::Ascii);
+        assert_eq!(WireCharset::Ascii.column_charset(), Some(ASCII_GENERAL_CI));
     }
 
     #[test]

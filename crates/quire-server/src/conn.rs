@@ -449,14 +449,15 @@ impl Conn<'_> {
     /// The character set the client sends text in (`character_set_client`; the `charset`
     /// module).
     pub(crate) fn client_charset(&self) -> WireCharset {
-        if self
-            .session
-            .charset_var_is("character_set_client", "latin1")
-        {
-            WireCharset::Latin1
-        } else {
-            WireCharset::Utf8
-        }
+        self.wire_charset("character_set_client")
+    }
+
+    /// The wire character set session variable `var` names (latin1 and ascii are converted;
+    /// everything else is sent as stored).
+    fn wire_charset(&self, var: &str) -> WireCharset {
+        self.session
+            .with_charset_var(var, WireCharset::named)
+            .unwrap_or_default()
     }
 
     /// The character set results go out in (`character_set_results`).
@@ -469,22 +470,15 @@ impl Conn<'_> {
     }
 
     pub(crate) fn results_charset(&self) -> WireCharset {
-        if self
-            .session
-            .charset_var_is("character_set_results", "latin1")
-        {
-            WireCharset::Latin1
-        } else {
-            WireCharset::Utf8
-        }
+        self.wire_charset("character_set_results")
     }
 
     /// A statement's text as the client sent it, in UTF-8 (the `charset` module).
     pub(crate) fn statement_text<'b>(&self, body: &'b [u8]) -> std::borrow::Cow<'b, str> {
         match self.client_charset() {
             WireCharset::Utf8 => quire_sql::dispatch::statement_text(body),
-            WireCharset::Latin1 => {
-                std::borrow::Cow::Owned(crate::charset::latin1_statement_text(body))
+            cs @ (WireCharset::Latin1 | WireCharset::Ascii) => {
+                std::borrow::Cow::Owned(crate::charset::statement_text_in(body, cs))
             }
         }
     }

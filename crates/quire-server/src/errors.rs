@@ -250,6 +250,8 @@ pub fn code_of(e: &SqlError) -> Option<(u16, &'static str)> {
             _ => (1629, "HY000"),
         },
         ScaleAbovePrecision(_) => (1427, "42000"),
+        TooBigScale { .. } => (1425, "42000"),
+        WrongFieldSpec(_) => (1063, "42000"),
         Regex(_) => (1139, "42000"),
         Raised { code, .. } => (*code, raised_state(*code)),
         TableDefinitionChanged => (1412, "HY000"),
@@ -552,6 +554,12 @@ mod tests {
                 value: s(),
             },
             TooBigPrecision { what: s(), max: 6 },
+            TooBigScale {
+                scale: 31,
+                column: s(),
+                max: 30,
+            },
+            WrongFieldSpec(s()),
             InvalidOnUpdate(s()),
             CommentTooLong {
                 kind: "field",

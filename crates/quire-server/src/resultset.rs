@@ -92,11 +92,11 @@ pub fn column_definition(col: &ColumnMeta, field_list: bool, wire: ColumnWire) -
         put_lenenc_str(&mut buf, extended_metadata(col));
     }
     buf.push(0x0C); // length of the fixed fields that follow
-    let (charset, length) = match cs {
-        WireCharset::Latin1 if col.charset != charset::BINARY => (
-            charset::LATIN1_SWEDISH_CI,
-            col.length / mbmaxlen(col.charset),
-        ),
+                    // A latin1 or ascii connection reads a text column in its own one-byte set.
+    let (charset, length) = match cs.column_charset() {
+        Some(number) if col.charset != charset::BINARY => {
+            (number, col.length / mbmaxlen(col.charset))
+        }
         _ => (col.charset, col.length),
     };
     buf.extend_from_slice(&charset.to_le_bytes());
@@ -212,6 +212,22 @@ fn bit_bytes(u: u64, col: &ColumnMeta) -> Vec<u8> {
     u.to_be_bytes()[8 - n..].to_vec()
 }
 
+/// Whether a column's integers are sent padded with zeros: a ZEROFILL integer column (its
+/// length, the display width, is at most 255).
+fn zero_filled(col: &ColumnMeta) -> bool {
+    col.flags & quire_sql::flags::ZEROFILL != 0
+        && matches!(
+            col.ty,
+            FieldType::Tiny
+                | FieldType::Short
+                | FieldType::Int24
+                | FieldType::Long
+                | FieldType::LongLong
+                | FieldType::Year
+        )
+        && col.length <= 255
+}
+
 /// One value in the text protocol, as MariaDB formats it for a column of this type
 /// (`decimals` fixes the digits of DATETIME fractions and of fixed-point doubles).
 pub fn text_value(v: &Value, col: &ColumnMeta) -> Option<Vec<u8>> {
@@ -229,18 +245,12 @@ pub fn text_value_in(v: &Value, col: &ColumnMeta, cs: WireCharset) -> Option<Vec
 fn text_bytes<'v>(v: &'v Value, col: &ColumnMeta, cs: WireCharset) -> Option<Cow<'v, [u8]>> {
     let s = match v {
         Value::Null => return None,
-        // A YEAR column (ZEROFILL): four digits, so the zero year is 0000 as MariaDB sends
-        // it; a YEAR expression (MIN(y)) is not zero-filled, there as here.
-        Value::Int(i)
-            if col.ty == FieldType::Year && col.flags & quire_sql::flags::ZEROFILL != 0 =>
-        {
-            format!("{i:04}")
-        }
-        Value::UInt(u)
-            if col.ty == FieldType::Year && col.flags & quire_sql::flags::ZEROFILL != 0 =>
-        {
-            format!("{u:04}")
-        }
+        // A ZEROFILL integer column, YEAR among them: its digits padded with zeros to the
+        // column's length (its display width; YEAR's 4, so the zero year is 0000), as
+        // MariaDB sends them. An expression over one (MIN(y), c + 0) is not flagged, there
+        // as here.
+        Value::Int(i) if zero_filled(col) => format!("{i:0w$}", w = col.length as usize),
+        Value::UInt(u) if zero_filled(col) => format!("{u:0w$}", w = col.length as usize),
         Value::UInt(u) if col.ty == FieldType::Bit => return Some(Cow::Owned(bit_bytes(*u, col))),
         Value::Int(i) if col.ty == FieldType::Bit && *i >= 0 => {
             return Some(Cow::Owned(bit_bytes(*i as u64, col)))

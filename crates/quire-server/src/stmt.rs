@@ -133,8 +133,9 @@ impl Conn<'_> {
         state.clear_long_data();
         let types = bound_types(&state.types);
         let params = match params {
-            // A latin1 client's string parameters are latin1 text (the charset module).
-            Ok(p) if client == WireCharset::Latin1 => latin1_params(p, &state.types),
+            // A latin1 or ascii client's string parameters are text in its set (the
+            // charset module).
+            Ok(p) if client != WireCharset::Utf8 => one_byte_params(p, &state.types, client),
             Ok(p) => p,
             Err(_) => {
                 self.send_sql_err(&SqlError::WrongArguments("mysqld_stmt_execute".into()))?;
@@ -233,10 +234,14 @@ impl Conn<'_> {
     }
 }
 
-/// A latin1 client's parameters: the values of the text types (VARCHAR, VAR_STRING, STRING,
-/// ENUM, SET, JSON) are latin1 bytes, decoded; the BLOB types stay bytes, as MariaDB keeps
-/// them binary (`charset` invariant 3).
-fn latin1_params(params: Vec<Value>, types: &[crate::stmt_params::ParamType]) -> Vec<Value> {
+/// A latin1 or ascii client's parameters: the values of the text types (VARCHAR,
+/// VAR_STRING, STRING, ENUM, SET, JSON) are bytes of `cs`, decoded; the BLOB types stay
+/// bytes, as MariaDB keeps them binary (`charset` invariant 3).
+fn one_byte_params(
+    params: Vec<Value>,
+    types: &[crate::stmt_params::ParamType],
+    cs: WireCharset,
+) -> Vec<Value> {
     params
         .into_iter()
         .enumerate()
@@ -246,9 +251,9 @@ fn latin1_params(params: Vec<Value>, types: &[crate::stmt_params::ParamType]) ->
                 .is_some_and(|t| matches!(t.ty, 15 | 245 | 247 | 248 | 253 | 254));
             match v {
                 Value::Str(s) if text && !s.is_ascii() => {
-                    Value::Str(WireCharset::Latin1.decode(s.as_bytes()).into_owned())
+                    Value::Str(cs.decode(s.as_bytes()).into_owned())
                 }
-                Value::Bytes(b) if text => Value::Str(WireCharset::Latin1.decode(&b).into_owned()),
+                Value::Bytes(b) if text => Value::Str(cs.decode(&b).into_owned()),
                 v => v,
             }
         })

@@ -80,8 +80,8 @@ fn mariadb_cli_runs_a_query_and_prints_its_answer() {
 }
 
 /// The character set a client names in its handshake sets the connection's variables, as
-/// in MariaDB 10.11 (the values below are MariaDB's), latin1 included (the server converts
-/// it at the wire: `charset.rs`).
+/// in MariaDB 10.11 (the values below are MariaDB's), latin1 and ascii included (the server
+/// converts them at the wire: `charset.rs`).
 #[test]
 fn the_handshake_character_set_sets_the_connection_variables() {
     if !have("mariadb") {
@@ -97,6 +97,7 @@ fn the_handshake_character_set_sets_the_connection_variables() {
         ("utf8", "utf8mb3\tutf8mb3\tutf8mb3\tutf8mb3_general_ci"),
         ("utf8mb3", "utf8mb3\tutf8mb3\tutf8mb3\tutf8mb3_general_ci"),
         ("latin1", "latin1\tlatin1\tlatin1\tlatin1_swedish_ci"),
+        ("ascii", "ascii\tascii\tascii\tascii_general_ci"),
     ] {
         let out = Command::new("mariadb")
             .args([

@@ -828,3 +828,103 @@ fn an_outer_joins_inner_side_is_not_flagged_not_null() {
         &[("b", 3, 4097), ("b", 3, 4096)],
     );
 }
+
+#[test]
+fn zerofill_columns_are_padded_in_text_rows_and_sent_as_numbers_in_binary_rows() {
+    // An INT(4) ZEROFILL column: length 4 (its display width), UNSIGNED | ZEROFILL; the
+    // text row pads to 0042, the binary row sends the number (the client pads, as with
+    // MariaDB). A TINYINT(1) is length 1, which Connector/J reads as a boolean.
+    let server = TestServer::start();
+    let mut c = server.connect();
+    for sql in [
+        "CREATE DATABASE zf",
+        "CREATE TABLE zf.t (id INT PRIMARY KEY, z INT(4) ZEROFILL, b TINYINT(1))",
+        "INSERT INTO zf.t VALUES (1, 42, 1), (2, 123456, 0)",
+    ] {
+        assert!(matches!(c.query(sql), Reply::Ok { .. }), "{sql}");
+    }
+    let length = |def: &[u8]| {
+        let at = def.len() - 12;
+        u32::from_le_bytes([def[at + 2], def[at + 3], def[at + 4], def[at + 5]])
+    };
+    let first = c.command(b"\x03SELECT z, b, z + 0 FROM zf.t ORDER BY id");
+    answered(&first, "the select");
+    let rs = c.read_result_set(&first);
+    let (ty, flags, _) = column_type(&rs.columns[0]);
+    assert_eq!((ty, length(&rs.columns[0])), (3, 4), "LONG, length 4");
+    assert_eq!(
+        flags & (0x0020 | 0x0040),
+        0x0020 | 0x0040,
+        "UNSIGNED | ZEROFILL"
+    );
+    assert_eq!(
+        (column_type(&rs.columns[1]).0, length(&rs.columns[1])),
+        (1, 1)
+    );
+    assert_eq!(
+        column_type(&rs.columns[2]).1 & 0x0040,
+        0,
+        "z + 0 is no ZEROFILL"
+    );
+    assert_eq!(
+        text_values(&rs.rows[0]),
+        vec![b"0042".to_vec(), b"1".to_vec(), b"42".to_vec()]
+    );
+    assert_eq!(text_values(&rs.rows[1])[0], b"123456".to_vec());
+
+    let id = prepare(&mut c, b"SELECT z FROM zf.t WHERE id = 1");
+    let mut exec = vec![0x17];
+    exec.extend_from_slice(&id.to_le_bytes());
+    exec.push(0);
+    exec.extend_from_slice(&1u32.to_le_bytes());
+    let first = c.command(&exec);
+    let rs = c.read_result_set(&first);
+    let mut want = vec![0x00, 0x00];
+    want.extend_from_slice(&42u32.to_le_bytes());
+    assert_eq!(rs.rows, vec![want]);
+}
+
+#[test]
+fn an_ascii_connection_reads_text_columns_in_ascii() {
+    // `SET NAMES ascii` (go-sql-driver's `charset=ascii`): text columns are described as
+    // character set 11 (ascii_general_ci), one byte per character, and a character ascii
+    // does not hold is sent as `?`; binary columns stay as they are.
+    let server = TestServer::start();
+    let mut c = server.connect();
+    for sql in [
+        "CREATE DATABASE a1",
+        "CREATE TABLE a1.t (id INT PRIMARY KEY, s VARCHAR(10), b VARBINARY(10))",
+        "INSERT INTO a1.t VALUES (1, 'café', X'E9FF')",
+        "SET NAMES ascii",
+    ] {
+        assert!(matches!(c.query(sql), Reply::Ok { .. }), "{sql}");
+    }
+    let first = c.command(b"\x03SELECT @@character_set_connection, s, b FROM a1.t");
+    answered(&first, "the select");
+    let rs = c.read_result_set(&first);
+    assert_eq!(rs.rows, vec![b"\x05ascii\x04caf?\x02\xe9\xff".to_vec()]);
+    let (_, _, charset) = column_type(&rs.columns[1]);
+    assert_eq!(charset, 11, "ascii_general_ci");
+    let at = rs.columns[1].len() - 12;
+    let length = u32::from_le_bytes([
+        rs.columns[1][at + 2],
+        rs.columns[1][at + 3],
+        rs.columns[1][at + 4],
+        rs.columns[1][at + 5],
+    ]);
+    assert_eq!(length, 10, "VARCHAR(10): ten one-byte characters");
+    assert_eq!(column_type(&rs.columns[2]).2, 63, "binary stays binary");
+    // An ascii collation of another set is 1253, an unknown one 1273.
+    assert_eq!(
+        Reply::parse(&c.command(b"\x03SET NAMES ascii COLLATE latin1_bin")).err_code(),
+        Some(1253)
+    );
+    assert_eq!(
+        Reply::parse(&c.command(b"\x03SET NAMES ascii COLLATE ascii_nonesuch")).err_code(),
+        Some(1273)
+    );
+    assert!(matches!(
+        c.query("SET NAMES ascii COLLATE ascii_bin"),
+        Reply::Ok { .. }
+    ));
+}

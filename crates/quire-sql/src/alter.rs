@@ -1473,10 +1473,14 @@ impl<'d> Session<'d> {
                     w.auto = None;
                 }
                 self.column_checks_later(w, &new, checks);
+                // UNSIGNED and (M,D) on a FLOAT, DOUBLE or DECIMAL change the values a
+                // column keeps; an integer's display width and ZEROFILL do not.
                 let same_type = p.column.ty == was.col.ty
                     && p.column.collation == was.col.collation
                     && p.column.members == was.col.members
-                    && p.column.json == was.col.json;
+                    && p.column.json == was.col.json
+                    && p.column.unsigned == was.col.unsigned
+                    && p.column.digits == was.col.digits;
                 if !same_type {
                     w.copy = w.copy.or(Some("Cannot change column type"));
                 }
@@ -1971,6 +1975,8 @@ impl<'d> Session<'d> {
                     default: col.default.clone(),
                     on_update: col.on_update,
                     comment: col.comment.clone(),
+                    display: col.display,
+                    zerofill: col.zerofill,
                     ..old.clone()
                 });
                 continue;
@@ -2110,6 +2116,8 @@ fn instant_definition(
                     default: wc.col.default.clone(),
                     on_update: wc.col.on_update,
                     comment: wc.col.comment.clone(),
+                    display: wc.col.display,
+                    zerofill: wc.col.zerofill,
                     ..old.clone()
                 })
             })

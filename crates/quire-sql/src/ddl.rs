@@ -103,9 +103,28 @@ pub fn column_type(dt: &sql::DataType) -> Result<ColumnType> {
         D::IntUnsigned(_) | D::IntegerUnsigned(_) | D::Int4Unsigned(_) => int(IntWidth::Int, true),
         D::BigInt(_) | D::Int8(_) => int(IntWidth::Big, false),
         D::BigIntUnsigned(_) | D::Int8Unsigned(_) | D::UBigInt => int(IntWidth::Big, true),
-        D::Float(_) | D::Float4 | D::Real => ColumnType::Float,
-        D::Double(_) | D::DoublePrecision | D::Float8 => ColumnType::Double,
-        D::Decimal(i) | D::Numeric(i) | D::Dec(i) => decimal(i)?,
+        // ZEROFILL makes an integer unsigned (its display attributes: `int_display`).
+        D::Zerofill(inner) => match column_type(inner)? {
+            ColumnType::Int { width, .. } => int(width, true),
+            _ => return Err(SqlError::Unsupported(format!("type {dt}"))),
+        },
+        // FLOAT(p): single precision up to 24 bits, double up to 53 (past that: 1063,
+        // `number_attributes`). REAL is DOUBLE, as in MariaDB without REAL_AS_FLOAT.
+        D::Float(i) | D::FloatUnsigned(i) => match i {
+            sql::ExactNumberInfo::Precision(p) if *p > 24 => ColumnType::Double,
+            _ => ColumnType::Float,
+        },
+        D::Float4 => ColumnType::Float,
+        D::Double(_)
+        | D::DoubleUnsigned(_)
+        | D::DoublePrecision
+        | D::DoublePrecisionUnsigned
+        | D::Float8
+        | D::Real
+        | D::RealUnsigned => ColumnType::Double,
+        D::Decimal(i) | D::Numeric(i) | D::Dec(i) | D::DecimalUnsigned(i) | D::DecUnsigned(i) => {
+            decimal(i)?
+        }
         D::Char(l) | D::Character(l) => ColumnType::Char {
             max_chars: char_len(l, 1)?,
         },
@@ -179,6 +198,124 @@ pub fn column_type(dt: &sql::DataType) -> Result<ColumnType> {
         }
         other => return Err(SqlError::Unsupported(format!("type {other}"))),
     })
+}
+
+/// A number's attributes as `Column` keeps them (docs/sql.md, "Number attributes"):
+/// `display`, `zerofill`, `unsigned`, `digits`.
+#[derive(Default)]
+struct NumberAttributes {
+    display: Option<u8>,
+    zerofill: bool,
+    unsigned: bool,
+    digits: Option<(u8, u8)>,
+}
+
+/// The attributes of column `column`, of SQL type `dt` and column type `ty`.
+fn number_attributes(column: &str, dt: &sql::DataType, ty: ColumnType) -> Result<NumberAttributes> {
+    use sql::DataType as D;
+    match ty {
+        ColumnType::Int { .. } => {
+            let (display, zerofill) = int_display(column, dt, ty)?;
+            Ok(NumberAttributes {
+                display,
+                zerofill,
+                ..Default::default()
+            })
+        }
+        ColumnType::Float | ColumnType::Double => {
+            let (info, unsigned) = match dt {
+                D::Float(i) | D::Double(i) => (Some(i), false),
+                D::FloatUnsigned(i) | D::DoubleUnsigned(i) => (Some(i), true),
+                D::DoublePrecisionUnsigned | D::RealUnsigned => (None, true),
+                _ => (None, false),
+            };
+            let digits = match info {
+                Some(sql::ExactNumberInfo::Precision(p)) if *p > 53 => {
+                    return Err(SqlError::WrongFieldSpec(column.into()))
+                }
+                Some(sql::ExactNumberInfo::PrecisionAndScale(m, d)) => {
+                    let d = u64::try_from(*d).unwrap_or(u64::MAX);
+                    if *m > 255 {
+                        return Err(SqlError::DisplayWidth {
+                            column: column.into(),
+                            max: 255,
+                        });
+                    }
+                    if d > 30 {
+                        return Err(SqlError::TooBigScale {
+                            scale: d,
+                            column: column.into(),
+                            max: 30,
+                        });
+                    }
+                    if d > *m {
+                        return Err(SqlError::ScaleAbovePrecision(column.into()));
+                    }
+                    // FLOAT(0,0) is FLOAT, as MariaDB reads it.
+                    (*m > 0).then_some((*m as u8, d as u8))
+                }
+                _ => None,
+            };
+            Ok(NumberAttributes {
+                unsigned,
+                digits,
+                ..Default::default()
+            })
+        }
+        ColumnType::Decimal { .. } => Ok(NumberAttributes {
+            unsigned: matches!(dt, D::DecimalUnsigned(_) | D::DecUnsigned(_)),
+            ..Default::default()
+        }),
+        _ => Ok(NumberAttributes::default()),
+    }
+}
+
+/// An integer column's display attributes as `Column::display` and `Column::zerofill` keep
+/// them: the declared width, `None` when it is absent, 0 or the type's default; 1439 past
+/// 255. BOOL is TINYINT(1).
+fn int_display(column: &str, dt: &sql::DataType, ty: ColumnType) -> Result<(Option<u8>, bool)> {
+    use sql::DataType as D;
+    let ColumnType::Int { width, unsigned } = ty else {
+        return Ok((None, false));
+    };
+    let (inner, zerofill) = match dt {
+        D::Zerofill(inner) => (&**inner, true),
+        other => (other, false),
+    };
+    let declared = match inner {
+        D::TinyInt(m)
+        | D::TinyIntUnsigned(m)
+        | D::SmallInt(m)
+        | D::SmallIntUnsigned(m)
+        | D::Int2(m)
+        | D::Int2Unsigned(m)
+        | D::MediumInt(m)
+        | D::MediumIntUnsigned(m)
+        | D::Int(m)
+        | D::IntUnsigned(m)
+        | D::Integer(m)
+        | D::IntegerUnsigned(m)
+        | D::Int4(m)
+        | D::Int4Unsigned(m)
+        | D::BigInt(m)
+        | D::BigIntUnsigned(m)
+        | D::Int8(m)
+        | D::Int8Unsigned(m) => *m,
+        D::Bool | D::Boolean => Some(1),
+        _ => None,
+    };
+    let display = match declared {
+        None | Some(0) => None,
+        Some(m) if m > 255 => {
+            return Err(SqlError::DisplayWidth {
+                column: column.into(),
+                max: 255,
+            })
+        }
+        Some(m) if m == u64::from(width.default_display(unsigned)) => None,
+        Some(m) => Some(m as u8),
+    };
+    Ok((display, zerofill))
 }
 
 /// ENUM's and SET's member names as MariaDB keeps them: trailing spaces cut.
@@ -371,6 +508,11 @@ pub(crate) fn index_comment(opts: &[sql::IndexOption]) -> String {
 /// The default as SHOW CREATE TABLE writes it (`DEFAULT 0`, `DEFAULT ''`, `DEFAULT NULL`).
 pub fn default_sql(c: &Column) -> Option<String> {
     match &c.default {
+        // A ZEROFILL column shows its DEFAULT padded as its values are (`DEFAULT 005`).
+        Some(d) if c.zerofill && !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()) => {
+            let width = usize::from(c.display_width().unwrap_or(0));
+            Some(format!("{d:0>width$}"))
+        }
         Some(d) => Some(d.clone()),
         None if c.nullable => Some("NULL".into()),
         None => None,
@@ -708,6 +850,15 @@ pub(crate) struct ColumnDef {
 }
 
 /// MariaDB 10.11's latin1 collations: SET NAMES latin1 COLLATE takes these.
+/// The ascii collations MariaDB 10.11 knows (a connection's; Quire's columns have the
+/// first two).
+const ASCII_COLLATIONS: &[&str] = &[
+    "ascii_general_ci",
+    "ascii_bin",
+    "ascii_general_nopad_ci",
+    "ascii_nopad_bin",
+];
+
 const LATIN1_COLLATIONS: &[&str] = &[
     "latin1_german1_ci",
     "latin1_swedish_ci",
@@ -751,6 +902,7 @@ impl<'d> Session<'d> {
             }
             _ => {}
         }
+        let attrs = number_attributes(name, data_type, ty)?;
         let members = enum_members(data_type)?;
         if let sql::DataType::Set(m) = data_type {
             if m.len() > usize::from(quire_engine::row::SET_MAX_MEMBERS) {
@@ -826,6 +978,10 @@ impl<'d> Session<'d> {
             col.collation = Collation::Utf8mb4Bin;
         }
         check_duplicate_members(&col)?;
+        col.display = attrs.display;
+        col.zerofill = attrs.zerofill;
+        col.unsigned = attrs.unsigned;
+        col.digits = attrs.digits;
         col.on_update = on_update;
         col.comment = self.checked_comment(comment, "field", name)?;
         // The DEFAULT converts into the column as it is (an ENUM's members, its collation).
@@ -1876,8 +2032,8 @@ impl<'d> Session<'d> {
 
     /// The collation a client names in its handshake response (a MariaDB collation id), as
     /// MariaDB applies it: `character_set_client`, `_connection` and `_results` and
-    /// `collation_connection` follow it. The server converts latin1 at the wire
-    /// (quire-server's `charset`), so the utf8mb4, utf8mb3 and latin1 ids are taken; any
+    /// `collation_connection` follow it. The server converts latin1 and ascii at the wire
+    /// (quire-server's `charset`), so the utf8mb4, utf8mb3, latin1 and ascii ids are taken; any
     /// other id (binary's 63, MySQL 8's 255, which MariaDB 10.11 does not know either, or a
     /// character set Quire cannot convert) leaves the server's default, utf8mb4.
     pub fn set_handshake_collation(&mut self, id: u8) {
@@ -1890,6 +2046,8 @@ impl<'d> Session<'d> {
             48 => ("latin1", "latin1_general_ci"),
             49 => ("latin1", "latin1_general_cs"),
             94 => ("latin1", "latin1_spanish_ci"),
+            11 => ("ascii", "ascii_general_ci"),
+            65 => ("ascii", "ascii_bin"),
             33 => ("utf8mb3", "utf8mb3_general_ci"),
             83 => ("utf8mb3", "utf8mb3_bin"),
             192 => ("utf8mb3", "utf8mb3_unicode_ci"),
@@ -1904,8 +2062,8 @@ impl<'d> Session<'d> {
     }
 
     /// SET NAMES: the connection's character set. Quire keeps utf8mb4, so it takes utf8mb4,
-    /// its BMP subset utf8mb3 (as `utf8` too) and latin1 (which the server converts at the
-    /// wire), refuses the character sets it cannot convert (1235) rather than garble their
+    /// its BMP subset utf8mb3 (as `utf8` too), latin1 and ascii (which the server converts
+    /// at the wire), refuses the character sets it cannot convert (1235) rather than garble their
     /// text, and checks names as MariaDB does (1115, 1273, 1253). The collation is reported
     /// in `collation_connection`; string literals compare in its utf8mb4 twin, or
     /// utf8mb4_general_ci (docs/sql.md, "Collations").
@@ -1914,6 +2072,7 @@ impl<'d> Session<'d> {
             "utf8mb4" => "utf8mb4",
             "utf8" | "utf8mb3" => "utf8mb3",
             "latin1" => "latin1",
+            "ascii" => "ascii",
             other => {
                 return Err(
                     match crate::bind::column_collation(Some(other), None, Default::default()) {
@@ -1930,8 +2089,13 @@ impl<'d> Session<'d> {
                 let lower = name.to_ascii_lowercase();
                 let of = |c: &str| lower.starts_with(&format!("{c}_"));
                 let own = of(cs) || (cs == "utf8mb3" && of("utf8"));
-                if own && cs == "latin1" {
-                    if !LATIN1_COLLATIONS.contains(&lower.as_str()) {
+                let one_byte = match cs {
+                    "latin1" => Some(LATIN1_COLLATIONS),
+                    "ascii" => Some(ASCII_COLLATIONS),
+                    _ => None,
+                };
+                if let (true, Some(known)) = (own, one_byte) {
+                    if !known.contains(&lower.as_str()) {
                         return Err(SqlError::UnknownCollation(name.into()));
                     }
                     self.names(cs, lower);
@@ -1941,7 +2105,8 @@ impl<'d> Session<'d> {
                     // Another character set's collation: 1253; a name nobody has: 1273.
                     let elsewhere = lower == "binary"
                         || LATIN1_COLLATIONS.contains(&lower.as_str())
-                        || (cs == "latin1" && crate::bind::collation_named(&lower).is_ok())
+                        || ASCII_COLLATIONS.contains(&lower.as_str())
+                        || (one_byte.is_some() && crate::bind::collation_named(&lower).is_ok())
                         || crate::bind::column_collation(
                             Some("utf8mb4"),
                             Some(name),

@@ -462,6 +462,16 @@ pub enum SqlError {
     /// 1427
     #[error("For float(M,D), double(M,D) or decimal(M,D), M must be >= D (column '{0}')")]
     ScaleAbovePrecision(String),
+    /// 1425: FLOAT(M,D) or DOUBLE(M,D) with D past 30.
+    #[error("Too big scale {scale} specified for '{column}'. Maximum is {max}")]
+    TooBigScale {
+        scale: u64,
+        column: String,
+        max: u32,
+    },
+    /// 1063: FLOAT(p) with p past 53.
+    #[error("Incorrect column specifier for column '{0}'")]
+    WrongFieldSpec(String),
     /// 1139: a regular expression that does not compile (the text after "Regex error ").
     #[error("Regex error '{0}'")]
     Regex(String),

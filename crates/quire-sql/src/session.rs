@@ -1765,16 +1765,17 @@ impl<'d> Session<'d> {
         }
     }
 
-    /// Whether the connection's `name` (`character_set_client`, `_results`) is character set
-    /// `cs`: what the server converts at the wire. Read for every command, so the session's
-    /// own value is looked at without a copy (SET NAMES and the handshake set it).
-    pub fn charset_var_is(&self, name: &str, cs: &str) -> bool {
+    /// `f` of the connection's `name` (`character_set_client`, `_results`) when it names a
+    /// character set: what the server converts at the wire. Read for every command, so the
+    /// session's own value is looked at without a copy (SET NAMES and the handshake set it).
+    pub fn with_charset_var<R>(&self, name: &str, f: impl FnOnce(&str) -> R) -> Option<R> {
         match self.sv.vars.get(name) {
-            Some(Value::Str(s)) => s.eq_ignore_ascii_case(cs),
-            Some(_) => false,
-            None => {
-                matches!(crate::vars::global(self.inst, name), Some(Value::Str(s)) if s.eq_ignore_ascii_case(cs))
-            }
+            Some(Value::Str(s)) => Some(f(s)),
+            Some(_) => None,
+            None => match crate::vars::global(self.inst, name) {
+                Some(Value::Str(s)) => Some(f(&s)),
+                _ => None,
+            },
         }
     }
 

@@ -65,6 +65,22 @@ pub fn column_field_type(col: &Column) -> (FieldType, u32, u8) {
         ColumnType::Enum { .. } | ColumnType::Set { .. } => {
             (FieldType::String, members_max_chars(col) * 4, 0)
         }
+        // An integer's length is its display width, declared or default (`INT(5)`: 5).
+        ColumnType::Int { .. } => {
+            let (f, len, d) = field_type(col.ty);
+            (f, col.display_width().map_or(len, u32::from), d)
+        }
+        // FLOAT(M,D): length M, D decimals.
+        ColumnType::Float | ColumnType::Double if col.digits.is_some() => {
+            let (f, len, d) = field_type(col.ty);
+            col.digits
+                .map_or((f, len, d), |(m, d)| (f, u32::from(m), d))
+        }
+        // An unsigned DECIMAL has no place for a sign.
+        ColumnType::Decimal { .. } if col.unsigned => {
+            let (f, len, d) = field_type(col.ty);
+            (f, len - 1, d)
+        }
         ty => field_type(ty),
     }
 }
@@ -123,8 +139,12 @@ pub fn column_meta(db: &str, table: &str, alias: &str, col: &Column, key_flags: 
             f |= flags::NO_DEFAULT_VALUE;
         }
     }
-    if matches!(col.ty, ColumnType::Int { unsigned: true, .. }) {
+    if col.is_unsigned() {
         f |= flags::UNSIGNED;
+    }
+    if col.zerofill {
+        // The text protocol pads its values to the length (`resultset::text_value`).
+        f |= flags::ZEROFILL;
     }
     let numeric = matches!(
         col.ty,
@@ -296,7 +316,35 @@ pub fn column_type_sql(col: &Column) -> String {
             let kind = if col.ty.is_set() { "set" } else { "enum" };
             format!("{kind}({})", ms.join(","))
         }
-        ty => type_sql(ty),
+        ColumnType::Int { width, unsigned } => format!(
+            "{}({}){}{}",
+            int_type_name(width),
+            col.display
+                .unwrap_or_else(|| width.default_display(unsigned)),
+            if unsigned { " unsigned" } else { "" },
+            if col.zerofill { " zerofill" } else { "" }
+        ),
+        // `float(7,4) unsigned`, `decimal(13,10) unsigned`.
+        ty => {
+            let mut t = type_sql(ty);
+            if let Some((m, d)) = col.digits {
+                t.push_str(&format!("({m},{d})"));
+            }
+            if col.unsigned {
+                t.push_str(" unsigned");
+            }
+            t
+        }
+    }
+}
+
+fn int_type_name(width: IntWidth) -> &'static str {
+    match width {
+        IntWidth::Tiny => "tinyint",
+        IntWidth::Small => "smallint",
+        IntWidth::Medium => "mediumint",
+        IntWidth::Int => "int",
+        IntWidth::Big => "bigint",
     }
 }
 
@@ -304,16 +352,12 @@ pub fn column_type_sql(col: &Column) -> String {
 pub fn type_sql(ty: ColumnType) -> String {
     let u = |unsigned: bool| if unsigned { " unsigned" } else { "" };
     match ty {
-        ColumnType::Int { width, unsigned } => {
-            let (name, len) = match width {
-                IntWidth::Tiny => ("tinyint", if unsigned { 3 } else { 4 }),
-                IntWidth::Small => ("smallint", if unsigned { 5 } else { 6 }),
-                IntWidth::Medium => ("mediumint", if unsigned { 8 } else { 9 }),
-                IntWidth::Int => ("int", if unsigned { 10 } else { 11 }),
-                IntWidth::Big => ("bigint", 20),
-            };
-            format!("{name}({len}){}", u(unsigned))
-        }
+        ColumnType::Int { width, unsigned } => format!(
+            "{}({}){}",
+            int_type_name(width),
+            width.default_display(unsigned),
+            u(unsigned)
+        ),
         ColumnType::Float => "float".into(),
         ColumnType::Double => "double".into(),
         ColumnType::Decimal { precision, scale } => format!("decimal({precision},{scale})"),
@@ -675,8 +719,31 @@ pub fn coerce(v: Value, col: &Column, at: &Target<'_>, env: &dyn Env) -> Result<
                 out_of_range()?;
                 return Ok(Value::Double(0.0));
             }
-            let c = f.clamp(-max, max);
-            if c != f {
+            // MariaDB's `truncate_double`: UNSIGNED first, then FLOAT(M,D)'s rounding to D
+            // decimals and its range below 10^(M-D), then the type's own range.
+            if col.unsigned && f < 0.0 {
+                out_of_range()?;
+                return Ok(Value::Double(0.0));
+            }
+            // The rounding itself is silent, as in MariaDB.
+            let (mut c, mut out) = (f, false);
+            if let Some((m, d)) = col.digits {
+                let scale = 10f64.powi(i32::from(d));
+                let limit = 10f64.powi(i32::from(m - d)) - 1.0 / scale;
+                if c.is_finite() {
+                    let whole = c.floor();
+                    c = whole + ((c - whole) * scale).round_ties_even() / scale;
+                }
+                if c.abs() > limit {
+                    c = limit.copysign(c);
+                    out = true;
+                }
+            }
+            if c.abs() > max {
+                c = max.copysign(c);
+                out = true;
+            }
+            if out {
                 out_of_range()?;
             } else {
                 report_rest(rest)?;
@@ -702,6 +769,11 @@ pub fn coerce(v: Value, col: &Column, at: &Target<'_>, env: &dyn Env) -> Result<
                     (Some(Decimal::new(0, 0)), Rest::None)
                 }
             };
+            if col.unsigned && d.map_or(sign(&v) < 0, |d| d.unscaled < 0) {
+                // DECIMAL UNSIGNED: a negative value is out of range, stored as 0.
+                out_of_range()?;
+                return Ok(Value::Decimal(Decimal::new(0, scale)));
+            }
             let rounded = d.and_then(|d| round_to_scale(d, scale).map(|r| (d, r)));
             let (exact, r) = match rounded {
                 Some((d, r)) if r.unscaled.abs() <= max => (

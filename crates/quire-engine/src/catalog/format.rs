@@ -127,7 +127,47 @@ const LOBS: [LobSize; 4] = [
     LobSize::Long,
 ];
 
+/// Type tag 18: a number's attributes follow its type (docs/catalog.md, "Table record").
+const TAG_NUMBER_ATTRIBUTES: u8 = 18;
+/// Attribute bits after a tag-18 type: a u8 display width follows (an integer's).
+const ATTR_DISPLAY: u8 = 1;
+/// ZEROFILL (an unsigned integer).
+const ATTR_ZEROFILL: u8 = 2;
+/// UNSIGNED on a FLOAT, DOUBLE or DECIMAL.
+const ATTR_UNSIGNED: u8 = 4;
+/// FLOAT(M,D) / DOUBLE(M,D): u8 M and u8 D follow (after the display width's place).
+const ATTR_DIGITS: u8 = 8;
+
+/// The attribute bits of a column: 0 for a column without any, written as before tag 18.
+fn attribute_bits(c: &Column) -> u8 {
+    (u8::from(c.display.is_some()) * ATTR_DISPLAY)
+        | (u8::from(c.zerofill) * ATTR_ZEROFILL)
+        | (u8::from(c.unsigned) * ATTR_UNSIGNED)
+        | (u8::from(c.digits.is_some()) * ATTR_DIGITS)
+}
+
 fn put_type(w: &mut W, c: &Column) {
+    // Tag 18 only for a column with attributes, so that every other record is byte for
+    // byte what an older Quire wrote and reads. `Column::check_display`
+    // (`TableDef::validate`) allows them only on the types tags 0 to 3 write.
+    let attrs = attribute_bits(c);
+    if attrs != 0 {
+        w.u8(TAG_NUMBER_ATTRIBUTES);
+    }
+    put_base_type(w, c);
+    if attrs != 0 {
+        w.u8(attrs);
+        if let Some(d) = c.display {
+            w.u8(d);
+        }
+        if let Some((m, d)) = c.digits {
+            w.u8(m);
+            w.u8(d);
+        }
+    }
+}
+
+fn put_base_type(w: &mut W, c: &Column) {
     match c.ty {
         ColumnType::Int { width, unsigned } => {
             w.u8(0);
@@ -201,15 +241,66 @@ fn put_type(w: &mut W, c: &Column) {
     }
 }
 
-/// A column type and its ENUM member names (empty for other types).
-fn get_type(r: &mut R<'_>) -> Result<(ColumnType, Vec<String>), CatalogError> {
+/// What `get_type` reads: the type, its ENUM or SET member names (empty for other types)
+/// and a number's attributes (`Column::display`, `zerofill`, `unsigned`, `digits`).
+struct TypeRecord {
+    ty: ColumnType,
+    members: Vec<String>,
+    display: Option<u8>,
+    zerofill: bool,
+    unsigned: bool,
+    digits: Option<(u8, u8)>,
+}
+
+/// A column type, as `put_type` writes it (the attributes are checked against the type
+/// by `get_column`).
+fn get_type(r: &mut R<'_>) -> Result<TypeRecord, CatalogError> {
+    let tag = r.u8()?;
+    let with_attrs = tag == TAG_NUMBER_ATTRIBUTES;
+    let tag = if with_attrs {
+        match r.u8()? {
+            t @ 0..=3 => t,
+            _ => return Err(bad("attributes on a type that is no number")),
+        }
+    } else {
+        tag
+    };
+    let (ty, members) = get_base_type(r, tag)?;
+    let mut out = TypeRecord {
+        ty,
+        members,
+        display: None,
+        zerofill: false,
+        unsigned: false,
+        digits: None,
+    };
+    if with_attrs {
+        let attrs = r.u8()?;
+        if attrs == 0 || attrs & !(ATTR_DISPLAY | ATTR_ZEROFILL | ATTR_UNSIGNED | ATTR_DIGITS) != 0
+        {
+            return Err(bad("bad number attributes"));
+        }
+        if attrs & ATTR_DISPLAY != 0 {
+            out.display = Some(r.u8()?);
+        }
+        out.zerofill = attrs & ATTR_ZEROFILL != 0;
+        out.unsigned = attrs & ATTR_UNSIGNED != 0;
+        if attrs & ATTR_DIGITS != 0 {
+            out.digits = Some((r.u8()?, r.u8()?));
+        }
+    }
+    Ok(out)
+}
+
+/// A type of tag `tag` (not 18) and its ENUM or SET member names (empty for other types).
+fn get_base_type(r: &mut R<'_>, tag: u8) -> Result<(ColumnType, Vec<String>), CatalogError> {
     let mut members = Vec::new();
     let lob = |r: &mut R<'_>| {
         LOBS.get(usize::from(r.u8()?))
             .copied()
             .ok_or_else(|| bad("bad LOB size"))
     };
-    let t = match r.u8()? {
+    let t = match tag {
         0 => ColumnType::Int {
             width: WIDTHS
                 .get(usize::from(r.u8()?))
@@ -379,7 +470,14 @@ pub fn encode_table(t: &TableDef) -> Vec<u8> {
 /// One column as `put_column` writes it, in a table record of `version`.
 fn get_column(r: &mut R<'_>, version: u8) -> Result<Column, CatalogError> {
     let name = r.str()?;
-    let (ty, members) = get_type(r)?;
+    let TypeRecord {
+        ty,
+        members,
+        display,
+        zerofill,
+        unsigned,
+        digits,
+    } = get_type(r)?;
     let flags = r.u8()?;
     let known = match version {
         5.. => {
@@ -435,7 +533,7 @@ fn get_column(r: &mut R<'_>, version: u8) -> Result<Column, CatalogError> {
             c => c,
         },
     };
-    Ok(Column {
+    let col = Column {
         name,
         ty,
         nullable: flags & FLAG_NULLABLE != 0,
@@ -446,7 +544,14 @@ fn get_column(r: &mut R<'_>, version: u8) -> Result<Column, CatalogError> {
         instant,
         on_update: flags & FLAG_ON_UPDATE != 0,
         comment,
-    })
+        display,
+        zerofill,
+        unsigned,
+        digits,
+    };
+    col.check_display()
+        .map_err(|e| bad(&format!("bad number attributes: {e}")))?;
+    Ok(col)
 }
 
 pub fn decode_table(b: &[u8]) -> Result<TableDef, CatalogError> {

@@ -735,3 +735,106 @@ fn column_collation_codes_read_back_and_unknown_ones_are_corrupt() {
     bad[at] = 14;
     assert!(decode_table(&bad).is_err());
 }
+
+#[test]
+fn number_attributes_round_trip_and_only_they_change_the_record() {
+    let int = |width, unsigned| ColumnType::Int { width, unsigned };
+    let plain = sample();
+    let plain_bytes = encode_table(&plain);
+    let mut t = plain.clone();
+    // TINYINT(1), INT(3) UNSIGNED ZEROFILL, BIGINT UNSIGNED ZEROFILL (the default width),
+    // FLOAT(7,4) UNSIGNED, DECIMAL(13,10) UNSIGNED.
+    let mut flag = Column::new("flag", int(IntWidth::Tiny, false));
+    flag.display = Some(1);
+    let mut day = Column::nullable("day", int(IntWidth::Int, true));
+    day.display = Some(3);
+    day.zerofill = true;
+    let mut big = Column::new("big", int(IntWidth::Big, true));
+    big.zerofill = true;
+    let mut f = Column::nullable("f", ColumnType::Float);
+    f.digits = Some((7, 4));
+    f.unsigned = true;
+    let mut lng = Column::new(
+        "lng",
+        ColumnType::Decimal {
+            precision: 13,
+            scale: 10,
+        },
+    );
+    lng.unsigned = true;
+    t.columns.extend([flag, day, big, f, lng]);
+    t.validate().expect("valid");
+    let b = encode_table(&t);
+    assert_eq!(decode_table(&b).expect("decode"), t);
+    // A table without attributes is written as before tag 18 existed: its first column
+    // (after its 2-byte name) is tag 0, BIGINT UNSIGNED.
+    let first_ty = 1 + 8 + (2 + 4) + (2 + 6) + 4 + (2 + 11) + 4 + 2 + (2 + 2);
+    assert_eq!(
+        &plain_bytes[first_ty..first_ty + 3],
+        &[0, 4, 1],
+        "BIGINT UNSIGNED"
+    );
+    assert_eq!(
+        &b[first_ty..first_ty + 3],
+        &[0, 4, 1],
+        "unchanged beside tag 18"
+    );
+    let at = |name: &[u8]| {
+        let mut key = vec![name.len() as u8, 0];
+        key.extend_from_slice(name);
+        b.windows(key.len())
+            .position(|w| w == key.as_slice())
+            .expect("column")
+            + key.len()
+    };
+    // Tag 18, INT (tag 0: width 3, unsigned), display and zerofill bits, width 3.
+    let day_ty = at(b"day");
+    assert_eq!(&b[day_ty..day_ty + 6], &[18, 0, 3, 1, 1 | 2, 3]);
+    // Tag 18, FLOAT (tag 1), unsigned and digits bits, M 7, D 4.
+    let f_ty = at(b"f");
+    assert_eq!(&b[f_ty..f_ty + 5], &[18, 1, 4 | 8, 7, 4]);
+    // Attributes the type does not take are damage, in memory and on disk.
+    let bad_def = |f: &dyn Fn(&mut TableDef)| {
+        let mut x = t.clone();
+        f(&mut x);
+        x.validate().is_err()
+    };
+    assert!(
+        !bad_def(&|x| x.columns[4].ty = int(IntWidth::Tiny, true)),
+        "TINYINT(1) UNSIGNED"
+    );
+    assert!(
+        bad_def(&|x| {
+            x.columns[5].ty = int(IntWidth::Int, false);
+        }),
+        "ZEROFILL on a signed integer"
+    );
+    assert!(
+        bad_def(&|x| x.columns[4].display = Some(0)),
+        "display width 0"
+    );
+    assert!(
+        bad_def(&|x| x.columns[1].display = Some(5)),
+        "a width on a VARCHAR"
+    );
+    assert!(bad_def(&|x| x.columns[7].digits = Some((3, 4))), "D > M");
+    assert!(bad_def(&|x| x.columns[7].digits = Some((40, 31))), "D > 30");
+    assert!(
+        bad_def(&|x| x.columns[8].digits = Some((5, 2))),
+        "(M,D) on a DECIMAL"
+    );
+    assert!(
+        bad_def(&|x| x.columns[4].unsigned = true),
+        "UNSIGNED attribute on an INT"
+    );
+    let damaged = |i: usize, v: u8| {
+        let mut x = b.clone();
+        x[i] = v;
+        decode_table(&x).is_err()
+    };
+    assert!(damaged(day_ty + 1, 4), "attributes on a CHAR");
+    assert!(damaged(day_ty + 4, 0), "tag 18 without attributes");
+    assert!(damaged(day_ty + 4, 16 | 1 | 2), "an unknown attribute bit");
+    assert!(damaged(day_ty + 3, 0), "ZEROFILL on a signed integer");
+    assert!(damaged(f_ty + 4, 9), "D > M");
+}

@@ -819,6 +819,10 @@ fn arb_parts(
                     instant: None,
                     on_update: false,
                     comment: String::new(),
+                    display: None,
+                    zerofill: false,
+                    unsigned: false,
+                    digits: None,
                 },
                 prefix: None,
                 descending: desc,
@@ -881,6 +885,10 @@ fn arb_table() -> impl Strategy<Value = (RowLayout, Vec<Value>)> {
                         instant: None,
                         on_update: false,
                         comment: String::new(),
+                        display: None,
+                        zerofill: false,
+                        unsigned: false,
+                        digits: None,
                     }),
             );
             let layout = RowLayout::new(cols.clone(), &(0..npk).collect::<Vec<_>>())

@@ -40,6 +40,19 @@ impl IntWidth {
             (-(1i64 << (b - 1)), (1i64 << (b - 1)) - 1)
         }
     }
+    /// The display width a column of this width shows when declared without one
+    /// (MariaDB's: the characters of its longest value, sign included).
+    pub fn default_display(self, unsigned: bool) -> u8 {
+        let signed = match self {
+            IntWidth::Tiny => 4,
+            IntWidth::Small => 6,
+            IntWidth::Medium => 9,
+            IntWidth::Int => 11,
+            // 20 digits unsigned; signed, 19 and the sign.
+            IntWidth::Big => return 20,
+        };
+        signed - u8::from(unsigned)
+    }
     /// The largest value of an unsigned column of this width.
     pub fn unsigned_max(self) -> u64 {
         let b = self.bits();
@@ -363,6 +376,23 @@ pub struct Column {
     pub on_update: bool,
     /// The column's `COMMENT '…'` (catalog column flag 32); empty: none, as in MariaDB.
     pub comment: String,
+    /// A number's attributes (catalog type tag 18; docs/sql.md, "Number attributes"), kept
+    /// for the SQL layer; the engine stores the values as those of the bare type.
+    ///
+    /// An integer column's declared display width (`INT(5)`, `TINYINT(1)`), 1..=255;
+    /// `None` for its type's default. It never limits the values: the SQL layer shows it
+    /// (SHOW CREATE TABLE, the result column's length) and pads to it.
+    pub display: Option<u8>,
+    /// ZEROFILL on an integer column, which is then unsigned: the SQL layer sends its
+    /// values padded with zeros to the display width.
+    pub zerofill: bool,
+    /// UNSIGNED on a FLOAT, DOUBLE or DECIMAL column (an integer's is in its type): the SQL
+    /// layer stores no negative value in it.
+    pub unsigned: bool,
+    /// FLOAT(M,D) / DOUBLE(M,D): M digits in all, D (at most 30, at most M) of them after
+    /// the point. The SQL layer rounds values to D decimals and keeps them below
+    /// 10^(M-D). `None`: not fixed.
+    pub digits: Option<(u8, u8)>,
 }
 
 /// The value that records written before an instant ADD COLUMN read for that column: the
@@ -391,6 +421,10 @@ impl Column {
             instant: None,
             on_update: false,
             comment: String::new(),
+            display: None,
+            zerofill: false,
+            unsigned: false,
+            digits: None,
         }
     }
 
@@ -425,6 +459,7 @@ impl Column {
     /// each at most [`ENUM_MEMBER_MAX_CHARS`] characters (a SET's without a comma, which
     /// separates them in its text); other types none. A JSON column is a LONGTEXT.
     pub fn check_members(&self) -> Result<(), String> {
+        self.check_display()?;
         if self.json && self.ty != ColumnType::Text(LobSize::Long) {
             return Err(format!("JSON column `{}` is not a LONGTEXT", self.name));
         }
@@ -457,6 +492,49 @@ impl Column {
             return Err(format!("SET column `{}`: a member has a comma", self.name));
         }
         Ok(())
+    }
+
+    /// The display width the column shows: the declared one, else its type's default
+    /// (`None` for a column that is no integer).
+    pub fn display_width(&self) -> Option<u8> {
+        match self.ty {
+            ColumnType::Int { width, unsigned } => Some(
+                self.display
+                    .unwrap_or_else(|| width.default_display(unsigned)),
+            ),
+            _ => None,
+        }
+    }
+
+    /// Checks a number's attributes against its type: a display width (1..=255) and
+    /// ZEROFILL only on an integer, which ZEROFILL needs unsigned; UNSIGNED only on FLOAT,
+    /// DOUBLE and DECIMAL; (M,D) only on FLOAT and DOUBLE, 1 <= M <= 255, D <= 30, D <= M.
+    pub fn check_display(&self) -> Result<(), String> {
+        let bad = |what: &str| Err(format!("column `{}`: {what}", self.name));
+        let int = matches!(self.ty, ColumnType::Int { .. });
+        let real = matches!(self.ty, ColumnType::Float | ColumnType::Double);
+        if self.display == Some(0) {
+            return bad("display width 0");
+        }
+        if (self.display.is_some() || self.zerofill) && !int {
+            return bad("a display width or ZEROFILL on a type that is no integer");
+        }
+        if self.zerofill && !matches!(self.ty, ColumnType::Int { unsigned: true, .. }) {
+            return bad("ZEROFILL on a signed integer");
+        }
+        if self.unsigned && !(real || matches!(self.ty, ColumnType::Decimal { .. })) {
+            return bad("UNSIGNED attribute on a type that is no FLOAT, DOUBLE or DECIMAL");
+        }
+        match self.digits {
+            Some(_) if !real => bad("(M,D) on a type that is no FLOAT or DOUBLE"),
+            Some((m, d)) if m == 0 || d > 30 || d > m => bad("bad (M,D)"),
+            _ => Ok(()),
+        }
+    }
+
+    /// Whether the column takes no negative values: an unsigned integer, or UNSIGNED.
+    pub fn is_unsigned(&self) -> bool {
+        self.unsigned || matches!(self.ty, ColumnType::Int { unsigned: true, .. })
     }
 
     /// The bitmask of SET text `s` (members separated by commas, in any order, each equal

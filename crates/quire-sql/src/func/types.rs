@@ -223,7 +223,12 @@ impl Ty {
 
 /// A column's type.
 fn column_ty(col: &Column) -> Ty {
-    let (ft, len, dec) = crate::types::column_field_type(col);
+    // An expression over an integer column is typed by the type's own width, not by a
+    // declared display width (`INT(2)`), which only the column itself shows.
+    let (ft, len, dec) = match col.ty {
+        ColumnType::Int { .. } => crate::types::field_type(col.ty),
+        _ => crate::types::column_field_type(col),
+    };
     let string = col.ty.is_string();
     let mut t = Ty::new(ft, if string { len / 4 } else { len }, dec);
     if string {
@@ -237,7 +242,7 @@ fn column_ty(col: &Column) -> Ty {
         col.ty,
         ColumnType::Binary { .. } | ColumnType::VarBinary { .. } | ColumnType::Blob(_)
     );
-    if matches!(col.ty, ColumnType::Float | ColumnType::Double) {
+    if matches!(col.ty, ColumnType::Float | ColumnType::Double) && col.digits.is_none() {
         t.dec = NOT_FIXED_DEC;
     }
     t

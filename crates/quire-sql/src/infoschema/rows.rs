@@ -697,6 +697,12 @@ fn column_row(
         ColumnType::Decimal { precision, scale } => {
             (Some(u64::from(precision)), Some(u64::from(scale)))
         }
+        // FLOAT(M,D): M and D.
+        ColumnType::Float | ColumnType::Double if c.digits.is_some() => {
+            c.digits.map_or((None, None), |(m, d)| {
+                (Some(u64::from(m)), Some(u64::from(d)))
+            })
+        }
         ColumnType::Float => (Some(12), None),
         ColumnType::Double => (Some(22), None),
         // MariaDB: a BIT's precision is its width, without a scale.
