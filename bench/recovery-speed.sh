@@ -9,13 +9,18 @@
 #       SECONDS. The run is 75 s with the default flushing (about 400 MiB of redo);
 #       `--set innodb_adaptive_flushing=OFF --set innodb_io_capacity=100` lets the
 #       checkpoint lag (about 2.3 GiB in 110 s).
-#   bench/recovery-speed.sh time DIR ROUNDS BINARY...
+#   bench/recovery-speed.sh make-server DIR [TARGET_BYTES]
+#       the suite's recovery seed (bench/suite-seeds.sh) on Quire alone: `quire serve` with a
+#       2 GiB log and a 1 GiB pool, flush 2, no adaptive flushing, 4 × 100,000 sysbench rows,
+#       oltp_write_only at 16 threads until Innodb_checkpoint_age reaches TARGET_BYTES
+#       (default 1300000000), then SIGKILL. Time it with LOG_BYTES=2147483648 (below).
+#   [LOG_BYTES=N] bench/recovery-speed.sh time DIR ROUNDS BINARY...
 #       for each round, each cache state and each binary: copy DIR to DIR.run, sync, drop the
 #       page cache for "cold" (needs root), open it with `BINARY bench commit --seconds 1`
 #       and print recovery's "done in" line and the process's maximum resident size.
 set -euo pipefail
 
-quire_flags=(--set innodb_log_file_size=4294967296 --set innodb_buffer_pool_size=4294967296
+quire_flags=(--set innodb_log_file_size="${LOG_BYTES:-4294967296}" --set innodb_buffer_pool_size=4294967296
   --set innodb_flush_log_at_trx_commit=2)
 
 case "${1:-}" in
@@ -27,6 +32,37 @@ make)
   timeout -s KILL "$secs" "$bin" bench update-non-index --rows 400000 --threads 8 --seconds 100000 \
     --data-dir "$dir" "${quire_flags[@]}" "$@" >"$dir.make.log" 2>&1 || true
   tail -1 "$dir.make.log"
+  du -sh "$dir"
+  ;;
+make-server)
+  dir=$2 target=${3:-1300000000}
+  bin=${QUIRE:-target/release/quire}
+  port=${PORT:-3479}
+  for t in mariadb:mariadb-client sysbench:sysbench; do
+    command -v "${t%%:*}" >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${t#*:}" >/dev/null; }
+  done
+  rm -rf "$dir"
+  "$bin" serve --data-dir "$dir" --port "$port" --set innodb_buffer_pool_size=1073741824 \
+    --set innodb_log_file_size=2147483648 --set innodb_flush_log_at_trx_commit=2 \
+    --set innodb_adaptive_flushing=OFF --set innodb_max_dirty_pages_pct_lwm=0 >"$dir.make.log" 2>&1 &
+  pid=$!
+  for _ in $(seq 1 100); do mariadb -h 127.0.0.1 -P "$port" -u root -e "select 1" >/dev/null 2>&1 && break; sleep 0.2; done
+  mariadb -h 127.0.0.1 -P "$port" -u root -e "create database sbtest"
+  sb=(--db-driver=mysql --mysql-host=127.0.0.1 --mysql-port="$port" --mysql-user=root --mysql-db=sbtest
+    --tables=4 --table-size=100000)
+  sysbench oltp_common "${sb[@]}" --threads=4 prepare >/dev/null
+  sysbench oltp_write_only "${sb[@]}" --threads=16 --time=0 run >"$dir.load.log" 2>&1 &
+  load=$!
+  t0=$SECONDS age=0
+  while [ "${age:-0}" -lt "$target" ]; do
+    sleep 1
+    age=$(mariadb -h 127.0.0.1 -P "$port" -u root -N -e "show global status like 'Innodb_checkpoint_age'" | awk '{print $2}')
+  done
+  kill -KILL "$pid"
+  wait "$pid" 2>/dev/null || true
+  kill "$load" 2>/dev/null || true
+  wait "$load" 2>/dev/null || true
+  echo "killed at a checkpoint age of $age bytes after $((SECONDS - t0)) s of load"
   du -sh "$dir"
   ;;
 time)
@@ -52,7 +88,7 @@ time)
   rm -rf "$dir.run"
   ;;
 *)
-  sed -n '2,17p' "$0"
+  sed -n '2,22p' "$0"
   exit 2
   ;;
 esac

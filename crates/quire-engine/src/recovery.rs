@@ -113,6 +113,19 @@ pub type SpaceFiles = HashMap<SpaceId, PathBuf>;
 /// goes back to the scan for reuse once every grouper is done with it.
 const BLOCK_BYTES: usize = 8 << 20;
 
+/// Blocks in flight per grouping thread, at most (plus two for the scan). The scan reads far
+/// faster than grouping goes, and a block it could not reuse was a new allocation: with no
+/// bound the whole log piled up in blocks waiting for the groupers, and memory first touched
+/// is expensive (on the 2-core test machine, zeroing fresh pages was most of recovery's CPU:
+/// docs/recovery.md, step 2). With the bound the scan waits for a block to come back.
+const BLOCKS_PER_SHARD: usize = 2;
+
+/// How long the scan waits for a block to come back before it allocates one anyway. Blocks
+/// come back within a grouper's work on one block (milliseconds); one that stopped with an
+/// error never sends its blocks back, and the scan must still finish so that the error is
+/// reported.
+const BLOCK_WAIT: std::time::Duration = std::time::Duration::from_millis(200);
+
 /// Threads that read pages ahead of the appliers. Reads are what apply waits for; these
 /// threads mostly sleep in `pread`, so they cost little CPU and give the device a queue.
 const READ_AHEAD_THREADS: usize = 16;
@@ -165,51 +178,176 @@ impl Block {
     }
 }
 
-/// The bytes of an entry's header in [`PageWork::redo`]: start LSN, end LSN, record bytes.
-const ENTRY_HEADER: usize = 8 + 8 + 4;
+/// The first chunk of a page's redo, in bytes, and the most a later chunk has (each chunk
+/// doubles the one before it up to this): a page with a few records takes little memory, and
+/// one with many takes few chunks.
+const CHUNK_MIN: usize = 256;
+const CHUNK_MAX: usize = 64 << 10;
+
+/// The most bytes an entry's header takes: two varints, then the u32 length.
+const ENTRY_HEADER_MAX: usize = 10 + 10 + 4;
 
 /// One page's redo, in LSN order, copied together while grouping: apply then reads one
 /// page's records from contiguous memory instead of gathering them from all over the log
 /// (a cache and TLB miss per record, measured as most of the apply time).
+///
+/// The redo is kept in chunks that are never grown or moved once allocated. It was one
+/// vector growing by doubling: every page's redo was copied about once more, and the
+/// memory touched was about twice the redo's size, most of it fresh pages the kernel had
+/// to zero, which on the 2-core test machine was most of recovery's CPU
+/// (bench/results/recovery.md, "Memory first touched").
 #[derive(Debug, Default)]
 struct PageWork {
     /// The type of the last PAGE_INIT, if the redo has one: the page is rebuilt from it and
-    /// never read, and `redo` starts with that PAGE_INIT's mtr, just after the record.
+    /// never read, and the redo starts with that PAGE_INIT's mtr, just after the record.
     init: Option<PageType>,
-    /// Entries: an [`ENTRY_HEADER`] (the mtr's start and end LSN, then the length of what
-    /// follows), then this page's records of that mtr, in order. A record may elide its
-    /// page id (SAME_PAGE): every record here is this page's.
-    redo: Vec<u8>,
-    /// The start LSN of the mtr of the last entry, whose length `open_len_at` holds.
+    /// Entries, each within one chunk: a varint (the mtr's start LSN minus the previous
+    /// entry's, wrapping; the first entry's against 0), a varint (end LSN minus start LSN,
+    /// wrapping), the u32 length of what follows, then this page's records of that mtr, in
+    /// order. A record may elide its page id (SAME_PAGE): every record here is this page's.
+    /// One mtr's records for the page may be split over two entries with the same LSNs
+    /// when a chunk fills; apply treats them as one mtr applied in two steps.
+    chunks: Vec<Vec<u8>>,
+    /// The start LSN of the mtr of the last entry, whose length `open_len_at` holds (in the
+    /// last chunk).
     open_mtr: Option<Lsn>,
     open_len_at: usize,
+    /// The start LSN of the last entry: the next entry's is stored as a difference from it.
+    base: Lsn,
 }
 
 impl PageWork {
-    fn open_entry(&mut self, start: Lsn, end: Lsn) {
-        self.redo.extend_from_slice(&start.0.to_le_bytes());
-        self.redo.extend_from_slice(&end.0.to_le_bytes());
-        self.open_len_at = self.redo.len();
-        self.redo.extend_from_slice(&0u32.to_le_bytes());
+    /// The last chunk, with room for `need` more bytes: a new chunk if the last has less.
+    fn room(&mut self, need: usize) -> &mut Vec<u8> {
+        let full = self
+            .chunks
+            .last()
+            .is_none_or(|c| c.capacity() - c.len() < need);
+        if full {
+            let size = self
+                .chunks
+                .last()
+                .map_or(CHUNK_MIN, |c| (c.capacity() * 2).min(CHUNK_MAX));
+            self.chunks.push(Vec::with_capacity(size.max(need)));
+        }
+        let last = self.chunks.len() - 1;
+        &mut self.chunks[last]
+    }
+
+    /// Opens an entry for the mtr `[start, end)` with room for a first record of `len` bytes.
+    fn open_entry(&mut self, start: Lsn, end: Lsn, len: usize) {
+        let base = self.base;
+        let c = self.room(ENTRY_HEADER_MAX + len);
+        record::put_varint(c, start.0.wrapping_sub(base.0));
+        record::put_varint(c, end.0.wrapping_sub(start.0));
+        let at = c.len();
+        c.extend_from_slice(&0u32.to_le_bytes());
+        self.open_len_at = at;
         self.open_mtr = Some(start);
+        self.base = start;
     }
 
     /// Adds a record of the mtr `[start, end)`.
     fn push(&mut self, start: Lsn, end: Lsn, record: &[u8]) {
-        if self.open_mtr != Some(start) {
-            self.open_entry(start, end);
+        let fits = self.open_mtr == Some(start)
+            && self
+                .chunks
+                .last()
+                .is_some_and(|c| c.capacity() - c.len() >= record.len());
+        if !fits {
+            self.open_entry(start, end, record.len());
         }
-        self.redo.extend_from_slice(record);
         let at = self.open_len_at;
-        let len = (self.redo.len() - at - 4) as u32;
-        self.redo[at..at + 4].copy_from_slice(&len.to_le_bytes());
+        // The open entry is in the last chunk, which has room for the record: no growth.
+        let c = self.room(record.len());
+        debug_assert!(c.len() >= at + 4);
+        c.extend_from_slice(record);
+        let len = (c.len() - at - 4) as u32;
+        c[at..at + 4].copy_from_slice(&len.to_le_bytes());
     }
 
-    /// A PAGE_INIT in the mtr `[start, end)`: what came before is overwritten.
+    /// A PAGE_INIT in the mtr `[start, end)`: what came before is overwritten (the first
+    /// chunk's memory is kept).
     fn init(&mut self, page_type: PageType, start: Lsn, end: Lsn) {
         self.init = Some(page_type);
-        self.redo.clear();
-        self.open_entry(start, end);
+        self.chunks.truncate(1);
+        if let Some(c) = self.chunks.first_mut() {
+            c.clear();
+        }
+        self.base = Lsn::ZERO;
+        self.open_entry(start, end, 0);
+    }
+
+    /// The entries, in order.
+    fn entries(&self) -> Entries<'_> {
+        Entries {
+            chunks: &self.chunks,
+            chunk: 0,
+            pos: 0,
+            base: Lsn::ZERO,
+        }
+    }
+}
+
+/// One entry of a [`PageWork`]: the mtr's LSNs, and its records for the page, which are
+/// `chunk[from..]`.
+struct Entry<'a> {
+    start: Lsn,
+    end: Lsn,
+    chunk: &'a [u8],
+    from: usize,
+}
+
+struct Entries<'a> {
+    chunks: &'a [Vec<u8>],
+    chunk: usize,
+    pos: usize,
+    base: Lsn,
+}
+
+/// A varint `PageWork` wrote in this process (whole and well formed), and the position
+/// after it.
+fn get_varint(b: &[u8], mut at: usize) -> (u64, usize) {
+    let mut v = 0u64;
+    let mut shift = 0;
+    loop {
+        let byte = b[at];
+        at += 1;
+        v |= u64::from(byte & 0x7f) << shift;
+        if byte & 0x80 == 0 || shift >= 63 {
+            return (v, at);
+        }
+        shift += 7;
+    }
+}
+
+impl<'a> Iterator for Entries<'a> {
+    type Item = Entry<'a>;
+
+    fn next(&mut self) -> Option<Entry<'a>> {
+        loop {
+            let c = self.chunks.get(self.chunk)?;
+            if self.pos >= c.len() {
+                self.chunk += 1;
+                self.pos = 0;
+                continue;
+            }
+            let (delta, at) = get_varint(c, self.pos);
+            let (span, at) = get_varint(c, at);
+            let mut len = [0u8; 4];
+            len.copy_from_slice(&c[at..at + 4]);
+            let from = at + 4;
+            let to = from + u32::from_le_bytes(len) as usize;
+            self.pos = to;
+            let start = Lsn(self.base.0.wrapping_add(delta));
+            self.base = start;
+            return Some(Entry {
+                start,
+                end: Lsn(start.0.wrapping_add(span)),
+                chunk: &c[..to],
+                from,
+            });
+        }
     }
 }
 
@@ -378,7 +516,19 @@ pub fn recover(
                 let _ = tx.send(Arc::clone(&block));
             }
         };
-        let fresh = || recycle_rx.try_recv().unwrap_or_else(|_| Block::new());
+        // A block the groupers are done with, or a new one while fewer than the bound
+        // exist; past the bound, wait for one to come back.
+        let mut blocks = 0usize;
+        let mut fresh = || {
+            if let Ok(b) = recycle_rx.try_recv() {
+                return b;
+            }
+            if blocks < shards * BLOCKS_PER_SHARD + 2 {
+                blocks += 1;
+                return Block::new();
+            }
+            recycle_rx.recv_timeout(BLOCK_WAIT).unwrap_or_else(|_| Block::new())
+        };
         let scanned = (|| -> Result<()> {
             let mut cur = fresh();
             let mut next_report = 64u64 << 20;
@@ -960,19 +1110,13 @@ fn apply_page(
     let mut first: Option<Lsn> = None;
     let mut last = Lsn::ZERO;
     let mut n = 0u64;
-    let redo = &work.redo[..];
-    let mut pos = 0;
-    while pos < redo.len() {
-        // Written by `PageWork::open_entry` in this process: whole and well formed.
-        let field = |at: usize, width: usize| {
-            let mut b = [0u8; 8];
-            b[..width].copy_from_slice(&redo[pos + at..pos + at + width]);
-            u64::from_le_bytes(b)
-        };
-        let (start, end) = (Lsn(field(0, 8)), Lsn(field(8, 8)));
-        let records_end = pos + ENTRY_HEADER + field(16, 4) as usize;
-        let from = pos + ENTRY_HEADER;
-        pos = records_end;
+    for Entry {
+        start,
+        end,
+        chunk,
+        from,
+    } in work.entries()
+    {
         if !rebuilt && end <= page_lsn {
             continue; // invariant 1: already on the page
         }
@@ -981,7 +1125,7 @@ fn apply_page(
             lsn: start,
             err,
         };
-        let mut p = Parser::resume(&redo[..records_end], max, from, id);
+        let mut p = Parser::resume(chunk, max, from, id);
         if let Err(err) = apply_records(&mut p, &mut g) {
             // Redo damaged behind its checksum: recovery fails, and a page it was rebuilding
             // from a PAGE_INIT stays an unlogged, clean frame that is never written (found
@@ -989,9 +1133,12 @@ fn apply_page(
             g.forget_creation();
             return Err(apply_err(err));
         }
+        // An mtr split over two entries (a chunk filled) counts once.
+        if first.is_none() || end != last {
+            n += 1;
+        }
         first.get_or_insert(start);
         last = end;
-        n += 1;
     }
     if let Some(start) = first {
         g.mark_dirty(start.max(page_lsn), last);
@@ -1038,20 +1185,63 @@ mod tests {
 
     #[test]
     fn page_redo_keeps_one_entry_per_mtr_and_restarts_at_a_page_init() {
+        let lsns = |w: &PageWork| -> Vec<(u64, u64, Vec<u8>)> {
+            w.entries()
+                .map(|e| (e.start.0, e.end.0, e.chunk[e.from..].to_vec()))
+                .collect()
+        };
         let mut w = PageWork::default();
         w.push(Lsn(10), Lsn(20), b"ab");
         w.push(Lsn(10), Lsn(20), b"c");
         w.push(Lsn(20), Lsn(30), b"d");
-        assert_eq!(w.redo.len(), 2 * ENTRY_HEADER + 4);
-        assert_eq!(&w.redo[16..20], &3u32.to_le_bytes());
+        assert_eq!(
+            lsns(&w),
+            [(10, 20, b"abc".to_vec()), (20, 30, b"d".to_vec())]
+        );
         w.init(PageType::Raw, Lsn(30), Lsn(40));
         w.push(Lsn(30), Lsn(40), b"e");
         assert_eq!(w.init, Some(PageType::Raw));
+        assert_eq!(lsns(&w), [(30, 40, b"e".to_vec())]);
+        assert_eq!(w.chunks.len(), 1);
+    }
+
+    #[test]
+    fn page_redo_fills_chunks_without_moving_them_and_splits_an_mtr_that_does_not_fit() {
+        let mut w = PageWork::default();
+        let record = [7u8; 100];
         let mut want = Vec::new();
-        want.extend_from_slice(&30u64.to_le_bytes());
-        want.extend_from_slice(&40u64.to_le_bytes());
-        want.extend_from_slice(&1u32.to_le_bytes());
-        want.push(b'e');
-        assert_eq!(w.redo, want);
+        // LSNs far apart (long varints) and an mtr of many records, across many chunks.
+        for m in 0..2_000u64 {
+            let start = Lsn((1 << 40) + m * 1_000_003);
+            let end = Lsn(start.0 + 900);
+            for _ in 0..(1 + m % 7) {
+                w.push(start, end, &record);
+            }
+            want.push((start.0, end.0, 100 * (1 + m % 7) as usize));
+        }
+        assert!(w.chunks.len() > 4, "{} chunks", w.chunks.len());
+        // Some mtr was split where a chunk filled up (else this tests nothing of it).
+        assert!(w.entries().count() > want.len());
+        for c in &w.chunks {
+            assert!(c.capacity() <= CHUNK_MAX.max(ENTRY_HEADER_MAX + record.len()));
+        }
+        // Entries of one mtr merged back: the same LSNs and all its bytes, in order.
+        let mut got: Vec<(u64, u64, usize)> = Vec::new();
+        for e in w.entries() {
+            assert!(e.chunk[e.from..].iter().all(|&b| b == 7));
+            match got.last_mut() {
+                Some(last) if last.0 == e.start.0 => {
+                    assert_eq!(last.1, e.end.0);
+                    last.2 += e.chunk.len() - e.from;
+                }
+                _ => got.push((e.start.0, e.end.0, e.chunk.len() - e.from)),
+            }
+        }
+        assert_eq!(got, want);
+        // A record larger than a chunk gets a chunk of its own size.
+        let big = vec![1u8; CHUNK_MAX * 2];
+        w.push(Lsn(1 << 50), Lsn((1 << 50) + 10), &big);
+        let e = w.entries().last().map(|e| (e.start, e.chunk.len() - e.from));
+        assert_eq!(e, Some((Lsn(1 << 50), big.len())));
     }
 }
