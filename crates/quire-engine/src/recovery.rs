@@ -527,7 +527,9 @@ pub fn recover(
                 blocks += 1;
                 return Block::new();
             }
-            recycle_rx.recv_timeout(BLOCK_WAIT).unwrap_or_else(|_| Block::new())
+            recycle_rx
+                .recv_timeout(BLOCK_WAIT)
+                .unwrap_or_else(|_| Block::new())
         };
         let scanned = (|| -> Result<()> {
             let mut cur = fresh();
@@ -1241,7 +1243,10 @@ mod tests {
         // A record larger than a chunk gets a chunk of its own size.
         let big = vec![1u8; CHUNK_MAX * 2];
         w.push(Lsn(1 << 50), Lsn((1 << 50) + 10), &big);
-        let e = w.entries().last().map(|e| (e.start, e.chunk.len() - e.from));
+        let e = w
+            .entries()
+            .last()
+            .map(|e| (e.start, e.chunk.len() - e.from));
         assert_eq!(e, Some((Lsn(1 << 50), big.len())));
     }
 }
