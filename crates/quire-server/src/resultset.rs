@@ -215,17 +215,7 @@ fn bit_bytes(u: u64, col: &ColumnMeta) -> Vec<u8> {
 /// Whether a column's integers are sent padded with zeros: a ZEROFILL integer column (its
 /// length, the display width, is at most 255).
 fn zero_filled(col: &ColumnMeta) -> bool {
-    col.flags & quire_sql::flags::ZEROFILL != 0
-        && matches!(
-            col.ty,
-            FieldType::Tiny
-                | FieldType::Short
-                | FieldType::Int24
-                | FieldType::Long
-                | FieldType::LongLong
-                | FieldType::Year
-        )
-        && col.length <= 255
+    col.flags & quire_sql::flags::ZEROFILL != 0 && col.ty.is_integer() && col.length <= 255
 }
 
 /// One value in the text protocol, as MariaDB formats it for a column of this type

@@ -196,6 +196,12 @@ fn column_type(def: &[u8]) -> (u8, u16, u16) {
     )
 }
 
+/// A column definition's length (display width, or bytes of the longest value).
+fn column_length(def: &[u8]) -> u32 {
+    let at = def.len() - 12;
+    u32::from_le_bytes([def[at + 2], def[at + 3], def[at + 4], def[at + 5]])
+}
+
 #[test]
 fn system_variables_read_as_mariadb_types_them() {
     // Drivers decode `SELECT @@max_allowed_packet` by its column type: PyMySQL gives an
@@ -286,12 +292,8 @@ fn enum_and_set_columns_are_strings_with_their_flags_in_both_protocols() {
         })
         .collect();
     assert_eq!(types, vec![(254, 0x0101, 45), (254, 0x0800, 45)]);
-    let length = |def: &[u8]| {
-        let at = def.len() - 10;
-        u32::from_le_bytes([def[at], def[at + 1], def[at + 2], def[at + 3]])
-    };
-    assert_eq!(length(&rs.columns[0]), 5 * 4);
-    assert_eq!(length(&rs.columns[1]), 4 * 4);
+    assert_eq!(column_length(&rs.columns[0]), 5 * 4);
+    assert_eq!(column_length(&rs.columns[1]), 4 * 4);
     assert_eq!(
         text_values(&rs.rows[0]),
         vec![b"large".to_vec(), b"a,bc".to_vec()]
@@ -843,22 +845,22 @@ fn zerofill_columns_are_padded_in_text_rows_and_sent_as_numbers_in_binary_rows()
     ] {
         assert!(matches!(c.query(sql), Reply::Ok { .. }), "{sql}");
     }
-    let length = |def: &[u8]| {
-        let at = def.len() - 12;
-        u32::from_le_bytes([def[at + 2], def[at + 3], def[at + 4], def[at + 5]])
-    };
     let first = c.command(b"\x03SELECT z, b, z + 0 FROM zf.t ORDER BY id");
     answered(&first, "the select");
     let rs = c.read_result_set(&first);
     let (ty, flags, _) = column_type(&rs.columns[0]);
-    assert_eq!((ty, length(&rs.columns[0])), (3, 4), "LONG, length 4");
+    assert_eq!(
+        (ty, column_length(&rs.columns[0])),
+        (3, 4),
+        "LONG, length 4"
+    );
     assert_eq!(
         flags & (0x0020 | 0x0040),
         0x0020 | 0x0040,
         "UNSIGNED | ZEROFILL"
     );
     assert_eq!(
-        (column_type(&rs.columns[1]).0, length(&rs.columns[1])),
+        (column_type(&rs.columns[1]).0, column_length(&rs.columns[1])),
         (1, 1)
     );
     assert_eq!(
@@ -905,14 +907,11 @@ fn an_ascii_connection_reads_text_columns_in_ascii() {
     assert_eq!(rs.rows, vec![b"\x05ascii\x04caf?\x02\xe9\xff".to_vec()]);
     let (_, _, charset) = column_type(&rs.columns[1]);
     assert_eq!(charset, 11, "ascii_general_ci");
-    let at = rs.columns[1].len() - 12;
-    let length = u32::from_le_bytes([
-        rs.columns[1][at + 2],
-        rs.columns[1][at + 3],
-        rs.columns[1][at + 4],
-        rs.columns[1][at + 5],
-    ]);
-    assert_eq!(length, 10, "VARCHAR(10): ten one-byte characters");
+    assert_eq!(
+        column_length(&rs.columns[1]),
+        10,
+        "VARCHAR(10): ten one-byte characters"
+    );
     assert_eq!(column_type(&rs.columns[2]).2, 63, "binary stays binary");
     // An ascii collation of another set is 1253, an unknown one 1273.
     assert_eq!(

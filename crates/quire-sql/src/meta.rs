@@ -34,6 +34,23 @@ pub enum FieldType {
     Null,
 }
 
+impl FieldType {
+    /// The integer types a client reads as whole numbers (YEAR among them: MariaDB sends it
+    /// as a ZEROFILL UNSIGNED integer; BIT, also a number, is not: its table columns send
+    /// bytes).
+    pub fn is_integer(self) -> bool {
+        matches!(
+            self,
+            FieldType::Tiny
+                | FieldType::Short
+                | FieldType::Int24
+                | FieldType::Long
+                | FieldType::LongLong
+                | FieldType::Year
+        )
+    }
+}
+
 /// Column definition flags (MySQL's `*_FLAG`).
 pub mod flags {
     pub const NOT_NULL: u16 = 1;

@@ -96,13 +96,7 @@ pub(crate) fn take_select_into(
 fn column_kind(col: &crate::meta::ColumnMeta) -> VarKind {
     use crate::meta::{charset, flags, FieldType};
     match col.ty {
-        FieldType::Tiny
-        | FieldType::Short
-        | FieldType::Int24
-        | FieldType::Long
-        | FieldType::LongLong
-        | FieldType::Year
-        | FieldType::Bit => VarKind::Int {
+        t if t.is_integer() || t == FieldType::Bit => VarKind::Int {
             unsigned: col.flags & flags::UNSIGNED != 0,
         },
         FieldType::NewDecimal => VarKind::Decimal,
